@@ -1,0 +1,171 @@
+//! Step breakdown (DESIGN §4, Hermes multi-component parallel analysis). Over a rank's step
+//! span, with C, M, Y, H the unions of compute, communication, memory and host intervals:
+//! `compute = C\M`, `overlap = C∩M`, `comm = M\C`, `memory = Y\(C∪M)`,
+//! `host_bound = H\(C∪M∪Y)`, `free = span\(C∪M∪Y∪H)`. They partition the span exactly.
+//!
+//! H is the host work of the stepping thread **and of every thread that launches device work**
+//! (cpu ops, runtime calls, annotations other than the step marker). DESIGN names the stepping
+//! thread; real traces launch the backward pass from `pt_autograd_N` threads, and device idle
+//! time while those threads launch work is host-bound, not free (see docs/metrics.md).
+//!
+//! CPU-only ranks (no device work): lanes are CPU threads; collective host ops (`c10d::*`,
+//! `gloo:*`, `nccl:*`, `record_param_comms`) are M, every other `cpu_op` is C, Y is empty.
+
+use super::intervals::IntervalSet;
+use super::steps::StepSpan;
+use crate::model::{Interner, Kind, LaneSide, Rank};
+use crate::time::Ns;
+
+/// The breakdown of one (rank, step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Breakdown {
+    /// Rank id.
+    pub rank: u32,
+    /// Step number.
+    pub step: u32,
+    /// Span length (the sum of the six parts).
+    pub span_ns: Ns,
+    /// Compute not overlapped by communication.
+    pub compute_ns: Ns,
+    /// Compute overlapped by communication.
+    pub overlap_ns: Ns,
+    /// Communication not hidden behind compute.
+    pub comm_ns: Ns,
+    /// Memory copies/sets while no compute or communication runs.
+    pub memory_ns: Ns,
+    /// Device idle while the host works (launch, dispatch, data loading).
+    pub host_bound_ns: Ns,
+    /// Neither device nor host busy.
+    pub free_ns: Ns,
+}
+
+impl Breakdown {
+    /// The step's own work: everything but exposed communication (which, in a synchronous
+    /// job, mostly waits for the slowest rank).
+    pub fn own_work_ns(&self) -> Ns {
+        self.span_ns - self.comm_ns
+    }
+
+    /// Overlap ratio = overlap / M (share of communication hidden behind compute).
+    pub fn overlap_ratio(&self) -> Option<f64> {
+        let m = self.overlap_ns + self.comm_ns;
+        (m > 0).then(|| self.overlap_ns as f64 / m as f64)
+    }
+}
+
+/// Name predicates the breakdown needs, evaluated once per distinct name.
+pub struct NameFlags {
+    /// `ProfilerStep#N`: the step marker itself is not host work.
+    pub step_marker: Vec<bool>,
+    /// Host-side collectives (CPU-only jobs).
+    pub host_collective: Vec<bool>,
+}
+
+impl NameFlags {
+    /// Evaluates the predicates over every interned name.
+    pub fn new(strings: &Interner) -> Self {
+        let mut step_marker = Vec::with_capacity(strings.len());
+        let mut host_collective = Vec::with_capacity(strings.len());
+        for (_, s) in strings.iter() {
+            step_marker.push(s.starts_with("ProfilerStep#"));
+            host_collective.push(is_host_collective(s));
+        }
+        NameFlags { step_marker, host_collective }
+    }
+}
+
+/// Host ops and annotations that are collectives: the enqueue (`c10d::allreduce_`), the
+/// transfer on gloo's run-loop thread (`gloo:all_reduce`), NCCL annotations, and
+/// `record_param_comms`.
+pub fn is_host_collective(name: &str) -> bool {
+    name.starts_with("c10d::")
+        || name.starts_with("gloo:")
+        || name.starts_with("nccl:")
+        || name.starts_with("record_param_comms")
+}
+
+/// The four interval unions of a rank over the whole trace.
+#[derive(Debug, Default)]
+pub struct Sets {
+    pub compute: IntervalSet,
+    pub comm: IntervalSet,
+    pub memory: IntervalSet,
+    pub host: IntervalSet,
+}
+
+/// Builds C, M, Y, H for a rank.
+pub fn rank_sets(rank: &Rank, flags: &NameFlags) -> Sets {
+    let ev = &rank.events;
+    let cpu_only = rank.is_cpu_only();
+    let mut host_lanes = vec![false; rank.lanes.len()];
+    if let Some(l) = rank.stepping_lane {
+        host_lanes[l as usize] = true;
+    }
+    for i in 0..ev.len() {
+        if ev.kind[i] == Kind::Launch && ev.link[i] != crate::model::NONE {
+            host_lanes[ev.lane[i] as usize] = true;
+        }
+    }
+    let (mut c, mut m, mut y, mut h) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for i in 0..ev.len() {
+        let lane = ev.lane[i] as usize;
+        let side = rank.lanes[lane].side;
+        let iv = (ev.start[i], ev.end(i));
+        let name = ev.name[i] as usize;
+        match (side, ev.kind[i]) {
+            (LaneSide::Device, Kind::Compute) => c.push(iv),
+            (LaneSide::Device, Kind::Comm) => m.push(iv),
+            (LaneSide::Device, Kind::Memcpy | Kind::Memset) => y.push(iv),
+            (LaneSide::Cpu, k @ (Kind::HostOp | Kind::Launch | Kind::Annotation)) => {
+                if flags.step_marker[name] {
+                    continue;
+                }
+                if cpu_only {
+                    if flags.host_collective[name] {
+                        m.push(iv);
+                    } else if k == Kind::HostOp {
+                        c.push(iv);
+                    }
+                }
+                if host_lanes[lane] {
+                    h.push(iv);
+                }
+            }
+            _ => {}
+        }
+    }
+    Sets {
+        compute: IntervalSet::from_intervals(c),
+        comm: IntervalSet::from_intervals(m),
+        memory: IntervalSet::from_intervals(y),
+        host: IntervalSet::from_intervals(h),
+    }
+}
+
+/// Breakdown of every step span of a rank.
+pub fn rank_breakdown(rank: &Rank, spans: &[StepSpan], flags: &NameFlags) -> Vec<Breakdown> {
+    let s = rank_sets(rank, flags);
+    let cm_and = s.compute.intersect(&s.comm);
+    let cm = s.compute.union(&s.comm);
+    let cmy = cm.union(&s.memory);
+    let cmyh = cmy.union(&s.host);
+    spans
+        .iter()
+        .map(|sp| {
+            let w = |set: &IntervalSet| set.measure_within(sp.start, sp.end);
+            let (c, m, both) = (w(&s.compute), w(&s.comm), w(&cm_and));
+            let (cm_n, cmy_n, cmyh_n) = (w(&cm), w(&cmy), w(&cmyh));
+            Breakdown {
+                rank: rank.id,
+                step: sp.number,
+                span_ns: sp.len(),
+                compute_ns: c - both,
+                overlap_ns: both,
+                comm_ns: m - both,
+                memory_ns: cmy_n - cm_n,
+                host_bound_ns: cmyh_n - cmy_n,
+                free_ns: sp.len() - cmyh_n,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,138 @@
+//! Top operators. With device work: device events (kernels, copies, sets) grouped by name and
+//! kind, by total device time. CPU-only jobs: `cpu_op`s by **self** time (time not covered by
+//! a nested `cpu_op` on the same thread), so nested operators are not counted twice.
+//! `share` = the group's total / the sum over all groups (shares sum to 1).
+
+use crate::model::{Job, Kind, LaneSide, NONE, Rank, Sym};
+use crate::time::Ns;
+use rustc_hash::FxHashMap;
+
+/// What `top_ops` totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpBasis {
+    /// Device time of kernels, copies and sets.
+    Device,
+    /// Self time of host operators (CPU-only jobs).
+    HostSelf,
+}
+
+impl OpBasis {
+    /// Stable name for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpBasis::Device => "device",
+            OpBasis::HostSelf => "host_self",
+        }
+    }
+}
+
+/// One operator name's totals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpStat {
+    pub name: Sym,
+    pub kind: Kind,
+    pub count: u64,
+    pub total_ns: Ns,
+    pub mean_ns: Ns,
+    pub share: f64,
+}
+
+/// Which events count: a rank filter and a step-number filter.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scope {
+    pub rank: Option<u32>,
+    pub step: Option<u32>,
+}
+
+impl Scope {
+    /// True when the rank is in scope.
+    pub fn has_rank(&self, r: u32) -> bool {
+        self.rank.is_none_or(|x| x == r)
+    }
+}
+
+/// The operators by total time, largest first (ties by name), all of them.
+pub fn top_ops(job: &Job, scope: Scope) -> (OpBasis, Vec<OpStat>) {
+    let device = job.ranks.iter().any(|r| !r.is_cpu_only());
+    let basis = if device { OpBasis::Device } else { OpBasis::HostSelf };
+    let mut acc: FxHashMap<(Sym, Kind), (u64, Ns)> = FxHashMap::default();
+    for rank in job.ranks.iter().filter(|r| scope.has_rank(r.id)) {
+        let in_step = |i: usize| match scope.step {
+            None => true,
+            Some(n) => {
+                let s = rank.events.step[i];
+                s != NONE && rank.steps[s as usize].number == n
+            }
+        };
+        match basis {
+            OpBasis::Device => {
+                let ev = &rank.events;
+                for i in 0..ev.len() {
+                    if ev.kind[i].is_device_work() && in_step(i) {
+                        let e = acc.entry((ev.name[i], ev.kind[i])).or_default();
+                        e.0 += 1;
+                        e.1 += ev.dur[i];
+                    }
+                }
+            }
+            OpBasis::HostSelf => {
+                for (i, self_ns) in host_self_times(rank) {
+                    if in_step(i) {
+                        let e = acc.entry((rank.events.name[i], Kind::HostOp)).or_default();
+                        e.0 += 1;
+                        e.1 += self_ns;
+                    }
+                }
+            }
+        }
+    }
+    let grand: Ns = acc.values().map(|v| v.1).sum();
+    let mut out: Vec<OpStat> = acc
+        .into_iter()
+        .map(|((name, kind), (count, total))| OpStat {
+            name,
+            kind,
+            count,
+            total_ns: total,
+            mean_ns: total / count as Ns,
+            share: if grand > 0 { total as f64 / grand as f64 } else { 0.0 },
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| job.strings.resolve(a.name).cmp(job.strings.resolve(b.name)))
+            .then(a.kind.cmp(&b.kind))
+    });
+    (basis, out)
+}
+
+/// Self time of every `cpu_op` on CPU lanes: its duration minus the parts covered by the
+/// `cpu_op`s directly nested in it. Events are sorted by (start, longest first) per lane, so a
+/// stack of open operators finds each one's parent.
+pub fn host_self_times(rank: &Rank) -> Vec<(usize, Ns)> {
+    let ev = &rank.events;
+    let mut out: Vec<(usize, Ns)> = Vec::new();
+    for (li, lane) in rank.lanes.iter().enumerate() {
+        if lane.side != LaneSide::Cpu {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = Vec::new(); // (event, slot in out)
+        for i in rank.lane_events(li as u16) {
+            if ev.kind[i] != Kind::HostOp {
+                continue;
+            }
+            let (s, e) = (ev.start[i], ev.end(i));
+            while stack.last().is_some_and(|&(p, _)| ev.end(p) <= s) {
+                stack.pop();
+            }
+            if let Some(&(p, slot)) = stack.last() {
+                let covered = e.min(ev.end(p)) - s;
+                out[slot].1 -= covered;
+            }
+            out.push((i, ev.dur[i]));
+            stack.push((i, out.len() - 1));
+        }
+    }
+    out
+}

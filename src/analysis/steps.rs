@@ -1,0 +1,84 @@
+//! Rank step spans (DESIGN §4): contiguous, non-overlapping windows that end when the device
+//! has finished the step's work (device-bound) or when the host starts the next step
+//! (host-bound), like a synchronous step timer.
+//!
+//! With D_N the latest end of device work launched in steps ≤ N, the boundary of step N is
+//! B_N = max(host start of N, D_{N−1}) (first step: its host start). Span N = [B_N, B_{N+1});
+//! the last step: [B_N, max(host end of N, D_N)].
+
+use crate::model::{NONE, Rank};
+use crate::time::Ns;
+
+/// One step of one rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepSpan {
+    /// Index into `Rank::steps`.
+    pub index: u32,
+    /// The step number (`ProfilerStep#N`).
+    pub number: u32,
+    /// B_N.
+    pub start: Ns,
+    /// B_{N+1}, or the end of the last step.
+    pub end: Ns,
+    /// D_N: latest end of device work launched in steps ≤ N (`None` without device work).
+    pub device_end: Option<Ns>,
+}
+
+impl StepSpan {
+    /// Length of the span.
+    pub fn len(&self) -> Ns {
+        self.end - self.start
+    }
+
+    /// True for a zero-length span.
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
+/// The step spans of a rank, in step order.
+pub fn rank_spans(rank: &Rank) -> Vec<StepSpan> {
+    let n = rank.steps.len();
+    // Latest end of device work per launching step, then the running maximum (D_N).
+    let mut dmax: Vec<Option<Ns>> = vec![None; n];
+    let ev = &rank.events;
+    for i in 0..ev.len() {
+        let s = ev.step[i];
+        if s != NONE && ev.kind[i].is_device_work() {
+            let e = ev.end(i);
+            let slot = &mut dmax[s as usize];
+            *slot = Some(slot.map_or(e, |m| m.max(e)));
+        }
+    }
+    let mut d: Vec<Option<Ns>> = Vec::with_capacity(n);
+    let mut running: Option<Ns> = None;
+    for m in dmax {
+        running = match (running, m) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        d.push(running);
+    }
+    let boundary = |k: usize| -> Ns {
+        let host = rank.steps[k].start;
+        if k == 0 { host } else { d[k - 1].map_or(host, |dv| dv.max(host)) }
+    };
+    (0..n)
+        .map(|k| {
+            let start = boundary(k);
+            let end = if k + 1 < n {
+                boundary(k + 1)
+            } else {
+                let host_end = rank.steps[k].end;
+                d[k].map_or(host_end, |dv| dv.max(host_end))
+            };
+            StepSpan {
+                index: k as u32,
+                number: rank.steps[k].number,
+                start,
+                end: end.max(start),
+                device_end: d[k],
+            }
+        })
+        .collect()
+}

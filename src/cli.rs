@@ -1,0 +1,179 @@
+//! Command line (DESIGN §2): parse, dispatch, and map failures to exit codes
+//! (0 ok, 2 bad input or usage).
+
+use crate::analysis::{self, ops::Scope};
+use crate::error::InputError;
+use crate::ingest::{self, Loaded, discover};
+use crate::report::{self, Format};
+use crate::synth::{self, DemoSpec};
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Exit code for bad input or usage.
+pub const EXIT_BAD_INPUT: i32 = 2;
+
+/// Why is this distributed training step slow? Reads per-rank PyTorch profiler (Kineto)
+/// traces, splits every step of every rank into compute / overlap / comm / memory /
+/// host-bound / free time, and reports the slow steps, ranks and operators.
+#[derive(Debug, Parser)]
+#[command(name = "stepscope", version)]
+#[command(after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n\nExit codes: 0 ok, 2 bad input or usage.")]
+pub struct Cli {
+    /// Trace files (.json, .json.gz), directories searched recursively, or - for stdin.
+    /// Without a PATH: the embedded demo cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub global: Global,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args, Clone)]
+pub struct Global {
+    /// Worker threads for loading and analysis (default: all cores).
+    #[arg(long, global = true, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the report (text, JSON or markdown) for traces or the demo cluster.
+    Report(ReportArgs),
+    /// Write the demo cluster as real Kineto trace files.
+    Demo(DemoArgs),
+}
+
+/// `stepscope report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Trace files, directories, or - for stdin; none: the demo cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Only this step number (ProfilerStep#N).
+    #[arg(long, value_name = "N")]
+    pub step: Option<u32>,
+    /// Only this rank.
+    #[arg(long, value_name = "R")]
+    pub rank: Option<u32>,
+}
+
+/// `stepscope demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Directory to write rank-N.pt.trace.json.gz into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Number of ranks.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub ranks: u32,
+    /// Profiled steps per rank.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub steps: u32,
+    /// Multiply events per step (12 transformer layers per unit) to make big traces.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100000))]
+    pub scale: u32,
+    /// Write plain .json instead of .json.gz.
+    #[arg(long)]
+    pub plain: bool,
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_BAD_INPUT } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    if let Some(n) = cli.global.threads {
+        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global() {
+            eprintln!("error: --threads: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    }
+    let result = match cli.command {
+        Some(Command::Report(a)) => report(&a.paths, a.format, Scope { step: a.step, rank: a.rank }),
+        Some(Command::Demo(a)) => demo(&a),
+        // Until the TUI lands, the default command prints the text report.
+        None => report(&cli.paths, Format::Text, Scope::default()),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_BAD_INPUT
+        }
+    }
+}
+
+/// Loads the paths (or the demo cluster when there are none).
+pub fn load(paths: &[PathBuf]) -> Result<Loaded, InputError> {
+    let loaded = if paths.is_empty() {
+        ingest::load_sources(synth::sources(DemoSpec::default()))?
+    } else {
+        ingest::load(&discover::discover(paths)?)?
+    };
+    for s in &loaded.skipped {
+        eprintln!("warning: skipped {s}");
+    }
+    Ok(loaded)
+}
+
+fn report(paths: &[PathBuf], format: Format, scope: Scope) -> Result<(), InputError> {
+    let loaded = load(paths)?;
+    check_scope(&loaded, scope)?;
+    let analysis = analysis::analyze(&loaded.job, scope);
+    let text = report::render(&report::build(&loaded, &analysis, scope), format);
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth a message.
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    Ok(())
+}
+
+/// `--step`/`--rank` must name something that exists: an empty report would read as "fine".
+fn check_scope(loaded: &Loaded, scope: Scope) -> Result<(), InputError> {
+    let job = &loaded.job;
+    if let Some(r) = scope.rank {
+        if !job.ranks.iter().any(|x| x.id == r) {
+            let ids: Vec<String> = job.ranks.iter().map(|x| x.id.to_string()).collect();
+            return Err(InputError::whole("--rank", format!("no rank {r} (ranks: {})", ids.join(", "))));
+        }
+    }
+    if let Some(s) = scope.step {
+        let mut all: Vec<u32> = job.ranks.iter().flat_map(|x| x.steps.iter().map(|h| h.number)).collect();
+        all.sort_unstable();
+        all.dedup();
+        if !all.contains(&s) {
+            let ids: Vec<String> = all.iter().map(u32::to_string).collect();
+            return Err(InputError::whole("--step", format!("no step {s} (steps: {})", ids.join(", "))));
+        }
+    }
+    Ok(())
+}
+
+fn demo(a: &DemoArgs) -> Result<(), InputError> {
+    let spec = DemoSpec { ranks: a.ranks, steps: a.steps, scale: a.scale };
+    let label = a.out.display().to_string();
+    let files = synth::write(spec, &a.out, !a.plain).map_err(|e| InputError::whole(&label, format!("cannot write: {e}")))?;
+    let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    eprintln!(
+        "wrote {} rank file(s), {:.1} MB, to {label} (straggler rank {}, slow step {} caused by rank {})",
+        files.len(),
+        bytes as f64 / 1e6,
+        spec.straggler(),
+        spec.slow_step(),
+        spec.culprit()
+    );
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! Paths → per-rank inputs: files as given, directories searched recursively for traces, `-`
+//! for stdin; and rank ids guessed from file names (`rank-3`, `rank3`, `rank_3`).
+
+use crate::error::InputError;
+use std::path::{Path, PathBuf};
+
+/// One input to load as one rank.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A trace file.
+    File(PathBuf),
+    /// Standard input.
+    Stdin,
+}
+
+impl Input {
+    /// The label used in messages and reports.
+    pub fn label(&self) -> String {
+        match self {
+            Input::File(p) => p.display().to_string(),
+            Input::Stdin => "-".to_string(),
+        }
+    }
+}
+
+/// True for names a trace writer produces: `*.json`, `*.json.gz` (incl. `*.pt.trace.json`).
+pub fn is_trace_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.ends_with(".json") || n.ends_with(".json.gz")
+}
+
+/// Expands the command-line paths into inputs, in a deterministic order.
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, InputError> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.as_os_str() == "-" {
+            out.push(Input::Stdin);
+            continue;
+        }
+        let label = p.display().to_string();
+        let meta = std::fs::metadata(p).map_err(|e| InputError::whole(&label, format!("cannot read: {e}")))?;
+        if meta.is_dir() {
+            let mut found = Vec::new();
+            walk(p, &mut found).map_err(|e| InputError::whole(&label, format!("cannot list: {e}")))?;
+            if found.is_empty() {
+                return Err(InputError::whole(&label, "no trace files (*.json, *.json.gz) in this directory"));
+            }
+            found.sort();
+            out.extend(found.into_iter().map(Input::File));
+        } else {
+            out.push(Input::File(p.clone()));
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let ty = entry.file_type()?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        if ty.is_dir() {
+            walk(&path, found)?;
+        } else if is_trace_name(&name) {
+            // Symlinks and unreadable files are kept: opening them reports the problem.
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The rank in a file name: the last `rank` token followed by an optional `-`/`_` and digits.
+pub fn rank_from_name(path: &Path) -> Option<u32> {
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    let b = name.as_bytes();
+    let mut found = None;
+    let mut i = 0;
+    while let Some(off) = name[i..].find("rank") {
+        let mut j = i + off + 4;
+        if j < b.len() && (b[j] == b'-' || b[j] == b'_') {
+            j += 1;
+        }
+        let digits = b[j..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits > 0 {
+            found = name[j..j + digits].parse().ok().or(found);
+        }
+        i += off + 4;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_from_names() {
+        let r = |s: &str| rank_from_name(Path::new(s));
+        assert_eq!(r("rank-3.Apr_03_18_51_38.1102.pt.trace.json.gz"), Some(3));
+        assert_eq!(r("sampled_rank-1.json.gz"), Some(1));
+        assert_eq!(r("rank0.json.gz"), Some(0));
+        assert_eq!(r("rank12_trace.json"), Some(12));
+        assert_eq!(r("job_rank_7.json"), Some(7));
+        assert_eq!(r("dir/ranked_rank2.json"), Some(2));
+        assert_eq!(r("vm_22876.1795311738915375909.pt.trace.json.gz"), None);
+        assert_eq!(r("frank.json"), None);
+    }
+
+    #[test]
+    fn trace_names() {
+        assert!(is_trace_name("a.pt.trace.json.gz"));
+        assert!(is_trace_name("A.JSON"));
+        assert!(!is_trace_name("SOURCE.md"));
+        assert!(!is_trace_name("x.json.bak"));
+    }
+}

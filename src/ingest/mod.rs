@@ -1,0 +1,154 @@
+//! Bytes → model: find the inputs, read them in parallel (memory-mapped, one rank per rayon
+//! task, each big file split into parallel chunks), resolve rank ids, intern names job-wide.
+
+pub mod discover;
+pub mod kineto;
+pub mod progress;
+pub mod source;
+
+use crate::error::InputError;
+use crate::model::{Job, RankFrom};
+use discover::Input;
+use kineto::RankDraft;
+use rayon::prelude::*;
+use source::Source;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// A loaded job and what did not load.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The ranks that loaded.
+    pub job: Job,
+    /// Inputs that could not be read, with why (the others loaded).
+    pub skipped: Vec<InputError>,
+    /// Warnings about inputs that did load.
+    pub warnings: Vec<String>,
+    /// Wall time of the load, ns.
+    pub load_ns: u64,
+}
+
+/// Loads inputs from the file system (or stdin). Unreadable inputs are skipped when at least
+/// one loads; when none does, the first error is returned.
+pub fn load(inputs: &[Input]) -> Result<Loaded, InputError> {
+    let began = Instant::now();
+    let progress = progress::Progress::start(inputs.len());
+    let counters = progress.counters.clone();
+    let results: Vec<Result<RankDraft, InputError>> = inputs
+        .par_iter()
+        .map(|input| {
+            let src = match input {
+                Input::File(p) => source::open(p),
+                Input::Stdin => source::stdin(),
+            };
+            let r = src.and_then(|s| {
+                let r = kineto::read(&s);
+                counters.bytes.fetch_add(s.text.len() as u64, Ordering::Relaxed);
+                r
+            });
+            if let Ok(d) = &r {
+                counters.events.fetch_add(d.rank.events.len() as u64, Ordering::Relaxed);
+            }
+            counters.files_done.fetch_add(1, Ordering::Relaxed);
+            r
+        })
+        .collect();
+    drop(progress);
+    let hints: Vec<Option<u32>> = inputs
+        .iter()
+        .map(|i| match i {
+            Input::File(p) => discover::rank_from_name(p),
+            Input::Stdin => None,
+        })
+        .collect();
+    let mut loaded = assemble(results, &hints)?;
+    loaded.load_ns = began.elapsed().as_nanos() as u64;
+    Ok(loaded)
+}
+
+/// Loads sources already in memory (the demo cluster, tests), one rank each.
+pub fn load_sources(sources: Vec<Source>) -> Result<Loaded, InputError> {
+    let began = Instant::now();
+    let results: Vec<_> = sources.par_iter().map(kineto::read).collect();
+    let hints = vec![None; results.len()];
+    let mut loaded = assemble(results, &hints)?;
+    loaded.load_ns = began.elapsed().as_nanos() as u64;
+    Ok(loaded)
+}
+
+/// Resolves rank ids (trace, then file name, then discovery order) and interns names job-wide.
+fn assemble(results: Vec<Result<RankDraft, InputError>>, hints: &[Option<u32>]) -> Result<Loaded, InputError> {
+    let mut skipped = Vec::new();
+    let mut drafts = Vec::new();
+    for (r, hint) in results.into_iter().zip(hints) {
+        match r {
+            Ok(d) => drafts.push((d, *hint)),
+            Err(e) => skipped.push(e),
+        }
+    }
+    if drafts.is_empty() {
+        return Err(skipped.into_iter().next().unwrap_or_else(|| InputError::whole("-", "no inputs")));
+    }
+    let mut warnings = Vec::new();
+    let mut notes = Vec::new();
+    let mut claimed: std::collections::BTreeMap<u32, String> = Default::default();
+    let mut unresolved = Vec::new();
+    for (idx, (d, hint)) in drafts.iter_mut().enumerate() {
+        let (id, from) = match (d.declared_rank, *hint) {
+            (Some(r), _) => (r, RankFrom::DistributedInfo),
+            (None, Some(r)) => (r, RankFrom::FileName),
+            (None, None) => {
+                unresolved.push(idx);
+                continue;
+            }
+        };
+        if let Some(other) = claimed.get(&id) {
+            return Err(InputError::whole(
+                &d.rank.source.path,
+                format!("rank {id} is claimed by both {other} and this file"),
+            ));
+        }
+        claimed.insert(id, d.rank.source.path.clone());
+        d.rank.id = id;
+        d.rank.source.rank_from = from;
+    }
+    let mut next = 0u32;
+    for idx in unresolved {
+        while claimed.contains_key(&next) {
+            next += 1;
+        }
+        let d = &mut drafts[idx].0;
+        d.rank.id = next;
+        d.rank.source.rank_from = RankFrom::DiscoveryOrder;
+        claimed.insert(next, d.rank.source.path.clone());
+        notes.push(format!(
+            "{}: no rank in the trace or its file name; taken as rank {next} (discovery order)",
+            d.rank.source.path
+        ));
+    }
+    let mut job = Job::default();
+    drafts.sort_by_key(|(d, _)| d.rank.id);
+    for (mut d, _) in drafts {
+        warnings.append(&mut d.warnings);
+        job.world_size = job.world_size.max(d.world_size);
+        let map: Vec<u32> = d.strings.iter().map(|(_, s)| job.strings.intern(s)).collect();
+        let r = &mut d.rank;
+        r.events.name.par_iter_mut().for_each(|n| *n = map[*n as usize]);
+        for l in &mut r.lanes {
+            l.pid = map[l.pid as usize];
+            l.tid = map[l.tid as usize];
+            l.name = map[l.name as usize];
+        }
+        r.devices.iter_mut().for_each(|n| *n = map[*n as usize]);
+        r.unknown_categories.iter_mut().for_each(|(n, _)| *n = map[*n as usize]);
+        if r.steps.len() == 1 && r.steps[0].synthetic {
+            notes.push(format!(
+                "rank {}: no ProfilerStep markers; the whole trace is analysed as one step",
+                r.id
+            ));
+        }
+        job.ranks.push(d.rank);
+    }
+    job.notes = notes;
+    Ok(Loaded { job, skipped, warnings, load_ns: 0 })
+}

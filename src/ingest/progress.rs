@@ -1,0 +1,78 @@
+//! Load progress on stderr (files, MB, events, rate) — only when stderr is a terminal and the
+//! load takes longer than a second; never on stdout, never when piped.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Counters the loaders bump as they go.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Files finished (loaded or skipped).
+    pub files_done: AtomicU64,
+    /// JSON bytes parsed.
+    pub bytes: AtomicU64,
+    /// Timed events stored.
+    pub events: AtomicU64,
+}
+
+/// A running progress display; stops (and clears its line) on drop.
+pub struct Progress {
+    pub counters: Arc<Counters>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Progress {
+    /// Starts the display thread when stderr is a terminal; otherwise only counts.
+    pub fn start(total_files: usize) -> Progress {
+        let counters = Arc::new(Counters::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = std::io::stderr().is_terminal().then(|| {
+            let (c, s) = (counters.clone(), stop.clone());
+            std::thread::spawn(move || show(&c, &s, total_files))
+        });
+        Progress { counters, stop, thread }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+fn show(c: &Counters, stop: &AtomicBool, total: usize) {
+    let began = Instant::now();
+    let mut shown = false;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::park_timeout(Duration::from_millis(200));
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let el = began.elapsed();
+        if el < Duration::from_secs(1) {
+            continue;
+        }
+        let mb = c.bytes.load(Ordering::Relaxed) as f64 / 1e6;
+        let line = format!(
+            "\rloading: {}/{} files, {:.0} MB, {} events, {:.0} MB/s ",
+            c.files_done.load(Ordering::Relaxed),
+            total,
+            mb,
+            c.events.load(Ordering::Relaxed),
+            mb / el.as_secs_f64()
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        shown = true;
+    }
+    if shown {
+        let _ = std::io::stderr().write_all(b"\r\x1b[2K");
+    }
+}

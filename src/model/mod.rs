@@ -1,0 +1,125 @@
+//! The normalized job (DESIGN §3): ranks, their lanes, columnar events and host steps, with
+//! names interned once for the whole job. Built by `ingest`, read by `analysis`.
+
+mod event;
+mod interner;
+mod lane;
+
+pub use event::{Events, Kind, NONE, RawSpan};
+pub use interner::{Interner, Sym};
+pub use lane::{Lane, LaneSide};
+
+use crate::time::Ns;
+
+/// A whole profiled job: one [`Rank`] per trace, sorted by rank id.
+#[derive(Debug, Default)]
+pub struct Job {
+    /// Ranks in increasing id order.
+    pub ranks: Vec<Rank>,
+    /// Every name (events, lanes) of every rank, interned once.
+    pub strings: Interner,
+    /// World size as the traces state it (`distributedInfo.world_size`), when any does.
+    pub world_size: Option<u32>,
+    /// Notes about how the job was read that a user must know (guessed ranks, missing steps).
+    pub notes: Vec<String>,
+}
+
+/// One rank's trace, normalized.
+#[derive(Debug, Default)]
+pub struct Rank {
+    /// Global rank id.
+    pub id: u32,
+    /// Where the rank came from.
+    pub source: SourceInfo,
+    /// GPU/NPU streams and CPU threads, indexed by `Events::lane`.
+    pub lanes: Vec<Lane>,
+    /// All timed events, grouped by lane and sorted by start within a lane.
+    pub events: Events,
+    /// Host steps (`ProfilerStep#N` on the stepping thread), in time order.
+    pub steps: Vec<HostStep>,
+    /// The CPU lane carrying the step annotations (the main thread), when there is one.
+    pub stepping_lane: Option<u16>,
+    /// Device names from `deviceProperties`.
+    pub devices: Vec<Sym>,
+    /// Events read but not kept as timed events, by reason.
+    pub dropped: Dropped,
+    /// Timed events of categories stepscope does not know, by category name.
+    pub unknown_categories: Vec<(Sym, u64)>,
+}
+
+/// Where a rank was read from and how big it was.
+#[derive(Debug, Default, Clone)]
+pub struct SourceInfo {
+    /// The path as given (or `-`, or `demo:rank-N`).
+    pub path: String,
+    /// Bytes on disk (compressed size for gzip).
+    pub file_bytes: u64,
+    /// Bytes of JSON text parsed.
+    pub json_bytes: u64,
+    /// How the rank id was found.
+    pub rank_from: RankFrom,
+}
+
+/// How a rank's id was determined, most reliable first.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum RankFrom {
+    /// `distributedInfo.rank` inside the trace.
+    #[default]
+    DistributedInfo,
+    /// A `rank-N`-style token in the file name.
+    FileName,
+    /// Neither: the position among the inputs (a warning is issued).
+    DiscoveryOrder,
+}
+
+/// One host step: the `ProfilerStep#N` annotation (or the whole trace when there is none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostStep {
+    /// The `N` of `ProfilerStep#N`; 0 for the synthetic whole-trace step.
+    pub number: u32,
+    /// Host start of the step annotation.
+    pub start: Ns,
+    /// Host end of the step annotation.
+    pub end: Ns,
+    /// True when the trace has no step markers and this step covers the whole trace.
+    pub synthetic: bool,
+}
+
+/// Counts of events that were parsed but not stored as timed events.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Dropped {
+    /// `python_function` stack frames (counted, dropped unless asked for).
+    pub python_function: u64,
+    /// Flow events (`ph` s/t/f): links are taken from `args.correlation` instead.
+    pub flow: u64,
+    /// Instant events (`ph` i/I), e.g. `[memory]` allocator records.
+    pub instant: u64,
+    /// Metadata events (`ph` M): used for lane names, not stored.
+    pub metadata: u64,
+    /// Counter events (`ph` C) and other phases stepscope does not model.
+    pub other_phase: u64,
+}
+
+impl Dropped {
+    /// Adds another rank's (or chunk's) counts.
+    pub fn add(&mut self, o: &Dropped) {
+        self.python_function += o.python_function;
+        self.flow += o.flow;
+        self.instant += o.instant;
+        self.metadata += o.metadata;
+        self.other_phase += o.other_phase;
+    }
+}
+
+impl Rank {
+    /// True when the rank has no device work at all (a CPU-only trace: DESIGN §4 fallback).
+    pub fn is_cpu_only(&self) -> bool {
+        !(0..self.events.len()).any(|i| self.events.kind[i].is_device_work())
+    }
+
+    /// Event index range of one lane.
+    pub fn lane_events(&self, lane: u16) -> std::ops::Range<usize> {
+        let l = &self.lanes[lane as usize];
+        l.first as usize..(l.first + l.count) as usize
+    }
+}

@@ -1,0 +1,100 @@
+//! Markdown report: the same content as the text report, as tables for PRs and wikis.
+
+use super::text::{MAX_RANK_ROWS, TOP_OPS};
+use super::{Report, focus_step, rows_of_step};
+use crate::time::human;
+use std::fmt::Write;
+
+/// Renders the markdown report.
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    let j = &r.job;
+    let _ = writeln!(o, "# stepscope report\n");
+    let world = j.world_size.map(|w| format!(" of world {w}")).unwrap_or_default();
+    let _ = writeln!(o, "- **ranks**: {}{world}", j.ranks);
+    let steps: Vec<String> = j.steps.iter().map(u32::to_string).collect();
+    let _ = writeln!(o, "- **steps**: {}", if steps.is_empty() { "none marked".to_string() } else { steps.join(", ") });
+    for d in &j.devices {
+        let _ = writeln!(o, "- **device**: {} (x{})", d.name, d.ranks);
+    }
+    let kinds: Vec<String> = j.events.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {n}")).collect();
+    let _ = writeln!(o, "- **events**: {}", kinds.join(", "));
+
+    let _ = writeln!(o, "\n## Steps\n");
+    let _ = writeln!(o, "| step | max | median | min | ranks | slowest rank | own work |");
+    let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|");
+    for s in &r.steps {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            s.step,
+            human(s.time_ns.max),
+            human(s.time_ns.median),
+            human(s.time_ns.min),
+            s.ranks,
+            s.slowest_rank,
+            human(s.slowest_rank_work_ns)
+        );
+    }
+    if let Some(step) = focus_step(r) {
+        let rows = rows_of_step(r, step);
+        let _ = writeln!(o, "\n## Breakdown of step {step}\n");
+        let _ = writeln!(o, "| rank | span | compute | overlap | comm | memory | host-bound | free |");
+        let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for b in rows.iter().take(MAX_RANK_ROWS) {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                b.rank,
+                human(b.span_ns),
+                human(b.compute_ns),
+                human(b.overlap_ns),
+                human(b.comm_ns),
+                human(b.memory_ns),
+                human(b.host_bound_ns),
+                human(b.free_ns)
+            );
+        }
+        if rows.len() > MAX_RANK_ROWS {
+            let _ = writeln!(o, "\n{} more rank(s) in `--format json`.", rows.len() - MAX_RANK_ROWS);
+        }
+    }
+    if !r.top_ops.is_empty() {
+        let _ = writeln!(o, "\n## Top operators ({})\n", r.top_ops_basis.replace('_', " "));
+        let _ = writeln!(o, "| name | kind | count | total | mean | share |");
+        let _ = writeln!(o, "|---|---|---:|---:|---:|---:|");
+        for op in r.top_ops.iter().take(TOP_OPS) {
+            let _ = writeln!(
+                o,
+                "| `{}` | {} | {} | {} | {} | {:.1}% |",
+                op.name.replace('|', "\\|").replace('`', "'"),
+                op.kind,
+                op.count,
+                human(op.total_ns),
+                human(op.mean_ns),
+                op.share * 100.0
+            );
+        }
+    }
+    for (title, lines) in [("Notes", &j.notes), ("Warnings", &j.warnings)] {
+        if !lines.is_empty() {
+            let _ = writeln!(o, "\n## {title}\n");
+            for l in lines {
+                let _ = writeln!(o, "- {l}");
+            }
+        }
+    }
+    if !r.skipped.is_empty() {
+        let _ = writeln!(o, "\n## Skipped\n");
+        for s in &r.skipped {
+            let _ = writeln!(o, "- {}", s.reason);
+        }
+    }
+    let _ = writeln!(
+        o,
+        "\n_load {}, analysis {}_",
+        human(r.timings.load_ns as i64),
+        human(r.timings.analysis_ns as i64)
+    );
+    o
+}

@@ -1,0 +1,296 @@
+//! The report: one serializable structure built from the load and the analyses, rendered as
+//! text (humans, ≤ 100 columns), markdown, or JSON (the stable schema of
+//! `docs/report-schema.md`). Rendering never computes a number.
+
+mod markdown;
+mod text;
+
+use crate::analysis::Analysis;
+use crate::analysis::ops::Scope;
+use crate::ingest::Loaded;
+use crate::model::{Job, Kind, RankFrom};
+use crate::time::Ns;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Version tag of the JSON schema; bumped only on incompatible changes.
+pub const SCHEMA: &str = "stepscope.report/1";
+/// Operators listed in the JSON report (text and markdown show fewer).
+pub const JSON_TOP_OPS: usize = 50;
+
+/// Output format of `report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Plain text for terminals and logs.
+    Text,
+    /// JSON (schema `stepscope.report/1`).
+    Json,
+    /// Markdown (for PR comments and wikis).
+    Md,
+}
+
+/// The whole report.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub job: JobInfo,
+    pub steps: Vec<StepRow>,
+    pub breakdown: Vec<BreakdownRow>,
+    pub top_ops_basis: &'static str,
+    pub top_ops: Vec<OpRow>,
+    pub timings: Timings,
+    pub skipped: Vec<Skipped>,
+    /// The scope the report was restricted to (`--step`, `--rank`).
+    pub scope: ScopeInfo,
+}
+
+/// What was loaded.
+#[derive(Debug, Serialize)]
+pub struct JobInfo {
+    /// Number of ranks loaded.
+    pub ranks: usize,
+    /// Their ids, ascending.
+    pub rank_ids: Vec<u32>,
+    pub world_size: Option<u32>,
+    pub devices: Vec<DeviceRow>,
+    /// Step numbers seen on any rank, ascending.
+    pub steps: Vec<u32>,
+    /// Timed events stored, by kind (every kind present, zeros included).
+    pub events: BTreeMap<&'static str, u64>,
+    /// Events read but not stored, by reason.
+    pub dropped: BTreeMap<&'static str, u64>,
+    /// Timed events of categories stepscope does not know, by category.
+    pub unknown_categories: BTreeMap<String, u64>,
+    pub sources: Vec<SourceRow>,
+    pub notes: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DeviceRow {
+    pub name: String,
+    /// Ranks reporting this device.
+    pub ranks: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SourceRow {
+    pub rank: u32,
+    pub path: String,
+    /// `distributed_info`, `file_name` or `discovery_order`.
+    pub rank_from: &'static str,
+    pub file_bytes: u64,
+    pub json_bytes: u64,
+    pub events: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StepRow {
+    pub step: u32,
+    pub ranks: u32,
+    pub time_ns: TimeStats,
+    pub slowest_rank: u32,
+    pub slowest_rank_work_ns: Ns,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TimeStats {
+    pub max: Ns,
+    pub median: Ns,
+    pub min: Ns,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BreakdownRow {
+    pub step: u32,
+    pub rank: u32,
+    pub span_ns: Ns,
+    pub compute_ns: Ns,
+    pub overlap_ns: Ns,
+    pub comm_ns: Ns,
+    pub memory_ns: Ns,
+    pub host_bound_ns: Ns,
+    pub free_ns: Ns,
+    /// span − comm: the rank's own work in the step (not a part of the partition).
+    pub own_work_ns: Ns,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OpRow {
+    pub name: String,
+    pub kind: &'static str,
+    pub count: u64,
+    pub total_ns: Ns,
+    pub mean_ns: Ns,
+    pub share: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Timings {
+    pub load_ns: u64,
+    pub analysis_ns: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Skipped {
+    pub path: String,
+    /// The one-line error, position included.
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ScopeInfo {
+    pub step: Option<u32>,
+    pub rank: Option<u32>,
+}
+
+/// Builds the report from a load and its analysis.
+pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
+    let job = &loaded.job;
+    Report {
+        schema: SCHEMA,
+        job: job_info(loaded),
+        steps: a
+            .step_times
+            .iter()
+            .map(|s| StepRow {
+                step: s.step,
+                ranks: s.ranks,
+                time_ns: TimeStats { max: s.max_ns, median: s.median_ns, min: s.min_ns },
+                slowest_rank: s.slowest_rank,
+                slowest_rank_work_ns: s.slowest_rank_work_ns,
+            })
+            .collect(),
+        breakdown: a
+            .breakdown
+            .iter()
+            .map(|b| BreakdownRow {
+                step: b.step,
+                rank: b.rank,
+                span_ns: b.span_ns,
+                compute_ns: b.compute_ns,
+                overlap_ns: b.overlap_ns,
+                comm_ns: b.comm_ns,
+                memory_ns: b.memory_ns,
+                host_bound_ns: b.host_bound_ns,
+                free_ns: b.free_ns,
+                own_work_ns: b.own_work_ns(),
+            })
+            .collect(),
+        top_ops_basis: a.op_basis.as_str(),
+        top_ops: a
+            .top_ops
+            .iter()
+            .take(JSON_TOP_OPS)
+            .map(|o| OpRow {
+                name: job.strings.resolve(o.name).to_string(),
+                kind: o.kind.as_str(),
+                count: o.count,
+                total_ns: o.total_ns,
+                mean_ns: o.mean_ns,
+                share: round6(o.share),
+            })
+            .collect(),
+        timings: Timings { load_ns: loaded.load_ns, analysis_ns: a.analysis_ns },
+        skipped: loaded
+            .skipped
+            .iter()
+            .map(|e| Skipped { path: e.path.clone(), reason: e.to_string() })
+            .collect(),
+        scope: ScopeInfo { step: scope.step, rank: scope.rank },
+    }
+}
+
+/// Shares are rounded so that the JSON text is identical across platforms.
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+fn job_info(loaded: &Loaded) -> JobInfo {
+    let job: &Job = &loaded.job;
+    let mut events: BTreeMap<&'static str, u64> = Kind::ALL.iter().map(|k| (k.as_str(), 0)).collect();
+    let mut dropped = crate::model::Dropped::default();
+    let mut unknown: BTreeMap<String, u64> = BTreeMap::new();
+    let mut devices: BTreeMap<String, u32> = BTreeMap::new();
+    let mut steps: Vec<u32> = Vec::new();
+    for r in &job.ranks {
+        for k in &r.events.kind {
+            *events.get_mut(k.as_str()).expect("every kind listed") += 1;
+        }
+        dropped.add(&r.dropped);
+        for (c, n) in &r.unknown_categories {
+            *unknown.entry(job.strings.resolve(*c).to_string()).or_default() += n;
+        }
+        let mut names: Vec<&str> = r.devices.iter().map(|d| job.strings.resolve(*d)).collect();
+        names.sort_unstable();
+        names.dedup();
+        for n in names {
+            *devices.entry(n.to_string()).or_default() += 1;
+        }
+        steps.extend(r.steps.iter().filter(|s| !s.synthetic).map(|s| s.number));
+    }
+    steps.sort_unstable();
+    steps.dedup();
+    JobInfo {
+        ranks: job.ranks.len(),
+        rank_ids: job.ranks.iter().map(|r| r.id).collect(),
+        world_size: job.world_size,
+        devices: devices.into_iter().map(|(name, ranks)| DeviceRow { name, ranks }).collect(),
+        steps,
+        events,
+        dropped: BTreeMap::from([
+            ("python_function", dropped.python_function),
+            ("flow", dropped.flow),
+            ("instant", dropped.instant),
+            ("metadata", dropped.metadata),
+            ("other_phase", dropped.other_phase),
+        ]),
+        unknown_categories: unknown,
+        sources: job
+            .ranks
+            .iter()
+            .map(|r| SourceRow {
+                rank: r.id,
+                path: r.source.path.clone(),
+                rank_from: match r.source.rank_from {
+                    RankFrom::DistributedInfo => "distributed_info",
+                    RankFrom::FileName => "file_name",
+                    RankFrom::DiscoveryOrder => "discovery_order",
+                },
+                file_bytes: r.source.file_bytes,
+                json_bytes: r.source.json_bytes,
+                events: r.events.len() as u64,
+            })
+            .collect(),
+        notes: job.notes.clone(),
+        warnings: loaded.warnings.clone(),
+    }
+}
+
+/// Renders the report in a format.
+pub fn render(r: &Report, format: Format) -> String {
+    match format {
+        Format::Text => text::render(r),
+        Format::Md => markdown::render(r),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(r).expect("the report serializes");
+            s.push('\n');
+            s
+        }
+    }
+}
+
+/// The step shown in detail when none is asked for: the one with the longest max time.
+pub fn focus_step(r: &Report) -> Option<u32> {
+    if let Some(s) = r.scope.step {
+        return Some(s);
+    }
+    r.steps.iter().max_by(|a, b| a.time_ns.max.cmp(&b.time_ns.max).then(b.step.cmp(&a.step))).map(|s| s.step)
+}
+
+/// Breakdown rows of one step, most own work first (ties by rank).
+pub fn rows_of_step(r: &Report, step: u32) -> Vec<&BreakdownRow> {
+    let mut rows: Vec<&BreakdownRow> = r.breakdown.iter().filter(|b| b.step == step).collect();
+    rows.sort_by(|a, b| b.own_work_ns.cmp(&a.own_work_ns).then(a.rank.cmp(&b.rank)));
+    rows
+}

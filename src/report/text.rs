@@ -1,0 +1,129 @@
+//! Plain-text report: what a person reads in a terminal or a CI log; fits 100 columns.
+
+use super::{Report, focus_step, rows_of_step};
+use crate::time::human;
+use std::fmt::Write;
+
+/// Ranks listed in the per-step breakdown before the rest are summarized.
+pub const MAX_RANK_ROWS: usize = 16;
+/// Operators listed.
+pub const TOP_OPS: usize = 15;
+const NAME_WIDTH: usize = 48;
+
+/// Renders the text report.
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    let j = &r.job;
+    let world = j.world_size.map(|w| format!(" of world {w}")).unwrap_or_default();
+    let _ = writeln!(o, "stepscope report: {} rank(s){world}, {} step(s)", j.ranks, j.steps.len());
+    for d in &j.devices {
+        let _ = writeln!(o, "  device: {} (x{})", d.name, d.ranks);
+    }
+    let kinds: Vec<String> = j.events.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {n}")).collect();
+    let total: u64 = j.events.values().sum();
+    let _ = writeln!(o, "  events: {total} ({})", kinds.join(", "));
+    let dropped: Vec<String> = j.dropped.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {n}")).collect();
+    if !dropped.is_empty() {
+        let _ = writeln!(o, "  not stored: {}", dropped.join(", "));
+    }
+    if !j.unknown_categories.is_empty() {
+        let u: Vec<String> = j.unknown_categories.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(o, "  unknown categories (kept as other): {}", u.join(", "));
+    }
+    if let Some(s) = r.scope.step {
+        let _ = writeln!(o, "  scope: step {s}");
+    }
+    if let Some(rk) = r.scope.rank {
+        let _ = writeln!(o, "  scope: rank {rk}");
+    }
+
+    let _ = writeln!(o, "\nSteps (span per rank; slowest = most own work = span - exposed comm)");
+    let _ = writeln!(o, "  {:>8}  {:>10}  {:>10}  {:>10}  {:>5}  slowest rank (own work)", "step", "max", "median", "min", "ranks");
+    let focus = focus_step(r);
+    for s in &r.steps {
+        let mark = if Some(s.step) == focus { " <" } else { "" };
+        let _ = writeln!(
+            o,
+            "  {:>8}  {:>10}  {:>10}  {:>10}  {:>5}  {} ({}){mark}",
+            s.step,
+            human(s.time_ns.max),
+            human(s.time_ns.median),
+            human(s.time_ns.min),
+            s.ranks,
+            s.slowest_rank,
+            human(s.slowest_rank_work_ns)
+        );
+    }
+
+    if let Some(step) = focus {
+        let rows = rows_of_step(r, step);
+        let _ = writeln!(o, "\nBreakdown of step {step} (ranks by own work; parts sum to the span)");
+        let _ = writeln!(
+            o,
+            "  {:>5}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
+            "rank", "span", "compute", "overlap", "comm", "memory", "host", "free"
+        );
+        for b in rows.iter().take(MAX_RANK_ROWS) {
+            let _ = writeln!(
+                o,
+                "  {:>5}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
+                b.rank,
+                human(b.span_ns),
+                human(b.compute_ns),
+                human(b.overlap_ns),
+                human(b.comm_ns),
+                human(b.memory_ns),
+                human(b.host_bound_ns),
+                human(b.free_ns)
+            );
+        }
+        if rows.len() > MAX_RANK_ROWS {
+            let _ = writeln!(o, "  ... {} more rank(s): --format json lists all", rows.len() - MAX_RANK_ROWS);
+        }
+    }
+
+    if !r.top_ops.is_empty() {
+        let basis = if r.top_ops_basis == "device" { "device time" } else { "host self time (CPU-only job)" };
+        let _ = writeln!(o, "\nTop operators by {basis}");
+        let _ = writeln!(o, "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}", "name", "kind", "count", "total", "mean", "share");
+        for op in r.top_ops.iter().take(TOP_OPS) {
+            let _ = writeln!(
+                o,
+                "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>5.1}%",
+                ellipsize(&op.name, NAME_WIDTH),
+                op.kind,
+                op.count,
+                human(op.total_ns),
+                human(op.mean_ns),
+                op.share * 100.0
+            );
+        }
+    }
+
+    for (title, lines) in [("Notes", &j.notes), ("Warnings", &j.warnings)] {
+        if !lines.is_empty() {
+            let _ = writeln!(o, "\n{title}");
+            for l in lines {
+                let _ = writeln!(o, "  {l}");
+            }
+        }
+    }
+    if !r.skipped.is_empty() {
+        let _ = writeln!(o, "\nSkipped (could not be read)");
+        for s in &r.skipped {
+            let _ = writeln!(o, "  {}", s.reason);
+        }
+    }
+    let _ = writeln!(o, "\ntimings: load {}, analysis {}", human(r.timings.load_ns as i64), human(r.timings.analysis_ns as i64));
+    o
+}
+
+/// Cuts a name to `width` characters, marking the cut with `…`.
+pub fn ellipsize(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width - 1).collect();
+    out.push('…');
+    out
+}

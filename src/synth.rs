@@ -1,0 +1,533 @@
+//! The embedded demo cluster: a deterministic data-parallel transformer job on H100s, written as
+//! real Kineto JSON (the same bytes `stepscope demo --out` saves), so the demo exercises the
+//! real loader. Defaults: 8 ranks × 6 profiled steps (`ProfilerStep#10..#15`), a straggler
+//! rank whose kernels run 25% slower, and one slow step in which one rank's data loader pauses
+//! for 300 ms while every other rank waits for it in the first gradient all-reduce.
+//!
+//! The timeline is simulated, not drawn: kernels queue on their stream behind earlier work and
+//! their launch, each all-reduce ends together on every rank (the last arriver's start plus
+//! the transfer), and each step ends with a `.item()` that synchronizes the host with the
+//! device. Ranks get small clock offsets, as ranks on different hosts do.
+
+use crate::ingest::source::{self, Source};
+use crate::time::Ns;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Size and shape of the generated job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DemoSpec {
+    /// Number of ranks (world size).
+    pub ranks: u32,
+    /// Profiled steps per rank.
+    pub steps: u32,
+    /// Multiplies transformer layers (and so events per step) for benchmarks.
+    pub scale: u32,
+}
+
+impl Default for DemoSpec {
+    fn default() -> Self {
+        DemoSpec { ranks: 8, steps: 6, scale: 1 }
+    }
+}
+
+/// The number of the first profiled step (profiler schedules skip warm-up steps).
+pub const FIRST_STEP: u32 = 10;
+/// Extra kernel time of the straggler rank, in percent.
+pub const STRAGGLER_SLOWDOWN_PCT: i64 = 25;
+/// The data-loader pause of the slow step's culprit.
+pub const PAUSE_NS: Ns = 300_000_000;
+const LAYERS_PER_SCALE: u32 = 12;
+const LAYERS_PER_BUCKET: u32 = 3;
+/// Clock origin of the traces (µs, arbitrary as in newer Kineto) and the epoch base.
+const ORIGIN_NS: Ns = 4_458_676_000_000_000;
+const BASE_TIME_NS: Ns = 1_795_300_000_000_000_000;
+
+impl DemoSpec {
+    /// The rank whose kernels are slower in every step.
+    pub fn straggler(&self) -> u32 {
+        3.min(self.ranks - 1)
+    }
+    /// The rank that pauses in the slow step.
+    pub fn culprit(&self) -> u32 {
+        5.min(self.ranks - 1)
+    }
+    /// The step number with the pause.
+    pub fn slow_step(&self) -> u32 {
+        FIRST_STEP + 3.min(self.steps - 1)
+    }
+    fn layers(&self) -> u32 {
+        LAYERS_PER_SCALE * self.scale.max(1)
+    }
+    fn buckets(&self) -> u32 {
+        self.layers().div_ceil(LAYERS_PER_BUCKET)
+    }
+    /// Clock offset of a rank's host, within ±6 ms.
+    fn clock_offset(&self, rank: u32) -> Ns {
+        (i64::from(rank * 7919 % 13) - 6) * 1_000_000 + i64::from(rank) * 1_337
+    }
+}
+
+/// Deterministic jitter in [-2%, +2%] of `ns`, from a hash of its coordinates (splitmix64),
+/// so every run and every platform generates the same job.
+fn jitter(ns: Ns, a: u64, b: u64, c: u64) -> Ns {
+    let mut z = a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.rotate_left(21) ^ c.rotate_left(42);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    let pct = (z % 401) as i64 - 200; // hundredths of a percent
+    ns + ns * pct / 10_000
+}
+
+/// A transformer-layer operator: host op, kernel name, device time, shapes.
+struct OpDef {
+    op: &'static str,
+    kernel: &'static str,
+    ns: Ns,
+    dims: &'static str,
+}
+
+const GEMM: &str = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas";
+const LN: &str = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)";
+const ADD: &str = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3>)";
+const GELU: &str = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2> >(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2>)";
+const FLASH_FWD: &str = "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)";
+const FLASH_BWD: &str = "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 8, cutlass::bfloat16_t> >, false, true, false, false, true, true, false>(pytorch_flash::Flash_bwd_params)";
+const ADAM: &str = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<c10::BFloat16, 4, (at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, double, bool, double*, double*>(at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<c10::BFloat16, 4, (at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, double, bool, double*, double*)";
+const NCCL_AR: &str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+
+/// Forward operators of one layer (hidden 2048, FFN 8192, 8192 tokens per micro-batch).
+const FORWARD: [OpDef; 8] = [
+    OpDef { op: "aten::layer_norm", kernel: LN, ns: 30_000, dims: "[[4, 2048, 2048], [], [2048], [2048], [], []]" },
+    OpDef { op: "aten::linear", kernel: GEMM, ns: 340_000, dims: "[[4, 2048, 2048], [6144, 2048], [6144]]" },
+    OpDef { op: "aten::scaled_dot_product_attention", kernel: FLASH_FWD, ns: 180_000, dims: "[[4, 16, 2048, 128], [4, 16, 2048, 128], [4, 16, 2048, 128], [], [], [], []]" },
+    OpDef { op: "aten::linear", kernel: GEMM, ns: 115_000, dims: "[[4, 2048, 2048], [2048, 2048], [2048]]" },
+    OpDef { op: "aten::add", kernel: ADD, ns: 40_000, dims: "[[4, 2048, 2048], [4, 2048, 2048], []]" },
+    OpDef { op: "aten::linear", kernel: GEMM, ns: 455_000, dims: "[[4, 2048, 2048], [8192, 2048], [8192]]" },
+    OpDef { op: "aten::gelu", kernel: GELU, ns: 110_000, dims: "[[4, 2048, 8192], []]" },
+    OpDef { op: "aten::linear", kernel: GEMM, ns: 455_000, dims: "[[4, 2048, 8192], [2048, 8192], [2048]]" },
+];
+
+/// Backward node, its kernels (name, time) for one forward operator.
+fn backward_of(f: &OpDef) -> (&'static str, Vec<(&'static str, &'static str, Ns)>) {
+    match f.op {
+        "aten::linear" => ("AddmmBackward0", vec![("aten::mm", GEMM, f.ns), ("aten::mm", GEMM, f.ns)]),
+        "aten::scaled_dot_product_attention" => {
+            ("ScaledDotProductFlashAttentionBackward0", vec![("aten::_flash_attention_backward", FLASH_BWD, f.ns * 5 / 2)])
+        }
+        "aten::layer_norm" => ("NativeLayerNormBackward0", vec![("aten::native_layer_norm_backward", LN, f.ns * 2)]),
+        "aten::gelu" => ("GeluBackward0", vec![("aten::gelu_backward", GELU, f.ns * 3 / 2)]),
+        _ => ("AddBackward0", vec![]),
+    }
+}
+
+/// Collective end times: `ends[step][bucket]`, on the true (unskewed) clock.
+type Schedule = Vec<Vec<Ns>>;
+
+/// Receives simulated events (or discards them when only timing is wanted).
+trait Sink {
+    fn x(&mut self, cat: &str, name: &str, tid: Tid, start: Ns, dur: Ns, args: &str);
+    fn flow(&mut self, corr: u64, from: Tid, at: Ns, to: Tid, at_dev: Ns);
+}
+
+struct Discard;
+impl Sink for Discard {
+    fn x(&mut self, _: &str, _: &str, _: Tid, _: Ns, _: Ns, _: &str) {}
+    fn flow(&mut self, _: u64, _: Tid, _: Ns, _: Tid, _: Ns) {}
+}
+
+/// Lanes of a rank.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tid {
+    Main,
+    Autograd,
+    Compute,
+    Comm,
+}
+
+/// One rank's simulation state within a step.
+struct RankSim<'s> {
+    rank: u32,
+    spec: DemoSpec,
+    sink: &'s mut dyn Sink,
+    corr: u64,
+    ext: u64,
+    /// When the compute and communication streams are next free.
+    compute_free: Ns,
+    comm_free: Ns,
+}
+
+impl RankSim<'_> {
+    fn slow(&self, ns: Ns) -> Ns {
+        if self.rank == self.spec.straggler() { ns + ns * STRAGGLER_SLOWDOWN_PCT / 100 } else { ns }
+    }
+
+    /// A host op on `tid` at `t` launching one kernel; returns the op's end.
+    #[allow(clippy::too_many_arguments)]
+    fn op_with_kernel(&mut self, tid: Tid, t: Ns, op: &str, dims: &str, kernel: &str, ns: Ns, stream: Tid, key: (u64, u64)) -> Ns {
+        self.ext += 1;
+        self.corr += 1;
+        let host = jitter(24_000, key.0, key.1, 1);
+        let op_args = if dims.is_empty() {
+            format!(r#"{{"External id": {}, "Record function id": 0, "Ev Idx": {}}}"#, self.ext, self.ext)
+        } else {
+            format!(
+                r#"{{"External id": {}, "Record function id": 0, "Ev Idx": {}, "Input Dims": {dims}, "Input type": ["c10::BFloat16"]}}"#,
+                self.ext, self.ext
+            )
+        };
+        self.sink.x("cpu_op", op, tid, t, host, &op_args);
+        let launch = t + host - 9_000;
+        let rt_args = format!(r#"{{"External id": {}, "cbid": 211, "correlation": {}}}"#, self.ext, self.corr);
+        self.sink.x("cuda_runtime", "cudaLaunchKernel", tid, launch, 6_000, &rt_args);
+        let dur = self.slow(jitter(ns, key.0, key.1, 2));
+        let ready = launch + 6_000 + 2_500;
+        let free = if stream == Tid::Comm { &mut self.comm_free } else { &mut self.compute_free };
+        let start = (*free).max(ready);
+        *free = start + dur;
+        self.kernel(kernel, stream, start, dur, "");
+        self.sink.flow(self.corr, tid, launch, stream, start);
+        t + host
+    }
+
+    fn kernel(&mut self, name: &str, stream: Tid, start: Ns, dur: Ns, extra: &str) {
+        let sid = if stream == Tid::Comm { 20 } else { 7 };
+        let args = format!(
+            r#"{{"External id": {}, "queued": 0, "device": {}, "context": 1, "stream": {sid}, "correlation": {}, "registers per thread": 128, "shared memory": 49152, "grid": [132, 1, 1], "block": [256, 1, 1]{extra}}}"#,
+            self.ext,
+            self.rank % 8,
+            self.corr
+        );
+        self.sink.x("kernel", name, stream, start, dur, &args);
+    }
+
+    /// A memcpy issued from the main thread inside a `cpu_op`; returns the op's end.
+    fn memcpy(&mut self, t: Ns, op: &str, name: &str, bytes: u64, ns: Ns) -> Ns {
+        self.ext += 1;
+        self.corr += 1;
+        let args = format!(r#"{{"External id": {}, "Ev Idx": {}}}"#, self.ext, self.ext);
+        self.sink.x("cpu_op", op, Tid::Main, t, 40_000, &args);
+        let launch = t + 20_000;
+        let rt = format!(r#"{{"External id": {}, "cbid": 51, "correlation": {}}}"#, self.ext, self.corr);
+        self.sink.x("cuda_runtime", "cudaMemcpyAsync", Tid::Main, launch, 12_000, &rt);
+        let start = self.compute_free.max(launch + 12_000 + 3_000);
+        self.compute_free = start + ns;
+        let dev = format!(
+            r#"{{"External id": {}, "device": {}, "context": 1, "stream": 7, "correlation": {}, "bytes": {bytes}}}"#,
+            self.ext,
+            self.rank % 8,
+            self.corr
+        );
+        self.sink.x("gpu_memcpy", name, Tid::Compute, start, ns, &dev);
+        self.sink.flow(self.corr, Tid::Main, launch, Tid::Compute, start);
+        t + 40_000
+    }
+
+    /// Phase 1 of a step: data, forward, backward up to each bucket's all-reduce launch.
+    /// Returns the host time after backward and each bucket's ready time.
+    fn forward_backward(&mut self, step: u32, t0: Ns, ends: Option<&[Ns]>) -> (Ns, Vec<Ns>) {
+        let rank = self.rank;
+        let key = move |a: u32, b: u32| (u64::from(rank) << 32 | u64::from(step), u64::from(a) << 32 | u64::from(b));
+        let mut h = t0 + 20_000;
+        let mut dl = jitter(1_500_000, key(0, 0).0, 7, 7);
+        if step == self.spec.slow_step() && self.rank == self.spec.culprit() {
+            dl += PAUSE_NS;
+        }
+        let args = r#"{"External id": 0, "Ev Idx": 0}"#;
+        self.sink.x("user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", Tid::Main, h, dl, args);
+        h += dl + 5_000;
+        h = self.memcpy(h, "aten::copy_", "Memcpy HtoD (Pinned -> Device)", 16 << 20, jitter(680_000, key(0, 1).0, 1, 1)) + 5_000;
+        let layers = self.spec.layers();
+        for l in 0..layers {
+            for (k, f) in FORWARD.iter().enumerate() {
+                h = self.op_with_kernel(Tid::Main, h, f.op, f.dims, f.kernel, f.ns, Tid::Compute, key(l, k as u32)) + 2_000;
+            }
+        }
+        // Backward runs on the autograd thread; DDP launches a bucket's all-reduce once the
+        // gradients of its layers are computed.
+        let mut a = h + 30_000;
+        let mut ready = Vec::new();
+        for l in (0..layers).rev() {
+            for (k, f) in FORWARD.iter().enumerate().rev() {
+                let (node, kernels) = backward_of(f);
+                if kernels.is_empty() {
+                    continue;
+                }
+                let eval = format!("autograd::engine::evaluate_function: {node}");
+                let start = a;
+                a += 8_000;
+                for (j, (op, kern, ns)) in kernels.iter().enumerate() {
+                    a = self.op_with_kernel(Tid::Autograd, a, op, "", kern, *ns, Tid::Compute, key(l + 1000, (k * 4 + j) as u32)) + 2_000;
+                }
+                let args = format!(r#"{{"External id": {}, "Ev Idx": 0}}"#, self.ext);
+                self.sink.x("cpu_op", &eval, Tid::Autograd, start, a - start + 3_000, &args);
+                a += 5_000;
+            }
+            if l % LAYERS_PER_BUCKET == 0 {
+                let b = ready.len();
+                let r = self.allreduce(a, b, ends);
+                ready.push(r);
+                a += 60_000;
+            }
+        }
+        (a, ready)
+    }
+
+    /// Launches bucket `b`'s all-reduce from the autograd thread at `a`; returns when its
+    /// kernel is ready to start (gradients computed, launch done, comm stream free).
+    fn allreduce(&mut self, a: Ns, b: usize, ends: Option<&[Ns]>) -> Ns {
+        self.ext += 1;
+        self.corr += 1;
+        let nranks = self.spec.ranks;
+        let elems = 25_165_824u64;
+        let meta = format!(
+            r#", "Collective name": "allreduce", "In msg nelems": {elems}, "Out msg nelems": {elems}, "Group size": {nranks}, "dtype": "BFloat16", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[{}]""#,
+            (0..nranks).map(|r| r.to_string()).collect::<Vec<_>>().join(", ")
+        );
+        let op_args = format!(r#"{{"External id": {}, "Ev Idx": 0{meta}}}"#, self.ext);
+        self.sink.x("cpu_op", "record_param_comms", Tid::Autograd, a, 45_000, &op_args);
+        let launch = a + 30_000;
+        let rt = format!(r#"{{"External id": {}, "cbid": 211, "correlation": {}}}"#, self.ext, self.corr);
+        self.sink.x("cuda_runtime", "cudaLaunchKernel", Tid::Autograd, launch, 7_000, &rt);
+        // The all-reduce waits for the gradients on the compute stream (stream wait event).
+        let ready = (launch + 7_000 + 3_000).max(self.compute_free).max(self.comm_free);
+        if let Some(ends) = ends {
+            let end = ends[b];
+            self.comm_free = end;
+            self.kernel(NCCL_AR, Tid::Comm, ready, end - ready, &meta);
+            self.sink.flow(self.corr, Tid::Autograd, launch, Tid::Comm, ready);
+        }
+        ready
+    }
+
+    /// Phase 2: optimizer after the last all-reduce, then `.item()` synchronizes.
+    /// Returns the host end of the step.
+    fn optimizer_and_sync(&mut self, step: u32, h: Ns) -> Ns {
+        let key = u64::from(self.rank) << 32 | u64::from(step);
+        self.compute_free = self.compute_free.max(self.comm_free);
+        let start = h;
+        let mut h = h + 10_000;
+        for g in 0..self.spec.layers().div_ceil(2) {
+            h = self.op_with_kernel(Tid::Main, h, "aten::_fused_adamw_", "", ADAM, 210_000, Tid::Compute, (key, 9000 + u64::from(g))) + 3_000;
+        }
+        self.sink.x("user_annotation", "Optimizer.step#AdamW.step", Tid::Main, start, h - start, r#"{"External id": 0, "Ev Idx": 0}"#);
+        // loss.item(): copy the scalar back and wait for the device.
+        let item = h + 5_000;
+        self.ext += 1;
+        self.corr += 1;
+        let launch = item + 15_000;
+        let copy_start = self.compute_free.max(launch + 10_000 + 3_000);
+        self.compute_free = copy_start + 2_000;
+        let sync_start = launch + 12_000;
+        let sync_end = self.compute_free.max(sync_start) + 6_000;
+        let end = sync_end + 8_000;
+        let args = format!(r#"{{"External id": {}, "Ev Idx": 0}}"#, self.ext);
+        self.sink.x("cpu_op", "aten::item", Tid::Main, item, end - item, &args);
+        self.sink.x("cpu_op", "aten::_local_scalar_dense", Tid::Main, item + 5_000, end - item - 8_000, &args);
+        let rt = format!(r#"{{"External id": {}, "cbid": 51, "correlation": {}}}"#, self.ext, self.corr);
+        self.sink.x("cuda_runtime", "cudaMemcpyAsync", Tid::Main, launch, 10_000, &rt);
+        let dev = format!(
+            r#"{{"External id": {}, "device": {}, "context": 1, "stream": 7, "correlation": {}, "bytes": 4}}"#,
+            self.ext,
+            self.rank % 8,
+            self.corr
+        );
+        self.sink.x("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", Tid::Compute, copy_start, 2_000, &dev);
+        self.corr += 1;
+        let sync = format!(r#"{{"External id": {}, "cbid": 131, "correlation": {}}}"#, self.ext, self.corr);
+        self.sink.x("cuda_runtime", "cudaStreamSynchronize", Tid::Main, sync_start, sync_end - sync_start, &sync);
+        end
+    }
+}
+
+/// Start of the first step on every rank (true clock).
+const T_START: Ns = 1_000_000;
+/// Host gap between steps (logging, scheduler).
+const STEP_GAP: Ns = 30_000;
+
+/// Simulates the cluster step by step to find when every all-reduce ends.
+fn schedule(spec: DemoSpec) -> Schedule {
+    let n = spec.ranks as usize;
+    let mut t0 = vec![T_START; n];
+    let mut sims: Vec<(u64, u64)> = vec![(0, 0); n];
+    let mut out = Vec::new();
+    for s in 0..spec.steps {
+        let step = FIRST_STEP + s;
+        let mut readies = Vec::with_capacity(n);
+        for r in 0..n {
+            let mut sink = Discard;
+            let mut sim = RankSim { rank: r as u32, spec, sink: &mut sink, corr: sims[r].0, ext: sims[r].1, compute_free: 0, comm_free: 0 };
+            let (_, ready) = sim.forward_backward(step, t0[r], None);
+            readies.push(ready);
+        }
+        // Bucket b starts on each rank when it is ready and the previous bucket has ended;
+        // it ends when the last rank has started plus the ring transfer time.
+        let mut ends = Vec::with_capacity(spec.buckets() as usize);
+        let mut prev_end = 0;
+        for b in 0..spec.buckets() as usize {
+            let last_start = readies.iter().map(|rd| rd[b].max(prev_end)).max().unwrap_or(0);
+            let end = last_start + transfer_ns(spec.ranks);
+            ends.push(end);
+            prev_end = end;
+        }
+        for r in 0..n {
+            let mut sink = Discard;
+            let mut sim = RankSim { rank: r as u32, spec, sink: &mut sink, corr: sims[r].0, ext: sims[r].1, compute_free: 0, comm_free: 0 };
+            let (h, _) = sim.forward_backward(step, t0[r], Some(&ends));
+            let end = sim.optimizer_and_sync(step, h + 20_000);
+            sims[r] = (sim.corr, sim.ext);
+            t0[r] = end + STEP_GAP;
+        }
+        out.push(ends);
+    }
+    out
+}
+
+/// Ring all-reduce of a 48 MiB bf16 bucket at 360 GB/s bus bandwidth: bytes / algbw, with
+/// algbw = busbw / (2(n−1)/n).
+fn transfer_ns(ranks: u32) -> Ns {
+    let bytes: i128 = 25_165_824 * 2;
+    let n = i128::from(ranks.max(1));
+    if n == 1 {
+        return 20_000;
+    }
+    (bytes * 2 * (n - 1) * 1_000_000_000 / (n * 360_000_000_000)) as Ns
+}
+
+/// Writes Kineto JSON events for one rank.
+struct JsonSink {
+    out: String,
+    pid: u32,
+    rank: u32,
+    offset: Ns,
+}
+
+impl JsonSink {
+    fn tid(&self, t: Tid) -> (u32, u32) {
+        match t {
+            Tid::Main => (self.pid, self.pid),
+            Tid::Autograd => (self.pid, self.pid + 17),
+            Tid::Compute => (self.rank % 8, 7),
+            Tid::Comm => (self.rank % 8, 20),
+        }
+    }
+    fn us(&self, t: Ns) -> String {
+        let v = t + self.offset + ORIGIN_NS;
+        format!("{}.{:03}", v / 1000, v % 1000)
+    }
+    fn dur(d: Ns) -> String {
+        format!("{}.{:03}", d / 1000, d % 1000)
+    }
+}
+
+impl Sink for JsonSink {
+    fn x(&mut self, cat: &str, name: &str, tid: Tid, start: Ns, dur: Ns, args: &str) {
+        let (p, t) = self.tid(tid);
+        let (ts, d) = (self.us(start), Self::dur(dur));
+        let _ = write!(
+            self.out,
+            ",\n  {{\n    \"ph\": \"X\", \"cat\": \"{cat}\", \"name\": \"{name}\", \"pid\": {p}, \"tid\": {t},\n    \"ts\": {ts}, \"dur\": {d},\n    \"args\": {args}\n  }}"
+        );
+    }
+    fn flow(&mut self, corr: u64, from: Tid, at: Ns, to: Tid, at_dev: Ns) {
+        let (p0, t0) = self.tid(from);
+        let (p1, t1) = self.tid(to);
+        let (a, b) = (self.us(at), self.us(at_dev));
+        let _ = write!(
+            self.out,
+            ",\n  {{\"ph\": \"s\", \"id\": {corr}, \"pid\": {p0}, \"tid\": {t0}, \"ts\": {a}, \"cat\": \"ac2g\", \"name\": \"ac2g\"}},\n  {{\"ph\": \"f\", \"id\": {corr}, \"pid\": {p1}, \"tid\": {t1}, \"ts\": {b}, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}}"
+        );
+    }
+}
+
+/// The JSON text of one rank, given the cluster schedule.
+fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
+    let pid = 31_000 + rank * 13;
+    let mut sink = JsonSink { out: String::with_capacity(1 << 20), pid, rank, offset: spec.clock_offset(rank) };
+    let dev = rank % 8;
+    let ranks_list = (0..spec.ranks).map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
+    let _ = write!(
+        sink.out,
+        "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {{\"id\": {dev}, \"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 84929347584, \"computeMajor\": 9, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048, \"regsPerBlock\": 65536, \"warpSize\": 32, \"sharedMemPerBlock\": 49152, \"numSms\": 132}}\n  ],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}, \"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": {}, \"ranks\": [{ranks_list}]}}], \"nccl_version\": \"2.21.5\"}},\n  \"record_shapes\": 1,\n  \"with_stack\": 0,\n  \"traceName\": \"demo/rank-{rank}.pt.trace.json\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {BASE_TIME_NS},\n  \"traceEvents\": [",
+        spec.ranks, spec.ranks
+    );
+    let meta_ts = sink.us(0);
+    let _ = write!(
+        sink.out,
+        "\n  {{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": {meta_ts}, \"pid\": {pid}, \"tid\": 0, \"args\": {{\"name\": \"python3\"}}}}"
+    );
+    let metas = [
+        format!(r#"{{"name": "process_labels", "ph": "M", "ts": {meta_ts}, "pid": {pid}, "tid": 0, "args": {{"labels": "CPU"}}}}"#),
+        format!(r#"{{"name": "process_labels", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 0, "args": {{"labels": "GPU {dev}"}}}}"#),
+        format!(r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {pid}, "tid": {pid}, "args": {{"name": "thread {pid} (pt_main_thread)"}}}}"#),
+        format!(r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {pid}, "tid": {}, "args": {{"name": "thread {} (pt_autograd_0)"}}}}"#, pid + 17, pid + 17),
+        format!(r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 7, "args": {{"name": "stream 7 "}}}}"#),
+        format!(r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 20, "args": {{"name": "stream 20 "}}}}"#),
+    ];
+    for m in metas {
+        sink.out.push_str(",\n  ");
+        sink.out.push_str(&m);
+    }
+    let (mut corr, mut ext) = (0u64, 0u64);
+    let mut t0 = T_START;
+    for s in 0..spec.steps {
+        let step = FIRST_STEP + s;
+        let ends = &sched[s as usize];
+        let mut sim = RankSim { rank, spec, sink: &mut sink, corr, ext, compute_free: 0, comm_free: 0 };
+        let (h, _) = sim.forward_backward(step, t0, Some(ends));
+        let end = sim.optimizer_and_sync(step, h + 20_000);
+        corr = sim.corr;
+        ext = sim.ext;
+        let args = format!(r#"{{"External id": {}, "Record function id": 1, "Ev Idx": 0}}"#, 1_000_000 + step);
+        sink.x("user_annotation", &format!("ProfilerStep#{step}"), Tid::Main, t0, end - t0, &args);
+        t0 = end + STEP_GAP;
+    }
+    let span_ts = sink.us(0);
+    let _ = write!(
+        sink.out,
+        ",\n  {{\"ph\": \"X\", \"cat\": \"Trace\", \"ts\": {span_ts}, \"dur\": {}, \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\", \"name\": \"PyTorch Profiler (0)\", \"args\": {{\"Op count\": 0}}}},\n  {{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": {}}}\n  ]\n}}\n",
+        JsonSink::dur(t0),
+        sink.us(t0)
+    );
+    sink.out
+}
+
+/// The demo job as in-memory sources (the embedded demo cluster), one per rank.
+pub fn sources(spec: DemoSpec) -> Vec<Source> {
+    use rayon::prelude::*;
+    let sched = schedule(spec);
+    (0..spec.ranks)
+        .into_par_iter()
+        .map(|r| {
+            let text = rank_json(spec, r, &sched).into_bytes();
+            source::from_memory(format!("demo:rank-{r}"), text).expect("generated JSON is not gzip")
+        })
+        .collect()
+}
+
+/// Writes the demo job as `rank-N.pt.trace.json.gz` (or `.json` when `gzip` is false).
+pub fn write(spec: DemoSpec, dir: &Path, gzip: bool) -> std::io::Result<Vec<PathBuf>> {
+    use rayon::prelude::*;
+    std::fs::create_dir_all(dir)?;
+    let sched = schedule(spec);
+    (0..spec.ranks)
+        .into_par_iter()
+        .map(|r| {
+            let text = rank_json(spec, r, &sched);
+            let name = if gzip { format!("rank-{r}.pt.trace.json.gz") } else { format!("rank-{r}.pt.trace.json") };
+            let path = dir.join(name);
+            let file = std::io::BufWriter::new(std::fs::File::create(&path)?);
+            if gzip {
+                let mut enc = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+                enc.write_all(text.as_bytes())?;
+                enc.finish()?.flush()?;
+            } else {
+                let mut f = file;
+                f.write_all(text.as_bytes())?;
+                f.flush()?;
+            }
+            Ok(path)
+        })
+        .collect()
+}

@@ -1,0 +1,240 @@
+//! Time is integer nanoseconds end to end. Trace timestamps are decimal microseconds
+//! (`4458676416788.066`); they are converted from their text, never through `f64`, because an
+//! epoch-scale value in `f64` keeps only about 0.25 µs of resolution.
+
+/// Nanoseconds; signed so differences and offsets need no casts.
+pub type Ns = i64;
+
+/// Why a time value could not be converted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimeError {
+    /// Not a JSON number (nor a string holding one).
+    NotANumber,
+    /// The value does not fit in i64 nanoseconds.
+    Overflow,
+}
+
+impl std::fmt::Display for TimeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TimeError::NotANumber => f.write_str("not a number"),
+            TimeError::Overflow => f.write_str("out of range for 64-bit nanoseconds"),
+        }
+    }
+}
+
+/// Converts the JSON text of a number of microseconds (optionally quoted) into nanoseconds.
+/// Digits beyond nanosecond precision are rounded half away from zero.
+pub fn micros_text_to_ns(text: &[u8]) -> Result<Ns, TimeError> {
+    decimal_text_scaled(text, 3)
+}
+
+/// Converts the JSON text of an integer count of nanoseconds (optionally quoted).
+pub fn nanos_text_to_ns(text: &[u8]) -> Result<Ns, TimeError> {
+    decimal_text_scaled(text, 0)
+}
+
+/// Parses `[-]digits[.digits][(e|E)[+-]digits]`, multiplied by `10^scale`, into an i64 exactly.
+fn decimal_text_scaled(text: &[u8], scale: i32) -> Result<Ns, TimeError> {
+    if let Some(v) = plain_decimal(text, scale) {
+        return Ok(v);
+    }
+    general_decimal(text, scale)
+}
+
+/// The common case, `digits[.ddd]` with at most `scale` fraction digits and at most 18 digits
+/// in all, in u64 arithmetic; `None` for anything else.
+#[inline]
+fn plain_decimal(t: &[u8], scale: i32) -> Option<Ns> {
+    if t.is_empty() || t.len() > 19 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    let mut frac: i32 = -1;
+    for &c in t {
+        match c {
+            b'0'..=b'9' => {
+                v = v * 10 + u64::from(c - b'0');
+                if frac >= 0 {
+                    frac += 1;
+                }
+            }
+            b'.' if frac < 0 => frac = 0,
+            _ => return None,
+        }
+    }
+    let frac = frac.max(0);
+    if frac > scale || (frac == 0 && t.last() == Some(&b'.')) || t[0] == b'.' {
+        return None;
+    }
+    let v = v.checked_mul(10u64.pow((scale - frac) as u32))?;
+    i64::try_from(v).ok()
+}
+
+fn general_decimal(text: &[u8], scale: i32) -> Result<Ns, TimeError> {
+    let mut t = text;
+    if t.len() >= 2 && t[0] == b'"' && t[t.len() - 1] == b'"' {
+        t = t[1..t.len() - 1].trim_ascii();
+    }
+    let (neg, mut i) = match t.first() {
+        Some(b'-') => (true, 1),
+        Some(_) => (false, 0),
+        None => return Err(TimeError::NotANumber),
+    };
+    // Significant digits accumulate in i128; 36 digits is far beyond any i64 result.
+    let mut mant: i128 = 0;
+    let mut digits = 0u32;
+    let mut frac_len: i32 = 0;
+    let mut seen_digit = false;
+    let mut push = |d: u8, mant: &mut i128| -> Result<(), TimeError> {
+        if *mant != 0 || d != 0 {
+            digits += 1;
+        }
+        if digits > 36 {
+            return Err(TimeError::Overflow);
+        }
+        *mant = *mant * 10 + i128::from(d - b'0');
+        Ok(())
+    };
+    while i < t.len() && t[i].is_ascii_digit() {
+        push(t[i], &mut mant)?;
+        seen_digit = true;
+        i += 1;
+    }
+    if i < t.len() && t[i] == b'.' {
+        i += 1;
+        while i < t.len() && t[i].is_ascii_digit() {
+            push(t[i], &mut mant)?;
+            frac_len += 1;
+            seen_digit = true;
+            i += 1;
+        }
+    }
+    if !seen_digit {
+        return Err(TimeError::NotANumber);
+    }
+    let mut exp: i32 = 0;
+    if i < t.len() && (t[i] == b'e' || t[i] == b'E') {
+        i += 1;
+        let eneg = match t.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        while i < t.len() && t[i].is_ascii_digit() {
+            exp = exp.saturating_mul(10).saturating_add(i32::from(t[i] - b'0'));
+            i += 1;
+        }
+        if i == start {
+            return Err(TimeError::NotANumber);
+        }
+        if eneg {
+            exp = -exp;
+        }
+    }
+    if i != t.len() {
+        return Err(TimeError::NotANumber);
+    }
+    let shift = exp.saturating_add(scale).saturating_sub(frac_len);
+    let value = if mant == 0 {
+        0
+    } else if shift >= 0 {
+        if shift > 38 {
+            return Err(TimeError::Overflow);
+        }
+        mant.checked_mul(10i128.pow(shift as u32)).ok_or(TimeError::Overflow)?
+    } else {
+        let down = -shift;
+        if down > 38 {
+            0
+        } else {
+            let p = 10i128.pow(down as u32);
+            (mant + p / 2) / p
+        }
+    };
+    let value = if neg { -value } else { value };
+    i64::try_from(value).map_err(|_| TimeError::Overflow)
+}
+
+/// Formats nanoseconds for humans with a unit that keeps 3–4 significant digits (`12.3 ms`).
+pub fn human(ns: Ns) -> String {
+    let a = ns.unsigned_abs();
+    let sign = if ns < 0 { "-" } else { "" };
+    if a < 1_000 {
+        format!("{sign}{a} ns")
+    } else if a < 1_000_000 {
+        format!("{sign}{} µs", fixed(a, 1_000))
+    } else if a < 1_000_000_000 {
+        format!("{sign}{} ms", fixed(a, 1_000_000))
+    } else {
+        format!("{sign}{} s", fixed(a, 1_000_000_000))
+    }
+}
+
+/// `a / unit` with one decimal (two below 10), rounded half up, using integers only.
+fn fixed(a: u64, unit: u64) -> String {
+    let decimals = if a < 10 * unit { 2 } else { 1 };
+    let scale = if decimals == 2 { 100 } else { 10 };
+    let scaled = (u128::from(a) * scale as u128 + u128::from(unit) / 2) / u128::from(unit);
+    let whole = scaled / scale as u128;
+    let frac = scaled % scale as u128;
+    if decimals == 2 { format!("{whole}.{frac:02}") } else { format!("{whole}.{frac}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_micros_are_exact() {
+        assert_eq!(micros_text_to_ns(b"4458676416788.066"), Ok(4_458_676_416_788_066));
+        assert_eq!(micros_text_to_ns(b"1682725898079292"), Ok(1_682_725_898_079_292_000));
+        assert_eq!(micros_text_to_ns(b"0.001"), Ok(1));
+        assert_eq!(micros_text_to_ns(b"\"12.5\""), Ok(12_500));
+        assert_eq!(micros_text_to_ns(b"-3.25"), Ok(-3_250));
+        assert_eq!(micros_text_to_ns(b"607312.0"), Ok(607_312_000));
+        assert_eq!(micros_text_to_ns(b"1.5e3"), Ok(1_500_000));
+        assert_eq!(micros_text_to_ns(b"2E-3"), Ok(2));
+    }
+
+    #[test]
+    fn extra_digits_round_half_away_from_zero() {
+        assert_eq!(micros_text_to_ns(b"1.0004"), Ok(1_000));
+        assert_eq!(micros_text_to_ns(b"1.0005"), Ok(1_001));
+        assert_eq!(micros_text_to_ns(b"-1.0005"), Ok(-1_001));
+    }
+
+    #[test]
+    fn f64_would_be_wrong_here() {
+        // 1712867402367683.123 µs is not representable in f64 to the nanosecond.
+        let exact = micros_text_to_ns(b"1712867402367683.123").unwrap();
+        assert_eq!(exact, 1_712_867_402_367_683_123);
+        let via_f64 = (1712867402367683.123f64 * 1000.0) as i64;
+        assert_ne!(exact, via_f64);
+    }
+
+    #[test]
+    fn rejects_garbage_and_overflow() {
+        assert_eq!(micros_text_to_ns(b"abc"), Err(TimeError::NotANumber));
+        assert_eq!(micros_text_to_ns(b"{}"), Err(TimeError::NotANumber));
+        assert_eq!(micros_text_to_ns(b""), Err(TimeError::NotANumber));
+        assert_eq!(micros_text_to_ns(b"1e"), Err(TimeError::NotANumber));
+        assert_eq!(micros_text_to_ns(b"99999999999999999"), Err(TimeError::Overflow));
+        assert_eq!(nanos_text_to_ns(b"1711964646000000000"), Ok(1_711_964_646_000_000_000));
+    }
+
+    #[test]
+    fn human_units() {
+        assert_eq!(human(999), "999 ns");
+        assert_eq!(human(1_500), "1.50 µs");
+        assert_eq!(human(12_345_678), "12.3 ms");
+        assert_eq!(human(2_000_000_000), "2.00 s");
+    }
+}
