@@ -18,16 +18,20 @@ pub const EXIT_BAD_INPUT: i32 = 2;
 /// host-bound / free time, and reports the slow steps, ranks and operators.
 #[derive(Debug, Parser)]
 #[command(name = "stepscope", version)]
-#[command(after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n\nExit codes: 0 ok, 2 bad input or usage.")]
+#[command(
+    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n\nExit codes: 0 ok, 2 bad input or usage."
+)]
 pub struct Cli {
     /// Trace files (.json, .json.gz), directories searched recursively, or - for stdin.
     /// Without a PATH: the embedded demo cluster.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
+    /// Options shared by every command.
     #[command(flatten)]
     pub global: Global,
 
+    /// The subcommand; none opens the traces (until the TUI lands: prints the report).
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -97,13 +101,23 @@ pub fn main() -> i32 {
         }
     };
     if let Some(n) = cli.global.threads {
-        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global() {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global()
+        {
             eprintln!("error: --threads: {e}");
             return EXIT_BAD_INPUT;
         }
     }
     let result = match cli.command {
-        Some(Command::Report(a)) => report(&a.paths, a.format, Scope { step: a.step, rank: a.rank }),
+        Some(Command::Report(a)) => report(
+            &a.paths,
+            a.format,
+            Scope {
+                step: a.step,
+                rank: a.rank,
+            },
+        ),
         Some(Command::Demo(a)) => demo(&a),
         // Until the TUI lands, the default command prints the text report.
         None => report(&cli.paths, Format::Text, Scope::default()),
@@ -138,6 +152,10 @@ fn report(paths: &[PathBuf], format: Format, scope: Scope) -> Result<(), InputEr
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    // The process exits next: freeing millions of events one allocation at a time would only
+    // delay the exit (the OS reclaims it all at once).
+    std::mem::forget(analysis);
+    std::mem::forget(loaded);
     Ok(())
 }
 
@@ -147,26 +165,45 @@ fn check_scope(loaded: &Loaded, scope: Scope) -> Result<(), InputError> {
     if let Some(r) = scope.rank {
         if !job.ranks.iter().any(|x| x.id == r) {
             let ids: Vec<String> = job.ranks.iter().map(|x| x.id.to_string()).collect();
-            return Err(InputError::whole("--rank", format!("no rank {r} (ranks: {})", ids.join(", "))));
+            return Err(InputError::whole(
+                "--rank",
+                format!("no rank {r} (ranks: {})", ids.join(", ")),
+            ));
         }
     }
     if let Some(s) = scope.step {
-        let mut all: Vec<u32> = job.ranks.iter().flat_map(|x| x.steps.iter().map(|h| h.number)).collect();
+        let mut all: Vec<u32> = job
+            .ranks
+            .iter()
+            .flat_map(|x| x.steps.iter().map(|h| h.number))
+            .collect();
         all.sort_unstable();
         all.dedup();
         if !all.contains(&s) {
             let ids: Vec<String> = all.iter().map(u32::to_string).collect();
-            return Err(InputError::whole("--step", format!("no step {s} (steps: {})", ids.join(", "))));
+            return Err(InputError::whole(
+                "--step",
+                format!("no step {s} (steps: {})", ids.join(", ")),
+            ));
         }
     }
     Ok(())
 }
 
 fn demo(a: &DemoArgs) -> Result<(), InputError> {
-    let spec = DemoSpec { ranks: a.ranks, steps: a.steps, scale: a.scale };
+    let spec = DemoSpec {
+        ranks: a.ranks,
+        steps: a.steps,
+        scale: a.scale,
+    };
     let label = a.out.display().to_string();
-    let files = synth::write(spec, &a.out, !a.plain).map_err(|e| InputError::whole(&label, format!("cannot write: {e}")))?;
-    let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let files = synth::write(spec, &a.out, !a.plain)
+        .map_err(|e| InputError::whole(&label, format!("cannot write: {e}")))?;
+    let bytes: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
     eprintln!(
         "wrote {} rank file(s), {:.1} MB, to {label} (straggler rank {}, slow step {} caused by rank {})",
         files.len(),

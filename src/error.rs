@@ -25,12 +25,20 @@ pub struct InputError {
 impl InputError {
     /// An error at a byte offset of the JSON text.
     pub fn at(path: &str, byte: u64, msg: impl Into<String>) -> Self {
-        Self { path: path.to_string(), pos: Some(Position::Byte(byte)), msg: msg.into() }
+        Self {
+            path: path.to_string(),
+            pos: Some(Position::Byte(byte)),
+            msg: msg.into(),
+        }
     }
 
     /// An error about the input as a whole (unreadable, empty directory, ...).
     pub fn whole(path: &str, msg: impl Into<String>) -> Self {
-        Self { path: path.to_string(), pos: None, msg: msg.into() }
+        Self {
+            path: path.to_string(),
+            pos: None,
+            msg: msg.into(),
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! stepscope: why is this distributed training step slow?
 //!
 //! Data flows one way (DESIGN §3): [`ingest`] turns bytes into the normalized [`model`],

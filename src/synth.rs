@@ -28,7 +28,11 @@ pub struct DemoSpec {
 
 impl Default for DemoSpec {
     fn default() -> Self {
-        DemoSpec { ranks: 8, steps: 6, scale: 1 }
+        DemoSpec {
+            ranks: 8,
+            steps: 6,
+            scale: 1,
+        }
     }
 }
 
@@ -95,29 +99,80 @@ const GELU: &str = "void at::native::vectorized_elementwise_kernel<4, at::native
 const FLASH_FWD: &str = "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)";
 const FLASH_BWD: &str = "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 8, cutlass::bfloat16_t> >, false, true, false, false, true, true, false>(pytorch_flash::Flash_bwd_params)";
 const ADAM: &str = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<c10::BFloat16, 4, (at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, double, bool, double*, double*>(at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<c10::BFloat16, 4, (at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, double, bool, double*, double*)";
-const NCCL_AR: &str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+const NCCL_AR: &str =
+    "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
 
 /// Forward operators of one layer (hidden 2048, FFN 8192, 8192 tokens per micro-batch).
 const FORWARD: [OpDef; 8] = [
-    OpDef { op: "aten::layer_norm", kernel: LN, ns: 30_000, dims: "[[4, 2048, 2048], [], [2048], [2048], [], []]" },
-    OpDef { op: "aten::linear", kernel: GEMM, ns: 340_000, dims: "[[4, 2048, 2048], [6144, 2048], [6144]]" },
-    OpDef { op: "aten::scaled_dot_product_attention", kernel: FLASH_FWD, ns: 180_000, dims: "[[4, 16, 2048, 128], [4, 16, 2048, 128], [4, 16, 2048, 128], [], [], [], []]" },
-    OpDef { op: "aten::linear", kernel: GEMM, ns: 115_000, dims: "[[4, 2048, 2048], [2048, 2048], [2048]]" },
-    OpDef { op: "aten::add", kernel: ADD, ns: 40_000, dims: "[[4, 2048, 2048], [4, 2048, 2048], []]" },
-    OpDef { op: "aten::linear", kernel: GEMM, ns: 455_000, dims: "[[4, 2048, 2048], [8192, 2048], [8192]]" },
-    OpDef { op: "aten::gelu", kernel: GELU, ns: 110_000, dims: "[[4, 2048, 8192], []]" },
-    OpDef { op: "aten::linear", kernel: GEMM, ns: 455_000, dims: "[[4, 2048, 8192], [2048, 8192], [2048]]" },
+    OpDef {
+        op: "aten::layer_norm",
+        kernel: LN,
+        ns: 30_000,
+        dims: "[[4, 2048, 2048], [], [2048], [2048], [], []]",
+    },
+    OpDef {
+        op: "aten::linear",
+        kernel: GEMM,
+        ns: 340_000,
+        dims: "[[4, 2048, 2048], [6144, 2048], [6144]]",
+    },
+    OpDef {
+        op: "aten::scaled_dot_product_attention",
+        kernel: FLASH_FWD,
+        ns: 180_000,
+        dims: "[[4, 16, 2048, 128], [4, 16, 2048, 128], [4, 16, 2048, 128], [], [], [], []]",
+    },
+    OpDef {
+        op: "aten::linear",
+        kernel: GEMM,
+        ns: 115_000,
+        dims: "[[4, 2048, 2048], [2048, 2048], [2048]]",
+    },
+    OpDef {
+        op: "aten::add",
+        kernel: ADD,
+        ns: 40_000,
+        dims: "[[4, 2048, 2048], [4, 2048, 2048], []]",
+    },
+    OpDef {
+        op: "aten::linear",
+        kernel: GEMM,
+        ns: 455_000,
+        dims: "[[4, 2048, 2048], [8192, 2048], [8192]]",
+    },
+    OpDef {
+        op: "aten::gelu",
+        kernel: GELU,
+        ns: 110_000,
+        dims: "[[4, 2048, 8192], []]",
+    },
+    OpDef {
+        op: "aten::linear",
+        kernel: GEMM,
+        ns: 455_000,
+        dims: "[[4, 2048, 8192], [2048, 8192], [2048]]",
+    },
 ];
 
 /// Backward node, its kernels (name, time) for one forward operator.
 fn backward_of(f: &OpDef) -> (&'static str, Vec<(&'static str, &'static str, Ns)>) {
     match f.op {
-        "aten::linear" => ("AddmmBackward0", vec![("aten::mm", GEMM, f.ns), ("aten::mm", GEMM, f.ns)]),
-        "aten::scaled_dot_product_attention" => {
-            ("ScaledDotProductFlashAttentionBackward0", vec![("aten::_flash_attention_backward", FLASH_BWD, f.ns * 5 / 2)])
-        }
-        "aten::layer_norm" => ("NativeLayerNormBackward0", vec![("aten::native_layer_norm_backward", LN, f.ns * 2)]),
-        "aten::gelu" => ("GeluBackward0", vec![("aten::gelu_backward", GELU, f.ns * 3 / 2)]),
+        "aten::linear" => (
+            "AddmmBackward0",
+            vec![("aten::mm", GEMM, f.ns), ("aten::mm", GEMM, f.ns)],
+        ),
+        "aten::scaled_dot_product_attention" => (
+            "ScaledDotProductFlashAttentionBackward0",
+            vec![("aten::_flash_attention_backward", FLASH_BWD, f.ns * 5 / 2)],
+        ),
+        "aten::layer_norm" => (
+            "NativeLayerNormBackward0",
+            vec![("aten::native_layer_norm_backward", LN, f.ns * 2)],
+        ),
+        "aten::gelu" => (
+            "GeluBackward0",
+            vec![("aten::gelu_backward", GELU, f.ns * 3 / 2)],
+        ),
         _ => ("AddBackward0", vec![]),
     }
 }
@@ -160,17 +215,34 @@ struct RankSim<'s> {
 
 impl RankSim<'_> {
     fn slow(&self, ns: Ns) -> Ns {
-        if self.rank == self.spec.straggler() { ns + ns * STRAGGLER_SLOWDOWN_PCT / 100 } else { ns }
+        if self.rank == self.spec.straggler() {
+            ns + ns * STRAGGLER_SLOWDOWN_PCT / 100
+        } else {
+            ns
+        }
     }
 
     /// A host op on `tid` at `t` launching one kernel; returns the op's end.
     #[allow(clippy::too_many_arguments)]
-    fn op_with_kernel(&mut self, tid: Tid, t: Ns, op: &str, dims: &str, kernel: &str, ns: Ns, stream: Tid, key: (u64, u64)) -> Ns {
+    fn op_with_kernel(
+        &mut self,
+        tid: Tid,
+        t: Ns,
+        op: &str,
+        dims: &str,
+        kernel: &str,
+        ns: Ns,
+        stream: Tid,
+        key: (u64, u64),
+    ) -> Ns {
         self.ext += 1;
         self.corr += 1;
         let host = jitter(24_000, key.0, key.1, 1);
         let op_args = if dims.is_empty() {
-            format!(r#"{{"External id": {}, "Record function id": 0, "Ev Idx": {}}}"#, self.ext, self.ext)
+            format!(
+                r#"{{"External id": {}, "Record function id": 0, "Ev Idx": {}}}"#,
+                self.ext, self.ext
+            )
         } else {
             format!(
                 r#"{{"External id": {}, "Record function id": 0, "Ev Idx": {}, "Input Dims": {dims}, "Input type": ["c10::BFloat16"]}}"#,
@@ -179,11 +251,25 @@ impl RankSim<'_> {
         };
         self.sink.x("cpu_op", op, tid, t, host, &op_args);
         let launch = t + host - 9_000;
-        let rt_args = format!(r#"{{"External id": {}, "cbid": 211, "correlation": {}}}"#, self.ext, self.corr);
-        self.sink.x("cuda_runtime", "cudaLaunchKernel", tid, launch, 6_000, &rt_args);
+        let rt_args = format!(
+            r#"{{"External id": {}, "cbid": 211, "correlation": {}}}"#,
+            self.ext, self.corr
+        );
+        self.sink.x(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            tid,
+            launch,
+            6_000,
+            &rt_args,
+        );
         let dur = self.slow(jitter(ns, key.0, key.1, 2));
         let ready = launch + 6_000 + 2_500;
-        let free = if stream == Tid::Comm { &mut self.comm_free } else { &mut self.compute_free };
+        let free = if stream == Tid::Comm {
+            &mut self.comm_free
+        } else {
+            &mut self.compute_free
+        };
         let start = (*free).max(ready);
         *free = start + dur;
         self.kernel(kernel, stream, start, dur, "");
@@ -209,8 +295,18 @@ impl RankSim<'_> {
         let args = format!(r#"{{"External id": {}, "Ev Idx": {}}}"#, self.ext, self.ext);
         self.sink.x("cpu_op", op, Tid::Main, t, 40_000, &args);
         let launch = t + 20_000;
-        let rt = format!(r#"{{"External id": {}, "cbid": 51, "correlation": {}}}"#, self.ext, self.corr);
-        self.sink.x("cuda_runtime", "cudaMemcpyAsync", Tid::Main, launch, 12_000, &rt);
+        let rt = format!(
+            r#"{{"External id": {}, "cbid": 51, "correlation": {}}}"#,
+            self.ext, self.corr
+        );
+        self.sink.x(
+            "cuda_runtime",
+            "cudaMemcpyAsync",
+            Tid::Main,
+            launch,
+            12_000,
+            &rt,
+        );
         let start = self.compute_free.max(launch + 12_000 + 3_000);
         self.compute_free = start + ns;
         let dev = format!(
@@ -219,8 +315,10 @@ impl RankSim<'_> {
             self.rank % 8,
             self.corr
         );
-        self.sink.x("gpu_memcpy", name, Tid::Compute, start, ns, &dev);
-        self.sink.flow(self.corr, Tid::Main, launch, Tid::Compute, start);
+        self.sink
+            .x("gpu_memcpy", name, Tid::Compute, start, ns, &dev);
+        self.sink
+            .flow(self.corr, Tid::Main, launch, Tid::Compute, start);
         t + 40_000
     }
 
@@ -228,20 +326,47 @@ impl RankSim<'_> {
     /// Returns the host time after backward and each bucket's ready time.
     fn forward_backward(&mut self, step: u32, t0: Ns, ends: Option<&[Ns]>) -> (Ns, Vec<Ns>) {
         let rank = self.rank;
-        let key = move |a: u32, b: u32| (u64::from(rank) << 32 | u64::from(step), u64::from(a) << 32 | u64::from(b));
+        let key = move |a: u32, b: u32| {
+            (
+                u64::from(rank) << 32 | u64::from(step),
+                u64::from(a) << 32 | u64::from(b),
+            )
+        };
         let mut h = t0 + 20_000;
         let mut dl = jitter(1_500_000, key(0, 0).0, 7, 7);
         if step == self.spec.slow_step() && self.rank == self.spec.culprit() {
             dl += PAUSE_NS;
         }
         let args = r#"{"External id": 0, "Ev Idx": 0}"#;
-        self.sink.x("user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", Tid::Main, h, dl, args);
+        self.sink.x(
+            "user_annotation",
+            "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+            Tid::Main,
+            h,
+            dl,
+            args,
+        );
         h += dl + 5_000;
-        h = self.memcpy(h, "aten::copy_", "Memcpy HtoD (Pinned -> Device)", 16 << 20, jitter(680_000, key(0, 1).0, 1, 1)) + 5_000;
+        h = self.memcpy(
+            h,
+            "aten::copy_",
+            "Memcpy HtoD (Pinned -> Device)",
+            16 << 20,
+            jitter(680_000, key(0, 1).0, 1, 1),
+        ) + 5_000;
         let layers = self.spec.layers();
         for l in 0..layers {
             for (k, f) in FORWARD.iter().enumerate() {
-                h = self.op_with_kernel(Tid::Main, h, f.op, f.dims, f.kernel, f.ns, Tid::Compute, key(l, k as u32)) + 2_000;
+                h = self.op_with_kernel(
+                    Tid::Main,
+                    h,
+                    f.op,
+                    f.dims,
+                    f.kernel,
+                    f.ns,
+                    Tid::Compute,
+                    key(l, k as u32),
+                ) + 2_000;
             }
         }
         // Backward runs on the autograd thread; DDP launches a bucket's all-reduce once the
@@ -258,10 +383,26 @@ impl RankSim<'_> {
                 let start = a;
                 a += 8_000;
                 for (j, (op, kern, ns)) in kernels.iter().enumerate() {
-                    a = self.op_with_kernel(Tid::Autograd, a, op, "", kern, *ns, Tid::Compute, key(l + 1000, (k * 4 + j) as u32)) + 2_000;
+                    a = self.op_with_kernel(
+                        Tid::Autograd,
+                        a,
+                        op,
+                        "",
+                        kern,
+                        *ns,
+                        Tid::Compute,
+                        key(l + 1000, (k * 4 + j) as u32),
+                    ) + 2_000;
                 }
                 let args = format!(r#"{{"External id": {}, "Ev Idx": 0}}"#, self.ext);
-                self.sink.x("cpu_op", &eval, Tid::Autograd, start, a - start + 3_000, &args);
+                self.sink.x(
+                    "cpu_op",
+                    &eval,
+                    Tid::Autograd,
+                    start,
+                    a - start + 3_000,
+                    &args,
+                );
                 a += 5_000;
             }
             if l % LAYERS_PER_BUCKET == 0 {
@@ -283,20 +424,43 @@ impl RankSim<'_> {
         let elems = 25_165_824u64;
         let meta = format!(
             r#", "Collective name": "allreduce", "In msg nelems": {elems}, "Out msg nelems": {elems}, "Group size": {nranks}, "dtype": "BFloat16", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[{}]""#,
-            (0..nranks).map(|r| r.to_string()).collect::<Vec<_>>().join(", ")
+            (0..nranks)
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let op_args = format!(r#"{{"External id": {}, "Ev Idx": 0{meta}}}"#, self.ext);
-        self.sink.x("cpu_op", "record_param_comms", Tid::Autograd, a, 45_000, &op_args);
+        self.sink.x(
+            "cpu_op",
+            "record_param_comms",
+            Tid::Autograd,
+            a,
+            45_000,
+            &op_args,
+        );
         let launch = a + 30_000;
-        let rt = format!(r#"{{"External id": {}, "cbid": 211, "correlation": {}}}"#, self.ext, self.corr);
-        self.sink.x("cuda_runtime", "cudaLaunchKernel", Tid::Autograd, launch, 7_000, &rt);
+        let rt = format!(
+            r#"{{"External id": {}, "cbid": 211, "correlation": {}}}"#,
+            self.ext, self.corr
+        );
+        self.sink.x(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            Tid::Autograd,
+            launch,
+            7_000,
+            &rt,
+        );
         // The all-reduce waits for the gradients on the compute stream (stream wait event).
-        let ready = (launch + 7_000 + 3_000).max(self.compute_free).max(self.comm_free);
+        let ready = (launch + 7_000 + 3_000)
+            .max(self.compute_free)
+            .max(self.comm_free);
         if let Some(ends) = ends {
             let end = ends[b];
             self.comm_free = end;
             self.kernel(NCCL_AR, Tid::Comm, ready, end - ready, &meta);
-            self.sink.flow(self.corr, Tid::Autograd, launch, Tid::Comm, ready);
+            self.sink
+                .flow(self.corr, Tid::Autograd, launch, Tid::Comm, ready);
         }
         ready
     }
@@ -309,9 +473,25 @@ impl RankSim<'_> {
         let start = h;
         let mut h = h + 10_000;
         for g in 0..self.spec.layers().div_ceil(2) {
-            h = self.op_with_kernel(Tid::Main, h, "aten::_fused_adamw_", "", ADAM, 210_000, Tid::Compute, (key, 9000 + u64::from(g))) + 3_000;
+            h = self.op_with_kernel(
+                Tid::Main,
+                h,
+                "aten::_fused_adamw_",
+                "",
+                ADAM,
+                210_000,
+                Tid::Compute,
+                (key, 9000 + u64::from(g)),
+            ) + 3_000;
         }
-        self.sink.x("user_annotation", "Optimizer.step#AdamW.step", Tid::Main, start, h - start, r#"{"External id": 0, "Ev Idx": 0}"#);
+        self.sink.x(
+            "user_annotation",
+            "Optimizer.step#AdamW.step",
+            Tid::Main,
+            start,
+            h - start,
+            r#"{"External id": 0, "Ev Idx": 0}"#,
+        );
         // loss.item(): copy the scalar back and wait for the device.
         let item = h + 5_000;
         self.ext += 1;
@@ -323,20 +503,55 @@ impl RankSim<'_> {
         let sync_end = self.compute_free.max(sync_start) + 6_000;
         let end = sync_end + 8_000;
         let args = format!(r#"{{"External id": {}, "Ev Idx": 0}}"#, self.ext);
-        self.sink.x("cpu_op", "aten::item", Tid::Main, item, end - item, &args);
-        self.sink.x("cpu_op", "aten::_local_scalar_dense", Tid::Main, item + 5_000, end - item - 8_000, &args);
-        let rt = format!(r#"{{"External id": {}, "cbid": 51, "correlation": {}}}"#, self.ext, self.corr);
-        self.sink.x("cuda_runtime", "cudaMemcpyAsync", Tid::Main, launch, 10_000, &rt);
+        self.sink
+            .x("cpu_op", "aten::item", Tid::Main, item, end - item, &args);
+        self.sink.x(
+            "cpu_op",
+            "aten::_local_scalar_dense",
+            Tid::Main,
+            item + 5_000,
+            end - item - 8_000,
+            &args,
+        );
+        let rt = format!(
+            r#"{{"External id": {}, "cbid": 51, "correlation": {}}}"#,
+            self.ext, self.corr
+        );
+        self.sink.x(
+            "cuda_runtime",
+            "cudaMemcpyAsync",
+            Tid::Main,
+            launch,
+            10_000,
+            &rt,
+        );
         let dev = format!(
             r#"{{"External id": {}, "device": {}, "context": 1, "stream": 7, "correlation": {}, "bytes": 4}}"#,
             self.ext,
             self.rank % 8,
             self.corr
         );
-        self.sink.x("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", Tid::Compute, copy_start, 2_000, &dev);
+        self.sink.x(
+            "gpu_memcpy",
+            "Memcpy DtoH (Device -> Pageable)",
+            Tid::Compute,
+            copy_start,
+            2_000,
+            &dev,
+        );
         self.corr += 1;
-        let sync = format!(r#"{{"External id": {}, "cbid": 131, "correlation": {}}}"#, self.ext, self.corr);
-        self.sink.x("cuda_runtime", "cudaStreamSynchronize", Tid::Main, sync_start, sync_end - sync_start, &sync);
+        let sync = format!(
+            r#"{{"External id": {}, "cbid": 131, "correlation": {}}}"#,
+            self.ext, self.corr
+        );
+        self.sink.x(
+            "cuda_runtime",
+            "cudaStreamSynchronize",
+            Tid::Main,
+            sync_start,
+            sync_end - sync_start,
+            &sync,
+        );
         end
     }
 }
@@ -357,7 +572,15 @@ fn schedule(spec: DemoSpec) -> Schedule {
         let mut readies = Vec::with_capacity(n);
         for r in 0..n {
             let mut sink = Discard;
-            let mut sim = RankSim { rank: r as u32, spec, sink: &mut sink, corr: sims[r].0, ext: sims[r].1, compute_free: 0, comm_free: 0 };
+            let mut sim = RankSim {
+                rank: r as u32,
+                spec,
+                sink: &mut sink,
+                corr: sims[r].0,
+                ext: sims[r].1,
+                compute_free: 0,
+                comm_free: 0,
+            };
             let (_, ready) = sim.forward_backward(step, t0[r], None);
             readies.push(ready);
         }
@@ -366,14 +589,26 @@ fn schedule(spec: DemoSpec) -> Schedule {
         let mut ends = Vec::with_capacity(spec.buckets() as usize);
         let mut prev_end = 0;
         for b in 0..spec.buckets() as usize {
-            let last_start = readies.iter().map(|rd| rd[b].max(prev_end)).max().unwrap_or(0);
+            let last_start = readies
+                .iter()
+                .map(|rd| rd[b].max(prev_end))
+                .max()
+                .unwrap_or(0);
             let end = last_start + transfer_ns(spec.ranks);
             ends.push(end);
             prev_end = end;
         }
         for r in 0..n {
             let mut sink = Discard;
-            let mut sim = RankSim { rank: r as u32, spec, sink: &mut sink, corr: sims[r].0, ext: sims[r].1, compute_free: 0, comm_free: 0 };
+            let mut sim = RankSim {
+                rank: r as u32,
+                spec,
+                sink: &mut sink,
+                corr: sims[r].0,
+                ext: sims[r].1,
+                compute_free: 0,
+                comm_free: 0,
+            };
             let (h, _) = sim.forward_backward(step, t0[r], Some(&ends));
             let end = sim.optimizer_and_sync(step, h + 20_000);
             sims[r] = (sim.corr, sim.ext);
@@ -444,9 +679,17 @@ impl Sink for JsonSink {
 /// The JSON text of one rank, given the cluster schedule.
 fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
     let pid = 31_000 + rank * 13;
-    let mut sink = JsonSink { out: String::with_capacity(1 << 20), pid, rank, offset: spec.clock_offset(rank) };
+    let mut sink = JsonSink {
+        out: String::with_capacity(1 << 20),
+        pid,
+        rank,
+        offset: spec.clock_offset(rank),
+    };
     let dev = rank % 8;
-    let ranks_list = (0..spec.ranks).map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
+    let ranks_list = (0..spec.ranks)
+        .map(|r| r.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
     let _ = write!(
         sink.out,
         "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {{\"id\": {dev}, \"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 84929347584, \"computeMajor\": 9, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048, \"regsPerBlock\": 65536, \"warpSize\": 32, \"sharedMemPerBlock\": 49152, \"numSms\": 132}}\n  ],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}, \"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": {}, \"ranks\": [{ranks_list}]}}], \"nccl_version\": \"2.21.5\"}},\n  \"record_shapes\": 1,\n  \"with_stack\": 0,\n  \"traceName\": \"demo/rank-{rank}.pt.trace.json\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {BASE_TIME_NS},\n  \"traceEvents\": [",
@@ -458,12 +701,26 @@ fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
         "\n  {{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": {meta_ts}, \"pid\": {pid}, \"tid\": 0, \"args\": {{\"name\": \"python3\"}}}}"
     );
     let metas = [
-        format!(r#"{{"name": "process_labels", "ph": "M", "ts": {meta_ts}, "pid": {pid}, "tid": 0, "args": {{"labels": "CPU"}}}}"#),
-        format!(r#"{{"name": "process_labels", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 0, "args": {{"labels": "GPU {dev}"}}}}"#),
-        format!(r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {pid}, "tid": {pid}, "args": {{"name": "thread {pid} (pt_main_thread)"}}}}"#),
-        format!(r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {pid}, "tid": {}, "args": {{"name": "thread {} (pt_autograd_0)"}}}}"#, pid + 17, pid + 17),
-        format!(r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 7, "args": {{"name": "stream 7 "}}}}"#),
-        format!(r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 20, "args": {{"name": "stream 20 "}}}}"#),
+        format!(
+            r#"{{"name": "process_labels", "ph": "M", "ts": {meta_ts}, "pid": {pid}, "tid": 0, "args": {{"labels": "CPU"}}}}"#
+        ),
+        format!(
+            r#"{{"name": "process_labels", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 0, "args": {{"labels": "GPU {dev}"}}}}"#
+        ),
+        format!(
+            r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {pid}, "tid": {pid}, "args": {{"name": "thread {pid} (pt_main_thread)"}}}}"#
+        ),
+        format!(
+            r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {pid}, "tid": {}, "args": {{"name": "thread {} (pt_autograd_0)"}}}}"#,
+            pid + 17,
+            pid + 17
+        ),
+        format!(
+            r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 7, "args": {{"name": "stream 7 "}}}}"#
+        ),
+        format!(
+            r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 20, "args": {{"name": "stream 20 "}}}}"#
+        ),
     ];
     for m in metas {
         sink.out.push_str(",\n  ");
@@ -474,13 +731,31 @@ fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
     for s in 0..spec.steps {
         let step = FIRST_STEP + s;
         let ends = &sched[s as usize];
-        let mut sim = RankSim { rank, spec, sink: &mut sink, corr, ext, compute_free: 0, comm_free: 0 };
+        let mut sim = RankSim {
+            rank,
+            spec,
+            sink: &mut sink,
+            corr,
+            ext,
+            compute_free: 0,
+            comm_free: 0,
+        };
         let (h, _) = sim.forward_backward(step, t0, Some(ends));
         let end = sim.optimizer_and_sync(step, h + 20_000);
         corr = sim.corr;
         ext = sim.ext;
-        let args = format!(r#"{{"External id": {}, "Record function id": 1, "Ev Idx": 0}}"#, 1_000_000 + step);
-        sink.x("user_annotation", &format!("ProfilerStep#{step}"), Tid::Main, t0, end - t0, &args);
+        let args = format!(
+            r#"{{"External id": {}, "Record function id": 1, "Ev Idx": 0}}"#,
+            1_000_000 + step
+        );
+        sink.x(
+            "user_annotation",
+            &format!("ProfilerStep#{step}"),
+            Tid::Main,
+            t0,
+            end - t0,
+            &args,
+        );
         t0 = end + STEP_GAP;
     }
     let span_ts = sink.us(0);
@@ -515,7 +790,11 @@ pub fn write(spec: DemoSpec, dir: &Path, gzip: bool) -> std::io::Result<Vec<Path
         .into_par_iter()
         .map(|r| {
             let text = rank_json(spec, r, &sched);
-            let name = if gzip { format!("rank-{r}.pt.trace.json.gz") } else { format!("rank-{r}.pt.trace.json") };
+            let name = if gzip {
+                format!("rank-{r}.pt.trace.json.gz")
+            } else {
+                format!("rank-{r}.pt.trace.json")
+            };
             let path = dir.join(name);
             let file = std::io::BufWriter::new(std::fs::File::create(&path)?);
             if gzip {

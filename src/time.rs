@@ -129,7 +129,9 @@ fn general_decimal(text: &[u8], scale: i32) -> Result<Ns, TimeError> {
         };
         let start = i;
         while i < t.len() && t[i].is_ascii_digit() {
-            exp = exp.saturating_mul(10).saturating_add(i32::from(t[i] - b'0'));
+            exp = exp
+                .saturating_mul(10)
+                .saturating_add(i32::from(t[i] - b'0'));
             i += 1;
         }
         if i == start {
@@ -149,7 +151,8 @@ fn general_decimal(text: &[u8], scale: i32) -> Result<Ns, TimeError> {
         if shift > 38 {
             return Err(TimeError::Overflow);
         }
-        mant.checked_mul(10i128.pow(shift as u32)).ok_or(TimeError::Overflow)?
+        mant.checked_mul(10i128.pow(shift as u32))
+            .ok_or(TimeError::Overflow)?
     } else {
         let down = -shift;
         if down > 38 {
@@ -185,7 +188,11 @@ fn fixed(a: u64, unit: u64) -> String {
     let scaled = (u128::from(a) * scale as u128 + u128::from(unit) / 2) / u128::from(unit);
     let whole = scaled / scale as u128;
     let frac = scaled % scale as u128;
-    if decimals == 2 { format!("{whole}.{frac:02}") } else { format!("{whole}.{frac}") }
+    if decimals == 2 {
+        format!("{whole}.{frac:02}")
+    } else {
+        format!("{whole}.{frac}")
+    }
 }
 
 #[cfg(test)]
@@ -194,8 +201,14 @@ mod tests {
 
     #[test]
     fn decimal_micros_are_exact() {
-        assert_eq!(micros_text_to_ns(b"4458676416788.066"), Ok(4_458_676_416_788_066));
-        assert_eq!(micros_text_to_ns(b"1682725898079292"), Ok(1_682_725_898_079_292_000));
+        assert_eq!(
+            micros_text_to_ns(b"4458676416788.066"),
+            Ok(4_458_676_416_788_066)
+        );
+        assert_eq!(
+            micros_text_to_ns(b"1682725898079292"),
+            Ok(1_682_725_898_079_292_000)
+        );
         assert_eq!(micros_text_to_ns(b"0.001"), Ok(1));
         assert_eq!(micros_text_to_ns(b"\"12.5\""), Ok(12_500));
         assert_eq!(micros_text_to_ns(b"-3.25"), Ok(-3_250));
@@ -226,8 +239,14 @@ mod tests {
         assert_eq!(micros_text_to_ns(b"{}"), Err(TimeError::NotANumber));
         assert_eq!(micros_text_to_ns(b""), Err(TimeError::NotANumber));
         assert_eq!(micros_text_to_ns(b"1e"), Err(TimeError::NotANumber));
-        assert_eq!(micros_text_to_ns(b"99999999999999999"), Err(TimeError::Overflow));
-        assert_eq!(nanos_text_to_ns(b"1711964646000000000"), Ok(1_711_964_646_000_000_000));
+        assert_eq!(
+            micros_text_to_ns(b"99999999999999999"),
+            Err(TimeError::Overflow)
+        );
+        assert_eq!(
+            nanos_text_to_ns(b"1711964646000000000"),
+            Ok(1_711_964_646_000_000_000)
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use super::intervals::IntervalSet;
 use super::steps::StepSpan;
 use crate::model::{Interner, Kind, LaneSide, Rank};
 use crate::time::Ns;
+use rayon::prelude::*;
 
 /// The breakdown of one (rank, step).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,10 +68,13 @@ impl NameFlags {
         let mut step_marker = Vec::with_capacity(strings.len());
         let mut host_collective = Vec::with_capacity(strings.len());
         for (_, s) in strings.iter() {
-            step_marker.push(s.starts_with("ProfilerStep#"));
+            step_marker.push(crate::model::profiler_step_number(s).is_some());
             host_collective.push(is_host_collective(s));
         }
-        NameFlags { step_marker, host_collective }
+        NameFlags {
+            step_marker,
+            host_collective,
+        }
     }
 }
 
@@ -87,9 +91,13 @@ pub fn is_host_collective(name: &str) -> bool {
 /// The four interval unions of a rank over the whole trace.
 #[derive(Debug, Default)]
 pub struct Sets {
+    /// C: compute kernels (CPU-only: non-collective cpu ops).
     pub compute: IntervalSet,
+    /// M: communication kernels (CPU-only: collective host ops).
     pub comm: IntervalSet,
+    /// Y: memcpy and memset.
     pub memory: IntervalSet,
+    /// H: host work of the stepping and launching threads.
     pub host: IntervalSet,
 }
 
@@ -106,39 +114,57 @@ pub fn rank_sets(rank: &Rank, flags: &NameFlags) -> Sets {
             host_lanes[ev.lane[i] as usize] = true;
         }
     }
-    let (mut c, mut m, mut y, mut h) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for i in 0..ev.len() {
+    // Events of a lane are sorted by start, so each lane's part of each set is built in one
+    // linear pass; lanes run in parallel and their sets are merged (also linear).
+    let which = |i: usize| -> [bool; 4] {
         let lane = ev.lane[i] as usize;
-        let side = rank.lanes[lane].side;
-        let iv = (ev.start[i], ev.end(i));
         let name = ev.name[i] as usize;
-        match (side, ev.kind[i]) {
-            (LaneSide::Device, Kind::Compute) => c.push(iv),
-            (LaneSide::Device, Kind::Comm) => m.push(iv),
-            (LaneSide::Device, Kind::Memcpy | Kind::Memset) => y.push(iv),
-            (LaneSide::Cpu, k @ (Kind::HostOp | Kind::Launch | Kind::Annotation)) => {
-                if flags.step_marker[name] {
-                    continue;
-                }
-                if cpu_only {
-                    if flags.host_collective[name] {
-                        m.push(iv);
-                    } else if k == Kind::HostOp {
-                        c.push(iv);
-                    }
-                }
-                if host_lanes[lane] {
-                    h.push(iv);
-                }
+        match (rank.lanes[lane].side, ev.kind[i]) {
+            (LaneSide::Device, Kind::Compute) => [true, false, false, false],
+            (LaneSide::Device, Kind::Comm) => [false, true, false, false],
+            (LaneSide::Device, Kind::Memcpy | Kind::Memset) => [false, false, true, false],
+            (LaneSide::Cpu, k @ (Kind::HostOp | Kind::Launch | Kind::Annotation))
+                if !flags.step_marker[name] =>
+            {
+                let collective = cpu_only && flags.host_collective[name];
+                [
+                    cpu_only && !collective && k == Kind::HostOp,
+                    collective,
+                    false,
+                    host_lanes[lane],
+                ]
             }
-            _ => {}
+            _ => [false; 4],
         }
-    }
+    };
+    let per_lane: Vec<[IntervalSet; 4]> = (0..rank.lanes.len() as u16)
+        .into_par_iter()
+        .map(|l| {
+            let range = rank.lane_events(l);
+            std::array::from_fn(|set| {
+                IntervalSet::from_sorted(
+                    range
+                        .clone()
+                        .filter(|&i| which(i)[set])
+                        .map(|i| (ev.start[i], ev.end(i))),
+                )
+            })
+        })
+        .collect();
+    let merge = |set: usize| {
+        per_lane.iter().fold(IntervalSet::default(), |acc, l| {
+            if l[set].is_empty() {
+                acc
+            } else {
+                acc.union(&l[set])
+            }
+        })
+    };
     Sets {
-        compute: IntervalSet::from_intervals(c),
-        comm: IntervalSet::from_intervals(m),
-        memory: IntervalSet::from_intervals(y),
-        host: IntervalSet::from_intervals(h),
+        compute: merge(0),
+        comm: merge(1),
+        memory: merge(2),
+        host: merge(3),
     }
 }
 

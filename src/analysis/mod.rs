@@ -12,13 +12,13 @@ pub mod ops;
 pub mod step_times;
 pub mod steps;
 
-use crate::model::Job;
+use crate::model::{Job, Kind};
 use breakdown::{Breakdown, NameFlags};
 use ops::{OpBasis, OpStat, Scope};
 use rayon::prelude::*;
+use std::time::Instant;
 use step_times::StepTime;
 use steps::StepSpan;
-use std::time::Instant;
 
 /// Everything the report shows, computed once.
 #[derive(Debug)]
@@ -33,6 +33,8 @@ pub struct Analysis {
     pub op_basis: OpBasis,
     /// Operators by total time (all of them; renderers cut).
     pub top_ops: Vec<OpStat>,
+    /// Timed events of the whole job per kind, in `Kind::ALL` order.
+    pub events_per_kind: [u64; Kind::ALL.len()],
     /// Wall time of the analysis, ns.
     pub analysis_ns: u64,
 }
@@ -48,20 +50,36 @@ pub fn analyze(job: &Job, scope: Scope) -> Analysis {
         .zip(&spans)
         .filter(|(r, _)| scope.has_rank(r.id))
         .flat_map_iter(|(r, sp)| {
-            let sp: Vec<StepSpan> =
-                sp.iter().filter(|s| scope.step.is_none_or(|n| n == s.number)).copied().collect();
+            let sp: Vec<StepSpan> = sp
+                .iter()
+                .filter(|s| scope.step.is_none_or(|n| n == s.number))
+                .copied()
+                .collect();
             breakdown::rank_breakdown(r, &sp, &flags)
         })
         .collect();
     breakdown.sort_by_key(|b| (b.step, b.rank));
     let step_times = step_times::step_times(&breakdown);
     let (op_basis, top_ops) = ops::top_ops(job, scope);
+    let events_per_kind = job
+        .ranks
+        .par_iter()
+        .map(|r| {
+            let mut n = [0u64; Kind::ALL.len()];
+            r.events.kind.iter().for_each(|&k| n[k as usize] += 1);
+            n
+        })
+        .reduce(
+            || [0; Kind::ALL.len()],
+            |a, b| std::array::from_fn(|i| a[i] + b[i]),
+        );
     Analysis {
         spans,
         breakdown,
         step_times,
         op_basis,
         top_ops,
+        events_per_kind,
         analysis_ns: began.elapsed().as_nanos() as u64,
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::model::{Job, Kind, LaneSide, NONE, Rank, Sym};
 use crate::time::Ns;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 /// What `top_ops` totals.
@@ -29,18 +30,26 @@ impl OpBasis {
 /// One operator name's totals.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpStat {
+    /// Operator or kernel name.
     pub name: Sym,
+    /// Event kind.
     pub kind: Kind,
+    /// Occurrences.
     pub count: u64,
+    /// Total time.
     pub total_ns: Ns,
+    /// Mean time (floor).
     pub mean_ns: Ns,
+    /// Total / sum over all operators.
     pub share: f64,
 }
 
 /// Which events count: a rank filter and a step-number filter.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Scope {
+    /// Only this rank.
     pub rank: Option<u32>,
+    /// Only this step number.
     pub step: Option<u32>,
 }
 
@@ -54,38 +63,25 @@ impl Scope {
 /// The operators by total time, largest first (ties by name), all of them.
 pub fn top_ops(job: &Job, scope: Scope) -> (OpBasis, Vec<OpStat>) {
     let device = job.ranks.iter().any(|r| !r.is_cpu_only());
-    let basis = if device { OpBasis::Device } else { OpBasis::HostSelf };
-    let mut acc: FxHashMap<(Sym, Kind), (u64, Ns)> = FxHashMap::default();
-    for rank in job.ranks.iter().filter(|r| scope.has_rank(r.id)) {
-        let in_step = |i: usize| match scope.step {
-            None => true,
-            Some(n) => {
-                let s = rank.events.step[i];
-                s != NONE && rank.steps[s as usize].number == n
+    let basis = if device {
+        OpBasis::Device
+    } else {
+        OpBasis::HostSelf
+    };
+    // Ranks in parallel, each into its own table, then merged.
+    let acc: FxHashMap<(Sym, Kind), (u64, Ns)> = job
+        .ranks
+        .par_iter()
+        .filter(|r| scope.has_rank(r.id))
+        .map(|rank| rank_ops(rank, basis, scope))
+        .reduce(FxHashMap::default, |mut a, b| {
+            for (k, v) in b {
+                let e = a.entry(k).or_default();
+                e.0 += v.0;
+                e.1 += v.1;
             }
-        };
-        match basis {
-            OpBasis::Device => {
-                let ev = &rank.events;
-                for i in 0..ev.len() {
-                    if ev.kind[i].is_device_work() && in_step(i) {
-                        let e = acc.entry((ev.name[i], ev.kind[i])).or_default();
-                        e.0 += 1;
-                        e.1 += ev.dur[i];
-                    }
-                }
-            }
-            OpBasis::HostSelf => {
-                for (i, self_ns) in host_self_times(rank) {
-                    if in_step(i) {
-                        let e = acc.entry((rank.events.name[i], Kind::HostOp)).or_default();
-                        e.0 += 1;
-                        e.1 += self_ns;
-                    }
-                }
-            }
-        }
-    }
+            a
+        });
     let grand: Ns = acc.values().map(|v| v.1).sum();
     let mut out: Vec<OpStat> = acc
         .into_iter()
@@ -95,7 +91,11 @@ pub fn top_ops(job: &Job, scope: Scope) -> (OpBasis, Vec<OpStat>) {
             count,
             total_ns: total,
             mean_ns: total / count as Ns,
-            share: if grand > 0 { total as f64 / grand as f64 } else { 0.0 },
+            share: if grand > 0 {
+                total as f64 / grand as f64
+            } else {
+                0.0
+            },
         })
         .collect();
     out.sort_by(|a, b| {
@@ -105,6 +105,40 @@ pub fn top_ops(job: &Job, scope: Scope) -> (OpBasis, Vec<OpStat>) {
             .then(a.kind.cmp(&b.kind))
     });
     (basis, out)
+}
+
+/// One rank's (name, kind) → (count, total) table.
+fn rank_ops(rank: &Rank, basis: OpBasis, scope: Scope) -> FxHashMap<(Sym, Kind), (u64, Ns)> {
+    let mut acc: FxHashMap<(Sym, Kind), (u64, Ns)> = FxHashMap::default();
+    let in_step = |i: usize| match scope.step {
+        None => true,
+        Some(n) => {
+            let s = rank.events.step[i];
+            s != NONE && rank.steps[s as usize].number == n
+        }
+    };
+    match basis {
+        OpBasis::Device => {
+            let ev = &rank.events;
+            for i in 0..ev.len() {
+                if ev.kind[i].is_device_work() && in_step(i) {
+                    let e = acc.entry((ev.name[i], ev.kind[i])).or_default();
+                    e.0 += 1;
+                    e.1 += ev.dur[i];
+                }
+            }
+        }
+        OpBasis::HostSelf => {
+            for (i, self_ns) in host_self_times(rank) {
+                if in_step(i) {
+                    let e = acc.entry((rank.events.name[i], Kind::HostOp)).or_default();
+                    e.0 += 1;
+                    e.1 += self_ns;
+                }
+            }
+        }
+    }
+    acc
 }
 
 /// Self time of every `cpu_op` on CPU lanes: its duration minus the parts covered by the

@@ -43,7 +43,11 @@ pub fn step_times(rows: &[Breakdown]) -> Vec<StepTime> {
             spans.sort_unstable();
             let slowest = rs
                 .iter()
-                .max_by(|a, b| a.own_work_ns().cmp(&b.own_work_ns()).then(b.rank.cmp(&a.rank)))
+                .max_by(|a, b| {
+                    a.own_work_ns()
+                        .cmp(&b.own_work_ns())
+                        .then(b.rank.cmp(&a.rank))
+                })
                 .expect("a step has at least one rank");
             StepTime {
                 step,
@@ -64,7 +68,11 @@ pub fn median_sorted(v: &[Ns]) -> Ns {
     if n == 0 {
         return 0;
     }
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]).div_euclid(2) }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]).div_euclid(2)
+    }
 }
 
 #[cfg(test)]
@@ -72,7 +80,14 @@ mod tests {
     use super::*;
 
     fn row(rank: u32, step: u32, span: Ns, comm: Ns) -> Breakdown {
-        Breakdown { rank, step, span_ns: span, comm_ns: comm, compute_ns: span - comm, ..Default::default() }
+        Breakdown {
+            rank,
+            step,
+            span_ns: span,
+            comm_ns: comm,
+            compute_ns: span - comm,
+            ..Default::default()
+        }
     }
 
     #[test]

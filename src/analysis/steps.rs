@@ -61,7 +61,11 @@ pub fn rank_spans(rank: &Rank) -> Vec<StepSpan> {
     }
     let boundary = |k: usize| -> Ns {
         let host = rank.steps[k].start;
-        if k == 0 { host } else { d[k - 1].map_or(host, |dv| dv.max(host)) }
+        if k == 0 {
+            host
+        } else {
+            d[k - 1].map_or(host, |dv| dv.max(host))
+        }
     };
     (0..n)
         .map(|k| {

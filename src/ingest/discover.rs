@@ -38,12 +38,17 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, InputError> {
             continue;
         }
         let label = p.display().to_string();
-        let meta = std::fs::metadata(p).map_err(|e| InputError::whole(&label, format!("cannot read: {e}")))?;
+        let meta = std::fs::metadata(p)
+            .map_err(|e| InputError::whole(&label, format!("cannot read: {e}")))?;
         if meta.is_dir() {
             let mut found = Vec::new();
-            walk(p, &mut found).map_err(|e| InputError::whole(&label, format!("cannot list: {e}")))?;
+            walk(p, &mut found)
+                .map_err(|e| InputError::whole(&label, format!("cannot list: {e}")))?;
             if found.is_empty() {
-                return Err(InputError::whole(&label, "no trace files (*.json, *.json.gz) in this directory"));
+                return Err(InputError::whole(
+                    &label,
+                    "no trace files (*.json, *.json.gz) in this directory",
+                ));
             }
             found.sort();
             out.extend(found.into_iter().map(Input::File));

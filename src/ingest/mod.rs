@@ -41,13 +41,11 @@ pub fn load(inputs: &[Input]) -> Result<Loaded, InputError> {
                 Input::File(p) => source::open(p),
                 Input::Stdin => source::stdin(),
             };
-            let r = src.and_then(|s| {
-                let r = kineto::read(&s);
-                counters.bytes.fetch_add(s.text.len() as u64, Ordering::Relaxed);
-                r
-            });
+            let r = src.and_then(|s| kineto::read(&s, &counters.bytes));
             if let Ok(d) = &r {
-                counters.events.fetch_add(d.rank.events.len() as u64, Ordering::Relaxed);
+                counters
+                    .events
+                    .fetch_add(d.rank.events.len() as u64, Ordering::Relaxed);
             }
             counters.files_done.fetch_add(1, Ordering::Relaxed);
             r
@@ -69,7 +67,11 @@ pub fn load(inputs: &[Input]) -> Result<Loaded, InputError> {
 /// Loads sources already in memory (the demo cluster, tests), one rank each.
 pub fn load_sources(sources: Vec<Source>) -> Result<Loaded, InputError> {
     let began = Instant::now();
-    let results: Vec<_> = sources.par_iter().map(kineto::read).collect();
+    let bytes = std::sync::atomic::AtomicU64::new(0);
+    let results: Vec<_> = sources
+        .par_iter()
+        .map(|s| kineto::read(s, &bytes))
+        .collect();
     let hints = vec![None; results.len()];
     let mut loaded = assemble(results, &hints)?;
     loaded.load_ns = began.elapsed().as_nanos() as u64;
@@ -77,7 +79,10 @@ pub fn load_sources(sources: Vec<Source>) -> Result<Loaded, InputError> {
 }
 
 /// Resolves rank ids (trace, then file name, then discovery order) and interns names job-wide.
-fn assemble(results: Vec<Result<RankDraft, InputError>>, hints: &[Option<u32>]) -> Result<Loaded, InputError> {
+fn assemble(
+    results: Vec<Result<RankDraft, InputError>>,
+    hints: &[Option<u32>],
+) -> Result<Loaded, InputError> {
     let mut skipped = Vec::new();
     let mut drafts = Vec::new();
     for (r, hint) in results.into_iter().zip(hints) {
@@ -87,7 +92,10 @@ fn assemble(results: Vec<Result<RankDraft, InputError>>, hints: &[Option<u32>]) 
         }
     }
     if drafts.is_empty() {
-        return Err(skipped.into_iter().next().unwrap_or_else(|| InputError::whole("-", "no inputs")));
+        return Err(skipped
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| InputError::whole("-", "no inputs")));
     }
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
@@ -131,16 +139,25 @@ fn assemble(results: Vec<Result<RankDraft, InputError>>, hints: &[Option<u32>]) 
     for (mut d, _) in drafts {
         warnings.append(&mut d.warnings);
         job.world_size = job.world_size.max(d.world_size);
-        let map: Vec<u32> = d.strings.iter().map(|(_, s)| job.strings.intern(s)).collect();
+        let map: Vec<u32> = d
+            .strings
+            .iter()
+            .map(|(_, s)| job.strings.intern(s))
+            .collect();
         let r = &mut d.rank;
-        r.events.name.par_iter_mut().for_each(|n| *n = map[*n as usize]);
+        r.events
+            .name
+            .par_iter_mut()
+            .for_each(|n| *n = map[*n as usize]);
         for l in &mut r.lanes {
             l.pid = map[l.pid as usize];
             l.tid = map[l.tid as usize];
             l.name = map[l.name as usize];
         }
         r.devices.iter_mut().for_each(|n| *n = map[*n as usize]);
-        r.unknown_categories.iter_mut().for_each(|(n, _)| *n = map[*n as usize]);
+        r.unknown_categories
+            .iter_mut()
+            .for_each(|(n, _)| *n = map[*n as usize]);
         if r.steps.len() == 1 && r.steps[0].synthetic {
             notes.push(format!(
                 "rank {}: no ProfilerStep markers; the whole trace is analysed as one step",
@@ -150,5 +167,10 @@ fn assemble(results: Vec<Result<RankDraft, InputError>>, hints: &[Option<u32>]) 
         job.ranks.push(d.rank);
     }
     job.notes = notes;
-    Ok(Loaded { job, skipped, warnings, load_ns: 0 })
+    Ok(Loaded {
+        job,
+        skipped,
+        warnings,
+        load_ns: 0,
+    })
 }

@@ -20,6 +20,7 @@ pub struct Counters {
 
 /// A running progress display; stops (and clears its line) on drop.
 pub struct Progress {
+    /// The counters shown.
     pub counters: Arc<Counters>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -34,7 +35,11 @@ impl Progress {
             let (c, s) = (counters.clone(), stop.clone());
             std::thread::spawn(move || show(&c, &s, total_files))
         });
-        Progress { counters, stop, thread }
+        Progress {
+            counters,
+            stop,
+            thread,
+        }
     }
 }
 

@@ -44,16 +44,25 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Opens a trace file: mmap when plain, inflate when gzip (detected by magic bytes, not name).
 pub fn open(path: &Path) -> Result<Source, InputError> {
     let label = path.display().to_string();
-    let file = File::open(path).map_err(|e| InputError::whole(&label, format!("cannot read: {e}")))?;
-    let meta = file.metadata().map_err(|e| InputError::whole(&label, format!("cannot read: {e}")))?;
+    let file =
+        File::open(path).map_err(|e| InputError::whole(&label, format!("cannot read: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| InputError::whole(&label, format!("cannot read: {e}")))?;
     if meta.is_dir() {
-        return Err(InputError::whole(&label, "is a directory, not a trace file"));
+        return Err(InputError::whole(
+            &label,
+            "is a directory, not a trace file",
+        ));
     }
     if meta.len() == 0 {
         return Err(InputError::at(&label, 0, "empty file"));
     }
     // SAFETY: the map is read-only; a trace file truncated by another process while mapped
     // would fault, the same hazard every mmap-based reader (ripgrep, etc.) accepts.
+    // Pre-faulting the whole map in one call is much cheaper than one page fault per 4 KiB
+    // taken by two parser threads contending for the address-space lock (measured: 0.38 s
+    // vs 0.50 s for 186 MB); every byte is read anyway.
     let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
         .map_err(|e| InputError::whole(&label, format!("cannot map: {e}")))?;
     from_bytes(label, Text::Mapped(map), meta.len())
@@ -82,9 +91,19 @@ pub fn from_memory(label: impl Into<String>, bytes: Vec<u8>) -> Result<Source, I
 fn from_bytes(label: String, raw: Text, file_bytes: u64) -> Result<Source, InputError> {
     if raw.starts_with(&GZIP_MAGIC) {
         let text = inflate(&label, &raw)?;
-        Ok(Source { label, text: Text::Owned(text), file_bytes, gzipped: true })
+        Ok(Source {
+            label,
+            text: Text::Owned(text),
+            file_bytes,
+            gzipped: true,
+        })
     } else {
-        Ok(Source { label, text: raw, file_bytes, gzipped: false })
+        Ok(Source {
+            label,
+            text: raw,
+            file_bytes,
+            gzipped: false,
+        })
     }
 }
 

@@ -62,7 +62,10 @@ impl Kind {
 
     /// Device work that occupies a device: kernels, copies and sets (not sync records).
     pub fn is_device_work(self) -> bool {
-        matches!(self, Kind::Compute | Kind::Comm | Kind::Memcpy | Kind::Memset)
+        matches!(
+            self,
+            Kind::Compute | Kind::Comm | Kind::Memcpy | Kind::Memset
+        )
     }
 }
 

@@ -46,6 +46,9 @@ impl Interner {
 
     /// All strings with their ids, in id order.
     pub fn iter(&self) -> impl Iterator<Item = (Sym, &str)> {
-        self.strings.iter().enumerate().map(|(i, s)| (i as Sym, &**s))
+        self.strings
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i as Sym, &**s))
     }
 }

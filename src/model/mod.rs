@@ -72,6 +72,11 @@ pub enum RankFrom {
     DiscoveryOrder,
 }
 
+/// The `N` of a `ProfilerStep#N` step marker (the profiler's step annotation).
+pub fn profiler_step_number(name: &str) -> Option<u32> {
+    name.strip_prefix("ProfilerStep#")?.parse().ok()
+}
+
 /// One host step: the `ProfilerStep#N` annotation (or the whole trace when there is none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostStep {
@@ -114,7 +119,16 @@ impl Dropped {
 impl Rank {
     /// True when the rank has no device work at all (a CPU-only trace: DESIGN §4 fallback).
     pub fn is_cpu_only(&self) -> bool {
-        !(0..self.events.len()).any(|i| self.events.kind[i].is_device_work())
+        // Device work only ever sits on device lanes: scan those alone.
+        !self
+            .lanes
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.side == LaneSide::Device)
+            .any(|(i, _)| {
+                self.lane_events(i as u16)
+                    .any(|e| self.events.kind[e].is_device_work())
+            })
     }
 
     /// Event index range of one lane.

@@ -10,18 +10,37 @@ pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let j = &r.job;
     let _ = writeln!(o, "# stepscope report\n");
-    let world = j.world_size.map(|w| format!(" of world {w}")).unwrap_or_default();
+    let world = j
+        .world_size
+        .map(|w| format!(" of world {w}"))
+        .unwrap_or_default();
     let _ = writeln!(o, "- **ranks**: {}{world}", j.ranks);
     let steps: Vec<String> = j.steps.iter().map(u32::to_string).collect();
-    let _ = writeln!(o, "- **steps**: {}", if steps.is_empty() { "none marked".to_string() } else { steps.join(", ") });
+    let _ = writeln!(
+        o,
+        "- **steps**: {}",
+        if steps.is_empty() {
+            "none marked".to_string()
+        } else {
+            steps.join(", ")
+        }
+    );
     for d in &j.devices {
         let _ = writeln!(o, "- **device**: {} (x{})", d.name, d.ranks);
     }
-    let kinds: Vec<String> = j.events.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {n}")).collect();
+    let kinds: Vec<String> = j
+        .events
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
     let _ = writeln!(o, "- **events**: {}", kinds.join(", "));
 
     let _ = writeln!(o, "\n## Steps\n");
-    let _ = writeln!(o, "| step | max | median | min | ranks | slowest rank | own work |");
+    let _ = writeln!(
+        o,
+        "| step | max | median | min | ranks | slowest rank | own work |"
+    );
     let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|");
     for s in &r.steps {
         let _ = writeln!(
@@ -39,7 +58,10 @@ pub fn render(r: &Report) -> String {
     if let Some(step) = focus_step(r) {
         let rows = rows_of_step(r, step);
         let _ = writeln!(o, "\n## Breakdown of step {step}\n");
-        let _ = writeln!(o, "| rank | span | compute | overlap | comm | memory | host-bound | free |");
+        let _ = writeln!(
+            o,
+            "| rank | span | compute | overlap | comm | memory | host-bound | free |"
+        );
         let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|---:|");
         for b in rows.iter().take(MAX_RANK_ROWS) {
             let _ = writeln!(
@@ -56,11 +78,19 @@ pub fn render(r: &Report) -> String {
             );
         }
         if rows.len() > MAX_RANK_ROWS {
-            let _ = writeln!(o, "\n{} more rank(s) in `--format json`.", rows.len() - MAX_RANK_ROWS);
+            let _ = writeln!(
+                o,
+                "\n{} more rank(s) in `--format json`.",
+                rows.len() - MAX_RANK_ROWS
+            );
         }
     }
     if !r.top_ops.is_empty() {
-        let _ = writeln!(o, "\n## Top operators ({})\n", r.top_ops_basis.replace('_', " "));
+        let _ = writeln!(
+            o,
+            "\n## Top operators ({})\n",
+            r.top_ops_basis.replace('_', " ")
+        );
         let _ = writeln!(o, "| name | kind | count | total | mean | share |");
         let _ = writeln!(o, "|---|---|---:|---:|---:|---:|");
         for op in r.top_ops.iter().take(TOP_OPS) {

@@ -32,13 +32,21 @@ pub enum Format {
 /// The whole report.
 #[derive(Debug, Serialize)]
 pub struct Report {
+    /// Schema tag, `stepscope.report/1`.
     pub schema: &'static str,
+    /// What was loaded.
     pub job: JobInfo,
+    /// Per-step times across ranks.
     pub steps: Vec<StepRow>,
+    /// One row per (step, rank).
     pub breakdown: Vec<BreakdownRow>,
+    /// `device` or `host_self`: what `top_ops` totals.
     pub top_ops_basis: &'static str,
+    /// Operators by total time.
     pub top_ops: Vec<OpRow>,
+    /// Wall time of load and analysis (the only non-deterministic part).
     pub timings: Timings,
+    /// Inputs that could not be read while others loaded.
     pub skipped: Vec<Skipped>,
     /// The scope the report was restricted to (`--step`, `--rank`).
     pub scope: ScopeInfo,
@@ -51,9 +59,11 @@ pub struct JobInfo {
     pub ranks: usize,
     /// Their ids, ascending.
     pub rank_ids: Vec<u32>,
+    /// world_size
     pub world_size: Option<u32>,
+    /// devices
     pub devices: Vec<DeviceRow>,
-    /// Step numbers seen on any rank, ascending.
+    /// Step numbers seen on any rank, ascending (`[0]` for a trace without step markers).
     pub steps: Vec<u32>,
     /// Timed events stored, by kind (every kind present, zeros included).
     pub events: BTreeMap<&'static str, u64>,
@@ -61,86 +71,132 @@ pub struct JobInfo {
     pub dropped: BTreeMap<&'static str, u64>,
     /// Timed events of categories stepscope does not know, by category.
     pub unknown_categories: BTreeMap<String, u64>,
+    /// sources
     pub sources: Vec<SourceRow>,
+    /// notes
     pub notes: Vec<String>,
+    /// warnings
     pub warnings: Vec<String>,
 }
 
+/// A device model and how many ranks report it.
 #[derive(Debug, Serialize)]
 pub struct DeviceRow {
+    /// Name.
     pub name: String,
     /// Ranks reporting this device.
     pub ranks: u32,
 }
 
+/// One rank's input.
 #[derive(Debug, Serialize)]
 pub struct SourceRow {
+    /// Rank id.
     pub rank: u32,
+    /// The input path as given.
     pub path: String,
     /// `distributed_info`, `file_name` or `discovery_order`.
     pub rank_from: &'static str,
+    /// Size on disk (compressed size for gzip).
     pub file_bytes: u64,
+    /// JSON bytes parsed.
     pub json_bytes: u64,
+    /// Timed events stored.
     pub events: u64,
 }
 
+/// One step across ranks.
 #[derive(Debug, Serialize)]
 pub struct StepRow {
+    /// Step number.
     pub step: u32,
+    /// Ranks concerned.
     pub ranks: u32,
+    /// Distribution of rank span lengths.
     pub time_ns: TimeStats,
+    /// Rank with the most own work.
     pub slowest_rank: u32,
+    /// That rank's own work (span − exposed comm).
     pub slowest_rank_work_ns: Ns,
 }
 
+/// Max / median / min of rank span lengths.
 #[derive(Debug, Serialize)]
 pub struct TimeStats {
+    /// Largest.
     pub max: Ns,
+    /// Median (even count: floor of the mean of the middle two).
     pub median: Ns,
+    /// Smallest.
     pub min: Ns,
 }
 
+/// The breakdown of one (step, rank).
 #[derive(Debug, Serialize)]
 pub struct BreakdownRow {
+    /// Step number.
     pub step: u32,
+    /// Rank id.
     pub rank: u32,
+    /// Rank step span length.
     pub span_ns: Ns,
+    /// Compute not overlapped by communication (C\\M).
     pub compute_ns: Ns,
+    /// Compute overlapped by communication (C∩M).
     pub overlap_ns: Ns,
+    /// Communication not hidden by compute (M\\C).
     pub comm_ns: Ns,
+    /// Copies/sets outside compute and communication.
     pub memory_ns: Ns,
+    /// Device idle while the host works.
     pub host_bound_ns: Ns,
+    /// Neither device nor host busy.
     pub free_ns: Ns,
     /// span − comm: the rank's own work in the step (not a part of the partition).
     pub own_work_ns: Ns,
 }
 
+/// One operator's totals.
 #[derive(Debug, Serialize)]
 pub struct OpRow {
+    /// Name.
     pub name: String,
+    /// Event kind.
     pub kind: &'static str,
+    /// Occurrences.
     pub count: u64,
+    /// Total time.
     pub total_ns: Ns,
+    /// Mean time (floor).
     pub mean_ns: Ns,
+    /// Total / sum over all operators.
     pub share: f64,
 }
 
+/// Wall times.
 #[derive(Debug, Serialize)]
 pub struct Timings {
+    /// Loading wall time.
     pub load_ns: u64,
+    /// Analysis wall time.
     pub analysis_ns: u64,
 }
 
+/// An input that could not be read.
 #[derive(Debug, Serialize)]
 pub struct Skipped {
+    /// The input path as given.
     pub path: String,
     /// The one-line error, position included.
     pub reason: String,
 }
 
+/// The `--step` / `--rank` restriction.
 #[derive(Debug, Serialize)]
 pub struct ScopeInfo {
+    /// Step number.
     pub step: Option<u32>,
+    /// Rank id.
     pub rank: Option<u32>,
 }
 
@@ -149,14 +205,18 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
     let job = &loaded.job;
     Report {
         schema: SCHEMA,
-        job: job_info(loaded),
+        job: job_info(loaded, a),
         steps: a
             .step_times
             .iter()
             .map(|s| StepRow {
                 step: s.step,
                 ranks: s.ranks,
-                time_ns: TimeStats { max: s.max_ns, median: s.median_ns, min: s.min_ns },
+                time_ns: TimeStats {
+                    max: s.max_ns,
+                    median: s.median_ns,
+                    min: s.min_ns,
+                },
                 slowest_rank: s.slowest_rank,
                 slowest_rank_work_ns: s.slowest_rank_work_ns,
             })
@@ -191,13 +251,22 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
                 share: round6(o.share),
             })
             .collect(),
-        timings: Timings { load_ns: loaded.load_ns, analysis_ns: a.analysis_ns },
+        timings: Timings {
+            load_ns: loaded.load_ns,
+            analysis_ns: a.analysis_ns,
+        },
         skipped: loaded
             .skipped
             .iter()
-            .map(|e| Skipped { path: e.path.clone(), reason: e.to_string() })
+            .map(|e| Skipped {
+                path: e.path.clone(),
+                reason: e.to_string(),
+            })
             .collect(),
-        scope: ScopeInfo { step: scope.step, rank: scope.rank },
+        scope: ScopeInfo {
+            step: scope.step,
+            rank: scope.rank,
+        },
     }
 }
 
@@ -206,20 +275,18 @@ fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-fn job_info(loaded: &Loaded) -> JobInfo {
+fn job_info(loaded: &Loaded, a: &Analysis) -> JobInfo {
     let job: &Job = &loaded.job;
-    let mut events: BTreeMap<&'static str, u64> = Kind::ALL.iter().map(|k| (k.as_str(), 0)).collect();
     let mut dropped = crate::model::Dropped::default();
     let mut unknown: BTreeMap<String, u64> = BTreeMap::new();
     let mut devices: BTreeMap<String, u32> = BTreeMap::new();
     let mut steps: Vec<u32> = Vec::new();
     for r in &job.ranks {
-        for k in &r.events.kind {
-            *events.get_mut(k.as_str()).expect("every kind listed") += 1;
-        }
         dropped.add(&r.dropped);
         for (c, n) in &r.unknown_categories {
-            *unknown.entry(job.strings.resolve(*c).to_string()).or_default() += n;
+            *unknown
+                .entry(job.strings.resolve(*c).to_string())
+                .or_default() += n;
         }
         let mut names: Vec<&str> = r.devices.iter().map(|d| job.strings.resolve(*d)).collect();
         names.sort_unstable();
@@ -227,7 +294,7 @@ fn job_info(loaded: &Loaded) -> JobInfo {
         for n in names {
             *devices.entry(n.to_string()).or_default() += 1;
         }
-        steps.extend(r.steps.iter().filter(|s| !s.synthetic).map(|s| s.number));
+        steps.extend(r.steps.iter().map(|s| s.number));
     }
     steps.sort_unstable();
     steps.dedup();
@@ -235,9 +302,16 @@ fn job_info(loaded: &Loaded) -> JobInfo {
         ranks: job.ranks.len(),
         rank_ids: job.ranks.iter().map(|r| r.id).collect(),
         world_size: job.world_size,
-        devices: devices.into_iter().map(|(name, ranks)| DeviceRow { name, ranks }).collect(),
+        devices: devices
+            .into_iter()
+            .map(|(name, ranks)| DeviceRow { name, ranks })
+            .collect(),
         steps,
-        events,
+        events: Kind::ALL
+            .iter()
+            .zip(a.events_per_kind)
+            .map(|(k, n)| (k.as_str(), n))
+            .collect(),
         dropped: BTreeMap::from([
             ("python_function", dropped.python_function),
             ("flow", dropped.flow),
@@ -285,7 +359,10 @@ pub fn focus_step(r: &Report) -> Option<u32> {
     if let Some(s) = r.scope.step {
         return Some(s);
     }
-    r.steps.iter().max_by(|a, b| a.time_ns.max.cmp(&b.time_ns.max).then(b.step.cmp(&a.step))).map(|s| s.step)
+    r.steps
+        .iter()
+        .max_by(|a, b| a.time_ns.max.cmp(&b.time_ns.max).then(b.step.cmp(&a.step)))
+        .map(|s| s.step)
 }
 
 /// Breakdown rows of one step, most own work first (ties by rank).

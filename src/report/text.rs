@@ -14,21 +14,43 @@ const NAME_WIDTH: usize = 48;
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let j = &r.job;
-    let world = j.world_size.map(|w| format!(" of world {w}")).unwrap_or_default();
-    let _ = writeln!(o, "stepscope report: {} rank(s){world}, {} step(s)", j.ranks, j.steps.len());
+    let world = j
+        .world_size
+        .map(|w| format!(" of world {w}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        o,
+        "stepscope report: {} rank(s){world}, {} step(s)",
+        j.ranks,
+        j.steps.len()
+    );
     for d in &j.devices {
         let _ = writeln!(o, "  device: {} (x{})", d.name, d.ranks);
     }
-    let kinds: Vec<String> = j.events.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {n}")).collect();
+    let kinds: Vec<String> = j
+        .events
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
     let total: u64 = j.events.values().sum();
-    let _ = writeln!(o, "  events: {total} ({})", kinds.join(", "));
-    let dropped: Vec<String> = j.dropped.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {n}")).collect();
+    wrap_list(&mut o, &format!("  events: {total}: "), &kinds);
+    let dropped: Vec<String> = j
+        .dropped
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
     if !dropped.is_empty() {
-        let _ = writeln!(o, "  not stored: {}", dropped.join(", "));
+        wrap_list(&mut o, "  not stored: ", &dropped);
     }
     if !j.unknown_categories.is_empty() {
-        let u: Vec<String> = j.unknown_categories.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let _ = writeln!(o, "  unknown categories (kept as other): {}", u.join(", "));
+        let u: Vec<String> = j
+            .unknown_categories
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        wrap_list(&mut o, "  unknown categories (kept as other): ", &u);
     }
     if let Some(s) = r.scope.step {
         let _ = writeln!(o, "  scope: step {s}");
@@ -37,8 +59,15 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "  scope: rank {rk}");
     }
 
-    let _ = writeln!(o, "\nSteps (span per rank; slowest = most own work = span - exposed comm)");
-    let _ = writeln!(o, "  {:>8}  {:>10}  {:>10}  {:>10}  {:>5}  slowest rank (own work)", "step", "max", "median", "min", "ranks");
+    let _ = writeln!(
+        o,
+        "\nSteps (span per rank; slowest = most own work = span - exposed comm)"
+    );
+    let _ = writeln!(
+        o,
+        "  {:>8}  {:>10}  {:>10}  {:>10}  {:>5}  slowest rank (own work)",
+        "step", "max", "median", "min", "ranks"
+    );
     let focus = focus_step(r);
     for s in &r.steps {
         let mark = if Some(s.step) == focus { " <" } else { "" };
@@ -57,7 +86,10 @@ pub fn render(r: &Report) -> String {
 
     if let Some(step) = focus {
         let rows = rows_of_step(r, step);
-        let _ = writeln!(o, "\nBreakdown of step {step} (ranks by own work; parts sum to the span)");
+        let _ = writeln!(
+            o,
+            "\nBreakdown of step {step} (ranks by own work; parts sum to the span)"
+        );
         let _ = writeln!(
             o,
             "  {:>5}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
@@ -78,14 +110,26 @@ pub fn render(r: &Report) -> String {
             );
         }
         if rows.len() > MAX_RANK_ROWS {
-            let _ = writeln!(o, "  ... {} more rank(s): --format json lists all", rows.len() - MAX_RANK_ROWS);
+            let _ = writeln!(
+                o,
+                "  ... {} more rank(s): --format json lists all",
+                rows.len() - MAX_RANK_ROWS
+            );
         }
     }
 
     if !r.top_ops.is_empty() {
-        let basis = if r.top_ops_basis == "device" { "device time" } else { "host self time (CPU-only job)" };
+        let basis = if r.top_ops_basis == "device" {
+            "device time"
+        } else {
+            "host self time (CPU-only job)"
+        };
         let _ = writeln!(o, "\nTop operators by {basis}");
-        let _ = writeln!(o, "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}", "name", "kind", "count", "total", "mean", "share");
+        let _ = writeln!(
+            o,
+            "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}",
+            "name", "kind", "count", "total", "mean", "share"
+        );
         for op in r.top_ops.iter().take(TOP_OPS) {
             let _ = writeln!(
                 o,
@@ -114,8 +158,39 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(o, "  {}", s.reason);
         }
     }
-    let _ = writeln!(o, "\ntimings: load {}, analysis {}", human(r.timings.load_ns as i64), human(r.timings.analysis_ns as i64));
+    let _ = writeln!(
+        o,
+        "\ntimings: load {}, analysis {}",
+        human(r.timings.load_ns as i64),
+        human(r.timings.analysis_ns as i64)
+    );
     o
+}
+
+/// Writes `prefix` and comma-separated items, wrapping before 100 columns with the
+/// continuation lines indented under the first item.
+fn wrap_list(o: &mut String, prefix: &str, items: &[String]) {
+    const WIDTH: usize = 100;
+    let indent = " ".repeat(prefix.chars().count());
+    let mut line = prefix.to_string();
+    let mut first = true;
+    for (k, item) in items.iter().enumerate() {
+        let piece = if k + 1 < items.len() {
+            format!("{item},")
+        } else {
+            item.clone()
+        };
+        let sep = if first { "" } else { " " };
+        if !first && line.chars().count() + sep.len() + piece.chars().count() > WIDTH {
+            let _ = writeln!(o, "{line}");
+            line = format!("{indent}{piece}");
+        } else {
+            line.push_str(sep);
+            line.push_str(&piece);
+        }
+        first = false;
+    }
+    let _ = writeln!(o, "{line}");
 }
 
 /// Cuts a name to `width` characters, marking the cut with `…`.

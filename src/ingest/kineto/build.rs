@@ -2,12 +2,13 @@
 //! apart as device streams or host threads, events sorted per lane, launch links by
 //! correlation, operator links by External id, and step attribution (DESIGN §4).
 
-use super::chunk::{Chunk, Columns, LaneDraft, Meta, MetaKind, NO_ID};
+use super::chunk::{Chunk, LaneDraft, Meta, MetaKind, NO_ID};
 use super::parse::Parsed;
 use super::raw::Id;
 use crate::error::InputError;
 use crate::model::{
-    Dropped, Events, HostStep, Interner, Kind, Lane, LaneSide, NONE, Rank, RawSpan, SourceInfo, Sym,
+    Dropped, Events, HostStep, Interner, Kind, Lane, LaneSide, NONE, Rank, RawSpan, SourceInfo,
+    Sym, profiler_step_number,
 };
 use crate::time::Ns;
 use rayon::prelude::*;
@@ -86,7 +87,10 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
         lane_maps.push(map);
     }
     if drafts.len() > u16::MAX as usize {
-        return Err(InputError::whole(label, format!("{} lanes: more than 65535 threads/streams", drafts.len())));
+        return Err(InputError::whole(
+            label,
+            format!("{} lanes: more than 65535 threads/streams", drafts.len()),
+        ));
     }
 
     let mut dropped = Dropped::default();
@@ -111,28 +115,31 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
         ));
     }
 
-    let prof = std::env::var_os("SS_PROF").is_some();
-    let t = std::time::Instant::now();
-    let cols = concat(chunks, &name_maps, &lane_maps);
-    if prof { eprintln!("  concat {:?}", t.elapsed()); }
-    if cols.start.is_empty() {
-        return Err(InputError::at(label, 0, "no timed events (ph \"X\"): nothing to analyse"));
+    let total: usize = chunks.iter().map(|c| c.cols.start.len()).sum();
+    if total == 0 {
+        return Err(InputError::at(
+            label,
+            0,
+            "no timed events (ph \"X\"): nothing to analyse",
+        ));
     }
     let sides = lane_sides(&drafts, &meta);
-    let mut cols = cols;
-    if let Some(base) = header.base_ns {
-        for s in cols.start.iter_mut() {
-            if *s < EPOCH_SCALE_NS {
-                *s = s.checked_add(base).ok_or_else(|| {
-                    InputError::whole(label, "`ts` + `baseTimeNanoseconds` overflows 64-bit nanoseconds")
-                })?;
-            }
+    let base = header.base_ns.unwrap_or(0);
+    if header.base_ns.is_some() {
+        // Relative timestamps (below the epoch scale) get `baseTimeNanoseconds` added.
+        let overflow = chunks
+            .iter()
+            .flat_map(|c| c.cols.start.iter())
+            .any(|&s| s < EPOCH_SCALE_NS && s.checked_add(base).is_none());
+        if overflow {
+            return Err(InputError::whole(
+                label,
+                "`ts` + `baseTimeNanoseconds` overflows 64-bit nanoseconds",
+            ));
         }
     }
-
-    let t = std::time::Instant::now();
-    let (events, corr, ext, lanes_range) = sort_by_lane(cols, drafts.len());
-    if prof { eprintln!("  sort {:?}", t.elapsed()); }
+    let (events, corr, ext, lanes_range) =
+        sort_by_lane(&chunks, &name_maps, &lane_maps, base, drafts.len());
     let lanes: Vec<Lane> = drafts
         .iter()
         .enumerate()
@@ -156,7 +163,11 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
         events,
         steps: Vec::new(),
         stepping_lane: None,
-        devices: header.device_names.iter().map(|n| strings.intern(n)).collect(),
+        devices: header
+            .device_names
+            .iter()
+            .map(|n| strings.intern(n))
+            .collect(),
         dropped,
         unknown_categories: Vec::new(),
     };
@@ -167,20 +178,18 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
         .map(|(k, v)| (strings.intern(&String::from_utf8_lossy(&k)), v))
         .collect();
 
-    let t = std::time::Instant::now();
     link(&mut rank, &corr, &ext);
-    if prof { eprintln!("  link {:?}", t.elapsed()); }
-    let t = std::time::Instant::now();
     find_steps(&mut rank, &strings);
     assign_steps(&mut rank);
-    if prof { eprintln!("  steps {:?}", t.elapsed()); }
 
     let dist = header.distributed.as_ref();
     let get_u32 = |key: &str| {
-        dist.and_then(|d| d.get(key)).and_then(|v| {
-            v.as_u64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-        })
-        .and_then(|v| u32::try_from(v).ok())
+        dist.and_then(|d| d.get(key))
+            .and_then(|v| {
+                v.as_u64()
+                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            })
+            .and_then(|v| u32::try_from(v).ok())
     };
     Ok(RankDraft {
         declared_rank: get_u32("rank"),
@@ -200,33 +209,6 @@ fn first_offset_of_name(c: &Chunk<'_>, local: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// Concatenates chunk columns in file order, mapping chunk-local names and lanes.
-fn concat(chunks: Vec<Chunk<'_>>, names: &[Vec<Sym>], lanes: &[Vec<u32>]) -> Columns {
-    let total: usize = chunks.iter().map(|c| c.cols.start.len()).sum();
-    let mut out = Columns {
-        start: Vec::with_capacity(total),
-        dur: Vec::with_capacity(total),
-        name: Vec::with_capacity(total),
-        lane: Vec::with_capacity(total),
-        kind: Vec::with_capacity(total),
-        corr: Vec::with_capacity(total),
-        ext: Vec::with_capacity(total),
-        raw: Vec::with_capacity(total),
-    };
-    for (k, c) in chunks.into_iter().enumerate() {
-        let cols = c.cols;
-        out.start.extend_from_slice(&cols.start);
-        out.dur.extend_from_slice(&cols.dur);
-        out.name.extend(cols.name.iter().map(|&n| names[k][n as usize]));
-        out.lane.extend(cols.lane.iter().map(|&l| lanes[k][l as usize]));
-        out.kind.extend_from_slice(&cols.kind);
-        out.corr.extend_from_slice(&cols.corr);
-        out.ext.extend_from_slice(&cols.ext);
-        out.raw.extend_from_slice(&cols.raw);
-    }
-    out
-}
-
 /// Decides each lane's side from the categories seen on it and the process labels.
 fn lane_sides(drafts: &[LaneDraft<'static>], meta: &[Meta]) -> Vec<LaneSide> {
     let label_of = |pid: &Id<'static>| {
@@ -244,7 +226,9 @@ fn lane_sides(drafts: &[LaneDraft<'static>], meta: &[Meta]) -> Vec<LaneSide> {
                 Some(LaneSide::Cpu)
             } else {
                 match label_of(&d.pid) {
-                    Some(l) if l.starts_with("GPU") || l.starts_with("NPU") => Some(LaneSide::Device),
+                    Some(l) if l.starts_with("GPU") || l.starts_with("NPU") => {
+                        Some(LaneSide::Device)
+                    }
                     Some(l) if l.starts_with("CPU") => Some(LaneSide::Cpu),
                     _ => None,
                 }
@@ -272,41 +256,103 @@ fn lane_sides(drafts: &[LaneDraft<'static>], meta: &[Meta]) -> Vec<LaneSide> {
 }
 
 fn lane_name(d: &LaneDraft<'static>, side: LaneSide, meta: &[Meta]) -> String {
-    let named = meta
-        .iter()
-        .rev()
-        .find(|m| m.what == MetaKind::ThreadName && m.pid == d.pid && m.tid.as_ref() == Some(&d.tid));
+    let named = meta.iter().rev().find(|m| {
+        m.what == MetaKind::ThreadName && m.pid == d.pid && m.tid.as_ref() == Some(&d.tid)
+    });
     match (side, named) {
         (LaneSide::Device, Some(m)) => format!("device {} {}", d.pid.text(), m.value),
         (_, Some(m)) => m.value.clone(),
         (LaneSide::Device, None) => format!("device {} stream {}", d.pid.text(), d.tid.text()),
         (LaneSide::Cpu, None) => format!("thread {}", d.tid.text()),
-        (LaneSide::Other, None) => format!("{} {}", d.pid.text(), d.tid.text()).trim().to_string(),
+        (LaneSide::Other, None) => format!("{} {}", d.pid.text(), d.tid.text())
+            .trim()
+            .to_string(),
     }
 }
 
 /// Sorts events by (lane, start, longest first) so that each lane is a contiguous, time-ordered
-/// range and a parent precedes the children it contains.
+/// range and a parent precedes the children it contains. Columns are gathered straight from
+/// the chunks (names and lanes remapped to rank ids on the way), so they are copied once.
 #[allow(clippy::type_complexity)]
-fn sort_by_lane(c: Columns, n_lanes: usize) -> (Events, Vec<u64>, Vec<u64>, Vec<(u32, u32)>) {
-    let n = c.start.len();
-    // Sorting compact keys (no indirection into the columns) keeps the sort cache-friendly.
-    let mut keys: Vec<(u32, Ns, Ns, u32)> =
-        (0..n).into_par_iter().map(|i| (c.lane[i], c.start[i], -c.dur[i], i as u32)).collect();
+fn sort_by_lane(
+    chunks: &[Chunk<'_>],
+    names: &[Vec<Sym>],
+    lanes: &[Vec<u32>],
+    base: Ns,
+    n_lanes: usize,
+) -> (Events, Vec<u64>, Vec<u64>, Vec<(u32, u32)>) {
+    let shifted = |s: Ns| if s < EPOCH_SCALE_NS { s + base } else { s };
+    // Compact keys (no indirection into the columns) keep the sort cache-friendly; the last
+    // two fields say where the event is: (chunk, index in chunk).
+    let mut keys: Vec<(u32, Ns, Ns, u32, u32)> = chunks
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(k, c)| {
+            let cols = &c.cols;
+            (0..cols.start.len()).map(move |i| {
+                (
+                    lanes[k][cols.lane[i] as usize],
+                    shifted(cols.start[i]),
+                    -cols.dur[i],
+                    k as u32,
+                    i as u32,
+                )
+            })
+        })
+        .collect();
     keys.par_sort_unstable();
-    let order: Vec<u32> = keys.into_par_iter().map(|k| k.3).collect();
-    fn gather<T: Copy + Send + Sync>(src: &[T], order: &[u32]) -> Vec<T> {
-        order.par_iter().map(|&i| src[i as usize]).collect()
+    fn gather<T: Copy + Send + Sync>(
+        keys: &[(u32, Ns, Ns, u32, u32)],
+        f: impl Fn(usize, usize) -> T + Sync,
+    ) -> Vec<T> {
+        keys.par_iter()
+            .map(|k| f(k.3 as usize, k.4 as usize))
+            .collect()
     }
-    let ((start, dur), ((name, lane), (kind, raw))) = rayon::join(
-        || rayon::join(|| gather(&c.start, &order), || gather(&c.dur, &order)),
+    let col = |k: usize| &chunks[k].cols;
+    let ((start, dur), ((name, lane), ((kind, raw), (corr, ext)))) = rayon::join(
         || {
             rayon::join(
-                || rayon::join(|| gather(&c.name, &order), || order.par_iter().map(|&i| c.lane[i as usize] as u16).collect()),
-                || rayon::join(|| gather(&c.kind, &order), || gather::<RawSpan>(&c.raw, &order)),
+                || keys.par_iter().map(|k| k.1).collect(),
+                || keys.par_iter().map(|k| -k.2).collect(),
+            )
+        },
+        || {
+            rayon::join(
+                || {
+                    rayon::join(
+                        || gather(&keys, |k, i| names[k][col(k).name[i] as usize]),
+                        || keys.par_iter().map(|k| k.0 as u16).collect(),
+                    )
+                },
+                || {
+                    rayon::join(
+                        || {
+                            rayon::join(
+                                || gather(&keys, |k, i| col(k).kind[i]),
+                                || gather::<RawSpan>(&keys, |k, i| col(k).raw[i]),
+                            )
+                        },
+                        || {
+                            rayon::join(
+                                || gather(&keys, |k, i| col(k).corr[i]),
+                                || gather(&keys, |k, i| col(k).ext[i]),
+                            )
+                        },
+                    )
+                },
             )
         },
     );
+    let n = keys.len();
+    let mut ranges = vec![(0u32, 0u32); n_lanes];
+    for (i, k) in keys.iter().enumerate() {
+        let r = &mut ranges[k.0 as usize];
+        if r.1 == 0 {
+            r.0 = i as u32;
+        }
+        r.1 += 1;
+    }
     let events = Events {
         start,
         dur,
@@ -318,16 +364,6 @@ fn sort_by_lane(c: Columns, n_lanes: usize) -> (Events, Vec<u64>, Vec<u64>, Vec<
         op: vec![NONE; n],
         raw,
     };
-    let corr = gather(&c.corr, &order);
-    let ext = gather(&c.ext, &order);
-    let mut ranges = vec![(0u32, 0u32); n_lanes];
-    for (i, &l) in events.lane.iter().enumerate() {
-        let r = &mut ranges[l as usize];
-        if r.1 == 0 {
-            r.0 = i as u32;
-        }
-        r.1 += 1;
-    }
     (events, corr, ext, ranges)
 }
 
@@ -338,34 +374,38 @@ fn link(rank: &mut Rank, corr: &[u64], ext: &[u64]) {
     const AMBIGUOUS: u32 = NONE - 1;
     let ev = &rank.events;
     let lanes = &rank.lanes;
-    let n_launch = ev.kind.iter().filter(|k| **k == Kind::Launch).count();
-    let n_ops = ev.kind.iter().filter(|k| **k == Kind::HostOp).count();
-    let mut launches: FxHashMap<u64, u32> = FxHashMap::with_capacity_and_hasher(n_launch, Default::default());
-    let mut ops: FxHashMap<u64, u32> = FxHashMap::with_capacity_and_hasher(n_ops, Default::default());
-    for i in 0..ev.len() {
-        match ev.kind[i] {
-            Kind::Launch if corr[i] != NO_ID && lanes[ev.lane[i] as usize].side == LaneSide::Cpu => {
-                launches.insert(corr[i], i as u32);
-            }
-            Kind::HostOp if ext[i] != NO_ID => {
-                ops.entry(ext[i]).and_modify(|v| *v = AMBIGUOUS).or_insert(i as u32);
-            }
-            _ => {}
-        }
-    }
+    let launches = IdTable::build(
+        (0..ev.len()).filter_map(|i| {
+            (ev.kind[i] == Kind::Launch
+                && corr[i] != NO_ID
+                && lanes[ev.lane[i] as usize].side == LaneSide::Cpu)
+                .then_some((corr[i], i as u32))
+        }),
+        None,
+    );
+    let ops = IdTable::build(
+        (0..ev.len()).filter_map(|i| {
+            (ev.kind[i] == Kind::HostOp && ext[i] != NO_ID).then_some((ext[i], i as u32))
+        }),
+        Some(AMBIGUOUS),
+    );
     // Lookups are independent: do them in parallel, then write the reverse links.
     let found: Vec<(u32, u32)> = (0..ev.len())
         .into_par_iter()
         .map(|i| {
             let k = ev.kind[i];
             let device = k.is_device_work() || k == Kind::Sync;
-            let launch = if device && corr[i] != NO_ID { launches.get(&corr[i]).copied().unwrap_or(NONE) } else { NONE };
-            let op = if (device || k == Kind::Launch) && ext[i] != NO_ID {
-                ops.get(&ext[i]).copied().filter(|&o| o != AMBIGUOUS).unwrap_or(NONE)
+            let launch = if device && corr[i] != NO_ID {
+                launches.get(corr[i])
             } else {
                 NONE
             };
-            (launch, op)
+            let op = if (device || k == Kind::Launch) && ext[i] != NO_ID {
+                ops.get(ext[i])
+            } else {
+                NONE
+            };
+            (launch, if op == AMBIGUOUS { NONE } else { op })
         })
         .collect();
     let ev = &mut rank.events;
@@ -380,9 +420,52 @@ fn link(rank: &mut Rank, corr: &[u64], ext: &[u64]) {
     }
 }
 
-/// Parses `ProfilerStep#N`.
-pub fn profiler_step_number(name: &str) -> Option<u32> {
-    name.strip_prefix("ProfilerStep#")?.parse().ok()
+/// id → event index. Profiler ids (correlation, External id) are mostly dense counters, so
+/// a direct-address table is used when the id range is small; otherwise a hash map.
+enum IdTable {
+    Dense { min: u64, slots: Vec<u32> },
+    Sparse(FxHashMap<u64, u32>),
+}
+
+impl IdTable {
+    /// Builds the table; with `dup = Some(marker)` an id seen twice maps to `marker`, else the
+    /// last occurrence wins.
+    fn build(entries: impl Iterator<Item = (u64, u32)>, dup: Option<u32>) -> IdTable {
+        let entries: Vec<(u64, u32)> = entries.collect();
+        let (lo, hi) = entries
+            .iter()
+            .fold((u64::MAX, 0), |(lo, hi), &(id, _)| (lo.min(id), hi.max(id)));
+        let put = |slot: &mut u32, v: u32| {
+            *slot = match dup {
+                Some(marker) if *slot != NONE => marker,
+                _ => v,
+            }
+        };
+        if !entries.is_empty() && hi - lo < 4 * entries.len() as u64 + 1024 {
+            let mut slots = vec![NONE; (hi - lo + 1) as usize];
+            for &(id, v) in &entries {
+                put(&mut slots[(id - lo) as usize], v);
+            }
+            IdTable::Dense { min: lo, slots }
+        } else {
+            let mut map = FxHashMap::with_capacity_and_hasher(entries.len(), Default::default());
+            for &(id, v) in &entries {
+                put(map.entry(id).or_insert(NONE), v);
+            }
+            IdTable::Sparse(map)
+        }
+    }
+
+    fn get(&self, id: u64) -> u32 {
+        match self {
+            IdTable::Dense { min, slots } => id
+                .checked_sub(*min)
+                .and_then(|o| slots.get(o as usize))
+                .copied()
+                .unwrap_or(NONE),
+            IdTable::Sparse(m) => m.get(&id).copied().unwrap_or(NONE),
+        }
+    }
 }
 
 /// Host steps: `ProfilerStep#N` annotations on the CPU lane that has most of them (the main
@@ -404,12 +487,19 @@ fn find_steps(rank: &mut Rank, strings: &Interner) {
             }
         }
     }
-    let best = per_lane.into_iter().max_by_key(|&(lane, n)| (n, std::cmp::Reverse(lane)));
+    let best = per_lane
+        .into_iter()
+        .max_by_key(|&(lane, n)| (n, std::cmp::Reverse(lane)));
     if let Some((lane, _)) = best {
         rank.stepping_lane = Some(lane);
         for i in rank.lane_events(lane) {
             if let Some(&n) = step_syms.get(&ev.name[i]) {
-                rank.steps.push(HostStep { number: n, start: ev.start[i], end: ev.end(i), synthetic: false });
+                rank.steps.push(HostStep {
+                    number: n,
+                    start: ev.start[i],
+                    end: ev.end(i),
+                    synthetic: false,
+                });
             }
         }
         rank.steps.sort_by_key(|s| (s.start, s.number));
@@ -428,7 +518,12 @@ fn find_steps(rank: &mut Rank, strings: &Interner) {
         lo = ev.start.iter().copied().min().unwrap_or(0);
         hi = (0..ev.len()).map(|i| ev.end(i)).max().unwrap_or(0);
     }
-    rank.steps.push(HostStep { number: 0, start: lo, end: hi, synthetic: true });
+    rank.steps.push(HostStep {
+        number: 0,
+        start: lo,
+        end: hi,
+        synthetic: true,
+    });
     rank.stepping_lane = rank
         .lanes
         .iter()
@@ -453,7 +548,11 @@ fn assign_steps(rank: &mut Rank) {
         if k == 0 {
             return NONE;
         }
-        if t < steps[k - 1].end { (k - 1) as u32 } else { NONE }
+        if t < steps[k - 1].end {
+            (k - 1) as u32
+        } else {
+            NONE
+        }
     };
     let last_started = |t: Ns| -> u32 {
         let k = starts.partition_point(|&s| s <= t);
@@ -468,8 +567,9 @@ fn assign_steps(rank: &mut Rank) {
     }
     for i in 0..ev.len() {
         if lanes[ev.lane[i] as usize].side == LaneSide::Device {
+            // A device event's link, when set, is always its launching runtime call.
             let l = ev.link[i];
-            ev.step[i] = if l != NONE && ev.kind[i] != Kind::Launch && lanes[ev.lane[l as usize] as usize].side == LaneSide::Cpu {
+            ev.step[i] = if l != NONE {
                 ev.step[l as usize]
             } else {
                 last_started(ev.start[i])

@@ -53,7 +53,10 @@ impl Cat {
 
     /// Categories that only occur on host threads.
     pub fn is_cpu(self) -> bool {
-        matches!(self, Cat::CpuOp | Cat::UserAnnotation | Cat::Runtime | Cat::Python)
+        matches!(
+            self,
+            Cat::CpuOp | Cat::UserAnnotation | Cat::Runtime | Cat::Python
+        )
     }
 }
 
@@ -187,6 +190,13 @@ impl<'a> Chunk<'a> {
     }
 
     fn lane_id(&mut self, pid: Id<'a>, tid: Id<'a>) -> u32 {
+        // Runs of events on one lane are common (a kernel stream, a thread's op stack).
+        if let Some(&last) = self.cols.lane.last() {
+            let l = &self.lanes[last as usize];
+            if l.pid == pid && l.tid == tid {
+                return last;
+            }
+        }
         let key = (pid, tid);
         if let Some(&id) = self.lane_ids.get(&key) {
             return id;
@@ -205,7 +215,11 @@ impl<'a> Chunk<'a> {
     fn is_comm_name(&mut self, id: u32) -> bool {
         let flag = &mut self.comm_name[id as usize];
         if *flag == 0 {
-            *flag = if is_comm_kernel_name(&self.names[id as usize]) { 1 } else { 2 };
+            *flag = if is_comm_kernel_name(&self.names[id as usize]) {
+                1
+            } else {
+                2
+            };
         }
         *flag == 1
     }
@@ -233,15 +247,25 @@ impl<'a> Chunk<'a> {
                 return Ok(());
             }
         }
-        let cat = ev.cat.as_ref().map(|c| Cat::of(&c.0)).unwrap_or(Cat::Unknown);
+        let cat = ev
+            .cat
+            .as_ref()
+            .map(|c| Cat::of(&c.0))
+            .unwrap_or(Cat::Unknown);
         if cat == Cat::Python {
             self.dropped.python_function += 1;
             return Ok(());
         }
-        let ts = ev.ts.ok_or_else(|| (offset, "complete event (ph X) without `ts`".to_string()))?;
-        let dur = ev.dur.ok_or_else(|| (offset, "complete event (ph X) without `dur`".to_string()))?;
-        let start = micros_text_to_ns(ts.0).map_err(|e| (offset, format!("`ts` {}: {e}", clip(ts.0))))?;
-        let mut dur = micros_text_to_ns(dur.0).map_err(|e| (offset, format!("`dur` {}: {e}", clip(dur.0))))?;
+        let ts = ev
+            .ts
+            .ok_or_else(|| (offset, "complete event (ph X) without `ts`".to_string()))?;
+        let dur = ev
+            .dur
+            .ok_or_else(|| (offset, "complete event (ph X) without `dur`".to_string()))?;
+        let start =
+            micros_text_to_ns(ts.0).map_err(|e| (offset, format!("`ts` {}: {e}", clip(ts.0))))?;
+        let mut dur = micros_text_to_ns(dur.0)
+            .map_err(|e| (offset, format!("`dur` {}: {e}", clip(dur.0))))?;
         if dur < 0 {
             if self.negative_dur.0 == 0 {
                 self.negative_dur.1 = offset;
@@ -249,9 +273,12 @@ impl<'a> Chunk<'a> {
             self.negative_dur.0 += 1;
             dur = 0;
         }
-        start
-            .checked_add(dur)
-            .ok_or_else(|| (offset, "`ts` + `dur` overflows 64-bit nanoseconds".to_string()))?;
+        start.checked_add(dur).ok_or_else(|| {
+            (
+                offset,
+                "`ts` + `dur` overflows 64-bit nanoseconds".to_string(),
+            )
+        })?;
         let name = self.name_id(ev.name.map(|n| n.0).unwrap_or(Cow::Borrowed(b"")));
         let pid = ev.pid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
         let tid = ev.tid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
@@ -292,7 +319,10 @@ impl<'a> Chunk<'a> {
         c.kind.push(kind);
         c.corr.push(args.correlation.unwrap_or(NO_ID));
         c.ext.push(args.external_id.unwrap_or(NO_ID));
-        c.raw.push(RawSpan { offset, len: u32::try_from(len).unwrap_or(u32::MAX) });
+        c.raw.push(RawSpan {
+            offset,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+        });
         Ok(())
     }
 
@@ -308,7 +338,9 @@ impl<'a> Chunk<'a> {
             MetaKind::ProcessLabels => args.labels,
             _ => args.name,
         };
-        let (Some(value), Some(pid)) = (value, ev.pid) else { return };
+        let (Some(value), Some(pid)) = (value, ev.pid) else {
+            return;
+        };
         self.meta.push(Meta {
             what,
             pid: pid.into_owned(),
@@ -321,5 +353,9 @@ impl<'a> Chunk<'a> {
 /// Shortens a value quoted in an error message.
 fn clip(s: &[u8]) -> String {
     let s = String::from_utf8_lossy(s);
-    if s.chars().count() <= 40 { s.into_owned() } else { format!("{}…", s.chars().take(40).collect::<String>()) }
+    if s.chars().count() <= 40 {
+        s.into_owned()
+    } else {
+        format!("{}…", s.chars().take(40).collect::<String>())
+    }
 }

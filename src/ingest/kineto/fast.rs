@@ -9,9 +9,52 @@ use super::raw::{Args, Id, NumText, RawEvent, Str};
 use memchr::memchr2;
 use std::borrow::Cow;
 
-#[inline]
-fn ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+/// Byte classes, looked up instead of compared: the scanner's inner loops are these tests.
+const WS: u8 = 1;
+const TOKEN: u8 = 2;
+/// Ends a plain string scan: `"`, `\`, control characters.
+const STR_STOP: u8 = 4;
+/// Matters when skipping a container: `"`, `{`, `}`, `[`, `]`.
+const NEST: u8 = 8;
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = STR_STOP;
+        c += 1;
+    }
+    t[b'"' as usize] = STR_STOP | NEST;
+    t[b'\\' as usize] = STR_STOP;
+    t[b'{' as usize] = NEST;
+    t[b'}' as usize] = NEST;
+    t[b'[' as usize] = NEST;
+    t[b']' as usize] = NEST;
+    t[b' ' as usize] = WS;
+    t[b'\n' as usize] |= WS;
+    t[b'\r' as usize] |= WS;
+    t[b'\t' as usize] |= WS;
+    let token = b"0123456789-+.eEabcdfghijklmnopqrstuvwxyz";
+    let mut k = 0;
+    while k < token.len() {
+        t[token[k] as usize] |= TOKEN;
+        k += 1;
+    }
+    t
+};
+
+/// Skips whitespace. Between tokens there is usually none or one space: those two cases
+/// are tested before the loop, since this runs several times per key.
+#[inline(always)]
+fn ws(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(&c) if CLASS[c as usize] & WS == 0 => i,
+        Some(b' ') if b.get(i + 1).is_some_and(|&c| CLASS[c as usize] & WS == 0) => i + 1,
+        _ => ws_loop(b, i),
+    }
+}
+
+fn ws_loop(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && CLASS[b[i] as usize] & WS != 0 {
         i += 1;
     }
     i
@@ -24,21 +67,28 @@ fn plain_string(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
         return None;
     }
     let s = i + 1;
-    // Most strings are short keys: a byte loop beats memchr's setup there.
+    // Short strings (keys, categories, ids) are most of the strings: scan them 8 bytes at a
+    // time in a register; past 32 bytes (kernel names) memchr's vector loop wins.
     let mut j = s;
-    let short_end = (s + 24).min(b.len());
-    while j < short_end {
-        match b[j] {
-            b'"' => return Some((&b[s..j], j + 1)),
-            b'\\' => return None,
-            // Control characters are invalid in JSON strings: let serde_json report them.
-            0..=0x1f => return None,
-            _ => j += 1,
+    let swar_end = (s + 32).min(b.len().saturating_sub(7));
+    while j < swar_end {
+        let w = u64::from_le_bytes(b[j..j + 8].try_into().expect("8 bytes"));
+        let stop = string_stops(w);
+        if stop != 0 {
+            j += (stop.trailing_zeros() / 8) as usize;
+            // Escapes and control characters (invalid in JSON strings): serde_json decides.
+            return (b[j] == b'"').then(|| (&b[s..j], j + 1));
         }
+        j += 8;
     }
-    // Long strings (kernel names) are most of the bytes: one memchr pass. Raw control
-    // characters past the first 24 bytes are not rejected here (serde_json would); they
-    // cannot change the structure, and names are decoded lossily anyway.
+    while j < b.len() && j < s + 40 && CLASS[b[j] as usize] & STR_STOP == 0 {
+        j += 1;
+    }
+    if j < b.len() && CLASS[b[j] as usize] & STR_STOP != 0 {
+        return (b[j] == b'"').then(|| (&b[s..j], j + 1));
+    }
+    // Long strings: one memchr pass. Raw control characters here are not rejected (serde_json
+    // would); they cannot change the structure, and names are decoded lossily anyway.
     let at = j + memchr2(b'"', b'\\', &b[j..])?;
     if b[at] != b'"' {
         return None;
@@ -46,13 +96,29 @@ fn plain_string(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
     Some((&b[s..at], at + 1))
 }
 
+/// High bit set in each byte of `w` that is `"`, `\` or below 0x20 — exact for the lowest
+/// such byte, which is all the caller reads (SWAR: "determine if a word has a zero byte").
+#[inline(always)]
+fn string_stops(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    zero(w ^ (ONES * b'"' as u64))
+        | zero(w ^ (ONES * b'\\' as u64))
+        | (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
+}
+
 /// Skips any string (escapes allowed) starting at the `"` at `i`.
 #[inline]
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     loop {
-        let at = memchr2(b'"', b'\\', &b[i..])?;
-        i += at;
+        i = next_of(
+            b,
+            i,
+            |w| zero_bytes(w, b'"') | zero_bytes(w, b'\\'),
+            |c| c == b'"' || c == b'\\',
+        )?;
         if b[i] == b'\\' {
             i += 2;
         } else {
@@ -61,27 +127,97 @@ fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     }
 }
 
+/// High bit set in each byte of `w` equal to `c` (exact for the lowest one).
+#[inline(always)]
+fn zero_bytes(w: u64, c: u8) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let x = w ^ (ONES * c as u64);
+    x.wrapping_sub(ONES) & !x & HIGH
+}
+
+/// Index of the first byte at or after `i` that `hit` accepts; `mask` is the same test on
+/// 8 bytes at a time (high bit per matching byte).
+#[inline(always)]
+fn next_of(
+    b: &[u8],
+    mut i: usize,
+    mask: impl Fn(u64) -> u64,
+    hit: impl Fn(u8) -> bool,
+) -> Option<usize> {
+    while i + 8 <= b.len() {
+        let m = mask(u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes")));
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    while i < b.len() {
+        if hit(b[i]) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Skips the object starting at the `{` at `i`. Only quotes and braces matter for finding
+/// its end: brackets cannot hold an unmatched brace in JSON.
+fn skip_object(b: &[u8], i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut j = i;
+    loop {
+        j = next_of(
+            b,
+            j,
+            |w| zero_bytes(w, b'"') | zero_bytes(w, b'{') | zero_bytes(w, b'}'),
+            |c| c == b'"' || c == b'{' || c == b'}',
+        )?;
+        match b[j] {
+            b'"' => j = skip_string(b, j)?,
+            b'{' => {
+                depth += 1;
+                j += 1;
+            }
+            _ => {
+                depth -= 1;
+                j += 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+        }
+    }
+}
+
 /// End of a number or literal token starting at `i`.
 #[inline]
 fn token_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' | b'a'..=b'z') {
+    while i < b.len() && CLASS[b[i] as usize] & TOKEN != 0 {
         i += 1;
     }
     i
 }
 
 fn is_number(t: &[u8]) -> bool {
-    !t.is_empty() && t.iter().all(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) && t.iter().any(u8::is_ascii_digit)
+    !t.is_empty()
+        && t.iter()
+            .all(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+        && t.iter().any(u8::is_ascii_digit)
 }
 
 /// Skips one value of any type; `None` on anything malformed.
 fn skip_value(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' => skip_string(b, i),
-        b'{' | b'[' => {
+        b'{' => skip_object(b, i),
+        b'[' => {
             let mut depth = 0usize;
             let mut j = i;
             loop {
+                while j < b.len() && CLASS[b[j] as usize] & NEST == 0 {
+                    j += 1;
+                }
                 match *b.get(j)? {
                     b'"' => {
                         j = skip_string(b, j)?;
@@ -165,7 +301,7 @@ fn args(b: &[u8], mut i: usize) -> Option<(Args<'_>, usize)> {
         return Some((a, i + 1));
     }
     loop {
-        let (key, k) = key(b, i, &[b"correlation", b"External id"])?;
+        let (key, k) = key(b, i)?;
         i = ws(b, k);
         if b.get(i) != Some(&b':') {
             return None;
@@ -193,7 +329,11 @@ fn args(b: &[u8], mut i: usize) -> Option<(Args<'_>, usize)> {
                 } else {
                     (None, skip_value(b, i)?)
                 };
-                if key == b"name" { a.name = v.0 } else { a.labels = v.0 }
+                if key == b"name" {
+                    a.name = v.0
+                } else {
+                    a.labels = v.0
+                }
                 v.1
             }
             _ => skip_value(b, i)?,
@@ -207,22 +347,90 @@ fn args(b: &[u8], mut i: usize) -> Option<(Args<'_>, usize)> {
     }
 }
 
-/// The event keys, tried before the general string scan (they are most of the keys).
-const EVENT_KEYS: [&[u8]; 8] = [b"ph", b"cat", b"name", b"pid", b"tid", b"ts", b"dur", b"args"];
+/// The event keys the model reads, as codes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EventKey {
+    Ph = 0,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Args,
+    Other,
+}
 
-/// A key string at `i`: one of `known` matched by a direct comparison, or any escape-free key.
-#[inline]
-fn key<'b>(b: &'b [u8], i: usize, known: &[&'static [u8]]) -> Option<(&'b [u8], usize)> {
+/// A key and its closing quote as a little-endian word with the mask of its length, so that
+/// a key is recognized by one load and one compare instead of a string comparison.
+const fn key_word(k: &[u8]) -> (u64, u64) {
+    let mut v = 0u64;
+    let mut i = 0;
+    while i < k.len() {
+        v |= (k[i] as u64) << (8 * i);
+        i += 1;
+    }
+    v |= (b'"' as u64) << (8 * k.len());
+    let mask = if k.len() + 1 == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * (k.len() + 1))) - 1
+    };
+    (v, mask)
+}
+
+const EVENT_KEYS: [(u64, u64, EventKey, usize); 8] = {
+    const fn entry(k: &[u8], code: EventKey) -> (u64, u64, EventKey, usize) {
+        let (v, m) = key_word(k);
+        (v, m, code, k.len())
+    }
+    [
+        entry(b"ph", EventKey::Ph),
+        entry(b"cat", EventKey::Cat),
+        entry(b"name", EventKey::Name),
+        entry(b"pid", EventKey::Pid),
+        entry(b"tid", EventKey::Tid),
+        entry(b"ts", EventKey::Ts),
+        entry(b"dur", EventKey::Dur),
+        entry(b"args", EventKey::Args),
+    ]
+};
+
+/// The key string at `i` (its `"`): which event key it is, and the index after it.
+#[inline(always)]
+fn event_key(b: &[u8], i: usize) -> Option<(EventKey, usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
-    for k in known {
-        let end = i + 1 + k.len();
-        if b.get(i + 1..end) == Some(k) && b.get(end) == Some(&b'"') {
-            return Some((&b[i + 1..end], end + 1));
+    if let Some(w) = b.get(i + 1..i + 9) {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        for &(v, m, code, len) in &EVENT_KEYS {
+            if w & m == v {
+                return Some((code, i + len + 2));
+            }
         }
     }
+    let (key, end) = plain_string(b, i)?;
+    let code = EVENT_KEYS
+        .iter()
+        .find(|e| key.len() == e.3 && key_word(key).0 == e.0)
+        .map_or(EventKey::Other, |e| e.2);
+    Some((code, end))
+}
+
+/// An args key string at `i`: (contents, index after it).
+#[inline]
+fn key<'b>(b: &'b [u8], i: usize) -> Option<(&'b [u8], usize)> {
     plain_string(b, i)
+}
+
+/// An event that is only counted keeps the fields that say why (`ph`, `cat`).
+fn counted_only(ev: RawEvent<'_>) -> RawEvent<'_> {
+    RawEvent {
+        ph: ev.ph,
+        cat: ev.cat,
+        ..RawEvent::default()
+    }
 }
 
 /// Parses the event object starting at `b[i] == '{'`; returns it and its length in bytes.
@@ -234,24 +442,14 @@ pub fn event(b: &[u8], start: usize) -> Option<(RawEvent<'_>, usize)> {
         return Some((ev, i + 1 - start));
     }
     loop {
-        let (key, k) = key(b, i, &EVENT_KEYS)?;
+        let (key, k) = event_key(b, i)?;
         i = ws(b, k);
         if b.get(i) != Some(&b':') {
             return None;
         }
         i = ws(b, i + 1);
-        let bit = match key {
-            b"ph" => 1,
-            b"cat" => 2,
-            b"name" => 4,
-            b"pid" => 8,
-            b"tid" => 16,
-            b"ts" => 32,
-            b"dur" => 64,
-            b"args" => 128,
-            _ => 0,
-        };
-        if bit != 0 {
+        if key != EventKey::Other {
+            let bit = 1u16 << key as u16;
             if seen & bit != 0 {
                 return None; // duplicate key: serde_json reports it
             }
@@ -259,35 +457,56 @@ pub fn event(b: &[u8], start: usize) -> Option<(RawEvent<'_>, usize)> {
         }
         let null = b.get(i..i + 4) == Some(b"null");
         i = match key {
-            b"ph" | b"cat" | b"name" if null => i + 4,
-            b"ph" | b"cat" | b"name" => {
+            EventKey::Ph | EventKey::Cat | EventKey::Name if null => i + 4,
+            EventKey::Ph | EventKey::Cat | EventKey::Name => {
                 let (s, e) = plain_string(b, i)?;
+                // Flows, instants and counters, and python stack frames, are only counted:
+                // skip the rest of the object without reading it.
+                let dropped = match key {
+                    EventKey::Ph => matches!(s, b"s" | b"f" | b"t" | b"i" | b"I" | b"n" | b"C"),
+                    EventKey::Cat => {
+                        s == b"python_function" && ev.ph.as_ref().is_some_and(|p| &*p.0 == b"X")
+                    }
+                    _ => false,
+                };
                 let v = Some(Str(Cow::Borrowed(s)));
                 match key {
-                    b"ph" => ev.ph = v,
-                    b"cat" => ev.cat = v,
+                    EventKey::Ph => ev.ph = v,
+                    EventKey::Cat => ev.cat = v,
                     _ => ev.name = v,
+                }
+                if dropped {
+                    let end = skip_object(b, start)?;
+                    return Some((counted_only(ev), end - start));
                 }
                 e
             }
-            b"pid" | b"tid" if null => i + 4,
-            b"pid" | b"tid" => {
+            EventKey::Pid | EventKey::Tid if null => i + 4,
+            EventKey::Pid | EventKey::Tid => {
                 let (v, e) = id(b, i)?;
-                if key == b"pid" { ev.pid = Some(v) } else { ev.tid = Some(v) }
+                if key == EventKey::Pid {
+                    ev.pid = Some(v)
+                } else {
+                    ev.tid = Some(v)
+                }
                 e
             }
-            b"ts" | b"dur" if null => i + 4,
-            b"ts" | b"dur" => {
+            EventKey::Ts | EventKey::Dur if null => i + 4,
+            EventKey::Ts | EventKey::Dur => {
                 let (v, e) = num(b, i)?;
-                if key == b"ts" { ev.ts = Some(v) } else { ev.dur = Some(v) }
+                if key == EventKey::Ts {
+                    ev.ts = Some(v)
+                } else {
+                    ev.dur = Some(v)
+                }
                 e
             }
-            b"args" => {
+            EventKey::Args => {
                 let (a, e) = args(b, i)?;
                 ev.args = if null { None } else { Some(a) };
                 e
             }
-            _ => skip_value(b, i)?,
+            EventKey::Other => skip_value(b, i)?,
         };
         i = ws(b, i);
         match b.get(i)? {
@@ -324,7 +543,48 @@ mod tests {
                 assert_eq!(len, c.len());
                 e
             });
-            assert_eq!(fast, serde_event(c), "{c}");
+            let slow = serde_event(c).map(|e| match e.ph.as_ref().map(|p| &*p.0) {
+                Some(b"i") => counted_only(e),
+                _ => e,
+            });
+            assert_eq!(fast, slow, "{c}");
+        }
+    }
+
+    #[test]
+    fn string_scan_finds_the_first_stop_at_every_offset() {
+        for len in 0..80 {
+            let body = "a".repeat(len);
+            let text = format!("\"{body}\" tail");
+            assert_eq!(
+                plain_string(text.as_bytes(), 0),
+                Some((body.as_bytes(), len + 2)),
+                "{len}"
+            );
+            let esc = format!("\"{body}\\\"x\"");
+            assert_eq!(plain_string(esc.as_bytes(), 0), None, "escape after {len}");
+            let ctl = format!("\"{body}\u{1}\"");
+            if len < 32 {
+                assert_eq!(plain_string(ctl.as_bytes(), 0), None, "control after {len}");
+            }
+        }
+        // Bytes ≥ 0x80 (UTF-8) are ordinary string bytes.
+        let utf8 = "\"héllo wörld, ünïcode names are fine\"";
+        assert!(plain_string(utf8.as_bytes(), 0).is_some());
+    }
+
+    #[test]
+    fn skipping_matches_serde() {
+        for v in [
+            r#"{"a": [1, {"b": "}"}], "c": "\\\"{", "d": {}}"#,
+            r#"[[], [{"x": "]"}], "[", 1e5]"#,
+            r#""plain""#,
+            r#""esc \\\" \\\\ q""#,
+            r#"{"k": "a long string value that is longer than thirty two bytes, with a } in it"}"#,
+        ] {
+            let end = skip_value(v.as_bytes(), 0).unwrap();
+            assert_eq!(end, v.len(), "{v}");
+            serde_json::from_str::<serde_json::Value>(v).unwrap();
         }
     }
 

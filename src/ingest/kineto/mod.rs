@@ -6,24 +6,17 @@ mod fast;
 mod parse;
 mod raw;
 
-pub use build::{RankDraft, profiler_step_number};
-pub use chunk::is_comm_kernel_name;
+pub use build::RankDraft;
 
 use super::source::Source;
 use crate::error::InputError;
 use crate::model::{RankFrom, SourceInfo};
+use std::sync::atomic::AtomicU64;
 
-/// Parses one rank's trace into a [`RankDraft`].
-pub fn read(src: &Source) -> Result<RankDraft, InputError> {
-    let t = std::time::Instant::now();
-    let parsed = parse::parse(&src.label, &src.text)?;
-    if std::env::var_os("SS_PROF").is_some() { eprintln!("parse {:?}", t.elapsed()); }
-    let t = std::time::Instant::now();
-    let r = build_it(src, parsed);
-    if std::env::var_os("SS_PROF").is_some() { eprintln!("build {:?}", t.elapsed()); }
-    r
-}
-fn build_it(src: &Source, parsed: parse::Parsed<'_>) -> Result<RankDraft, InputError> {
+/// Parses one rank's trace into a [`RankDraft`]; `bytes_done` counts parsed JSON bytes as
+/// the parse goes (for the progress display).
+pub fn read(src: &Source, bytes_done: &AtomicU64) -> Result<RankDraft, InputError> {
+    let parsed = parse::parse(&src.label, &src.text, bytes_done)?;
     let info = SourceInfo {
         path: src.label.clone(),
         file_bytes: src.file_bytes,

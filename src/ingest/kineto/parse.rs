@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Target bytes per parallel chunk: large enough that per-chunk tables stay cheap to merge,
 /// small enough that a 30 MB rank still spreads over both cores.
@@ -35,24 +36,37 @@ pub struct Parsed<'a> {
 }
 
 /// Parses one Kineto JSON document.
-pub fn parse<'a>(label: &str, buf: &'a [u8]) -> Result<Parsed<'a>, InputError> {
+/// `bytes_done` is advanced as chunks finish (load progress).
+pub fn parse<'a>(
+    label: &str,
+    buf: &'a [u8],
+    bytes_done: &AtomicU64,
+) -> Result<Parsed<'a>, InputError> {
     let mut pos = skip_ws(buf, 0);
     if pos == buf.len() {
         return Err(InputError::at(label, 0, "empty input (only whitespace)"));
     }
     if buf[pos] == b'[' {
         // The Chrome format also allows a bare array of events.
-        let (chunks, end) = parse_events(label, buf, pos)?;
+        let (chunks, end) = parse_events(label, buf, pos, bytes_done)?;
         expect_end(label, buf, end)?;
         check_not_empty(label, pos, &chunks)?;
-        return Ok(Parsed { header: Header::default(), chunks });
+        return Ok(Parsed {
+            header: Header::default(),
+            chunks,
+        });
     }
     if buf[pos] != b'{' {
-        return Err(InputError::at(label, pos as u64, "not a JSON trace: expected `{` or `[`"));
+        return Err(InputError::at(
+            label,
+            pos as u64,
+            "not a JSON trace: expected `{` or `[`",
+        ));
     }
     pos = skip_ws(buf, pos + 1);
     let mut header = Header::default();
     let mut chunks = None;
+    let mut execution_trace = false;
     let mut more = buf.get(pos) != Some(&b'}');
     if !more {
         pos += 1;
@@ -73,9 +87,13 @@ pub fn parse<'a>(label: &str, buf: &'a [u8]) -> Result<Parsed<'a>, InputError> {
         match key {
             "traceEvents" => {
                 if buf.get(pos) != Some(&b'[') {
-                    return Err(InputError::at(label, pos as u64, "`traceEvents` is not an array"));
+                    return Err(InputError::at(
+                        label,
+                        pos as u64,
+                        "`traceEvents` is not an array",
+                    ));
                 }
-                let (c, end) = parse_events(label, buf, pos)?;
+                let (c, end) = parse_events(label, buf, pos, bytes_done)?;
                 check_not_empty(label, pos, &c)?;
                 chunks = Some(c);
                 pos = end;
@@ -84,8 +102,9 @@ pub fn parse<'a>(label: &str, buf: &'a [u8]) -> Result<Parsed<'a>, InputError> {
             "deviceProperties" => {
                 let at = pos;
                 let props: serde_json::Value = value(label, buf, &mut pos)?;
-                header.device_names = device_names(&props)
-                    .ok_or_else(|| InputError::at(label, at as u64, "`deviceProperties` is not a list"))?;
+                header.device_names = device_names(&props).ok_or_else(|| {
+                    InputError::at(label, at as u64, "`deviceProperties` is not a list")
+                })?;
             }
             "baseTimeNanoseconds" => {
                 let at = pos;
@@ -96,6 +115,7 @@ pub fn parse<'a>(label: &str, buf: &'a [u8]) -> Result<Parsed<'a>, InputError> {
                 header.base_ns = Some(ns);
             }
             _ => {
+                execution_trace |= key == "nodes";
                 value::<IgnoredAny>(label, buf, &mut pos)?;
             }
         }
@@ -111,8 +131,14 @@ pub fn parse<'a>(label: &str, buf: &'a [u8]) -> Result<Parsed<'a>, InputError> {
         }
     }
     expect_end(label, buf, pos)?;
-    let chunks = chunks
-        .ok_or_else(|| InputError::at(label, 0, "no `traceEvents` array: not a Kineto/Chrome trace"))?;
+    let chunks = chunks.ok_or_else(|| {
+        let what = if execution_trace {
+            "a PyTorch Execution Trace (`nodes`), not a Kineto trace: give the Kineto trace of the run"
+        } else {
+            "no `traceEvents` array: not a Kineto/Chrome trace"
+        };
+        InputError::at(label, 0, what)
+    })?;
     Ok(Parsed { header, chunks })
 }
 
@@ -128,13 +154,21 @@ fn device_names(props: &serde_json::Value) -> Option<Vec<String>> {
 fn expect_end(label: &str, buf: &[u8], pos: usize) -> Result<(), InputError> {
     let end = skip_ws(buf, pos);
     if end != buf.len() {
-        return Err(InputError::at(label, end as u64, "unexpected data after the end of the trace"));
+        return Err(InputError::at(
+            label,
+            end as u64,
+            "unexpected data after the end of the trace",
+        ));
     }
     Ok(())
 }
 
 fn truncated(label: &str, buf: &[u8]) -> InputError {
-    InputError::at(label, buf.len() as u64, "truncated JSON: input ends inside the trace")
+    InputError::at(
+        label,
+        buf.len() as u64,
+        "truncated JSON: input ends inside the trace",
+    )
 }
 
 #[inline]
@@ -146,7 +180,11 @@ fn skip_ws(buf: &[u8], mut pos: usize) -> usize {
 }
 
 /// Deserializes one JSON value at `*pos` and advances past it.
-fn value<'a, T: Deserialize<'a>>(label: &str, buf: &'a [u8], pos: &mut usize) -> Result<T, InputError> {
+fn value<'a, T: Deserialize<'a>>(
+    label: &str,
+    buf: &'a [u8],
+    pos: &mut usize,
+) -> Result<T, InputError> {
     let mut it = serde_json::Deserializer::from_slice(&buf[*pos..]).into_iter::<T>();
     match it.next() {
         Some(Ok(v)) => {
@@ -202,7 +240,12 @@ struct ChunkResult<'a> {
 }
 
 /// Parses the array starting at `open` (`[`); returns the chunks and the offset after `]`.
-fn parse_events<'a>(label: &str, buf: &'a [u8], open: usize) -> Result<(Vec<Chunk<'a>>, usize), InputError> {
+fn parse_events<'a>(
+    label: &str,
+    buf: &'a [u8],
+    open: usize,
+    bytes_done: &AtomicU64,
+) -> Result<(Vec<Chunk<'a>>, usize), InputError> {
     let body = open + 1;
     let starts = split_points(buf, body);
     let mut results: Vec<ChunkResult<'a>> = starts
@@ -210,7 +253,10 @@ fn parse_events<'a>(label: &str, buf: &'a [u8], open: usize) -> Result<(Vec<Chun
         .enumerate()
         .map(|(k, &s)| {
             let stop = starts.get(k + 1).copied().unwrap_or(usize::MAX);
-            parse_chunk(label, buf, s, stop)
+            let r = parse_chunk(label, buf, s, stop);
+            let end = stop.min(buf.len());
+            bytes_done.fetch_add(end.saturating_sub(s) as u64, Ordering::Relaxed);
+            r
         })
         .collect();
 
@@ -234,7 +280,9 @@ fn parse_events<'a>(label: &str, buf: &'a [u8], open: usize) -> Result<(Vec<Chun
                 chunks.push(rest.chunk);
                 match rest.end? {
                     End::ArrayEnd(after) => return Ok((chunks, after)),
-                    End::Boundary(_) => unreachable!("an unbounded chunk ends only at `]` or an error"),
+                    End::Boundary(_) => {
+                        unreachable!("an unbounded chunk ends only at `]` or an error")
+                    }
                 }
             }
         }
@@ -296,7 +344,13 @@ fn parse_chunk<'a>(label: &str, buf: &'a [u8], start: usize, stop: usize) -> Chu
     ChunkResult { chunk, end }
 }
 
-fn parse_into<'a>(label: &str, buf: &'a [u8], start: usize, stop: usize, chunk: &mut Chunk<'a>) -> Result<End, InputError> {
+fn parse_into<'a>(
+    label: &str,
+    buf: &'a [u8],
+    start: usize,
+    stop: usize,
+    chunk: &mut Chunk<'a>,
+) -> Result<End, InputError> {
     let mut pos = skip_ws(buf, start);
     if buf.get(pos) == Some(&b']') {
         return Ok(End::ArrayEnd(pos + 1));
@@ -310,13 +364,17 @@ fn parse_into<'a>(label: &str, buf: &'a [u8], start: usize, stop: usize, chunk: 
             return Err(truncated(label, buf));
         }
         if buf[pos] != b'{' {
-            return Err(InputError::at(label, pos as u64, "expected an event object in `traceEvents`"));
+            return Err(InputError::at(
+                label,
+                pos as u64,
+                "expected an event object in `traceEvents`",
+            ));
         }
         let (ev, len) = match fast::event(buf, pos) {
             Some(found) => found,
             None => {
-                if std::env::var_os("SS_FB").is_some() { eprintln!("fallback at {}: {}", pos, String::from_utf8_lossy(&buf[pos..(pos+300).min(buf.len())])); }
-                let mut it = serde_json::Deserializer::from_slice(&buf[pos..]).into_iter::<RawEvent<'a>>();
+                let mut it =
+                    serde_json::Deserializer::from_slice(&buf[pos..]).into_iter::<RawEvent<'a>>();
                 match it.next() {
                     Some(Ok(ev)) => (ev, it.byte_offset()),
                     Some(Err(e)) => return Err(json_error(label, buf, pos, &e)),
@@ -331,7 +389,13 @@ fn parse_into<'a>(label: &str, buf: &'a [u8], start: usize, stop: usize, chunk: 
         match buf.get(pos) {
             Some(b',') => pos += 1,
             Some(b']') => return Ok(End::ArrayEnd(pos + 1)),
-            Some(_) => return Err(InputError::at(label, pos as u64, "expected `,` or `]` after an event")),
+            Some(_) => {
+                return Err(InputError::at(
+                    label,
+                    pos as u64,
+                    "expected `,` or `]` after an event",
+                ));
+            }
             None => return Err(truncated(label, buf)),
         }
     }
@@ -342,7 +406,7 @@ mod tests {
     use super::*;
 
     fn events_of(text: &str) -> usize {
-        let p = parse("t", text.as_bytes()).unwrap();
+        let p = parse("t", text.as_bytes(), &AtomicU64::new(0)).unwrap();
         p.chunks.iter().map(|c| c.cols.start.len()).sum()
     }
 

@@ -204,7 +204,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for NumText<'a> {
 /// The string inside a raw JSON value, or `None` when the value is not a string.
 fn string_only(v: &RawValue) -> Option<Str<'_>> {
     let text = v.get();
-    if text.starts_with('"') { serde_json::from_str::<Str>(text).ok() } else { None }
+    if text.starts_with('"') {
+        serde_json::from_str::<Str>(text).ok()
+    } else {
+        None
+    }
 }
 
 /// One trace event, borrowed from the input. Unknown keys (`id`, `s`, `bp`, ...) are skipped.

@@ -1,0 +1,98 @@
+//! The command line: complete `--help`, and the text/markdown reports as snapshots.
+
+mod common;
+use common::*;
+
+fn stdout(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn help_lists_every_command_and_option() {
+    let top = stdout(&["--help"]);
+    for want in [
+        "report",
+        "demo",
+        "--threads",
+        "[PATH]...",
+        "Exit codes",
+        "stdin",
+    ] {
+        assert!(top.contains(want), "top-level help lacks {want}:\n{top}");
+    }
+    let report = stdout(&["report", "--help"]);
+    for want in [
+        "--format",
+        "text",
+        "json",
+        "md",
+        "--step",
+        "--rank",
+        "--threads",
+    ] {
+        assert!(report.contains(want), "report help lacks {want}:\n{report}");
+    }
+    let demo = stdout(&["demo", "--help"]);
+    for want in ["--out", "--ranks", "--steps", "--scale", "--plain"] {
+        assert!(demo.contains(want), "demo help lacks {want}:\n{demo}");
+    }
+    assert!(stdout(&["--version"]).starts_with("stepscope "));
+}
+
+#[test]
+fn threads_option_before_a_subcommand() {
+    let r: serde_json::Value =
+        serde_json::from_str(&stdout(&["--threads", "1", "report", "--format", "json"])).unwrap();
+    assert_eq!(r["job"]["ranks"], 8);
+}
+
+/// Report text without the timings line (the one part allowed to vary).
+fn without_timings(s: &str) -> String {
+    s.lines()
+        .filter(|l| !l.starts_with("timings:") && !l.starts_with("_load "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+#[test]
+fn text_report_snapshots() {
+    let path = testdata("two_streams.json");
+    let p = path.to_str().unwrap();
+    let fixture = stdout(&["report", p]).replace(p, "testdata/two_streams.json");
+    snapshot("report_text_two_streams", &without_timings(&fixture));
+    snapshot("report_text_demo", &without_timings(&stdout(&["report"])));
+    snapshot(
+        "report_md_demo",
+        &without_timings(&stdout(&["report", "--format", "md"])),
+    );
+    snapshot(
+        "report_text_demo_rank3",
+        &without_timings(&stdout(&["report", "--rank", "3"])),
+    );
+}
+
+#[test]
+fn every_text_line_fits_100_columns() {
+    for args in [vec!["report"], vec!["report", "--step", "13"]] {
+        let s = stdout(&args);
+        for l in s.lines() {
+            assert!(
+                l.chars().count() <= 100,
+                "{} columns: {l}",
+                l.chars().count()
+            );
+        }
+    }
+}

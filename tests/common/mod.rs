@@ -1,0 +1,98 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The shared folder beside the checkout (`../shared`). Under CI (`CI=true`) its absence is a
+/// failure, not a skip: the real-trace tests must run there.
+pub fn shared() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    if p.join("traces").is_dir() {
+        return Some(p);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("../shared/traces is missing, and CI=true: real-trace tests must not be skipped");
+    }
+    eprintln!("skipping: ../shared/traces not found");
+    None
+}
+
+/// A path under `../shared/traces/hta/tests/data`.
+pub fn hta(shared: &Path, rel: &str) -> PathBuf {
+    shared.join("traces/hta/tests/data").join(rel)
+}
+
+/// A file under `testdata/`.
+pub fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(name)
+}
+
+/// Runs the stepscope binary.
+pub fn run<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(args)
+        .output()
+        .expect("run stepscope")
+}
+
+/// `stepscope report PATH... --format json` parsed; panics on a non-zero exit.
+pub fn report_json(paths: &[&Path], extra: &[&str]) -> serde_json::Value {
+    let mut args: Vec<std::ffi::OsString> = vec!["report".into()];
+    args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+    args.extend(["--format".into(), "json".into()]);
+    args.extend(extra.iter().map(|s| (*s).into()));
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "stepscope failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON report")
+}
+
+/// The breakdown row of (step, rank).
+pub fn row(report: &serde_json::Value, step: u64, rank: u64) -> serde_json::Value {
+    report["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["step"] == step && b["rank"] == rank)
+        .unwrap_or_else(|| panic!("no breakdown row for step {step} rank {rank}"))
+        .clone()
+}
+
+/// The six parts of a breakdown row, in order, and its span.
+pub fn parts(row: &serde_json::Value) -> ([i64; 6], i64) {
+    let g = |k: &str| row[k].as_i64().unwrap();
+    (
+        [
+            g("compute_ns"),
+            g("overlap_ns"),
+            g("comm_ns"),
+            g("memory_ns"),
+            g("host_bound_ns"),
+            g("free_ns"),
+        ],
+        g("span_ns"),
+    )
+}
+
+/// Every breakdown row partitions its span exactly, with no negative part.
+pub fn assert_partitions(report: &serde_json::Value) {
+    for b in report["breakdown"].as_array().unwrap() {
+        let (p, span) = parts(b);
+        assert!(p.iter().all(|&x| x >= 0), "negative part in {b}");
+        assert_eq!(
+            p.iter().sum::<i64>(),
+            span,
+            "parts do not sum to the span in {b}"
+        );
+    }
+}

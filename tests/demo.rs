@@ -1,0 +1,185 @@
+//! The embedded demo cluster: the report must name the straggler and the slow step's
+//! culprit, be deterministic, and equal what `stepscope demo --out` writes.
+
+mod common;
+use common::*;
+use stepscope::synth::{self, DemoSpec};
+
+fn demo_report() -> serde_json::Value {
+    let out = run(["report", "--format", "json"]);
+    assert!(out.status.success());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn demo_names_the_straggler_and_the_slow_step_culprit() {
+    let spec = DemoSpec::default();
+    let r = demo_report();
+    assert_eq!(r["job"]["ranks"], 8);
+    assert_eq!(r["job"]["devices"][0]["name"], "NVIDIA H100 80GB HBM3");
+    assert_eq!(
+        r["job"]["steps"],
+        serde_json::json!([10, 11, 12, 13, 14, 15])
+    );
+    let steps = r["steps"].as_array().unwrap();
+    let slow = steps
+        .iter()
+        .max_by_key(|s| s["time_ns"]["max"].as_i64().unwrap())
+        .unwrap();
+    assert_eq!(slow["step"], spec.slow_step());
+    assert_eq!(
+        slow["slowest_rank"],
+        spec.culprit(),
+        "the slow step's culprit"
+    );
+    // The pause is 300 ms: the slow step is that much longer than the median of the others.
+    let normal: Vec<i64> = steps
+        .iter()
+        .filter(|s| s["step"] != spec.slow_step())
+        .map(|s| s["time_ns"]["max"].as_i64().unwrap())
+        .collect();
+    let extra =
+        slow["time_ns"]["max"].as_i64().unwrap() - normal.iter().sum::<i64>() / normal.len() as i64;
+    assert!(
+        (synth::PAUSE_NS - 20_000_000..synth::PAUSE_NS + 20_000_000).contains(&extra),
+        "{extra}"
+    );
+    for s in steps.iter().filter(|s| s["step"] != spec.slow_step()) {
+        assert_eq!(
+            s["slowest_rank"],
+            spec.straggler(),
+            "straggler in step {}",
+            s["step"]
+        );
+    }
+    // Evidence in the breakdown: the culprit's pause is host-bound time, the others wait in
+    // communication; the straggler computes ~25% longer than its peers.
+    let culprit = row(&r, spec.slow_step().into(), spec.culprit().into());
+    assert!(culprit["host_bound_ns"].as_i64().unwrap() > synth::PAUSE_NS);
+    let peer = row(&r, spec.slow_step().into(), 0);
+    assert!(peer["comm_ns"].as_i64().unwrap() > synth::PAUSE_NS - 10_000_000);
+    let busy = |b: &serde_json::Value| {
+        b["compute_ns"].as_i64().unwrap() + b["overlap_ns"].as_i64().unwrap()
+    };
+    let (s, p) = (
+        busy(&row(&r, 10, spec.straggler().into())),
+        busy(&row(&r, 10, 0)),
+    );
+    assert!(
+        s * 100 > p * 120 && s * 100 < p * 130,
+        "straggler {s} vs peer {p}"
+    );
+    assert_partitions(&r);
+}
+
+#[test]
+fn reports_are_deterministic_apart_from_timings() {
+    let strip = |mut v: serde_json::Value| {
+        v.as_object_mut().unwrap().remove("timings");
+        v
+    };
+    assert_eq!(strip(demo_report()), strip(demo_report()));
+    let text = |()| {
+        let out = run(["report"]);
+        let s = String::from_utf8(out.stdout).unwrap();
+        s.lines()
+            .filter(|l| !l.starts_with("timings:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(text(()), text(()));
+}
+
+#[test]
+fn default_command_prints_the_text_report_when_piped() {
+    let out = run(Vec::<&str>::new());
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        s.starts_with("stepscope report: 8 rank(s) of world 8, 6 step(s)"),
+        "{s}"
+    );
+}
+
+#[test]
+fn demo_out_writes_real_kineto_files_that_load_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run([
+        "demo",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--ranks",
+        "3",
+        "--steps",
+        "2",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "rank-0.pt.trace.json.gz",
+            "rank-1.pt.trace.json.gz",
+            "rank-2.pt.trace.json.gz"
+        ]
+    );
+    let from_files = report_json(&[dir.path()], &[]);
+    assert_eq!(from_files["job"]["rank_ids"], serde_json::json!([0, 1, 2]));
+    // The in-memory sources of the same spec give the same numbers.
+    let spec = DemoSpec {
+        ranks: 3,
+        steps: 2,
+        scale: 1,
+    };
+    let loaded = stepscope::ingest::load_sources(synth::sources(spec)).unwrap();
+    let a = stepscope::analysis::analyze(&loaded.job, Default::default());
+    let rows = from_files["breakdown"].as_array().unwrap();
+    assert_eq!(rows.len(), a.breakdown.len());
+    for (j, b) in rows.iter().zip(&a.breakdown) {
+        assert_eq!(
+            parts(j),
+            (
+                [
+                    b.compute_ns,
+                    b.overlap_ns,
+                    b.comm_ns,
+                    b.memory_ns,
+                    b.host_bound_ns,
+                    b.free_ns
+                ],
+                b.span_ns
+            )
+        );
+    }
+    // The files are what other Kineto readers expect: gzip JSON with traceEvents and
+    // distributedInfo, timestamps as decimal µs.
+    let gz = std::fs::read(dir.path().join("rank-1.pt.trace.json.gz")).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut text).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["distributedInfo"]["rank"], 1);
+    assert!(v["traceEvents"].as_array().unwrap().len() > 1000);
+}
+
+#[test]
+fn scale_multiplies_events() {
+    let count = |scale| {
+        let spec = DemoSpec {
+            ranks: 1,
+            steps: 1,
+            scale,
+        };
+        let loaded = stepscope::ingest::load_sources(synth::sources(spec)).unwrap();
+        loaded.job.ranks[0].events.len()
+    };
+    let (one, three) = (count(1), count(3));
+    assert!(three > 2 * one + one / 2, "{one} → {three}");
+}

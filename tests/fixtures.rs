@@ -1,0 +1,194 @@
+//! Hand-made traces in `testdata/` with hand-computed answers (the arithmetic is in the
+//! comments; times in µs).
+
+mod common;
+use common::*;
+use stepscope::analysis::{self, ops::Scope};
+use stepscope::ingest::{self, discover::Input};
+use stepscope::model::{Kind, NONE};
+
+/// `two_streams.json`: compute on stream 7, a memcpy on stream 20 inside the GEMM, an
+/// all-reduce that runs past the host step, nested cpu ops, backward launched from the
+/// autograd thread.
+///
+/// Step 1: host [0,100); device work launched in step 1 ends at 120 (the all-reduce), so
+/// B_2 = max(100, 120) = 120 and span 1 = [0,120). C = gemm [30,80); M = [70,120);
+/// C∩M = [70,80) → compute 40, overlap 10, comm 40. Y = [50,60) ⊂ C → memory 0.
+/// H = [10,30) ∪ [40,50) ∪ [60,62) ∪ [70,90) ∪ [105,115); outside C∪M∪Y = [30,120) only
+/// [10,30) → host-bound 20. Free = 120 − 90 − 20 = 10.
+///
+/// Step 2: last step → [120, max(150, D_2 = 160)) = [120,160), 40. C = [125,135) ∪ [140,160)
+/// = 30; Y = memset [135,138) outside C → memory 3; H = autograd [130,140) minus C∪Y →
+/// [138,140) = 2; free = 40 − 33 − 2 = 5 ([120,125)).
+#[test]
+fn two_streams_breakdown_by_hand() {
+    for file in ["two_streams.json", "two_streams.json.gz"] {
+        let r = report_json(&[&testdata(file)], &[]);
+        assert_eq!(
+            parts(&row(&r, 1, 0)),
+            ([40_000, 10_000, 40_000, 0, 20_000, 10_000], 120_000),
+            "{file}"
+        );
+        assert_eq!(
+            parts(&row(&r, 2, 0)),
+            ([30_000, 0, 0, 3_000, 2_000, 5_000], 40_000),
+            "{file}"
+        );
+        assert_partitions(&r);
+        assert_eq!(r["job"]["steps"], serde_json::json!([1, 2]));
+        let steps = r["steps"].as_array().unwrap();
+        assert_eq!(steps[0]["time_ns"]["max"], 120_000);
+        // Own work of step 1 = span − exposed comm = 120 − 40.
+        assert_eq!(steps[0]["slowest_rank_work_ns"], 80_000);
+    }
+}
+
+#[test]
+fn two_streams_counts_and_top_ops() {
+    let r = report_json(&[&testdata("two_streams.json")], &[]);
+    let ev = &r["job"]["events"];
+    // 3 compute kernels, 1 NCCL kernel, memcpy, memset, a sync record, 5 cpu ops,
+    // 6 runtime calls, 2 step annotations + data loader + the GPU annotation, the Trace span.
+    let want = [
+        ("compute", 3),
+        ("comm", 1),
+        ("memcpy", 1),
+        ("memset", 1),
+        ("sync", 1),
+        ("host_op", 5),
+        ("launch", 6),
+        ("annotation", 4),
+        ("other", 1),
+    ];
+    for (k, n) in want {
+        assert_eq!(ev[k], n, "{k}");
+    }
+    let d = &r["job"]["dropped"];
+    assert_eq!(
+        (
+            d["flow"].as_u64(),
+            d["python_function"].as_u64(),
+            d["instant"].as_u64()
+        ),
+        (Some(2), Some(1), Some(1))
+    );
+    assert_eq!(r["top_ops_basis"], "device");
+    let ops = r["top_ops"].as_array().unwrap();
+    // gemm and the all-reduce tie at 50 µs: ties sort by name.
+    let names: Vec<&str> = ops.iter().map(|o| o["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        &names[..3],
+        [
+            "gemm",
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+            "mul_backward_kernel"
+        ]
+    );
+    assert_eq!(ops[0]["total_ns"], 50_000);
+    // Device total = 50 + 50 + 20 + 10 + 10 + 3 = 143 µs; 50/143.
+    assert_eq!(ops[0]["share"], 0.34965);
+    assert_eq!(ops[1]["kind"], "comm");
+}
+
+#[test]
+fn two_streams_links_and_step_attribution() {
+    let loaded = ingest::load(&[Input::File(testdata("two_streams.json"))]).unwrap();
+    let job = &loaded.job;
+    let rank = &job.ranks[0];
+    let ev = &rank.events;
+    let find = |name: &str| {
+        (0..ev.len())
+            .find(|&i| job.strings.resolve(ev.name[i]) == name)
+            .unwrap()
+    };
+    let gemm = find("gemm");
+    let launch = ev.link[gemm] as usize;
+    assert_eq!(job.strings.resolve(ev.name[launch]), "cudaLaunchKernel");
+    assert_eq!(ev.start[launch], 20_000);
+    assert_eq!(
+        ev.link[launch] as usize, gemm,
+        "the runtime call links back to its kernel"
+    );
+    // External id 2 is aten::addmm, the innermost op (aten::linear has id 1).
+    assert_eq!(
+        job.strings.resolve(ev.name[ev.op[gemm] as usize]),
+        "aten::addmm"
+    );
+    // The all-reduce runs until 120 µs, during host step 2, but belongs to step 1 (index 0).
+    let nccl = (0..ev.len()).find(|&i| ev.kind[i] == Kind::Comm).unwrap();
+    assert_eq!(ev.step[nccl], 0);
+    assert_eq!(ev.op[nccl], NONE, "launched outside any cpu_op");
+    // Backward launched from the autograd thread belongs to step 2 (index 1).
+    assert_eq!(ev.step[find("mul_backward_kernel")], 1);
+    // Lanes: two device streams, two threads, the profiler span.
+    let names: Vec<&str> = rank
+        .lanes
+        .iter()
+        .map(|l| job.strings.resolve(l.name))
+        .collect();
+    assert!(names.contains(&"device 0 stream 7"), "{names:?}");
+    assert!(names.contains(&"thread 101 (pt_autograd_0)"), "{names:?}");
+    // Events are sorted by start within each lane.
+    for l in 0..rank.lanes.len() as u16 {
+        let r = rank.lane_events(l);
+        assert!(ev.start[r].windows(2).all(|w| w[0] <= w[1]));
+    }
+}
+
+/// `cpu_only.json` (no device): C = aten::mm [10,40) ∪ aten::add [60,70) (relative to 1000);
+/// M = c10d::allreduce_ [40,45) ∪ gloo:all_reduce [42,80) = [40,80). compute = 30, overlap =
+/// 10 (add inside M), comm = 40 − 10 = 30. H = the main thread: "## forward ##" [5,50),
+/// mm, allreduce_, add → outside C∪M only [5,10) = 5. Free = 100 − 70 − 5 = 25.
+#[test]
+fn cpu_only_fallback_by_hand() {
+    let r = report_json(&[&testdata("cpu_only.json")], &[]);
+    assert_eq!(
+        parts(&row(&r, 7, 2)),
+        ([30_000, 10_000, 30_000, 0, 5_000, 25_000], 100_000)
+    );
+    assert_eq!(r["job"]["rank_ids"], serde_json::json!([2]));
+    assert_eq!(r["top_ops_basis"], "host_self");
+    let ops = r["top_ops"].as_array().unwrap();
+    assert_eq!(
+        (ops[0]["name"].as_str(), ops[0]["total_ns"].as_i64()),
+        (Some("aten::mm"), Some(30_000))
+    );
+}
+
+#[test]
+fn no_step_markers_give_one_step_over_the_trace() {
+    let r = report_json(&[&testdata("no_steps.json")], &[]);
+    assert_eq!(r["job"]["steps"], serde_json::json!([0]));
+    assert_eq!(parts(&row(&r, 0, 0)), ([5_000, 0, 0, 0, 0, 0], 5_000));
+    let notes: Vec<&str> = r["job"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.iter().any(|n| n.contains("no ProfilerStep markers")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("discovery order")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn analysis_scope_filters_rows() {
+    let loaded = ingest::load(&[Input::File(testdata("two_streams.json"))]).unwrap();
+    let a = analysis::analyze(
+        &loaded.job,
+        Scope {
+            step: Some(2),
+            rank: None,
+        },
+    );
+    assert_eq!(a.breakdown.len(), 1);
+    assert_eq!(a.breakdown[0].step, 2);
+    // Device ops launched in step 2 only: mul_backward 20 + mul 10 + memset 3.
+    let total: i64 = a.top_ops.iter().map(|o| o.total_ns).sum();
+    assert_eq!(total, 33_000);
+}
