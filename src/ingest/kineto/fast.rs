@@ -301,7 +301,7 @@ fn args(b: &[u8], mut i: usize) -> Option<(Args<'_>, usize)> {
         return Some((a, i + 1));
     }
     loop {
-        let (key, k) = key(b, i)?;
+        let (key, k) = plain_string(b, i)?;
         i = ws(b, k);
         if b.get(i) != Some(&b':') {
             return None;
@@ -416,12 +416,6 @@ fn event_key(b: &[u8], i: usize) -> Option<(EventKey, usize)> {
         .find(|e| key.len() == e.3 && key_word(key).0 == e.0)
         .map_or(EventKey::Other, |e| e.2);
     Some((code, end))
-}
-
-/// An args key string at `i`: (contents, index after it).
-#[inline]
-fn key<'b>(b: &'b [u8], i: usize) -> Option<(&'b [u8], usize)> {
-    plain_string(b, i)
 }
 
 /// An event that is only counted keeps the fields that say why (`ph`, `cat`).
