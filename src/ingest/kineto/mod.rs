@@ -3,8 +3,11 @@
 mod build;
 mod chunk;
 mod fast;
+mod lanes;
+mod link;
 mod parse;
 mod raw;
+mod steps;
 
 pub use build::RankDraft;
 
