@@ -3,6 +3,7 @@
 # in the same run. Generates, once, under $BENCH_DIR (default /tmp/stepscope-bench):
 #   single/  one rank, ~1 GB of plain Kineto JSON   (stepscope demo --ranks 1 --scale 540)
 #   r64/     64 ranks, ~30 MB each                  (stepscope demo --ranks 64 --scale 16)
+#   single-gz/  the single trace gzip-compressed (level 1), stepscope only (opt-in: CASES)
 # and times `stepscope report --format json` (load + breakdown + report, whole process) and
 # HTA's `TraceAnalysis(trace_dir=...)` + `get_temporal_breakdown()`, with wall time and peak
 # RSS from /usr/bin/time. Prints a markdown table (the figures in BENCHMARKS.md).
@@ -42,7 +43,11 @@ measure() {
   rm -f "$f" "$f.err"
 }
 
-mbytes() { du -cb "$1"/*.json | tail -1 | cut -f1; }
+# uncompressed JSON bytes of a case
+mbytes() {
+  if ls "$1"/*.json >/dev/null 2>&1; then du -cb "$1"/*.json | tail -1 | cut -f1
+  else for f in "$1"/*.json.gz; do gzip -l "$f" | awk 'NR==2{print $2}'; done | awk '{s+=$1} END{print s}'; fi
+}
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/{print $2}') GiB RAM"
 echo "stepscope $($bin --version | cut -d' ' -f2), threads $THREADS; HTA $(python3 -c 'import importlib.metadata as m; print(m.version("HolisticTraceAnalysis"))' 2>/dev/null || echo 'not installed')"
@@ -53,6 +58,12 @@ for c in $CASES; do
   case $c in
     single) gen single 1 540 ;;
     r64) gen r64 64 16 ;;
+    single-gz)
+      gen single 1 540
+      mkdir -p "$BENCH_DIR/single-gz"
+      [ -f "$BENCH_DIR/single-gz/rank-0.pt.trace.json.gz" ] ||
+        gzip -1 -c "$BENCH_DIR/single/rank-0.pt.trace.json" >"$BENCH_DIR/single-gz/rank-0.pt.trace.json.gz"
+      ;;
     *) echo "unknown case $c" >&2; exit 2 ;;
   esac
   dir=$BENCH_DIR/$c
@@ -63,7 +74,7 @@ for c in $CASES; do
   med=$(echo "$sorted" | sed -n "$(( (RUNS + 1) / 2 ))p"); best=$(echo "$sorted" | head -1)
   w=${med% *}; bw=${best% *}; rss=$(printf '%s\n' "${runs[@]}" | awk '{print $2}' | sort -n | tail -1)
   awk -v c="$c" -v b="$bytes" -v w="$w" -v bw="$bw" -v r="$rss" 'BEGIN{printf "| %s | %.0f MB | stepscope | %.2f | %.0f (%.0f) | %.0f MB | %.2f× |\n", c, b/1e6, w, b/1e6/w, b/1e6/bw, r/1024, r*1024/b}'
-  if [ "$HTA" = 1 ]; then
+  if [ "$HTA" = 1 ] && [ "$c" != single-gz ]; then
     r=$(measure python3 scripts/hta_breakdown.py "$dir")
     hw=${r% *}; hrss=${r#* }
     awk -v c="$c" -v b="$bytes" -v w="$hw" -v r="$hrss" -v s="$w" -v sr="$rss" 'BEGIN{printf "| %s | %.0f MB | HTA | %.2f | %.1f | %.0f MB | %.2f× |\n| %s | | **stepscope advantage** | **%.0f× faster** | | **%.1f× less memory** | |\n", c, b/1e6, w, b/1e6/w, r/1024, r*1024/b, c, w/s, r/sr}'
