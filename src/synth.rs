@@ -213,7 +213,28 @@ struct RankSim<'s> {
     comm_free: Ns,
 }
 
-impl RankSim<'_> {
+impl<'s> RankSim<'s> {
+    /// A rank's simulator for one step; `ids` are the correlation and External id counters
+    /// carried over from the previous step. Streams start idle: every step ends synchronized.
+    fn new(rank: u32, spec: DemoSpec, sink: &'s mut dyn Sink, ids: (u64, u64)) -> Self {
+        RankSim {
+            rank,
+            spec,
+            sink,
+            corr: ids.0,
+            ext: ids.1,
+            compute_free: 0,
+            comm_free: 0,
+        }
+    }
+
+    /// A whole step from host start `t0`, given the all-reduce end times; returns the host
+    /// end of the step.
+    fn run_step(&mut self, step: u32, t0: Ns, ends: &[Ns]) -> Ns {
+        let (h, _) = self.forward_backward(step, t0, Some(ends));
+        self.optimizer_and_sync(step, h + 20_000)
+    }
+
     fn slow(&self, ns: Ns) -> Ns {
         if self.rank == self.spec.straggler() {
             ns + ns * STRAGGLER_SLOWDOWN_PCT / 100
@@ -572,15 +593,7 @@ fn schedule(spec: DemoSpec) -> Schedule {
         let mut readies = Vec::with_capacity(n);
         for r in 0..n {
             let mut sink = Discard;
-            let mut sim = RankSim {
-                rank: r as u32,
-                spec,
-                sink: &mut sink,
-                corr: sims[r].0,
-                ext: sims[r].1,
-                compute_free: 0,
-                comm_free: 0,
-            };
+            let mut sim = RankSim::new(r as u32, spec, &mut sink, sims[r]);
             let (_, ready) = sim.forward_backward(step, t0[r], None);
             readies.push(ready);
         }
@@ -600,17 +613,8 @@ fn schedule(spec: DemoSpec) -> Schedule {
         }
         for r in 0..n {
             let mut sink = Discard;
-            let mut sim = RankSim {
-                rank: r as u32,
-                spec,
-                sink: &mut sink,
-                corr: sims[r].0,
-                ext: sims[r].1,
-                compute_free: 0,
-                comm_free: 0,
-            };
-            let (h, _) = sim.forward_backward(step, t0[r], Some(&ends));
-            let end = sim.optimizer_and_sync(step, h + 20_000);
+            let mut sim = RankSim::new(r as u32, spec, &mut sink, sims[r]);
+            let end = sim.run_step(step, t0[r], &ends);
             sims[r] = (sim.corr, sim.ext);
             t0[r] = end + STEP_GAP;
         }
@@ -731,19 +735,9 @@ fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
     for s in 0..spec.steps {
         let step = FIRST_STEP + s;
         let ends = &sched[s as usize];
-        let mut sim = RankSim {
-            rank,
-            spec,
-            sink: &mut sink,
-            corr,
-            ext,
-            compute_free: 0,
-            comm_free: 0,
-        };
-        let (h, _) = sim.forward_backward(step, t0, Some(ends));
-        let end = sim.optimizer_and_sync(step, h + 20_000);
-        corr = sim.corr;
-        ext = sim.ext;
+        let mut sim = RankSim::new(rank, spec, &mut sink, (corr, ext));
+        let end = sim.run_step(step, t0, ends);
+        (corr, ext) = (sim.corr, sim.ext);
         let args = format!(
             r#"{{"External id": {}, "Record function id": 1, "Ev Idx": 0}}"#,
             1_000_000 + step

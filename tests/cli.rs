@@ -55,7 +55,7 @@ fn threads_option_before_a_subcommand() {
 /// Report text without the timings line (the one part allowed to vary).
 fn without_timings(s: &str) -> String {
     s.lines()
-        .filter(|l| !l.starts_with("timings:") && !l.starts_with("_load "))
+        .filter(|l| !l.starts_with("timings:") && !l.starts_with("_timings:"))
         .collect::<Vec<_>>()
         .join("\n")
 }

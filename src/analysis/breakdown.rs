@@ -17,13 +17,13 @@ use crate::model::{Interner, Kind, LaneSide, Rank};
 use crate::time::Ns;
 use rayon::prelude::*;
 
-/// The breakdown of one (rank, step).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// The breakdown of one (rank, step). Serialized as is into the JSON report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Breakdown {
-    /// Rank id.
-    pub rank: u32,
     /// Step number.
     pub step: u32,
+    /// Rank id.
+    pub rank: u32,
     /// Span length (the sum of the six parts).
     pub span_ns: Ns,
     /// Compute not overlapped by communication.

@@ -1,8 +1,7 @@
 //! Markdown report: the same content as the text report, as tables for PRs and wikis.
 
 use super::text::{MAX_RANK_ROWS, TOP_OPS};
-use super::{Report, focus_step, rows_of_step};
-use crate::time::human;
+use super::{Report, closing_lists, focus_step, rows_of_step, timings_line};
 use std::fmt::Write;
 
 /// Renders the markdown report.
@@ -39,21 +38,11 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "\n## Steps\n");
     let _ = writeln!(
         o,
-        "| step | max | median | min | ranks | slowest rank | own work |"
+        "| step | max | median | min | ranks | slowest rank (own work) |"
     );
-    let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|");
     for s in &r.steps {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            s.step,
-            human(s.time_ns.max),
-            human(s.time_ns.median),
-            human(s.time_ns.min),
-            s.ranks,
-            s.slowest_rank,
-            human(s.slowest_rank_work_ns)
-        );
+        let _ = writeln!(o, "| {} |", s.cells().join(" | "));
     }
     if let Some(step) = focus_step(r) {
         let rows = rows_of_step(r, step);
@@ -64,18 +53,7 @@ pub fn render(r: &Report) -> String {
         );
         let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|---:|");
         for b in rows.iter().take(MAX_RANK_ROWS) {
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                b.rank,
-                human(b.span_ns),
-                human(b.compute_ns),
-                human(b.overlap_ns),
-                human(b.comm_ns),
-                human(b.memory_ns),
-                human(b.host_bound_ns),
-                human(b.free_ns)
-            );
+            let _ = writeln!(o, "| {} |", b.cells().join(" | "));
         }
         if rows.len() > MAX_RANK_ROWS {
             let _ = writeln!(
@@ -94,19 +72,11 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "| name | kind | count | total | mean | share |");
         let _ = writeln!(o, "|---|---|---:|---:|---:|---:|");
         for op in r.top_ops.iter().take(TOP_OPS) {
-            let _ = writeln!(
-                o,
-                "| `{}` | {} | {} | {} | {} | {:.1}% |",
-                op.name.replace('|', "\\|").replace('`', "'"),
-                op.kind,
-                op.count,
-                human(op.total_ns),
-                human(op.mean_ns),
-                op.share * 100.0
-            );
+            let name = op.name.replace('|', "\\|").replace('`', "'");
+            let _ = writeln!(o, "| `{name}` | {} |", op.cells().join(" | "));
         }
     }
-    for (title, lines) in [("Notes", &j.notes), ("Warnings", &j.warnings)] {
+    for (title, lines) in closing_lists(r) {
         if !lines.is_empty() {
             let _ = writeln!(o, "\n## {title}\n");
             for l in lines {
@@ -114,17 +84,6 @@ pub fn render(r: &Report) -> String {
             }
         }
     }
-    if !r.skipped.is_empty() {
-        let _ = writeln!(o, "\n## Skipped\n");
-        for s in &r.skipped {
-            let _ = writeln!(o, "- {}", s.reason);
-        }
-    }
-    let _ = writeln!(
-        o,
-        "\n_load {}, analysis {}_",
-        human(r.timings.load_ns as i64),
-        human(r.timings.analysis_ns as i64)
-    );
+    let _ = writeln!(o, "\n_{}_", timings_line(r));
     o
 }

@@ -6,10 +6,11 @@ mod markdown;
 mod text;
 
 use crate::analysis::Analysis;
+use crate::analysis::breakdown::Breakdown;
 use crate::analysis::ops::Scope;
 use crate::ingest::Loaded;
 use crate::model::{Job, Kind, RankFrom};
-use crate::time::Ns;
+use crate::time::{Ns, human};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -131,27 +132,12 @@ pub struct TimeStats {
     pub min: Ns,
 }
 
-/// The breakdown of one (step, rank).
+/// The breakdown of one (step, rank), and the rank's own work in it.
 #[derive(Debug, Serialize)]
 pub struct BreakdownRow {
-    /// Step number.
-    pub step: u32,
-    /// Rank id.
-    pub rank: u32,
-    /// Rank step span length.
-    pub span_ns: Ns,
-    /// Compute not overlapped by communication (C\\M).
-    pub compute_ns: Ns,
-    /// Compute overlapped by communication (C∩M).
-    pub overlap_ns: Ns,
-    /// Communication not hidden by compute (M\\C).
-    pub comm_ns: Ns,
-    /// Copies/sets outside compute and communication.
-    pub memory_ns: Ns,
-    /// Device idle while the host works.
-    pub host_bound_ns: Ns,
-    /// Neither device nor host busy.
-    pub free_ns: Ns,
+    /// step, rank, span and the six parts (`analysis::breakdown`).
+    #[serde(flatten)]
+    pub parts: Breakdown,
     /// span − comm: the rank's own work in the step (not a part of the partition).
     pub own_work_ns: Ns,
 }
@@ -225,15 +211,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
             .breakdown
             .iter()
             .map(|b| BreakdownRow {
-                step: b.step,
-                rank: b.rank,
-                span_ns: b.span_ns,
-                compute_ns: b.compute_ns,
-                overlap_ns: b.overlap_ns,
-                comm_ns: b.comm_ns,
-                memory_ns: b.memory_ns,
-                host_bound_ns: b.host_bound_ns,
-                free_ns: b.free_ns,
+                parts: *b,
                 own_work_ns: b.own_work_ns(),
             })
             .collect(),
@@ -354,6 +332,78 @@ pub fn render(r: &Report, format: Format) -> String {
     }
 }
 
+impl StepRow {
+    /// Display cells: step, max, median, min, ranks, slowest rank (own work).
+    pub fn cells(&self) -> [String; 6] {
+        [
+            self.step.to_string(),
+            human(self.time_ns.max),
+            human(self.time_ns.median),
+            human(self.time_ns.min),
+            self.ranks.to_string(),
+            format!(
+                "{} ({})",
+                self.slowest_rank,
+                human(self.slowest_rank_work_ns)
+            ),
+        ]
+    }
+}
+
+impl BreakdownRow {
+    /// Display cells: rank, span, then the six parts in partition order.
+    pub fn cells(&self) -> [String; 8] {
+        let b = &self.parts;
+        [
+            b.rank.to_string(),
+            human(b.span_ns),
+            human(b.compute_ns),
+            human(b.overlap_ns),
+            human(b.comm_ns),
+            human(b.memory_ns),
+            human(b.host_bound_ns),
+            human(b.free_ns),
+        ]
+    }
+}
+
+impl OpRow {
+    /// Display cells after the name: kind, count, total, mean, share (%).
+    pub fn cells(&self) -> [String; 5] {
+        [
+            self.kind.to_string(),
+            self.count.to_string(),
+            human(self.total_ns),
+            human(self.mean_ns),
+            format!("{:.1}%", self.share * 100.0),
+        ]
+    }
+}
+
+/// The closing lists of a report, each with its title: notes, warnings, skipped inputs.
+pub fn closing_lists(r: &Report) -> [(&'static str, Vec<&str>); 3] {
+    [
+        ("Notes", r.job.notes.iter().map(String::as_str).collect()),
+        (
+            "Warnings",
+            r.job.warnings.iter().map(String::as_str).collect(),
+        ),
+        (
+            "Skipped (could not be read)",
+            r.skipped.iter().map(|s| s.reason.as_str()).collect(),
+        ),
+    ]
+}
+
+/// The timings line (the one part of a report that varies between runs).
+pub fn timings_line(r: &Report) -> String {
+    format!(
+        "timings: load {}, analysis {}",
+        human(r.timings.load_ns as i64),
+        human(r.timings.analysis_ns as i64)
+    )
+}
+
 /// The step shown in detail when none is asked for: the one with the longest max time.
 pub fn focus_step(r: &Report) -> Option<u32> {
     if let Some(s) = r.scope.step {
@@ -367,7 +417,15 @@ pub fn focus_step(r: &Report) -> Option<u32> {
 
 /// Breakdown rows of one step, most own work first (ties by rank).
 pub fn rows_of_step(r: &Report, step: u32) -> Vec<&BreakdownRow> {
-    let mut rows: Vec<&BreakdownRow> = r.breakdown.iter().filter(|b| b.step == step).collect();
-    rows.sort_by(|a, b| b.own_work_ns.cmp(&a.own_work_ns).then(a.rank.cmp(&b.rank)));
+    let mut rows: Vec<&BreakdownRow> = r
+        .breakdown
+        .iter()
+        .filter(|b| b.parts.step == step)
+        .collect();
+    rows.sort_by(|a, b| {
+        b.own_work_ns
+            .cmp(&a.own_work_ns)
+            .then(a.parts.rank.cmp(&b.parts.rank))
+    });
     rows
 }

@@ -1,7 +1,6 @@
 //! Plain-text report: what a person reads in a terminal or a CI log; fits 100 columns.
 
-use super::{Report, focus_step, rows_of_step};
-use crate::time::human;
+use super::{Report, closing_lists, focus_step, rows_of_step, timings_line};
 use std::fmt::Write;
 
 /// Ranks listed in the per-step breakdown before the rest are summarized.
@@ -71,16 +70,11 @@ pub fn render(r: &Report) -> String {
     let focus = focus_step(r);
     for s in &r.steps {
         let mark = if Some(s.step) == focus { " <" } else { "" };
+        let c = s.cells();
         let _ = writeln!(
             o,
-            "  {:>8}  {:>10}  {:>10}  {:>10}  {:>5}  {} ({}){mark}",
-            s.step,
-            human(s.time_ns.max),
-            human(s.time_ns.median),
-            human(s.time_ns.min),
-            s.ranks,
-            s.slowest_rank,
-            human(s.slowest_rank_work_ns)
+            "  {:>8}  {:>10}  {:>10}  {:>10}  {:>5}  {}{mark}",
+            c[0], c[1], c[2], c[3], c[4], c[5]
         );
     }
 
@@ -96,17 +90,11 @@ pub fn render(r: &Report) -> String {
             "rank", "span", "compute", "overlap", "comm", "memory", "host", "free"
         );
         for b in rows.iter().take(MAX_RANK_ROWS) {
+            let c = b.cells();
             let _ = writeln!(
                 o,
                 "  {:>5}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
-                b.rank,
-                human(b.span_ns),
-                human(b.compute_ns),
-                human(b.overlap_ns),
-                human(b.comm_ns),
-                human(b.memory_ns),
-                human(b.host_bound_ns),
-                human(b.free_ns)
+                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
             );
         }
         if rows.len() > MAX_RANK_ROWS {
@@ -131,20 +119,21 @@ pub fn render(r: &Report) -> String {
             "name", "kind", "count", "total", "mean", "share"
         );
         for op in r.top_ops.iter().take(TOP_OPS) {
+            let c = op.cells();
             let _ = writeln!(
                 o,
-                "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>5.1}%",
+                "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}",
                 ellipsize(&op.name, NAME_WIDTH),
-                op.kind,
-                op.count,
-                human(op.total_ns),
-                human(op.mean_ns),
-                op.share * 100.0
+                c[0],
+                c[1],
+                c[2],
+                c[3],
+                c[4]
             );
         }
     }
 
-    for (title, lines) in [("Notes", &j.notes), ("Warnings", &j.warnings)] {
+    for (title, lines) in closing_lists(r) {
         if !lines.is_empty() {
             let _ = writeln!(o, "\n{title}");
             for l in lines {
@@ -152,18 +141,7 @@ pub fn render(r: &Report) -> String {
             }
         }
     }
-    if !r.skipped.is_empty() {
-        let _ = writeln!(o, "\nSkipped (could not be read)");
-        for s in &r.skipped {
-            let _ = writeln!(o, "  {}", s.reason);
-        }
-    }
-    let _ = writeln!(
-        o,
-        "\ntimings: load {}, analysis {}",
-        human(r.timings.load_ns as i64),
-        human(r.timings.analysis_ns as i64)
-    );
+    let _ = writeln!(o, "\n{}", timings_line(r));
     o
 }
 
