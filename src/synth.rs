@@ -315,8 +315,14 @@ impl<'s> RankSim<'s> {
         self.corr += 1;
         let args = format!(r#"{{"External id": {}, "Ev Idx": {}}}"#, self.ext, self.ext);
         self.sink.x("cpu_op", op, Tid::Main, t, 40_000, &args);
-        let launch = t + 20_000;
-        let rt = format!(
+        self.copy(t + 20_000, 12_000, name, bytes, ns);
+        t + 40_000
+    }
+
+    /// A `cudaMemcpyAsync` on the main thread at `launch` (taking `rt` ns) and the copy it
+    /// queues on the compute stream; returns when the copy ends.
+    fn copy(&mut self, launch: Ns, rt: Ns, name: &str, bytes: u64, ns: Ns) -> Ns {
+        let args = format!(
             r#"{{"External id": {}, "cbid": 51, "correlation": {}}}"#,
             self.ext, self.corr
         );
@@ -325,10 +331,10 @@ impl<'s> RankSim<'s> {
             "cudaMemcpyAsync",
             Tid::Main,
             launch,
-            12_000,
-            &rt,
+            rt,
+            &args,
         );
-        let start = self.compute_free.max(launch + 12_000 + 3_000);
+        let start = self.compute_free.max(launch + rt + 3_000);
         self.compute_free = start + ns;
         let dev = format!(
             r#"{{"External id": {}, "device": {}, "context": 1, "stream": 7, "correlation": {}, "bytes": {bytes}}}"#,
@@ -340,7 +346,7 @@ impl<'s> RankSim<'s> {
             .x("gpu_memcpy", name, Tid::Compute, start, ns, &dev);
         self.sink
             .flow(self.corr, Tid::Main, launch, Tid::Compute, start);
-        t + 40_000
+        self.compute_free
     }
 
     /// Phase 1 of a step: data, forward, backward up to each bucket's all-reduce launch.
@@ -518,10 +524,9 @@ impl<'s> RankSim<'s> {
         self.ext += 1;
         self.corr += 1;
         let launch = item + 15_000;
-        let copy_start = self.compute_free.max(launch + 10_000 + 3_000);
-        self.compute_free = copy_start + 2_000;
+        let copied = self.copy(launch, 10_000, "Memcpy DtoH (Device -> Pageable)", 4, 2_000);
         let sync_start = launch + 12_000;
-        let sync_end = self.compute_free.max(sync_start) + 6_000;
+        let sync_end = copied.max(sync_start) + 6_000;
         let end = sync_end + 8_000;
         let args = format!(r#"{{"External id": {}, "Ev Idx": 0}}"#, self.ext);
         self.sink
@@ -533,32 +538,6 @@ impl<'s> RankSim<'s> {
             item + 5_000,
             end - item - 8_000,
             &args,
-        );
-        let rt = format!(
-            r#"{{"External id": {}, "cbid": 51, "correlation": {}}}"#,
-            self.ext, self.corr
-        );
-        self.sink.x(
-            "cuda_runtime",
-            "cudaMemcpyAsync",
-            Tid::Main,
-            launch,
-            10_000,
-            &rt,
-        );
-        let dev = format!(
-            r#"{{"External id": {}, "device": {}, "context": 1, "stream": 7, "correlation": {}, "bytes": 4}}"#,
-            self.ext,
-            self.rank % 8,
-            self.corr
-        );
-        self.sink.x(
-            "gpu_memcpy",
-            "Memcpy DtoH (Device -> Pageable)",
-            Tid::Compute,
-            copy_start,
-            2_000,
-            &dev,
         );
         self.corr += 1;
         let sync = format!(

@@ -1,7 +1,7 @@
 //! Markdown report: the same content as the text report, as tables for PRs and wikis.
 
 use super::text::{MAX_RANK_ROWS, TOP_OPS};
-use super::{Report, closing_lists, focus_step, rows_of_step, timings_line};
+use super::{Report, closing_lists, focus_step, nonzero_counts, rows_of_step, timings_line};
 use std::fmt::Write;
 
 /// Renders the markdown report.
@@ -27,12 +27,7 @@ pub fn render(r: &Report) -> String {
     for d in &j.devices {
         let _ = writeln!(o, "- **device**: {} (x{})", d.name, d.ranks);
     }
-    let kinds: Vec<String> = j
-        .events
-        .iter()
-        .filter(|(_, n)| **n > 0)
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
+    let kinds = nonzero_counts(&j.events);
     let _ = writeln!(o, "- **events**: {}", kinds.join(", "));
 
     let _ = writeln!(o, "\n## Steps\n");

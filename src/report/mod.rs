@@ -380,6 +380,14 @@ impl OpRow {
     }
 }
 
+/// `name count` for every non-zero entry of a count map, in key order.
+pub fn nonzero_counts<K: std::fmt::Display>(m: &BTreeMap<K, u64>) -> Vec<String> {
+    m.iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect()
+}
+
 /// The closing lists of a report, each with its title: notes, warnings, skipped inputs.
 pub fn closing_lists(r: &Report) -> [(&'static str, Vec<&str>); 3] {
     [

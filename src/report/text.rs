@@ -1,6 +1,6 @@
 //! Plain-text report: what a person reads in a terminal or a CI log; fits 100 columns.
 
-use super::{Report, closing_lists, focus_step, rows_of_step, timings_line};
+use super::{Report, closing_lists, focus_step, nonzero_counts, rows_of_step, timings_line};
 use std::fmt::Write;
 
 /// Ranks listed in the per-step breakdown before the rest are summarized.
@@ -26,30 +26,19 @@ pub fn render(r: &Report) -> String {
     for d in &j.devices {
         let _ = writeln!(o, "  device: {} (x{})", d.name, d.ranks);
     }
-    let kinds: Vec<String> = j
-        .events
-        .iter()
-        .filter(|(_, n)| **n > 0)
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
+    let kinds = nonzero_counts(&j.events);
     let total: u64 = j.events.values().sum();
     wrap_list(&mut o, &format!("  events: {total}: "), &kinds);
-    let dropped: Vec<String> = j
-        .dropped
-        .iter()
-        .filter(|(_, n)| **n > 0)
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
-    if !dropped.is_empty() {
-        wrap_list(&mut o, "  not stored: ", &dropped);
-    }
-    if !j.unknown_categories.is_empty() {
-        let u: Vec<String> = j
-            .unknown_categories
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
-        wrap_list(&mut o, "  unknown categories (kept as other): ", &u);
+    for (prefix, list) in [
+        ("  not stored: ", nonzero_counts(&j.dropped)),
+        (
+            "  unknown categories (kept as other): ",
+            nonzero_counts(&j.unknown_categories),
+        ),
+    ] {
+        if !list.is_empty() {
+            wrap_list(&mut o, prefix, &list);
+        }
     }
     if let Some(s) = r.scope.step {
         let _ = writeln!(o, "  scope: step {s}");
