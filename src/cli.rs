@@ -3,7 +3,7 @@
 
 use crate::analysis::{self, ops::Scope};
 use crate::error::InputError;
-use crate::ingest::{self, Loaded, discover};
+use crate::ingest::{self, LoadOptions, Loaded, discover};
 use crate::report::{self, Format};
 use crate::synth::{self, DemoSpec};
 use clap::{Args, Parser, Subcommand};
@@ -42,6 +42,10 @@ pub struct Global {
     /// Worker threads for loading and analysis (default: all cores).
     #[arg(long, global = true, value_name = "N")]
     pub threads: Option<usize>,
+    /// Keep python_function frames (with_stack=True) as events of kind `other`; by default
+    /// they are counted and dropped.
+    #[arg(long, global = true)]
+    pub python_stacks: bool,
 }
 
 /// Subcommands.
@@ -109,6 +113,9 @@ pub fn main() -> i32 {
             return EXIT_BAD_INPUT;
         }
     }
+    let opts = LoadOptions {
+        python_stacks: cli.global.python_stacks,
+    };
     let result = match cli.command {
         Some(Command::Report(a)) => report(
             &a.paths,
@@ -117,10 +124,11 @@ pub fn main() -> i32 {
                 step: a.step,
                 rank: a.rank,
             },
+            opts,
         ),
         Some(Command::Demo(a)) => demo(&a),
         // Until the TUI lands, the default command prints the text report.
-        None => report(&cli.paths, Format::Text, Scope::default()),
+        None => report(&cli.paths, Format::Text, Scope::default(), opts),
     };
     match result {
         Ok(()) => 0,
@@ -132,11 +140,11 @@ pub fn main() -> i32 {
 }
 
 /// Loads the paths (or the demo cluster when there are none).
-pub fn load(paths: &[PathBuf]) -> Result<Loaded, InputError> {
+pub fn load(paths: &[PathBuf], opts: LoadOptions) -> Result<Loaded, InputError> {
     let loaded = if paths.is_empty() {
-        ingest::load_sources(synth::sources(DemoSpec::default()))?
+        ingest::load_sources(synth::sources(DemoSpec::default()), opts)?
     } else {
-        ingest::load(&discover::discover(paths)?)?
+        ingest::load(&discover::discover(paths)?, opts)?
     };
     for s in &loaded.skipped {
         eprintln!("warning: skipped {s}");
@@ -144,8 +152,13 @@ pub fn load(paths: &[PathBuf]) -> Result<Loaded, InputError> {
     Ok(loaded)
 }
 
-fn report(paths: &[PathBuf], format: Format, scope: Scope) -> Result<(), InputError> {
-    let loaded = load(paths)?;
+fn report(
+    paths: &[PathBuf],
+    format: Format,
+    scope: Scope,
+    opts: LoadOptions,
+) -> Result<(), InputError> {
+    let loaded = load(paths, opts)?;
     check_scope(&loaded, scope)?;
     let analysis = analysis::analyze(&loaded.job, scope);
     let text = report::render(&report::build(&loaded, &analysis, scope), format);

@@ -17,6 +17,11 @@ fn demo_names_the_straggler_and_the_slow_step_culprit() {
     let r = demo_report();
     assert_eq!(r["job"]["ranks"], 8);
     assert_eq!(r["job"]["devices"][0]["name"], "NVIDIA H100 80GB HBM3");
+    // Every rank declares the default group; the job lists it once.
+    assert_eq!(
+        r["job"]["process_groups"],
+        serde_json::json!([{"name": "0", "description": "default_pg", "size": 8, "ranks": [0, 1, 2, 3, 4, 5, 6, 7]}])
+    );
     assert_eq!(
         r["job"]["steps"],
         serde_json::json!([10, 11, 12, 13, 14, 15])
@@ -139,7 +144,7 @@ fn demo_out_writes_real_kineto_files_that_load_the_same() {
         steps: 2,
         scale: 1,
     };
-    let loaded = stepscope::ingest::load_sources(synth::sources(spec)).unwrap();
+    let loaded = stepscope::ingest::load_sources(synth::sources(spec), Default::default()).unwrap();
     let a = stepscope::analysis::analyze(&loaded.job, Default::default());
     let rows = from_files["breakdown"].as_array().unwrap();
     assert_eq!(rows.len(), a.breakdown.len());
@@ -177,7 +182,8 @@ fn scale_multiplies_events() {
             steps: 1,
             scale,
         };
-        let loaded = stepscope::ingest::load_sources(synth::sources(spec)).unwrap();
+        let loaded =
+            stepscope::ingest::load_sources(synth::sources(spec), Default::default()).unwrap();
         loaded.job.ranks[0].events.len()
     };
     let (one, three) = (count(1), count(3));

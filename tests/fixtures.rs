@@ -91,8 +91,25 @@ fn two_streams_counts_and_top_ops() {
 }
 
 #[test]
+fn python_frames_are_kept_only_when_asked() {
+    let r = report_json(&[&testdata("two_streams.json")], &["--python-stacks"]);
+    assert_eq!(r["job"]["dropped"]["python_function"], 0);
+    // The profiler span and the python frame.
+    assert_eq!(r["job"]["events"]["other"], 2);
+    // Kept frames do not change the breakdown: they are neither device nor host work.
+    assert_eq!(
+        parts(&row(&r, 1, 0)),
+        ([40_000, 10_000, 40_000, 0, 20_000, 10_000], 120_000)
+    );
+}
+
+#[test]
 fn two_streams_links_and_step_attribution() {
-    let loaded = ingest::load(&[Input::File(testdata("two_streams.json"))]).unwrap();
+    let loaded = ingest::load(
+        &[Input::File(testdata("two_streams.json"))],
+        Default::default(),
+    )
+    .unwrap();
     let job = &loaded.job;
     let rank = &job.ranks[0];
     let ev = &rank.events;
@@ -178,7 +195,11 @@ fn no_step_markers_give_one_step_over_the_trace() {
 
 #[test]
 fn analysis_scope_filters_rows() {
-    let loaded = ingest::load(&[Input::File(testdata("two_streams.json"))]).unwrap();
+    let loaded = ingest::load(
+        &[Input::File(testdata("two_streams.json"))],
+        Default::default(),
+    )
+    .unwrap();
     let a = analysis::analyze(
         &loaded.job,
         Scope {

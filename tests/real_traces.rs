@@ -179,6 +179,14 @@ fn cpu_only_gloo_rank_34() {
     let r = report_json(&[&hta(&s, "cpu_only")], &[]);
     assert_eq!(r["job"]["rank_ids"], json!([34]));
     assert_eq!(r["job"]["world_size"], 300);
+    // pg_count says 10, pg_config lists 11 (reference/kineto.md §1): all 11 are kept.
+    let groups = r["job"]["process_groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 11);
+    let default = groups.iter().find(|g| g["name"] == "0").unwrap();
+    assert_eq!(
+        (default["description"].as_str(), default["size"].as_u64()),
+        (Some("default_pg"), Some(300))
+    );
     assert_eq!(r["top_ops_basis"], "host_self");
     let b = row(&r, 551, 34);
     assert!(

@@ -9,7 +9,7 @@ pub mod source;
 use crate::error::InputError;
 use crate::model::{Job, RankFrom};
 use discover::Input;
-use kineto::RankDraft;
+use kineto::{ParseOptions, RankDraft};
 use rayon::prelude::*;
 use source::Source;
 use std::sync::atomic::Ordering;
@@ -28,9 +28,17 @@ pub struct Loaded {
     pub load_ns: u64,
 }
 
+/// What to load beyond the defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions {
+    /// Keep `python_function` frames (`with_stack=True`) as events of kind other; by default
+    /// they are counted and dropped (they can be most of a trace).
+    pub python_stacks: bool,
+}
+
 /// Loads inputs from the file system (or stdin). Unreadable inputs are skipped when at least
 /// one loads; when none does, the first error is returned.
-pub fn load(inputs: &[Input]) -> Result<Loaded, InputError> {
+pub fn load(inputs: &[Input], opts: LoadOptions) -> Result<Loaded, InputError> {
     let began = Instant::now();
     let progress = progress::Progress::start(inputs.len());
     let counters = progress.counters.clone();
@@ -41,7 +49,11 @@ pub fn load(inputs: &[Input]) -> Result<Loaded, InputError> {
                 Input::File(p) => source::open(p),
                 Input::Stdin => source::stdin(),
             };
-            let r = src.and_then(|s| kineto::read(&s, &counters.bytes));
+            let parse = ParseOptions {
+                bytes_done: &counters.bytes,
+                python_stacks: opts.python_stacks,
+            };
+            let r = src.and_then(|s| kineto::read(&s, &parse));
             if let Ok(d) = &r {
                 counters
                     .events
@@ -65,12 +77,16 @@ pub fn load(inputs: &[Input]) -> Result<Loaded, InputError> {
 }
 
 /// Loads sources already in memory (the demo cluster, tests), one rank each.
-pub fn load_sources(sources: Vec<Source>) -> Result<Loaded, InputError> {
+pub fn load_sources(sources: Vec<Source>, opts: LoadOptions) -> Result<Loaded, InputError> {
     let began = Instant::now();
     let bytes = std::sync::atomic::AtomicU64::new(0);
+    let parse = ParseOptions {
+        bytes_done: &bytes,
+        python_stacks: opts.python_stacks,
+    };
     let results: Vec<_> = sources
         .par_iter()
-        .map(|s| kineto::read(s, &bytes))
+        .map(|s| kineto::read(s, &parse))
         .collect();
     let hints = vec![None; results.len()];
     let mut loaded = assemble(results, &hints)?;
@@ -139,6 +155,7 @@ fn assemble(
     for (mut d, _) in drafts {
         warnings.append(&mut d.warnings);
         job.world_size = job.world_size.max(d.world_size);
+        job.groups.append(&mut d.groups);
         let map: Vec<u32> = d
             .strings
             .iter()
@@ -166,6 +183,9 @@ fn assemble(
         }
         job.ranks.push(d.rank);
     }
+    // Every rank repeats the groups it belongs to: keep each (name, ranks) once.
+    job.groups.sort();
+    job.groups.dedup();
     job.notes = notes;
     Ok(Loaded {
         job,

@@ -20,8 +20,21 @@ pub struct Job {
     pub strings: Interner,
     /// World size as the traces state it (`distributedInfo.world_size`), when any does.
     pub world_size: Option<u32>,
+    /// Process groups declared by any rank (`distributedInfo.pg_config`), each once, by name.
+    pub groups: Vec<ProcessGroup>,
     /// Notes about how the job was read that a user must know (guessed ranks, missing steps).
     pub notes: Vec<String>,
+}
+
+/// A process group (communication domain) as `distributedInfo.pg_config` declares it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ProcessGroup {
+    /// `pg_name`: what `Process Group Name` on collective events refers to.
+    pub name: String,
+    /// `pg_desc` (`default_pg`, ...).
+    pub description: String,
+    /// Global ranks of the group.
+    pub ranks: Vec<u32>,
 }
 
 /// One rank's trace, normalized.

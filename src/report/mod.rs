@@ -64,6 +64,8 @@ pub struct JobInfo {
     pub world_size: Option<u32>,
     /// devices
     pub devices: Vec<DeviceRow>,
+    /// Process groups from `distributedInfo.pg_config`, by name.
+    pub process_groups: Vec<GroupRow>,
     /// Step numbers seen on any rank, ascending (`[0]` for a trace without step markers).
     pub steps: Vec<u32>,
     /// Timed events stored, by kind (every kind present, zeros included).
@@ -78,6 +80,19 @@ pub struct JobInfo {
     pub notes: Vec<String>,
     /// warnings
     pub warnings: Vec<String>,
+}
+
+/// A process group.
+#[derive(Debug, Serialize)]
+pub struct GroupRow {
+    /// `pg_name`.
+    pub name: String,
+    /// `pg_desc`.
+    pub description: String,
+    /// Number of ranks.
+    pub size: usize,
+    /// Global ranks.
+    pub ranks: Vec<u32>,
 }
 
 /// A device model and how many ranks report it.
@@ -283,6 +298,16 @@ fn job_info(loaded: &Loaded, a: &Analysis) -> JobInfo {
         devices: devices
             .into_iter()
             .map(|(name, ranks)| DeviceRow { name, ranks })
+            .collect(),
+        process_groups: job
+            .groups
+            .iter()
+            .map(|g| GroupRow {
+                name: g.name.clone(),
+                description: g.description.clone(),
+                size: g.ranks.len(),
+                ranks: g.ranks.clone(),
+            })
             .collect(),
         steps,
         events: Kind::ALL

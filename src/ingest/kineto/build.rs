@@ -9,7 +9,9 @@ use super::parse::Parsed;
 use super::raw::Id;
 use super::steps::{assign_steps, find_steps};
 use crate::error::InputError;
-use crate::model::{Dropped, Events, Interner, Lane, NONE, Rank, RawSpan, SourceInfo, Sym};
+use crate::model::{
+    Dropped, Events, Interner, Lane, NONE, ProcessGroup, Rank, RawSpan, SourceInfo, Sym,
+};
 use crate::time::Ns;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -25,6 +27,8 @@ pub struct RankDraft {
     pub declared_rank: Option<u32>,
     /// `distributedInfo.world_size`.
     pub world_size: Option<u32>,
+    /// `distributedInfo.pg_config`.
+    pub groups: Vec<ProcessGroup>,
     /// Things the user should know about this file (lossy names, clamped durations).
     pub warnings: Vec<String>,
 }
@@ -192,6 +196,7 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
             .and_then(|v| u32::try_from(v).ok())
     };
     Ok(RankDraft {
+        groups: dist.map(process_groups).unwrap_or_default(),
         declared_rank: get_u32("rank"),
         world_size: get_u32("world_size"),
         rank,
@@ -304,4 +309,35 @@ fn sort_by_lane(
         raw,
     };
     (events, corr, ext, ranges)
+}
+
+/// `pg_config` entries; entries without a name or with non-integer ranks are left out.
+fn process_groups(dist: &serde_json::Value) -> Vec<ProcessGroup> {
+    let Some(list) = dist.get("pg_config").and_then(|v| v.as_array()) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|pg| {
+            let name = match pg.get("pg_name")? {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let ranks = pg
+                .get("ranks")?
+                .as_array()?
+                .iter()
+                .map(|r| r.as_u64().and_then(|r| u32::try_from(r).ok()))
+                .collect::<Option<Vec<u32>>>()?;
+            let description = pg
+                .get("pg_desc")
+                .and_then(|d| d.as_str())
+                .unwrap_or("")
+                .to_string();
+            Some(ProcessGroup {
+                name,
+                description,
+                ranks,
+            })
+        })
+        .collect()
 }

@@ -144,6 +144,8 @@ pub struct Chunk<'a> {
     pub dropped: Dropped,
     /// Timed events of unknown categories, by category.
     pub unknown_cats: FxHashMap<Vec<u8>, u64>,
+    /// Keep `python_function` frames (kind other) rather than only counting them.
+    pub python_stacks: bool,
     /// Events whose negative duration was clamped to 0: count and the first offset.
     pub negative_dur: (u64, u64),
 }
@@ -252,7 +254,7 @@ impl<'a> Chunk<'a> {
             .as_ref()
             .map(|c| Cat::of(&c.0))
             .unwrap_or(Cat::Unknown);
-        if cat == Cat::Python {
+        if cat == Cat::Python && !self.python_stacks {
             self.dropped.python_function += 1;
             return Ok(());
         }

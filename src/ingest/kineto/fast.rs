@@ -428,7 +428,8 @@ fn counted_only(ev: RawEvent<'_>) -> RawEvent<'_> {
 }
 
 /// Parses the event object starting at `b[i] == '{'`; returns it and its length in bytes.
-pub fn event(b: &[u8], start: usize) -> Option<(RawEvent<'_>, usize)> {
+/// `python_stacks`: keep reading `python_function` frames instead of skipping them.
+pub fn event(b: &[u8], start: usize, python_stacks: bool) -> Option<(RawEvent<'_>, usize)> {
     let mut ev = RawEvent::default();
     let mut seen = 0u16;
     let mut i = ws(b, start + 1);
@@ -459,7 +460,9 @@ pub fn event(b: &[u8], start: usize) -> Option<(RawEvent<'_>, usize)> {
                 let dropped = match key {
                     EventKey::Ph => matches!(s, b"s" | b"f" | b"t" | b"i" | b"I" | b"n" | b"C"),
                     EventKey::Cat => {
-                        s == b"python_function" && ev.ph.as_ref().is_some_and(|p| &*p.0 == b"X")
+                        !python_stacks
+                            && s == b"python_function"
+                            && ev.ph.as_ref().is_some_and(|p| &*p.0 == b"X")
                     }
                     _ => false,
                 };
@@ -533,7 +536,7 @@ mod tests {
             r#"{"ph":"X","args":null,"ts":null}"#,
         ];
         for c in cases {
-            let fast = event(c.as_bytes(), 0).map(|(e, len)| {
+            let fast = event(c.as_bytes(), 0, false).map(|(e, len)| {
                 assert_eq!(len, c.len());
                 e
             });
@@ -593,7 +596,7 @@ mod tests {
             r#"{"ph": "X", "pid": 1.5}"#,
             r#"{"ph": "X""#,
         ] {
-            assert!(event(c.as_bytes(), 0).is_none(), "{c}");
+            assert!(event(c.as_bytes(), 0, false).is_none(), "{c}");
         }
     }
 }

@@ -10,16 +10,15 @@ mod raw;
 mod steps;
 
 pub use build::RankDraft;
+pub use parse::ParseOptions;
 
 use super::source::Source;
 use crate::error::InputError;
 use crate::model::{RankFrom, SourceInfo};
-use std::sync::atomic::AtomicU64;
 
-/// Parses one rank's trace into a [`RankDraft`]; `bytes_done` counts parsed JSON bytes as
-/// the parse goes (for the progress display).
-pub fn read(src: &Source, bytes_done: &AtomicU64) -> Result<RankDraft, InputError> {
-    let parsed = parse::parse(&src.label, &src.text, bytes_done)?;
+/// Parses one rank's trace into a [`RankDraft`].
+pub fn read(src: &Source, opts: &ParseOptions<'_>) -> Result<RankDraft, InputError> {
+    let parsed = parse::parse(&src.label, &src.text, opts)?;
     let info = SourceInfo {
         path: src.label.clone(),
         file_bytes: src.file_bytes,

@@ -18,6 +18,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// small enough that a 30 MB rank still spreads over both cores.
 const CHUNK_BYTES: usize = 4 << 20;
 
+/// How to parse: where to count progress, and what to keep.
+pub struct ParseOptions<'a> {
+    /// Advanced as chunks finish (load progress).
+    pub bytes_done: &'a AtomicU64,
+    /// Keep `python_function` frames (as events of kind other) instead of only counting them.
+    pub python_stacks: bool,
+}
+
 /// The top-level fields stepscope reads besides `traceEvents`.
 #[derive(Debug, Default)]
 pub struct Header {
@@ -36,11 +44,10 @@ pub struct Parsed<'a> {
 }
 
 /// Parses one Kineto JSON document.
-/// `bytes_done` is advanced as chunks finish (load progress).
 pub fn parse<'a>(
     label: &str,
     buf: &'a [u8],
-    bytes_done: &AtomicU64,
+    opts: &ParseOptions<'_>,
 ) -> Result<Parsed<'a>, InputError> {
     let mut pos = skip_ws(buf, 0);
     if pos == buf.len() {
@@ -48,7 +55,7 @@ pub fn parse<'a>(
     }
     if buf[pos] == b'[' {
         // The Chrome format also allows a bare array of events.
-        let (chunks, end) = parse_events(label, buf, pos, bytes_done)?;
+        let (chunks, end) = parse_events(label, buf, pos, opts)?;
         expect_end(label, buf, end)?;
         check_not_empty(label, pos, &chunks)?;
         return Ok(Parsed {
@@ -93,7 +100,7 @@ pub fn parse<'a>(
                         "`traceEvents` is not an array",
                     ));
                 }
-                let (c, end) = parse_events(label, buf, pos, bytes_done)?;
+                let (c, end) = parse_events(label, buf, pos, opts)?;
                 check_not_empty(label, pos, &c)?;
                 chunks = Some(c);
                 pos = end;
@@ -244,7 +251,7 @@ fn parse_events<'a>(
     label: &str,
     buf: &'a [u8],
     open: usize,
-    bytes_done: &AtomicU64,
+    opts: &ParseOptions<'_>,
 ) -> Result<(Vec<Chunk<'a>>, usize), InputError> {
     let body = open + 1;
     let starts = split_points(buf, body);
@@ -253,9 +260,10 @@ fn parse_events<'a>(
         .enumerate()
         .map(|(k, &s)| {
             let stop = starts.get(k + 1).copied().unwrap_or(usize::MAX);
-            let r = parse_chunk(label, buf, s, stop);
+            let r = parse_chunk(label, buf, s, stop, opts.python_stacks);
             let end = stop.min(buf.len());
-            bytes_done.fetch_add(end.saturating_sub(s) as u64, Ordering::Relaxed);
+            opts.bytes_done
+                .fetch_add(end.saturating_sub(s) as u64, Ordering::Relaxed);
             r
         })
         .collect();
@@ -276,7 +284,7 @@ fn parse_events<'a>(
                 }
                 // The split after chunk k fell inside an event (or the array ended earlier
                 // than a later split guessed): parse the rest sequentially from `at`.
-                let rest = parse_chunk(label, buf, at, usize::MAX);
+                let rest = parse_chunk(label, buf, at, usize::MAX, opts.python_stacks);
                 chunks.push(rest.chunk);
                 match rest.end? {
                     End::ArrayEnd(after) => return Ok((chunks, after)),
@@ -338,8 +346,15 @@ fn next_boundary(buf: &[u8], from: usize) -> Option<usize> {
 
 /// Parses events from `start` until the array ends or the next event would start at or after
 /// `stop`.
-fn parse_chunk<'a>(label: &str, buf: &'a [u8], start: usize, stop: usize) -> ChunkResult<'a> {
+fn parse_chunk<'a>(
+    label: &str,
+    buf: &'a [u8],
+    start: usize,
+    stop: usize,
+    python_stacks: bool,
+) -> ChunkResult<'a> {
     let mut chunk = Chunk::with_capacity(stop.saturating_sub(start).min(buf.len() - start));
+    chunk.python_stacks = python_stacks;
     let end = parse_into(label, buf, start, stop, &mut chunk);
     ChunkResult { chunk, end }
 }
@@ -370,7 +385,7 @@ fn parse_into<'a>(
                 "expected an event object in `traceEvents`",
             ));
         }
-        let (ev, len) = match fast::event(buf, pos) {
+        let (ev, len) = match fast::event(buf, pos, chunk.python_stacks) {
             Some(found) => found,
             None => {
                 let mut it =
@@ -406,7 +421,12 @@ mod tests {
     use super::*;
 
     fn events_of(text: &str) -> usize {
-        let p = parse("t", text.as_bytes(), &AtomicU64::new(0)).unwrap();
+        let done = AtomicU64::new(0);
+        let opts = ParseOptions {
+            bytes_done: &done,
+            python_stacks: false,
+        };
+        let p = parse("t", text.as_bytes(), &opts).unwrap();
         p.chunks.iter().map(|c| c.cols.start.len()).sum()
     }
 
