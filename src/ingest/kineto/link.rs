@@ -12,20 +12,30 @@ pub fn link(rank: &mut Rank, corr: &[u64], ext: &[u64]) {
     const AMBIGUOUS: u32 = NONE - 1;
     let ev = &rank.events;
     let lanes = &rank.lanes;
-    let launches = IdTable::build(
-        (0..ev.len()).filter_map(|i| {
-            (ev.kind[i] == Kind::Launch
-                && corr[i] != NO_ID
-                && lanes[ev.lane[i] as usize].side == LaneSide::Cpu)
-                .then_some((corr[i], i as u32))
-        }),
-        None,
+    // Entries are collected in parallel; the (ordered) collect keeps "last wins" exact.
+    let (launch_ids, op_ids) = rayon::join(
+        || {
+            (0..ev.len())
+                .into_par_iter()
+                .filter(|&i| {
+                    ev.kind[i] == Kind::Launch
+                        && corr[i] != NO_ID
+                        && lanes[ev.lane[i] as usize].side == LaneSide::Cpu
+                })
+                .map(|i| (corr[i], i as u32))
+                .collect()
+        },
+        || {
+            (0..ev.len())
+                .into_par_iter()
+                .filter(|&i| ev.kind[i] == Kind::HostOp && ext[i] != NO_ID)
+                .map(|i| (ext[i], i as u32))
+                .collect()
+        },
     );
-    let ops = IdTable::build(
-        (0..ev.len()).filter_map(|i| {
-            (ev.kind[i] == Kind::HostOp && ext[i] != NO_ID).then_some((ext[i], i as u32))
-        }),
-        Some(AMBIGUOUS),
+    let (launches, ops) = rayon::join(
+        || IdTable::build(launch_ids, None),
+        || IdTable::build(op_ids, Some(AMBIGUOUS)),
     );
     // Lookups are independent: do them in parallel, then write the reverse links.
     let found: Vec<(u32, u32)> = (0..ev.len())
@@ -68,8 +78,7 @@ enum IdTable {
 impl IdTable {
     /// Builds the table; with `dup = Some(marker)` an id seen twice maps to `marker`, else the
     /// last occurrence wins.
-    fn build(entries: impl Iterator<Item = (u64, u32)>, dup: Option<u32>) -> IdTable {
-        let entries: Vec<(u64, u32)> = entries.collect();
+    fn build(entries: Vec<(u64, u32)>, dup: Option<u32>) -> IdTable {
         let (lo, hi) = entries
             .iter()
             .fold((u64::MAX, 0), |(lo, hi), &(id, _)| (lo.min(id), hi.max(id)));

@@ -1,36 +1,32 @@
 //! Host steps and the step every event belongs to (DESIGN §4: device work belongs to the step
 //! of the call that launched it).
 
-use crate::model::{HostStep, Interner, Kind, LaneSide, NONE, Rank, Sym, profiler_step_number};
+use crate::model::{HostStep, Interner, Kind, LaneSide, NONE, Rank, profiler_step_number};
 use crate::time::Ns;
-use rustc_hash::FxHashMap;
+use rayon::prelude::*;
 
 /// Host steps: `ProfilerStep#N` annotations on the CPU lane that has most of them (the main
 /// thread); none → one synthetic step over the whole trace.
 pub fn find_steps(rank: &mut Rank, strings: &Interner) {
-    let step_syms: FxHashMap<Sym, u32> = strings
+    // Step number by name id (a table: this is looked up for every event).
+    let step_of: Vec<Option<u32>> = strings
         .iter()
-        .filter_map(|(id, s)| profiler_step_number(s).map(|n| (id, n)))
+        .map(|(_, s)| profiler_step_number(s))
         .collect();
     let ev = &rank.events;
-    let mut per_lane: FxHashMap<u16, u32> = FxHashMap::default();
-    if !step_syms.is_empty() {
-        for i in 0..ev.len() {
-            if step_syms.contains_key(&ev.name[i])
-                && matches!(ev.kind[i], Kind::Annotation | Kind::HostOp)
-                && rank.lanes[ev.lane[i] as usize].side == LaneSide::Cpu
-            {
-                *per_lane.entry(ev.lane[i]).or_default() += 1;
-            }
-        }
-    }
-    let best = per_lane
-        .into_iter()
+    let is_marker = |i: usize| {
+        step_of[ev.name[i] as usize].is_some()
+            && matches!(ev.kind[i], Kind::Annotation | Kind::HostOp)
+    };
+    let best = (0..rank.lanes.len() as u16)
+        .filter(|&l| rank.lanes[l as usize].side == LaneSide::Cpu)
+        .map(|l| (l, rank.lane_events(l).filter(|&i| is_marker(i)).count()))
+        .filter(|&(_, n)| n > 0)
         .max_by_key(|&(lane, n)| (n, std::cmp::Reverse(lane)));
     if let Some((lane, _)) = best {
         rank.stepping_lane = Some(lane);
         for i in rank.lane_events(lane) {
-            if let Some(&n) = step_syms.get(&ev.name[i]) {
+            if let Some(n) = step_of[ev.name[i] as usize] {
                 rank.steps.push(HostStep {
                     number: n,
                     start: ev.start[i],
@@ -97,20 +93,25 @@ pub fn assign_steps(rank: &mut Rank) {
     };
     let ev = &mut rank.events;
     let lanes = &rank.lanes;
-    for i in 0..ev.len() {
-        if lanes[ev.lane[i] as usize].side == LaneSide::Cpu {
-            ev.step[i] = host_step(ev.start[i]);
+    // Host events first (device events read their launching call's step), each pass in
+    // parallel: every event's step depends only on read-only data.
+    let (start, lane) = (&ev.start, &ev.lane);
+    ev.step.par_iter_mut().enumerate().for_each(|(i, s)| {
+        if lanes[lane[i] as usize].side == LaneSide::Cpu {
+            *s = host_step(start[i]);
         }
-    }
-    for i in 0..ev.len() {
-        if lanes[ev.lane[i] as usize].side == LaneSide::Device {
+    });
+    let host_steps = ev.step.clone();
+    let link = &ev.link;
+    ev.step.par_iter_mut().enumerate().for_each(|(i, s)| {
+        if lanes[lane[i] as usize].side == LaneSide::Device {
             // A device event's link, when set, is always its launching runtime call.
-            let l = ev.link[i];
-            ev.step[i] = if l != NONE {
-                ev.step[l as usize]
+            let l = link[i];
+            *s = if l != NONE {
+                host_steps[l as usize]
             } else {
-                last_started(ev.start[i])
+                last_started(start[i])
             };
         }
-    }
+    });
 }
