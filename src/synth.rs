@@ -214,6 +214,15 @@ struct RankSim<'s> {
 }
 
 impl<'s> RankSim<'s> {
+    /// `args` of a runtime API call (`cbid` names the CUDA callback, e.g. 211 for
+    /// `cudaLaunchKernel`) with the current External id and correlation.
+    fn runtime_args(&self, cbid: u32) -> String {
+        format!(
+            r#"{{"External id": {}, "cbid": {cbid}, "correlation": {}}}"#,
+            self.ext, self.corr
+        )
+    }
+
     /// A rank's simulator for one step; `ids` are the correlation and External id counters
     /// carried over from the previous step. Streams start idle: every step ends synchronized.
     fn new(rank: u32, spec: DemoSpec, sink: &'s mut dyn Sink, ids: (u64, u64)) -> Self {
@@ -272,10 +281,7 @@ impl<'s> RankSim<'s> {
         };
         self.sink.x("cpu_op", op, tid, t, host, &op_args);
         let launch = t + host - 9_000;
-        let rt_args = format!(
-            r#"{{"External id": {}, "cbid": 211, "correlation": {}}}"#,
-            self.ext, self.corr
-        );
+        let rt_args = self.runtime_args(211);
         self.sink.x(
             "cuda_runtime",
             "cudaLaunchKernel",
@@ -322,10 +328,7 @@ impl<'s> RankSim<'s> {
     /// A `cudaMemcpyAsync` on the main thread at `launch` (taking `rt` ns) and the copy it
     /// queues on the compute stream; returns when the copy ends.
     fn copy(&mut self, launch: Ns, rt: Ns, name: &str, bytes: u64, ns: Ns) -> Ns {
-        let args = format!(
-            r#"{{"External id": {}, "cbid": 51, "correlation": {}}}"#,
-            self.ext, self.corr
-        );
+        let args = self.runtime_args(51);
         self.sink.x(
             "cuda_runtime",
             "cudaMemcpyAsync",
@@ -466,10 +469,7 @@ impl<'s> RankSim<'s> {
             &op_args,
         );
         let launch = a + 30_000;
-        let rt = format!(
-            r#"{{"External id": {}, "cbid": 211, "correlation": {}}}"#,
-            self.ext, self.corr
-        );
+        let rt = self.runtime_args(211);
         self.sink.x(
             "cuda_runtime",
             "cudaLaunchKernel",
@@ -540,10 +540,7 @@ impl<'s> RankSim<'s> {
             &args,
         );
         self.corr += 1;
-        let sync = format!(
-            r#"{{"External id": {}, "cbid": 131, "correlation": {}}}"#,
-            self.ext, self.corr
-        );
+        let sync = self.runtime_args(131);
         self.sink.x(
             "cuda_runtime",
             "cudaStreamSynchronize",

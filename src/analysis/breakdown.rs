@@ -140,15 +140,15 @@ pub fn rank_sets(rank: &Rank, flags: &NameFlags) -> Sets {
     let per_lane: Vec<[IntervalSet; 4]> = (0..rank.lanes.len() as u16)
         .into_par_iter()
         .map(|l| {
-            let range = rank.lane_events(l);
-            std::array::from_fn(|set| {
-                IntervalSet::from_sorted(
-                    range
-                        .clone()
-                        .filter(|&i| which(i)[set])
-                        .map(|i| (ev.start[i], ev.end(i))),
-                )
-            })
+            let mut parts: [Vec<(Ns, Ns)>; 4] = Default::default();
+            for i in rank.lane_events(l) {
+                for (set, member) in which(i).into_iter().enumerate() {
+                    if member {
+                        parts[set].push((ev.start[i], ev.end(i)));
+                    }
+                }
+            }
+            parts.map(IntervalSet::from_sorted)
         })
         .collect();
     let merge = |set: usize| {
