@@ -313,3 +313,25 @@ fn every_hta_trace_loads_or_fails_cleanly() {
         }
     }
 }
+
+#[test]
+fn torch_npu_trace_view_step_marker_as_cpu_op() {
+    let Some(s) = shared() else { return };
+    let f = s.join("traces/ascend/msinsight/test/data/pytorch/text/level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let r = report_json(&[&f], &[]);
+    // torch_npu writes `ProfilerStep#N` as a cpu_op (reference/ascend.md): still the step.
+    assert_eq!(r["job"]["steps"], json!([50]));
+    let names: Vec<&str> = r["top_ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with("ProfilerStep#")),
+        "{names:?}"
+    );
+    // Events without a category are counted under a visible name.
+    assert_eq!(r["job"]["unknown_categories"]["(no category)"], 919);
+    assert_partitions(&r);
+}

@@ -62,6 +62,12 @@ impl Scope {
 
 /// The operators by total time, largest first (ties by name), all of them.
 pub fn top_ops(job: &Job, scope: Scope) -> (OpBasis, Vec<OpStat>) {
+    // Step markers (`ProfilerStep#N`, a cpu_op in some profilers) are windows, not operators.
+    let markers: Vec<bool> = job
+        .strings
+        .iter()
+        .map(|(_, s)| crate::model::profiler_step_number(s).is_some())
+        .collect();
     let device = job.ranks.iter().any(|r| !r.is_cpu_only());
     let basis = if device {
         OpBasis::Device
@@ -73,7 +79,7 @@ pub fn top_ops(job: &Job, scope: Scope) -> (OpBasis, Vec<OpStat>) {
         .ranks
         .par_iter()
         .filter(|r| scope.has_rank(r.id))
-        .map(|rank| rank_ops(rank, basis, scope))
+        .map(|rank| rank_ops(rank, basis, scope, &markers))
         .reduce(FxHashMap::default, |mut a, b| {
             for (k, v) in b {
                 let e = a.entry(k).or_default();
@@ -108,7 +114,12 @@ pub fn top_ops(job: &Job, scope: Scope) -> (OpBasis, Vec<OpStat>) {
 }
 
 /// One rank's (name, kind) → (count, total) table.
-fn rank_ops(rank: &Rank, basis: OpBasis, scope: Scope) -> FxHashMap<(Sym, Kind), (u64, Ns)> {
+fn rank_ops(
+    rank: &Rank,
+    basis: OpBasis,
+    scope: Scope,
+    markers: &[bool],
+) -> FxHashMap<(Sym, Kind), (u64, Ns)> {
     let mut acc: FxHashMap<(Sym, Kind), (u64, Ns)> = FxHashMap::default();
     let in_step = |i: usize| match scope.step {
         None => true,
@@ -130,7 +141,7 @@ fn rank_ops(rank: &Rank, basis: OpBasis, scope: Scope) -> FxHashMap<(Sym, Kind),
         }
         OpBasis::HostSelf => {
             for (i, self_ns) in host_self_times(rank) {
-                if in_step(i) {
+                if in_step(i) && !markers[rank.events.name[i] as usize] {
                     let e = acc.entry((rank.events.name[i], Kind::HostOp)).or_default();
                     e.0 += 1;
                     e.1 += self_ns;

@@ -302,7 +302,10 @@ impl<'a> Chunk<'a> {
             Cat::Sync => Kind::Sync,
             Cat::Trace | Cat::Python => Kind::Other,
             Cat::Unknown => {
-                let key = ev.cat.map(|c| c.0.into_owned()).unwrap_or_default();
+                let key = match ev.cat {
+                    Some(c) if !c.0.is_empty() => c.0.into_owned(),
+                    _ => b"(no category)".to_vec(),
+                };
                 *self.unknown_cats.entry(key).or_default() += 1;
                 Kind::Other
             }
