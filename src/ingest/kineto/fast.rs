@@ -16,6 +16,10 @@ const TOKEN: u8 = 2;
 const STR_STOP: u8 = 4;
 /// Matters when skipping a container: `"`, `{`, `}`, `[`, `]`.
 const NEST: u8 = 8;
+/// May appear in a JSON number: digits, `.`, `e`, `E`, `+`, `-`.
+const NUM: u8 = 16;
+/// `0`–`9`.
+const DIGIT: u8 = 32;
 const CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut c = 0;
@@ -37,6 +41,17 @@ const CLASS: [u8; 256] = {
     let mut k = 0;
     while k < token.len() {
         t[token[k] as usize] |= TOKEN;
+        k += 1;
+    }
+    let num = b"0123456789-+.eE";
+    k = 0;
+    while k < num.len() {
+        t[num[k] as usize] |= NUM;
+        k += 1;
+    }
+    k = b'0' as usize;
+    while k <= b'9' as usize {
+        t[k] |= DIGIT;
         k += 1;
     }
     t
@@ -245,38 +260,44 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 
 /// A non-negative integer id, or `None` for a negative one; gives up on anything else.
 fn link_id(b: &[u8], i: usize) -> Option<(Option<u64>, usize)> {
-    let e = token_end(b, i);
-    let t = &b[i..e];
-    if t.first() == Some(&b'-') && t.len() > 1 && t[1..].iter().all(u8::is_ascii_digit) {
+    if b.get(i) == Some(&b'-') {
+        let (_, e) = digits(b, i + 1)?;
         return Some((None, e));
     }
-    if t.is_empty() || !t.iter().all(u8::is_ascii_digit) {
-        return None;
+    // Overflow (beyond u64) gives up: the serde path words that error precisely.
+    let (v, e) = digits(b, i)?;
+    Some((Some(v?), e))
+}
+
+/// An unsigned integer at `i` in one pass: (value, or `None` when it overflows u64; end).
+/// Gives up unless there is at least one digit and the token ends there (no `.`, `e`, ...).
+#[inline]
+fn digits(b: &[u8], i: usize) -> Option<(Option<u64>, usize)> {
+    let mut j = i;
+    let mut v: Option<u64> = Some(0);
+    while j < b.len() && CLASS[b[j] as usize] & DIGIT != 0 {
+        v = v.and_then(|v| v.checked_mul(10)?.checked_add(u64::from(b[j] - b'0')));
+        j += 1;
     }
-    // Overflow (beyond u64) is an error the serde path words precisely.
-    let mut v: u64 = 0;
-    for &c in t {
-        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
-    }
-    Some((Some(v), e))
+    let ends = j == b.len() || CLASS[b[j] as usize] & TOKEN == 0;
+    (j > i && ends).then_some((v, j))
 }
 
 fn id(b: &[u8], i: usize) -> Option<(Id<'_>, usize)> {
-    if b.get(i) == Some(&b'"') {
-        let (s, e) = plain_string(b, i)?;
-        return Some((Id::Text(Cow::Borrowed(s)), e));
+    match b.get(i)? {
+        b'"' => {
+            let (s, e) = plain_string(b, i)?;
+            Some((Id::Text(Cow::Borrowed(s)), e))
+        }
+        b'-' => {
+            let (v, e) = digits(b, i + 1)?;
+            Some((Id::Int(-i64::try_from(v?).ok()?), e))
+        }
+        _ => {
+            let (v, e) = digits(b, i)?;
+            Some((Id::Int(i64::try_from(v?).ok()?), e))
+        }
     }
-    let e = token_end(b, i);
-    let t = &b[i..e];
-    let digits = if t.first() == Some(&b'-') { &t[1..] } else { t };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let mut v: i64 = 0;
-    for &c in digits {
-        v = v.checked_mul(10)?.checked_add(i64::from(c - b'0'))?;
-    }
-    Some((Id::Int(if digits.len() < t.len() { -v } else { v }), e))
 }
 
 fn num(b: &[u8], i: usize) -> Option<(NumText<'_>, usize)> {
@@ -284,8 +305,15 @@ fn num(b: &[u8], i: usize) -> Option<(NumText<'_>, usize)> {
         let (_, e) = plain_string(b, i)?;
         return Some((NumText(&b[i..e]), e));
     }
-    let e = token_end(b, i);
-    is_number(&b[i..e]).then(|| (NumText(&b[i..e]), e))
+    // One pass: number characters, at least one digit, and the token ends there.
+    let mut j = i;
+    let mut digit = 0u8;
+    while j < b.len() && CLASS[b[j] as usize] & NUM != 0 {
+        digit |= CLASS[b[j] as usize] & DIGIT;
+        j += 1;
+    }
+    let ends = j == b.len() || CLASS[b[j] as usize] & TOKEN == 0;
+    (digit != 0 && ends).then(|| (NumText(&b[i..j]), j))
 }
 
 fn args(b: &[u8], mut i: usize) -> Option<(Args<'_>, usize)> {
