@@ -176,11 +176,15 @@ fn next_of(
     None
 }
 
-/// Skips the object starting at the `{` at `i`. Only quotes and braces matter for finding
-/// its end: brackets cannot hold an unmatched brace in JSON.
+/// Skips the object starting at the `{` at `i`.
 fn skip_object(b: &[u8], i: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut j = i;
+    close_object(b, i, 0)
+}
+
+/// The index after the `}` that closes an object, scanning from `j` at nesting `depth`
+/// (0 when `j` is at the object's `{`, 1 when inside it). Only quotes and braces matter for
+/// finding it: brackets cannot hold an unmatched brace in JSON.
+fn close_object(b: &[u8], mut j: usize, mut depth: usize) -> Option<usize> {
     loop {
         j = next_of(
             b,
@@ -316,7 +320,9 @@ fn num(b: &[u8], i: usize) -> Option<(NumText<'_>, usize)> {
     (digit != 0 && ends).then(|| (NumText(&b[i..j]), j))
 }
 
-fn args(b: &[u8], mut i: usize) -> Option<(Args<'_>, usize)> {
+/// The `args` object at `i`. With `external_id_only` (cpu ops and annotations, whose other
+/// args the model does not read at load time) the rest is skipped once `External id` is read.
+fn args(b: &[u8], mut i: usize, external_id_only: bool) -> Option<(Args<'_>, usize)> {
     if b.get(i) == Some(&b'n') {
         return (b.get(i..i + 4) == Some(b"null")).then(|| (Args::default(), i + 4));
     }
@@ -344,6 +350,9 @@ fn args(b: &[u8], mut i: usize) -> Option<(Args<'_>, usize)> {
             b"External id" | b"external id" => {
                 let (v, e) = link_id(b, i)?;
                 a.external_id = v;
+                if external_id_only {
+                    return Some((a, close_object(b, e, 1)?));
+                }
                 e
             }
             b"Collective name" => {
@@ -527,7 +536,11 @@ pub fn event(b: &[u8], start: usize, python_stacks: bool) -> Option<(RawEvent<'_
                 e
             }
             EventKey::Args => {
-                let (a, e) = args(b, i)?;
+                let host = ev
+                    .cat
+                    .as_ref()
+                    .is_some_and(|c| matches!(&*c.0, b"cpu_op" | b"user_annotation"));
+                let (a, e) = args(b, i, host)?;
                 ev.args = if null { None } else { Some(a) };
                 e
             }
@@ -596,6 +609,15 @@ mod tests {
         // Bytes ≥ 0x80 (UTF-8) are ordinary string bytes.
         let utf8 = "\"héllo wörld, ünïcode names are fine\"";
         assert!(plain_string(utf8.as_bytes(), 0).is_some());
+    }
+
+    #[test]
+    fn host_op_args_stop_after_the_external_id() {
+        let c = r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"External id": 7, "Input Dims": [[8, 16], [16, 32]], "Input type": ["float", "float"], "x": {"y": "}"}}, "id": 3}"#;
+        let (ev, len) = event(c.as_bytes(), 0, false).unwrap();
+        assert_eq!(len, c.len());
+        assert_eq!(ev.args.unwrap().external_id, Some(7));
+        assert_eq!(ev.dur, Some(NumText(b"2")));
     }
 
     #[test]
