@@ -75,7 +75,7 @@ fn two_streams_counts_and_top_ops() {
     assert_eq!(r["top_ops_basis"], "device");
     let ops = r["top_ops"].as_array().unwrap();
     // gemm and the all-reduce tie at 50 µs: ties sort by name.
-    let names: Vec<&str> = ops.iter().map(|o| o["name"].as_str().unwrap()).collect();
+    let names = top_op_names(&r);
     assert_eq!(
         &names[..3],
         [

@@ -321,12 +321,7 @@ fn torch_npu_trace_view_step_marker_as_cpu_op() {
     let r = report_json(&[&f], &[]);
     // torch_npu writes `ProfilerStep#N` as a cpu_op (reference/ascend.md): still the step.
     assert_eq!(r["job"]["steps"], json!([50]));
-    let names: Vec<&str> = r["top_ops"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["name"].as_str().unwrap())
-        .collect();
+    let names = top_op_names(&r);
     assert!(
         !names.iter().any(|n| n.starts_with("ProfilerStep#")),
         "{names:?}"

@@ -68,6 +68,16 @@ pub fn row(report: &serde_json::Value, step: u64, rank: u64) -> serde_json::Valu
         .clone()
 }
 
+/// The names in `top_ops`, in order.
+pub fn top_op_names(report: &serde_json::Value) -> Vec<String> {
+    report["top_ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// The six parts of a breakdown row, in order, and its span.
 pub fn parts(row: &serde_json::Value) -> ([i64; 6], i64) {
     let g = |k: &str| row[k].as_i64().unwrap();
