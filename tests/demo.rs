@@ -17,6 +17,11 @@ fn demo_names_the_straggler_and_the_slow_step_culprit() {
     let r = demo_report();
     assert_eq!(r["job"]["ranks"], 8);
     assert_eq!(r["job"]["devices"][0]["name"], "NVIDIA H100 80GB HBM3");
+    // 6 steps × 4 gradient buckets × 8 ranks, each with NCCL metadata on the kernel.
+    assert_eq!(
+        r["job"]["collectives"],
+        serde_json::json!({"allreduce": 192})
+    );
     // Every rank declares the default group; the job lists it once.
     assert_eq!(
         r["job"]["process_groups"],

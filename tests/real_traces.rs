@@ -86,6 +86,11 @@ fn nccl_parser_config_float_timestamps_with_base_time() {
     );
     // 4405 flow starts + 9195 finishes, most unpaired: links come from `correlation`.
     assert_eq!(r["job"]["dropped"]["flow"], 13_600);
+    // NCCL kernels with metadata: 15 all-reduces, 6 broadcasts (3 Float, 3 Long).
+    assert_eq!(
+        r["job"]["collectives"],
+        json!({"allreduce": 15, "broadcast": 6})
+    );
     let want = [
         (
             4,
@@ -126,6 +131,47 @@ fn nccl_parser_config_float_timestamps_with_base_time() {
     ];
     for (step, p, span) in want {
         assert_eq!(parts(&row(&r, step, 0)), (p, span), "step {step}");
+    }
+}
+
+#[test]
+fn nccl_collective_metadata_in_the_model() {
+    use stepscope::ingest::{self, discover::Input};
+    use stepscope::model::Kind;
+    let Some(s) = shared() else { return };
+    let path = hta(&s, "nccl_parser_config/nccl_data.json.gz");
+    let loaded = ingest::load(&[Input::File(path)], Default::default()).unwrap();
+    let (job, rank) = (&loaded.job, &loaded.job.ranks[0]);
+    let text = |s: Option<u32>| s.map(|s| job.strings.resolve(s).to_string());
+    // 21 NCCL kernels and 27 `record_param_comms` ops (incl. 6 `wait`) carry metadata.
+    assert_eq!(rank.collectives.len(), 21 + 27);
+    // The earliest all-reduce kernel (ts 4458676524716.094) reduces 2,049,000 floats.
+    let first = rank
+        .collectives
+        .iter()
+        .filter(|c| {
+            rank.events.kind[c.event as usize] == Kind::Comm
+                && text(c.name).as_deref() == Some("allreduce")
+        })
+        .min_by_key(|c| rank.events.start[c.event as usize])
+        .unwrap();
+    assert_eq!(text(first.dtype).as_deref(), Some("Float"));
+    assert_eq!(text(first.group).as_deref(), Some("0"));
+    assert_eq!(text(first.group_ranks).as_deref(), Some("[0, 1]"));
+    assert_eq!(
+        (first.in_nelems, first.out_nelems, first.group_size),
+        (Some(2_049_000), Some(2_049_000), Some(2))
+    );
+    // Metadata sits on the right events: the collectives are sorted by event and each names
+    // a comm kernel or a record_param_comms op.
+    assert!(rank.collectives.windows(2).all(|w| w[0].event < w[1].event));
+    for c in &rank.collectives {
+        let i = c.event as usize;
+        let name = job.strings.resolve(rank.events.name[i]);
+        assert!(
+            rank.events.kind[i] == Kind::Comm || name == "record_param_comms",
+            "{name}"
+        );
     }
 }
 

@@ -12,7 +12,7 @@ pub mod ops;
 pub mod step_times;
 pub mod steps;
 
-use crate::model::{Job, Kind};
+use crate::model::{Job, Kind, Sym};
 use breakdown::{Breakdown, NameFlags};
 use ops::{OpBasis, OpStat, Scope};
 use rayon::prelude::*;
@@ -35,6 +35,8 @@ pub struct Analysis {
     pub top_ops: Vec<OpStat>,
     /// Timed events of the whole job per kind, in `Kind::ALL` order.
     pub events_per_kind: [u64; Kind::ALL.len()],
+    /// Communication kernels carrying collective metadata, by `Collective name`.
+    pub collectives: Vec<(Sym, u64)>,
     /// Wall time of the analysis, ns.
     pub analysis_ns: u64,
 }
@@ -73,7 +75,16 @@ pub fn analyze(job: &Job, scope: Scope) -> Analysis {
             || [0; Kind::ALL.len()],
             |a, b| std::array::from_fn(|i| a[i] + b[i]),
         );
+    let mut per_name: std::collections::BTreeMap<Sym, u64> = Default::default();
+    for r in &job.ranks {
+        for c in &r.collectives {
+            if let (Some(name), Kind::Comm) = (c.name, r.events.kind[c.event as usize]) {
+                *per_name.entry(name).or_default() += 1;
+            }
+        }
+    }
     Analysis {
+        collectives: per_name.into_iter().collect(),
         spans,
         breakdown,
         step_times,

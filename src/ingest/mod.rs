@@ -175,6 +175,14 @@ fn assemble(
         r.unknown_categories
             .iter_mut()
             .for_each(|(n, _)| *n = map[*n as usize]);
+        for c in &mut r.collectives {
+            for s in [&mut c.name, &mut c.dtype, &mut c.group, &mut c.group_ranks]
+                .into_iter()
+                .flatten()
+            {
+                *s = map[*s as usize];
+            }
+        }
         if r.steps.len() == 1 && r.steps[0].synthetic {
             notes.push(format!(
                 "rank {}: no ProfilerStep markers; the whole trace is analysed as one step",

@@ -58,6 +58,32 @@ pub struct Rank {
     pub dropped: Dropped,
     /// Timed events of categories stepscope does not know, by category name.
     pub unknown_categories: Vec<(Sym, u64)>,
+    /// Collective metadata of events that carry it (NCCL kernels, `record_param_comms`), in
+    /// event order.
+    pub collectives: Vec<Collective>,
+}
+
+/// Collective metadata from one event's args (reference/kineto.md §9).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Collective {
+    /// The event (index into `Rank::events`).
+    pub event: u32,
+    /// `Collective name` (`allreduce`, `broadcast`, ...).
+    pub name: Option<Sym>,
+    /// `In msg nelems`.
+    pub in_nelems: Option<u64>,
+    /// `Out msg nelems`.
+    pub out_nelems: Option<u64>,
+    /// `dtype`.
+    pub dtype: Option<Sym>,
+    /// `Process Group Name`.
+    pub group: Option<Sym>,
+    /// `Process Group Ranks` as written (`"[0, 1]"`).
+    pub group_ranks: Option<Sym>,
+    /// `Group size`.
+    pub group_size: Option<u64>,
+    /// `Seq`.
+    pub seq: Option<u64>,
 }
 
 /// Where a rank was read from and how big it was.

@@ -72,6 +72,8 @@ pub struct JobInfo {
     pub events: BTreeMap<&'static str, u64>,
     /// Events read but not stored, by reason.
     pub dropped: BTreeMap<&'static str, u64>,
+    /// Communication kernels with collective metadata (newer PyTorch), by `Collective name`.
+    pub collectives: BTreeMap<String, u64>,
     /// Timed events of categories stepscope does not know, by category.
     pub unknown_categories: BTreeMap<String, u64>,
     /// sources
@@ -298,6 +300,11 @@ fn job_info(loaded: &Loaded, a: &Analysis) -> JobInfo {
         devices: devices
             .into_iter()
             .map(|(name, ranks)| DeviceRow { name, ranks })
+            .collect(),
+        collectives: a
+            .collectives
+            .iter()
+            .map(|(n, c)| (job.strings.resolve(*n).to_string(), *c))
             .collect(),
         process_groups: job
             .groups

@@ -30,6 +30,7 @@ pub fn render(r: &Report) -> String {
     let total: u64 = j.events.values().sum();
     wrap_list(&mut o, &format!("  events: {total}: "), &kinds);
     for (prefix, list) in [
+        ("  collectives: ", nonzero_counts(&j.collectives)),
         ("  not stored: ", nonzero_counts(&j.dropped)),
         (
             "  unknown categories (kept as other): ",

@@ -10,7 +10,7 @@ use super::raw::Id;
 use super::steps::{assign_steps, find_steps};
 use crate::error::InputError;
 use crate::model::{
-    Dropped, Events, Interner, Lane, NONE, ProcessGroup, Rank, RawSpan, SourceInfo, Sym,
+    Collective, Dropped, Events, Interner, Lane, NONE, ProcessGroup, Rank, RawSpan, SourceInfo, Sym,
 };
 use crate::time::Ns;
 use rayon::prelude::*;
@@ -142,7 +142,7 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
             ));
         }
     }
-    let (events, corr, ext, lanes_range) =
+    let (events, corr, ext, lanes_range, final_index) =
         sort_by_lane(&chunks, &name_maps, &lane_maps, base, drafts.len());
     let lanes: Vec<Lane> = drafts
         .iter()
@@ -174,7 +174,9 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
             .collect(),
         dropped,
         unknown_categories: Vec::new(),
+        collectives: Vec::new(),
     };
+    rank.collectives = collectives(&chunks, &final_index, &mut strings);
     let mut unknown: Vec<(Vec<u8>, u64)> = unknown.into_iter().collect();
     unknown.sort();
     rank.unknown_categories = unknown
@@ -224,7 +226,7 @@ fn sort_by_lane(
     lanes: &[Vec<u32>],
     base: Ns,
     n_lanes: usize,
-) -> (Events, Vec<u64>, Vec<u64>, Vec<(u32, u32)>) {
+) -> (Events, Vec<u64>, Vec<u64>, Vec<(u32, u32)>, Vec<Vec<u32>>) {
     let shifted = |s: Ns| if s < EPOCH_SCALE_NS { s + base } else { s };
     // Compact keys (no indirection into the columns) keep the sort cache-friendly; the last
     // two fields say where the event is: (chunk, index in chunk).
@@ -290,12 +292,26 @@ fn sort_by_lane(
     );
     let n = keys.len();
     let mut ranges = vec![(0u32, 0u32); n_lanes];
+    // Final index of each event, only for chunks with side tables (collective metadata).
+    let mut final_index: Vec<Vec<u32>> = chunks
+        .iter()
+        .map(|c| {
+            if c.coll.is_empty() {
+                Vec::new()
+            } else {
+                vec![NONE; c.cols.start.len()]
+            }
+        })
+        .collect();
     for (i, k) in keys.iter().enumerate() {
         let r = &mut ranges[k.0 as usize];
         if r.1 == 0 {
             r.0 = i as u32;
         }
         r.1 += 1;
+        if let Some(slot) = final_index[k.3 as usize].get_mut(k.4 as usize) {
+            *slot = i as u32;
+        }
     }
     let events = Events {
         start,
@@ -308,7 +324,37 @@ fn sort_by_lane(
         op: vec![NONE; n],
         raw,
     };
-    (events, corr, ext, ranges)
+    (events, corr, ext, ranges, final_index)
+}
+
+/// Collective metadata of the chunks, at final event indices, names interned.
+fn collectives(
+    chunks: &[Chunk<'_>],
+    final_index: &[Vec<u32>],
+    strings: &mut Interner,
+) -> Vec<Collective> {
+    let mut out = Vec::new();
+    for (k, c) in chunks.iter().enumerate() {
+        for (local, m) in &c.coll {
+            let mut sym = |s: &Option<super::raw::Str<'_>>| {
+                s.as_ref()
+                    .map(|s| strings.intern(&String::from_utf8_lossy(&s.0)))
+            };
+            out.push(Collective {
+                event: final_index[k][*local as usize],
+                name: sym(&m.name),
+                in_nelems: m.in_nelems,
+                out_nelems: m.out_nelems,
+                dtype: sym(&m.dtype),
+                group: sym(&m.group),
+                group_ranks: sym(&m.group_ranks),
+                group_size: m.group_size,
+                seq: m.seq,
+            });
+        }
+    }
+    out.sort_by_key(|c| c.event);
+    out
 }
 
 /// `pg_config` entries; entries without a name or with non-integer ranks are left out.

@@ -1,7 +1,7 @@
 //! Accumulates the events of one chunk of a `traceEvents` array into columns, with chunk-local
 //! name and lane tables (merged per rank afterwards, so chunks never contend on shared maps).
 
-use super::raw::{Id, RawEvent};
+use super::raw::{CollArgs, Id, RawEvent};
 use crate::model::{Dropped, Kind, RawSpan};
 use crate::time::{Ns, micros_text_to_ns};
 use rustc_hash::FxHashMap;
@@ -144,6 +144,8 @@ pub struct Chunk<'a> {
     pub dropped: Dropped,
     /// Timed events of unknown categories, by category.
     pub unknown_cats: FxHashMap<Vec<u8>, u64>,
+    /// Collective metadata of stored events: (index in this chunk's columns, args).
+    pub coll: Vec<(u32, CollArgs<'a>)>,
     /// Keep `python_function` frames (kind other) rather than only counting them.
     pub python_stacks: bool,
     /// Events whose negative duration was clamped to 0: count and the first offset.
@@ -285,7 +287,7 @@ impl<'a> Chunk<'a> {
         let pid = ev.pid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
         let tid = ev.tid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
         let lane = self.lane_id(pid, tid);
-        let args = ev.args.unwrap_or_default();
+        let mut args = ev.args.unwrap_or_default();
         let kind = match cat {
             Cat::CpuOp => Kind::HostOp,
             Cat::UserAnnotation | Cat::GpuUserAnnotation => Kind::Annotation,
@@ -324,6 +326,9 @@ impl<'a> Chunk<'a> {
         c.kind.push(kind);
         c.corr.push(args.correlation.unwrap_or(NO_ID));
         c.ext.push(args.external_id.unwrap_or(NO_ID));
+        if let Some(meta) = args.coll.take() {
+            self.coll.push((c.start.len() as u32 - 1, *meta));
+        }
         c.raw.push(RawSpan {
             offset,
             len: u32::try_from(len).unwrap_or(u32::MAX),

@@ -5,7 +5,7 @@
 //! which then either accepts it or reports the precise error. Values of keys the model does
 //! not read are skipped structurally (strings, nesting, literals), not validated in detail.
 
-use super::raw::{Args, Id, NumText, RawEvent, Str};
+use super::raw::{Args, CollKey, Id, Loose, NumText, RawEvent, Str};
 use memchr::memchr2;
 use std::borrow::Cow;
 
@@ -320,6 +320,21 @@ fn num(b: &[u8], i: usize) -> Option<(NumText<'_>, usize)> {
     (digit != 0 && ends).then(|| (NumText(&b[i..j]), j))
 }
 
+/// A collective metadata value at `i` (see [`Loose`]).
+fn loose_value(b: &[u8], i: usize) -> Option<(Loose<'_>, usize)> {
+    match b.get(i)? {
+        b'"' => {
+            let (s, e) = plain_string(b, i)?;
+            Some((Loose::Text(Str(Cow::Borrowed(s))), e))
+        }
+        b'-' | b'0'..=b'9' => {
+            let (n, e) = num(b, i)?;
+            Some((Loose::Number(n.0), e))
+        }
+        _ => Some((Loose::Other, skip_value(b, i)?)),
+    }
+}
+
 /// The `args` object at `i`. With `external_id_only` (cpu ops and annotations, whose other
 /// args the model does not read at load time) the rest is skipped once `External id` is read.
 fn args(b: &[u8], mut i: usize, external_id_only: bool) -> Option<(Args<'_>, usize)> {
@@ -355,10 +370,6 @@ fn args(b: &[u8], mut i: usize, external_id_only: bool) -> Option<(Args<'_>, usi
                 }
                 e
             }
-            b"Collective name" => {
-                a.collective = true;
-                skip_value(b, i)?
-            }
             b"name" | b"labels" => {
                 let v = if b.get(i) == Some(&b'"') {
                     let (s, e) = plain_string(b, i)?;
@@ -373,7 +384,14 @@ fn args(b: &[u8], mut i: usize, external_id_only: bool) -> Option<(Args<'_>, usi
                 }
                 v.1
             }
-            _ => skip_value(b, i)?,
+            k => match CollKey::of(k) {
+                Some(ck) => {
+                    let (v, e) = loose_value(b, i)?;
+                    a.set_coll(ck, v);
+                    e
+                }
+                None => skip_value(b, i)?,
+            },
         };
         i = ws(b, i);
         match b.get(i)? {
@@ -536,10 +554,15 @@ pub fn event(b: &[u8], start: usize, python_stacks: bool) -> Option<(RawEvent<'_
                 e
             }
             EventKey::Args => {
+                // `record_param_comms` carries collective metadata: read all of its args.
                 let host = ev
                     .cat
                     .as_ref()
-                    .is_some_and(|c| matches!(&*c.0, b"cpu_op" | b"user_annotation"));
+                    .is_some_and(|c| matches!(&*c.0, b"cpu_op" | b"user_annotation"))
+                    && ev
+                        .name
+                        .as_ref()
+                        .is_some_and(|n| &*n.0 != b"record_param_comms");
                 let (a, e) = args(b, i, host)?;
                 ev.args = if null { None } else { Some(a) };
                 e
@@ -575,6 +598,8 @@ mod tests {
             r#"{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1e3, "dur": 3, "args": {"correlation": -1, "External id": 0, "flag": true, "n": null}}"#,
             r#"{}"#,
             r#"{"ph":"X","args":null,"ts":null}"#,
+            r#"{"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 40, "ts": 4458677009853.422, "dur": 2636.669, "args": {"External id": 12945, "queued": 0, "device": 0, "context": 1, "stream": 40, "correlation": 60047, "registers per thread": 96, "shared memory": 87568, "blocks per SM": 0.074074, "warps per SM": 1.259259, "grid": [8, 1, 1], "block": [544, 1, 1], "est. achieved occupancy %": 0, "Collective name": "allreduce", "In msg nelems": 6637568, "Out msg nelems": 6637568, "Group size": 2, "dtype": "Float", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[0, 1]", "Seq": 18446744073709551615}}"#,
+            r#"{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 2910249, "tid": 2919752, "ts": 4458676524648.797, "dur": 189.626, "args": {"External id": 2099, "Record function id": 1959, "Process Group Name": 0, "Global rank stride": 1, "Out msg nelems": 2049000, "Process Group Ranks": "[0, 1]", "Group size": 2.5, "Global rank start": 0, "Ev Idx": 50, "In msg nelems": -1, "In split size": "[]", "Out split size": "[]", "dtype": null, "Process Group Description": "default_pg", "Collective name": "allreduce"}}"#,
         ];
         for c in cases {
             let fast = event(c.as_bytes(), 0, false).map(|(e, len)| {
@@ -609,6 +634,27 @@ mod tests {
         // Bytes ≥ 0x80 (UTF-8) are ordinary string bytes.
         let utf8 = "\"héllo wörld, ünïcode names are fine\"";
         assert!(plain_string(utf8.as_bytes(), 0).is_some());
+    }
+
+    #[test]
+    fn collective_metadata_is_read() {
+        let c = r#"{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"External id": 9, "Collective name": "broadcast", "In msg nelems": 10, "dtype": "Long", "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Seq": 4}}"#;
+        let (ev, _) = event(c.as_bytes(), 0, false).unwrap();
+        let a = ev.args.unwrap();
+        assert!(a.collective);
+        let m = a.coll.unwrap();
+        assert_eq!(
+            m.name.map(|s| s.0.into_owned()),
+            Some(b"broadcast".to_vec())
+        );
+        assert_eq!(
+            (m.in_nelems, m.seq, m.group_size),
+            (Some(10), Some(4), None)
+        );
+        assert_eq!(
+            m.group_ranks.map(|s| s.0.into_owned()),
+            Some(b"[0, 1]".to_vec())
+        );
     }
 
     #[test]

@@ -151,6 +151,111 @@ pub struct Args<'a> {
     pub name: Option<Str<'a>>,
     /// `labels` (metadata `process_labels`: `"CPU"`, `"GPU 0"`).
     pub labels: Option<Str<'a>>,
+    /// Collective metadata (NCCL kernels and `record_param_comms` of newer PyTorch), boxed:
+    /// few events carry it.
+    pub coll: Option<Box<CollArgs<'a>>>,
+}
+
+/// Collective metadata keys in `args` (`torch/csrc/profiler/util.h`; reference/kineto.md §9).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CollArgs<'a> {
+    /// `Collective name` (`allreduce`, `broadcast`, ...).
+    pub name: Option<Str<'a>>,
+    /// `In msg nelems`.
+    pub in_nelems: Option<u64>,
+    /// `Out msg nelems`.
+    pub out_nelems: Option<u64>,
+    /// `dtype` (`Float`, `BFloat16`, ...).
+    pub dtype: Option<Str<'a>>,
+    /// `Process Group Name` (matches `distributedInfo.pg_config[].pg_name`).
+    pub group: Option<Str<'a>>,
+    /// `Process Group Ranks`: a string such as `"[0, 1]"`.
+    pub group_ranks: Option<Str<'a>>,
+    /// `Group size`.
+    pub group_size: Option<u64>,
+    /// `Seq`: the collective's sequence number in its group (newer PyTorch).
+    pub seq: Option<u64>,
+}
+
+/// One collective metadata key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollKey {
+    Name,
+    InNelems,
+    OutNelems,
+    Dtype,
+    Group,
+    GroupRanks,
+    GroupSize,
+    Seq,
+}
+
+impl CollKey {
+    /// The key an `args` key names, if it is collective metadata.
+    pub fn of(key: &[u8]) -> Option<CollKey> {
+        Some(match key {
+            b"Collective name" => CollKey::Name,
+            b"In msg nelems" => CollKey::InNelems,
+            b"Out msg nelems" => CollKey::OutNelems,
+            b"dtype" => CollKey::Dtype,
+            b"Process Group Name" => CollKey::Group,
+            b"Process Group Ranks" => CollKey::GroupRanks,
+            b"Group size" => CollKey::GroupSize,
+            b"Seq" => CollKey::Seq,
+            _ => return None,
+        })
+    }
+}
+
+/// A metadata value as both parsers see it: a string's contents, a number's text, or
+/// anything else (ignored).
+pub enum Loose<'a> {
+    /// A string (unescaped contents).
+    Text(Str<'a>),
+    /// A number, as written.
+    Number(&'a [u8]),
+    /// An object, array, boolean or null.
+    Other,
+}
+
+impl<'a> Args<'a> {
+    /// Records one collective metadata value; text keys take numbers as their text, integer
+    /// keys take only integers that fit in u64.
+    pub fn set_coll(&mut self, key: CollKey, v: Loose<'a>) {
+        if key == CollKey::Name {
+            self.collective = true;
+        }
+        let c = self.coll.get_or_insert_with(Default::default);
+        let text = |v: Loose<'a>| match v {
+            Loose::Text(s) => Some(s),
+            Loose::Number(n) => Some(Str(Cow::Borrowed(n))),
+            Loose::Other => None,
+        };
+        let int = |v: &Loose<'a>| match v {
+            Loose::Number(n) => std::str::from_utf8(n).ok()?.parse::<u64>().ok(),
+            _ => None,
+        };
+        match key {
+            CollKey::Name => c.name = text(v),
+            CollKey::Dtype => c.dtype = text(v),
+            CollKey::Group => c.group = text(v),
+            CollKey::GroupRanks => c.group_ranks = text(v),
+            CollKey::InNelems => c.in_nelems = int(&v),
+            CollKey::OutNelems => c.out_nelems = int(&v),
+            CollKey::GroupSize => c.group_size = int(&v),
+            CollKey::Seq => c.seq = int(&v),
+        }
+    }
+}
+
+/// Interprets a raw JSON value for [`Args::set_coll`].
+fn loose(v: &RawValue) -> Loose<'_> {
+    let t = v.get();
+    match t.as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<Str>(t).map_or(Loose::Other, Loose::Text),
+        Some(b'-' | b'0'..=b'9') => Loose::Number(t.as_bytes()),
+        _ => Loose::Other,
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Args<'a> {
@@ -169,15 +274,14 @@ impl<'de: 'a, 'a> Deserialize<'de> for Args<'a> {
                         b"External id" | b"external id" => {
                             a.external_id = m.next_value::<LinkId>()?.0
                         }
-                        b"Collective name" => {
-                            a.collective = true;
-                            m.next_value::<IgnoredAny>()?;
-                        }
                         b"name" => a.name = string_only(m.next_value::<&'de RawValue>()?),
                         b"labels" => a.labels = string_only(m.next_value::<&'de RawValue>()?),
-                        _ => {
-                            m.next_value::<IgnoredAny>()?;
-                        }
+                        k => match CollKey::of(k) {
+                            Some(ck) => a.set_coll(ck, loose(m.next_value::<&'de RawValue>()?)),
+                            None => {
+                                m.next_value::<IgnoredAny>()?;
+                            }
+                        },
                     }
                 }
                 Ok(a)
