@@ -44,7 +44,10 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
     let mut warnings = Vec::new();
 
     // Names: chunk-local ids → rank ids, decoding each distinct name once.
-    let mut bad_utf8: Option<(usize, u64)> = None;
+    // Distinct names with invalid UTF-8 (a name recurs in many chunks: count it once), and
+    // the offset of the first event carrying one.
+    let mut bad_utf8: rustc_hash::FxHashSet<&[u8]> = Default::default();
+    let mut first_bad: Option<u64> = None;
     let mut name_maps: Vec<Vec<Sym>> = Vec::with_capacity(chunks.len());
     for c in &chunks {
         let mut map = Vec::with_capacity(c.names.len());
@@ -52,8 +55,9 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
             let text = match std::str::from_utf8(bytes) {
                 Ok(s) => std::borrow::Cow::Borrowed(s),
                 Err(_) => {
-                    let entry = bad_utf8.get_or_insert((0, first_offset_of_name(c, local as u32)));
-                    entry.0 += 1;
+                    let at = first_offset_of_name(c, local as u32);
+                    first_bad = Some(first_bad.map_or(at, |f| f.min(at)));
+                    bad_utf8.insert(bytes);
                     String::from_utf8_lossy(bytes)
                 }
             };
@@ -61,9 +65,10 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
         }
         name_maps.push(map);
     }
-    if let Some((n, at)) = bad_utf8 {
+    if let Some(at) = first_bad {
         warnings.push(format!(
-            "{label}: byte {at}: {n} event name(s) with invalid UTF-8, shown with U+FFFD"
+            "{label}: byte {at}: {} event name(s) with invalid UTF-8, shown with U+FFFD",
+            bad_utf8.len()
         ));
     }
 
