@@ -1,6 +1,9 @@
 //! Command line (DESIGN §2): parse, dispatch, and map failures to exit codes
 //! (0 ok, 2 bad input or usage).
 
+use crate::analysis::comm::CommOptions;
+use crate::analysis::comm::align::Align;
+use crate::analysis::comm::links::{Link, TopologyOptions};
 use crate::analysis::{self, ops::Scope};
 use crate::error::InputError;
 use crate::ingest::{self, LoadOptions, Loaded, discover};
@@ -46,6 +49,37 @@ pub struct Global {
     /// they are counted and dropped.
     #[arg(long, global = true)]
     pub python_stacks: bool,
+    /// Clock alignment: shift ranks so shared collectives end together, or keep raw clocks.
+    #[arg(long, global = true, value_enum, default_value_t = Align::Collective)]
+    pub align: Align,
+    /// Ranks per node, for intra- vs inter-node links (default: the devices a trace lists
+    /// in deviceProperties, else 8).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub ranks_per_node: Option<u32>,
+    /// Intra-node link peak: nvlink4, nvlink3, pcie4, pcie5, or GB/s per direction
+    /// (default: nvlink4, nvlink3 on A100).
+    #[arg(long, global = true, value_name = "LINK", value_parser = Link::parse)]
+    pub intra_link: Option<Link>,
+    /// Inter-node link peak: ib-ndr, ib-hdr, roce-200, or GB/s per NIC (default: ib-ndr).
+    #[arg(long, global = true, value_name = "LINK", value_parser = Link::parse)]
+    pub inter_link: Option<Link>,
+}
+
+impl Global {
+    /// The analysis options these flags select, over `scope`.
+    pub fn analysis(&self, scope: Scope) -> analysis::Options {
+        analysis::Options {
+            scope,
+            comm: CommOptions {
+                align: self.align,
+                topology: TopologyOptions {
+                    ranks_per_node: self.ranks_per_node,
+                    intra: self.intra_link.clone(),
+                    inter: self.inter_link.clone(),
+                },
+            },
+        }
+    }
 }
 
 /// Subcommands.
@@ -120,15 +154,20 @@ pub fn main() -> i32 {
         Some(Command::Report(a)) => report(
             &a.paths,
             a.format,
-            Scope {
+            &cli.global.analysis(Scope {
                 step: a.step,
                 rank: a.rank,
-            },
+            }),
             opts,
         ),
         Some(Command::Demo(a)) => demo(&a),
         // Until the TUI lands, the default command prints the text report.
-        None => report(&cli.paths, Format::Text, Scope::default(), opts),
+        None => report(
+            &cli.paths,
+            Format::Text,
+            &cli.global.analysis(Scope::default()),
+            opts,
+        ),
     };
     match result {
         Ok(()) => 0,
@@ -155,13 +194,13 @@ pub fn load(paths: &[PathBuf], opts: LoadOptions) -> Result<Loaded, InputError> 
 fn report(
     paths: &[PathBuf],
     format: Format,
-    scope: Scope,
+    aopts: &analysis::Options,
     opts: LoadOptions,
 ) -> Result<(), InputError> {
     let loaded = load(paths, opts)?;
-    check_scope(&loaded, scope)?;
-    let analysis = analysis::analyze(&loaded.job, scope);
-    let text = report::render(&report::build(&loaded, &analysis, scope), format);
+    check_scope(&loaded, aopts.scope)?;
+    let analysis = analysis::analyze(&loaded.job, aopts);
+    let text = report::render(&report::build(&loaded, &analysis, aopts.scope), format);
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());

@@ -67,8 +67,8 @@ impl DemoSpec {
     fn buckets(&self) -> u32 {
         self.layers().div_ceil(LAYERS_PER_BUCKET)
     }
-    /// Clock offset of a rank's host, within ±6 ms.
-    fn clock_offset(&self, rank: u32) -> Ns {
+    /// Clock offset of a rank's host, within ±6 ms: its trace reads true time + this.
+    pub fn clock_offset(&self, rank: u32) -> Ns {
         (i64::from(rank * 7919 % 13) - 6) * 1_000_000 + i64::from(rank) * 1_337
     }
 }
@@ -553,6 +553,9 @@ impl<'s> RankSim<'s> {
     }
 }
 
+/// GPUs per simulated node.
+const GPUS_PER_NODE: u32 = 8;
+
 /// Start of the first step on every rank (true clock).
 const T_START: Ns = 1_000_000;
 /// Host gap between steps (logging, scheduler).
@@ -599,6 +602,9 @@ fn schedule(spec: DemoSpec) -> Schedule {
     out
 }
 
+/// Bus bandwidth the demo's all-reduces achieve, GB/s.
+pub const BUSBW_GBPS: i128 = 360;
+
 /// Ring all-reduce of a 48 MiB bf16 bucket at 360 GB/s bus bandwidth: bytes / algbw, with
 /// algbw = busbw / (2(n−1)/n).
 fn transfer_ns(ranks: u32) -> Ns {
@@ -607,7 +613,7 @@ fn transfer_ns(ranks: u32) -> Ns {
     if n == 1 {
         return 20_000;
     }
-    (bytes * 2 * (n - 1) * 1_000_000_000 / (n * 360_000_000_000)) as Ns
+    (bytes * 2 * (n - 1) / (n * BUSBW_GBPS)) as Ns
 }
 
 /// Writes Kineto JSON events for one rank.
@@ -665,14 +671,19 @@ fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
         rank,
         offset: spec.clock_offset(rank),
     };
-    let dev = rank % 8;
+    let dev = rank % GPUS_PER_NODE;
     let ranks_list = (0..spec.ranks)
         .map(|r| r.to_string())
         .collect::<Vec<_>>()
         .join(", ");
+    // Like Kineto, list every device of the node (8 per node), not only the rank's own.
+    let devices = (0..GPUS_PER_NODE)
+        .map(|d| format!("    {{\"id\": {d}, \"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 84929347584, \"computeMajor\": 9, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048, \"regsPerBlock\": 65536, \"warpSize\": 32, \"sharedMemPerBlock\": 49152, \"numSms\": 132}}"))
+        .collect::<Vec<_>>()
+        .join(",\n");
     let _ = write!(
         sink.out,
-        "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {{\"id\": {dev}, \"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 84929347584, \"computeMajor\": 9, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048, \"regsPerBlock\": 65536, \"warpSize\": 32, \"sharedMemPerBlock\": 49152, \"numSms\": 132}}\n  ],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}, \"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": {}, \"ranks\": [{ranks_list}]}}], \"nccl_version\": \"2.21.5\"}},\n  \"record_shapes\": 1,\n  \"with_stack\": 0,\n  \"traceName\": \"demo/rank-{rank}.pt.trace.json\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {BASE_TIME_NS},\n  \"traceEvents\": [",
+        "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n{devices}\n  ],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}, \"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": {}, \"ranks\": [{ranks_list}]}}], \"nccl_version\": \"2.21.5\"}},\n  \"record_shapes\": 1,\n  \"with_stack\": 0,\n  \"traceName\": \"demo/rank-{rank}.pt.trace.json\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {BASE_TIME_NS},\n  \"traceEvents\": [",
         spec.ranks, spec.ranks
     );
     let meta_ts = sink.us(0);

@@ -150,7 +150,7 @@ fn demo_out_writes_real_kineto_files_that_load_the_same() {
         scale: 1,
     };
     let loaded = stepscope::ingest::load_sources(synth::sources(spec), Default::default()).unwrap();
-    let a = stepscope::analysis::analyze(&loaded.job, Default::default());
+    let a = stepscope::analysis::analyze(&loaded.job, &Default::default());
     let rows = from_files["breakdown"].as_array().unwrap();
     assert_eq!(rows.len(), a.breakdown.len());
     for (j, b) in rows.iter().zip(&a.breakdown) {
@@ -193,4 +193,55 @@ fn scale_multiplies_events() {
     };
     let (one, three) = (count(1), count(3));
     assert!(three > 2 * one + one / 2, "{one} → {three}");
+}
+
+#[test]
+fn demo_cluster_and_communication() {
+    let spec = DemoSpec::default();
+    let r = demo_report();
+    // Every rank's clock offset is recovered exactly: all-reduces end together in true time.
+    for o in r["cluster"]["offsets_ns"].as_array().unwrap() {
+        let rank = o["rank"].as_u64().unwrap() as u32;
+        assert_eq!(
+            o["offset_ns"].as_i64().unwrap(),
+            spec.clock_offset(0) - spec.clock_offset(rank),
+            "rank {rank}"
+        );
+    }
+    // The slow step is flagged, its culprit named with the part that grew: the pause.
+    let slow = r["cluster"]["slow_steps"].as_array().unwrap();
+    assert_eq!(slow.len(), 1, "{slow:?}");
+    assert_eq!(slow[0]["step"], spec.slow_step());
+    assert_eq!(slow[0]["culprit_rank"], spec.culprit());
+    assert_eq!(slow[0]["part"], "host_bound");
+    let grew = slow[0]["part_growth_ns"].as_i64().unwrap();
+    assert!(
+        (synth::PAUSE_NS - 1_000_000..=synth::PAUSE_NS + 1_000_000).contains(&grew),
+        "{grew}"
+    );
+    // It arrived last at every all-reduce of that step (4 buckets).
+    assert_eq!(slow[0]["last_arrivals"], serde_json::json!([4, 4]));
+    // The persistent straggler: rank 3, last in every other step, computing more.
+    let flagged: Vec<&serde_json::Value> = r["cluster"]["stragglers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["flagged"] == true)
+        .collect();
+    assert_eq!(flagged.len(), 1, "{flagged:?}");
+    let s = flagged[0];
+    assert_eq!(s["rank"], spec.straggler());
+    assert_eq!(s["group"], "0");
+    assert_eq!(s["top_steps"], 5);
+    assert_eq!(s["steps_with_wait"], 6);
+    assert_eq!(s["excess"][0]["part"], "compute");
+    // All-reduces: wait-dominated, at the simulated bus bandwidth, intra-node on NVLink 4.
+    let t = &r["communication"]["types"][0];
+    assert_eq!(t["op"], "all_reduce");
+    assert_eq!(t["instances"], 6 * 4);
+    assert_eq!(t["placement"], "intra_node");
+    assert_eq!(t["wait_dominated"], true);
+    let busbw = t["busbw_gbps"].as_f64().unwrap();
+    assert!((busbw - synth::BUSBW_GBPS as f64).abs() < 0.1, "{busbw}");
+    assert_eq!(r["communication"]["mismatches"], serde_json::json!([]));
 }

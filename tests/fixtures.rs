@@ -202,9 +202,12 @@ fn analysis_scope_filters_rows() {
     .unwrap();
     let a = analysis::analyze(
         &loaded.job,
-        Scope {
-            step: Some(2),
-            rank: None,
+        &analysis::Options {
+            scope: Scope {
+                step: Some(2),
+                rank: None,
+            },
+            ..Default::default()
         },
     );
     assert_eq!(a.breakdown.len(), 1);

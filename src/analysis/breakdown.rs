@@ -168,9 +168,8 @@ pub fn rank_sets(rank: &Rank, flags: &NameFlags) -> Sets {
     }
 }
 
-/// Breakdown of every step span of a rank.
-pub fn rank_breakdown(rank: &Rank, spans: &[StepSpan], flags: &NameFlags) -> Vec<Breakdown> {
-    let s = rank_sets(rank, flags);
+/// Breakdown of every step span of a rank from its sets.
+pub fn rank_breakdown(s: &Sets, rank: u32, spans: &[StepSpan]) -> Vec<Breakdown> {
     let cm_and = s.compute.intersect(&s.comm);
     let cm = s.compute.union(&s.comm);
     let cmy = cm.union(&s.memory);
@@ -182,7 +181,7 @@ pub fn rank_breakdown(rank: &Rank, spans: &[StepSpan], flags: &NameFlags) -> Vec
             let (c, m, both) = (w(&s.compute), w(&s.comm), w(&cm_and));
             let (cm_n, cmy_n, cmyh_n) = (w(&cm), w(&cmy), w(&cmyh));
             Breakdown {
-                rank: rank.id,
+                rank,
                 step: sp.number,
                 span_ns: sp.len(),
                 compute_ns: c - both,

@@ -4,16 +4,24 @@
 //! - [`breakdown`]: compute / overlap / comm / memory / host-bound / free per (rank, step)
 //! - [`step_times`]: per-step span distribution across ranks and the slowest rank
 //! - [`ops`]: top operators
+//! - [`comm`]: collective matching, clock alignment, wait vs transit, bandwidth
+//! - [`cluster`]: slow steps and their culprits, stragglers, pipeline stages
 //! - [`intervals`]: the interval-union arithmetic they share
 
 pub mod breakdown;
+pub mod cluster;
+pub mod comm;
 pub mod intervals;
 pub mod ops;
+pub mod ser;
 pub mod step_times;
 pub mod steps;
 
 use crate::model::{Job, Kind, Sym};
+use crate::time::Ns;
 use breakdown::{Breakdown, NameFlags};
+use cluster::{Imbalance, SlowStep, Stage, Straggler};
+use comm::{Comm, CommOptions};
 use ops::{OpBasis, OpStat, Scope};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -37,31 +45,75 @@ pub struct Analysis {
     pub events_per_kind: [u64; Kind::ALL.len()],
     /// Communication kernels carrying collective metadata, by `Collective name`.
     pub collectives: Vec<(Sym, u64)>,
+    /// Collective matching, clock offsets, wait vs transit, bandwidth (whole job).
+    pub comm: Comm,
+    /// Slow steps over all steps and ranks, with culprits.
+    pub slow_steps: Vec<SlowStep>,
+    /// Stragglers per domain (steps in scope).
+    pub stragglers: Vec<Straggler>,
+    /// Breakdown-part spread per domain (steps in scope).
+    pub imbalance: Vec<Imbalance>,
+    /// Pipeline stages, when send/recv traffic shows them.
+    pub stages: Option<Vec<Stage>>,
     /// Wall time of the analysis, ns.
     pub analysis_ns: u64,
 }
 
-/// Runs the analyses over the ranks and steps in `scope`.
-pub fn analyze(job: &Job, scope: Scope) -> Analysis {
+/// What to analyse and how.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Ranks and steps the breakdown, step times and top operators cover.
+    pub scope: Scope,
+    /// Clock alignment and topology for the communication analysis.
+    pub comm: CommOptions,
+}
+
+/// Runs the analyses. Breakdown, step times and top operators cover `opts.scope`; slow
+/// steps, matching and alignment always cover the whole job (a slow step is slow against the
+/// others; a collective needs all its ranks); communication and straggler summaries cover
+/// the scope's step.
+pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     let began = Instant::now();
+    let scope = opts.scope;
     let flags = NameFlags::new(&job.strings);
     let spans: Vec<Vec<StepSpan>> = job.ranks.par_iter().map(steps::rank_spans).collect();
-    let mut breakdown: Vec<Breakdown> = job
+    let per_rank: Vec<(Vec<Breakdown>, intervals::IntervalSet)> = job
         .ranks
         .par_iter()
         .zip(&spans)
-        .filter(|(r, _)| scope.has_rank(r.id))
-        .flat_map_iter(|(r, sp)| {
-            let sp: Vec<StepSpan> = sp
-                .iter()
-                .filter(|s| scope.step.is_none_or(|n| n == s.number))
-                .copied()
-                .collect();
-            breakdown::rank_breakdown(r, &sp, &flags)
+        .map(|(r, sp)| {
+            let sets = breakdown::rank_sets(r, &flags);
+            (breakdown::rank_breakdown(&sets, r.id, sp), sets.compute)
         })
         .collect();
-    breakdown.sort_by_key(|b| (b.step, b.rank));
+    let mut all_rows: Vec<Breakdown> = Vec::new();
+    let mut compute = Vec::with_capacity(per_rank.len());
+    for (rows, c) in per_rank {
+        all_rows.extend(rows);
+        compute.push(c);
+    }
+    all_rows.sort_by_key(|b| (b.step, b.rank));
+    let in_step = |s: u32| scope.step.is_none_or(|n| n == s);
+    let breakdown: Vec<Breakdown> = all_rows
+        .iter()
+        .filter(|b| scope.has_rank(b.rank) && in_step(b.step))
+        .copied()
+        .collect();
     let step_times = step_times::step_times(&breakdown);
+    let span_ns: Vec<Ns> = spans
+        .iter()
+        .map(|sp| {
+            sp.iter()
+                .filter(|s| in_step(s.number))
+                .map(|s| s.len())
+                .sum()
+        })
+        .collect();
+    let comm = comm::analyze(job, &compute, &span_ns, &opts.comm, scope.step);
+    drop(compute);
+    let slow_steps = cluster::slow_steps(&step_times::step_times(&all_rows), &all_rows, &comm);
+    let (stragglers, imbalance) = cluster::stragglers(&comm, &all_rows, scope.step);
+    let stages = cluster::stages(&comm, &all_rows, scope.step);
     let (op_basis, top_ops) = ops::top_ops(job, scope);
     let events_per_kind = job
         .ranks
@@ -85,6 +137,11 @@ pub fn analyze(job: &Job, scope: Scope) -> Analysis {
     }
     Analysis {
         collectives: per_name.into_iter().collect(),
+        comm,
+        slow_steps,
+        stragglers,
+        imbalance,
+        stages,
         spans,
         breakdown,
         step_times,

@@ -70,11 +70,12 @@ pub struct Collective {
     pub event: u32,
     /// `Collective name` (`allreduce`, `broadcast`, ...).
     pub name: Option<Sym>,
-    /// `In msg nelems`.
+    /// `In msg nelems` (or, on gloo annotations and c10d ops, the elements of the first input
+    /// from `Input Dims`).
     pub in_nelems: Option<u64>,
     /// `Out msg nelems`.
     pub out_nelems: Option<u64>,
-    /// `dtype`.
+    /// `dtype` (or the first input's `Input type`: `float`).
     pub dtype: Option<Sym>,
     /// `Process Group Name`.
     pub group: Option<Sym>,
@@ -84,6 +85,10 @@ pub struct Collective {
     pub group_size: Option<u64>,
     /// `Seq`.
     pub seq: Option<u64>,
+    /// `Src Rank` of a receive, within the group.
+    pub src_rank: Option<u64>,
+    /// `Dst Rank` of a send, within the group.
+    pub dst_rank: Option<u64>,
 }
 
 /// Where a rank was read from and how big it was.

@@ -71,6 +71,29 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(o, "| `{name}` | {} |", op.cells().join(" | "));
         }
     }
+    for t in super::cluster::tables(&r.cluster, &r.communication) {
+        let _ = writeln!(o, "\n## {}\n", t.title);
+        if !t.header.is_empty() {
+            let heads: Vec<&str> = t.header.iter().map(|h| h.trim_start_matches('<')).collect();
+            let _ = writeln!(o, "| {} |", heads.join(" | "));
+            let aligns: Vec<&str> = t
+                .header
+                .iter()
+                .map(|h| if h.starts_with('<') { "---" } else { "---:" })
+                .collect();
+            let _ = writeln!(o, "|{}|", aligns.join("|"));
+            for row in t.rows.iter().take(super::cluster::TABLE_ROWS) {
+                let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+                let _ = writeln!(o, "| {} |", cells.join(" | "));
+            }
+            if !t.notes.is_empty() {
+                let _ = writeln!(o);
+            }
+        }
+        for n in &t.notes {
+            let _ = writeln!(o, "- {n}");
+        }
+    }
     for (title, lines) in closing_lists(r) {
         if !lines.is_empty() {
             let _ = writeln!(o, "\n## {title}\n");

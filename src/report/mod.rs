@@ -2,6 +2,7 @@
 //! text (humans, ≤ 100 columns), markdown, or JSON (the stable schema of
 //! `docs/report-schema.md`). Rendering never computes a number.
 
+pub mod cluster;
 mod markdown;
 mod text;
 
@@ -45,6 +46,10 @@ pub struct Report {
     pub top_ops_basis: &'static str,
     /// Operators by total time.
     pub top_ops: Vec<OpRow>,
+    /// Clock offsets, slow steps, stragglers, imbalance, pipeline stages.
+    pub cluster: cluster::ClusterSection,
+    /// Collective statistics, worst instances, point-to-point matrix, slow links.
+    pub communication: cluster::CommSection,
     /// Wall time of load and analysis (the only non-deterministic part).
     pub timings: Timings,
     /// Inputs that could not be read while others loaded.
@@ -206,7 +211,10 @@ pub struct ScopeInfo {
 /// Builds the report from a load and its analysis.
 pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
     let job = &loaded.job;
+    let (cluster, communication) = cluster::build(a);
     Report {
+        cluster,
+        communication,
         schema: SCHEMA,
         job: job_info(loaded, a),
         steps: a
@@ -243,7 +251,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
                 count: o.count,
                 total_ns: o.total_ns,
                 mean_ns: o.mean_ns,
-                share: round6(o.share),
+                share: crate::analysis::ser::round6(o.share),
             })
             .collect(),
         timings: Timings {
@@ -263,11 +271,6 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
             rank: scope.rank,
         },
     }
-}
-
-/// Shares are rounded so that the JSON text is identical across platforms.
-fn round6(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
 }
 
 fn job_info(loaded: &Loaded, a: &Analysis) -> JobInfo {

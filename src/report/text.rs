@@ -123,6 +123,10 @@ pub fn render(r: &Report) -> String {
         }
     }
 
+    for t in super::cluster::tables(&r.cluster, &r.communication) {
+        table(&mut o, &t);
+    }
+
     for (title, lines) in closing_lists(r) {
         if !lines.is_empty() {
             let _ = writeln!(o, "\n{title}");
@@ -133,6 +137,69 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(o, "\n{}", timings_line(r));
     o
+}
+
+/// Writes a table: columns padded to their widest cell (headers starting with `<` are
+/// left-aligned), at most `TABLE_ROWS` rows, then its notes wrapped at 100 columns.
+fn table(o: &mut String, t: &super::cluster::Table) {
+    use super::cluster::TABLE_ROWS;
+    let _ = writeln!(o, "\n{}", t.title);
+    if !t.header.is_empty() {
+        let heads: Vec<&str> = t.header.iter().map(|h| h.trim_start_matches('<')).collect();
+        let rows = &t.rows[..t.rows.len().min(TABLE_ROWS)];
+        let width: Vec<usize> = (0..heads.len())
+            .map(|c| {
+                rows.iter()
+                    .map(|r| r[c].chars().count())
+                    .chain([heads[c].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: &[&str]| {
+            let mut l = String::from(" ");
+            for (c, cell) in cells.iter().enumerate() {
+                let pad = width[c].saturating_sub(cell.chars().count());
+                if t.header[c].starts_with('<') {
+                    l.push_str(&format!(" {cell}{}", " ".repeat(pad)));
+                } else {
+                    l.push_str(&format!(" {}{cell}", " ".repeat(pad)));
+                }
+            }
+            ellipsize(l.trim_end(), 100)
+        };
+        let _ = writeln!(o, "{}", line(&heads));
+        for r in rows {
+            let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+            let _ = writeln!(o, "{}", line(&cells));
+        }
+        if t.rows.len() > TABLE_ROWS {
+            let _ = writeln!(
+                o,
+                "  ... {} more: --format json lists all",
+                t.rows.len() - TABLE_ROWS
+            );
+        }
+    }
+    for n in &t.notes {
+        wrap_words(o, "  ", n);
+    }
+}
+
+/// Writes `text` word-wrapped at 100 columns, every line starting with `indent`.
+fn wrap_words(o: &mut String, indent: &str, text: &str) {
+    let mut line = indent.to_string();
+    for w in text.split(' ') {
+        if line.len() > indent.len() && line.chars().count() + 1 + w.chars().count() > 100 {
+            let _ = writeln!(o, "{line}");
+            line = format!("{indent}  ");
+        }
+        if line.len() > indent.len() && !line.ends_with("  ") {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    let _ = writeln!(o, "{line}");
 }
 
 /// Writes `prefix` and comma-separated items, wrapping before 100 columns with the

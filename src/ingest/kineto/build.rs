@@ -345,21 +345,57 @@ fn collectives(
                 s.as_ref()
                     .map(|s| strings.intern(&String::from_utf8_lossy(&s.0)))
             };
+            let input_type = m
+                .input_type
+                .and_then(first_input_type)
+                .map(|t| super::raw::Str(t.into_bytes().into()));
             out.push(Collective {
                 event: final_index[k][*local as usize],
                 name: sym(&m.name),
-                in_nelems: m.in_nelems,
+                in_nelems: m
+                    .in_nelems
+                    .or_else(|| m.input_dims.and_then(first_input_elems)),
                 out_nelems: m.out_nelems,
-                dtype: sym(&m.dtype),
+                dtype: sym(&m.dtype).or_else(|| sym(&input_type)),
                 group: sym(&m.group),
                 group_ranks: sym(&m.group_ranks),
                 group_size: m.group_size,
                 seq: m.seq,
+                src_rank: m.src_rank,
+                dst_rank: m.dst_rank,
             });
         }
     }
     out.sort_by_key(|c| c.event);
     out
+}
+
+/// Elements of the first input in an `Input Dims` value: `[[8, 16], ...]` → 128; a tensor
+/// list `[[[4], [6]], ...]` → 10. `None` when it is not such a list or overflows.
+fn first_input_elems(dims: &[u8]) -> Option<u64> {
+    use serde_json::Value;
+    let product = |d: &Value| -> Option<u64> {
+        d.as_array()?
+            .iter()
+            .try_fold(1u64, |p, n| p.checked_mul(n.as_u64()?))
+    };
+    let v: Value = serde_json::from_slice(dims).ok()?;
+    let first = v.as_array()?.first()?;
+    match first.as_array()?.first() {
+        Some(Value::Array(_)) => first
+            .as_array()?
+            .iter()
+            .try_fold(0u64, |s, t| s.checked_add(product(t)?)),
+        _ => product(first),
+    }
+}
+
+/// The first input's type in an `Input type` value (`["float", ""]` → `float`), unless it is
+/// not a tensor element type (`TensorList`, `Scalar`, empty).
+fn first_input_type(types: &[u8]) -> Option<String> {
+    let v: Vec<serde_json::Value> = serde_json::from_slice(types).ok()?;
+    let t = v.first()?.as_str()?;
+    (!t.is_empty() && t != "TensorList" && t != "Scalar").then(|| t.to_string())
 }
 
 /// `pg_config` entries; entries without a name or with non-integer ranks are left out.

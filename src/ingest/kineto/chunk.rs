@@ -283,6 +283,10 @@ impl<'a> Chunk<'a> {
                 "`ts` + `dur` overflows 64-bit nanoseconds".to_string(),
             )
         })?;
+        let collective_op = ev
+            .name
+            .as_ref()
+            .is_some_and(|n| super::fast::is_collective_op(&n.0));
         let name = self.name_id(ev.name.map(|n| n.0).unwrap_or(Cow::Borrowed(b"")));
         let pid = ev.pid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
         let tid = ev.tid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
@@ -326,7 +330,10 @@ impl<'a> Chunk<'a> {
         c.kind.push(kind);
         c.corr.push(args.correlation.unwrap_or(NO_ID));
         c.ext.push(args.external_id.unwrap_or(NO_ID));
-        if let Some(meta) = args.coll.take() {
+        // Sizes alone (`Input Dims`) describe a collective only on collective ops.
+        if let Some(meta) = args.coll.take()
+            && (collective_op || meta.has_metadata())
+        {
             self.coll.push((c.start.len() as u32 - 1, *meta));
         }
         c.raw.push(RawSpan {

@@ -331,7 +331,10 @@ fn loose_value(b: &[u8], i: usize) -> Option<(Loose<'_>, usize)> {
             let (n, e) = num(b, i)?;
             Some((Loose::Number(n.0), e))
         }
-        _ => Some((Loose::Other, skip_value(b, i)?)),
+        _ => {
+            let e = skip_value(b, i)?;
+            Some((Loose::Other(&b[i..e]), e))
+        }
     }
 }
 
@@ -400,6 +403,11 @@ fn args(b: &[u8], mut i: usize, external_id_only: bool) -> Option<(Args<'_>, usi
             _ => return None,
         }
     }
+}
+
+/// Host ops whose args describe a collective: `record_param_comms`, `gloo:*`, `c10d::*`.
+pub fn is_collective_op(name: &[u8]) -> bool {
+    name == b"record_param_comms" || name.starts_with(b"gloo:") || name.starts_with(b"c10d::")
 }
 
 /// The event keys the model reads, as codes.
@@ -554,15 +562,13 @@ pub fn event(b: &[u8], start: usize, python_stacks: bool) -> Option<(RawEvent<'_
                 e
             }
             EventKey::Args => {
-                // `record_param_comms` carries collective metadata: read all of its args.
+                // Collective host ops carry their metadata (record_param_comms) or sizes
+                // (gloo annotations, c10d ops) in args: read all of theirs.
                 let host = ev
                     .cat
                     .as_ref()
                     .is_some_and(|c| matches!(&*c.0, b"cpu_op" | b"user_annotation"))
-                    && ev
-                        .name
-                        .as_ref()
-                        .is_some_and(|n| &*n.0 != b"record_param_comms");
+                    && ev.name.as_ref().is_some_and(|n| !is_collective_op(&n.0));
                 let (a, e) = args(b, i, host)?;
                 ev.args = if null { None } else { Some(a) };
                 e

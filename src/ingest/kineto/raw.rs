@@ -175,6 +175,30 @@ pub struct CollArgs<'a> {
     pub group_size: Option<u64>,
     /// `Seq`: the collective's sequence number in its group (newer PyTorch).
     pub seq: Option<u64>,
+    /// `Src Rank` of a point-to-point receive (rank within the group).
+    pub src_rank: Option<u64>,
+    /// `Dst Rank` of a point-to-point send (rank within the group).
+    pub dst_rank: Option<u64>,
+    /// `Input Dims` as written (gloo annotations and c10d ops carry their sizes only here).
+    pub input_dims: Option<&'a [u8]>,
+    /// `Input type` as written (`["float"]`).
+    pub input_type: Option<&'a [u8]>,
+}
+
+impl CollArgs<'_> {
+    /// True when a collective metadata key (not just operator sizes) was read.
+    pub fn has_metadata(&self) -> bool {
+        self.name.is_some()
+            || self.in_nelems.is_some()
+            || self.out_nelems.is_some()
+            || self.dtype.is_some()
+            || self.group.is_some()
+            || self.group_ranks.is_some()
+            || self.group_size.is_some()
+            || self.seq.is_some()
+            || self.src_rank.is_some()
+            || self.dst_rank.is_some()
+    }
 }
 
 /// One collective metadata key.
@@ -188,6 +212,10 @@ pub enum CollKey {
     GroupRanks,
     GroupSize,
     Seq,
+    SrcRank,
+    DstRank,
+    InputDims,
+    InputType,
 }
 
 impl CollKey {
@@ -202,6 +230,10 @@ impl CollKey {
             b"Process Group Ranks" => CollKey::GroupRanks,
             b"Group size" => CollKey::GroupSize,
             b"Seq" => CollKey::Seq,
+            b"Src Rank" => CollKey::SrcRank,
+            b"Dst Rank" => CollKey::DstRank,
+            b"Input Dims" => CollKey::InputDims,
+            b"Input type" => CollKey::InputType,
             _ => return None,
         })
     }
@@ -214,8 +246,8 @@ pub enum Loose<'a> {
     Text(Str<'a>),
     /// A number, as written.
     Number(&'a [u8]),
-    /// An object, array, boolean or null.
-    Other,
+    /// An object, array, boolean or null, as written.
+    Other(&'a [u8]),
 }
 
 impl<'a> Args<'a> {
@@ -229,7 +261,7 @@ impl<'a> Args<'a> {
         let text = |v: Loose<'a>| match v {
             Loose::Text(s) => Some(s),
             Loose::Number(n) => Some(Str(Cow::Borrowed(n))),
-            Loose::Other => None,
+            Loose::Other(_) => None,
         };
         let int = |v: &Loose<'a>| match v {
             Loose::Number(n) => std::str::from_utf8(n).ok()?.parse::<u64>().ok(),
@@ -244,6 +276,19 @@ impl<'a> Args<'a> {
             CollKey::OutNelems => c.out_nelems = int(&v),
             CollKey::GroupSize => c.group_size = int(&v),
             CollKey::Seq => c.seq = int(&v),
+            CollKey::SrcRank => c.src_rank = int(&v),
+            CollKey::DstRank => c.dst_rank = int(&v),
+            CollKey::InputDims | CollKey::InputType => {
+                let raw = match v {
+                    Loose::Other(t) => Some(t),
+                    _ => None,
+                };
+                if key == CollKey::InputDims {
+                    c.input_dims = raw
+                } else {
+                    c.input_type = raw
+                }
+            }
         }
     }
 }
@@ -252,9 +297,11 @@ impl<'a> Args<'a> {
 fn loose(v: &RawValue) -> Loose<'_> {
     let t = v.get();
     match t.as_bytes().first() {
-        Some(b'"') => serde_json::from_str::<Str>(t).map_or(Loose::Other, Loose::Text),
+        Some(b'"') => {
+            serde_json::from_str::<Str>(t).map_or(Loose::Other(t.as_bytes()), Loose::Text)
+        }
         Some(b'-' | b'0'..=b'9') => Loose::Number(t.as_bytes()),
-        _ => Loose::Other,
+        _ => Loose::Other(t.as_bytes()),
     }
 }
 

@@ -1,0 +1,109 @@
+//! Clock alignment (DESIGN §4). Ranks on different hosts have different clocks; the ends of
+//! one collective are simultaneous to within its transfer time, so each rank is shifted to
+//! make the ends of the collectives it shares with the reference rank (the lowest rank id)
+//! coincide. Ranks that share nothing with the reference align through a rank already
+//! aligned (pipeline stages through their send/recv partner, seed 002 §5.2.3).
+//!
+//! The offset is the median, over the first [`SAMPLES`] shared instances, of the end
+//! difference — not the first instance alone: one collective's end can lag by a scheduling
+//! hiccup (gloo's run-loop threads on a busy host end hundreds of µs apart), and the median
+//! of a few is robust to that while equal to the first whenever the ends agree.
+
+use super::calls::Calls;
+use super::matching::Instance;
+use crate::model::Job;
+use crate::time::Ns;
+
+/// Shared instances an offset is estimated from.
+pub const SAMPLES: usize = 8;
+
+/// How clocks are aligned (`--align`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Align {
+    /// Shift ranks so shared collectives end together.
+    #[default]
+    Collective,
+    /// Keep each rank's raw clock.
+    None,
+}
+
+/// A rank's clock offset: add it to the rank's times to get aligned time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Offset {
+    /// Rank id.
+    pub rank: u32,
+    /// Offset, ns.
+    pub offset_ns: Ns,
+    /// The rank it was aligned to (itself for the reference; `None`: no shared collective,
+    /// left unshifted).
+    pub via: Option<u32>,
+    /// Instances the offset was estimated from.
+    pub samples: u32,
+}
+
+/// Offsets of every rank, in `job.ranks` order.
+pub fn offsets(job: &Job, calls: &Calls, instances: &[Instance], align: Align) -> Vec<Offset> {
+    let n = job.ranks.len();
+    let mut out: Vec<Offset> = job
+        .ranks
+        .iter()
+        .map(|r| Offset {
+            rank: r.id,
+            offset_ns: 0,
+            via: None,
+            samples: 0,
+        })
+        .collect();
+    if n == 0 || align == Align::None {
+        return out;
+    }
+    out[0].via = Some(out[0].rank);
+    let end = |r: u32, c: u32| {
+        let call = &calls.per_rank[r as usize][c as usize];
+        job.ranks[r as usize].events.end(call.event as usize)
+    };
+    // Earliest instances first, on the clock of each instance's first member.
+    let mut order: Vec<&Instance> = instances.iter().filter(|i| i.members.len() >= 2).collect();
+    order.sort_by_key(|i| (i.step, end(i.members[0].0, i.members[0].1)));
+    let mut aligned = vec![false; n];
+    aligned[0] = true;
+    loop {
+        let mut samples: Vec<Vec<Ns>> = vec![Vec::new(); n];
+        let mut via: Vec<Option<u32>> = vec![None; n];
+        for inst in &order {
+            // The anchor: the reference rank when it takes part, else the lowest aligned.
+            let Some(&(a, ac)) = inst.members.iter().find(|m| aligned[m.0 as usize]) else {
+                continue;
+            };
+            let anchor_end = end(a, ac) + out[a as usize].offset_ns;
+            for &(r, c) in &inst.members {
+                let r = r as usize;
+                if aligned[r] || samples[r].len() >= SAMPLES {
+                    continue;
+                }
+                if via[r].is_some_and(|v| v != a) {
+                    continue;
+                }
+                via[r] = Some(a);
+                samples[r].push(anchor_end - end(r as u32, c));
+            }
+        }
+        let mut progress = false;
+        for r in 0..n {
+            if aligned[r] || samples[r].is_empty() {
+                continue;
+            }
+            let s = &mut samples[r];
+            s.sort_unstable();
+            out[r].offset_ns = super::super::step_times::median_sorted(s);
+            out[r].via = via[r].map(|a| job.ranks[a as usize].id);
+            out[r].samples = s.len() as u32;
+            aligned[r] = true;
+            progress = true;
+        }
+        if !progress {
+            return out;
+        }
+    }
+}

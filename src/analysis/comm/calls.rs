@@ -1,0 +1,456 @@
+//! Collective calls of each rank (issue 3, "collective matching"): which timed event carries
+//! the transfer, its operation, process group, bytes, sequence number and peer.
+//!
+//! - GPU ranks: every communication kernel. Metadata comes from the kernel's own args, else
+//!   from the `record_param_comms` its launching call belongs to (External id) or that
+//!   encloses that call on its thread; traces without either fall back to the kernel name
+//!   and the world group.
+//! - CPU-only gloo ranks: the transfer (with the wait for peers) is the `gloo:*` annotation
+//!   on a `pt_gloo_runloop` thread; the `c10d::*` op on the main thread only enqueues it and
+//!   is paired with it by order and element count.
+//! - Other CPU-only ranks: `record_param_comms` with a `Collective name`, else `c10d::*` ops.
+
+use super::op::{CollOp, dtype_bytes};
+use crate::model::{Collective, Job, Kind, LaneSide, NONE, Rank};
+use crate::time::Ns;
+use rustc_hash::FxHashMap;
+
+/// One collective call of one rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Call {
+    /// The timed event of the transfer (kernel, gloo annotation or host op).
+    pub event: u32,
+    /// What it does.
+    pub op: CollOp,
+    /// Index into [`Calls::groups`].
+    pub group: u32,
+    /// Bytes moved (NCCL-tests convention: the larger of input and output), when known.
+    pub bytes: Option<u64>,
+    /// `Seq` in its group, when the trace records it.
+    pub seq: Option<u64>,
+    /// The other rank of a point-to-point call (global id), when known.
+    pub peer: Option<u32>,
+    /// Step number of the call (its launching call's step), `None` outside every step.
+    pub step: Option<u32>,
+    /// Issue time on the rank's clock (the launching call for kernels): orders calls.
+    pub order: Ns,
+    /// The `c10d::*` op that enqueued a gloo transfer, when paired.
+    pub enqueue: Option<u32>,
+}
+
+/// Where a group's membership came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupSource {
+    /// `distributedInfo.pg_config`.
+    Declared,
+    /// `Process Group Ranks` args.
+    Args,
+    /// No membership information: the world (all ranks of `world_size`, else of the job).
+    World,
+}
+
+/// A communication domain (process group).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommGroup {
+    /// Process group name (`"0"`), or `world` when calls carry none.
+    pub name: String,
+    /// `pg_desc` (`default_pg`), when declared.
+    pub description: String,
+    /// Global ranks of the group.
+    pub members: Vec<u32>,
+    /// Where the membership came from.
+    pub source: GroupSource,
+}
+
+/// Every rank's calls and the groups they use.
+#[derive(Debug, Default)]
+pub struct Calls {
+    /// Groups by index.
+    pub groups: Vec<CommGroup>,
+    /// Calls per rank (in `job.ranks` order), sorted by `order`.
+    pub per_rank: Vec<Vec<Call>>,
+    /// Gloo transfers and enqueue ops that could not be paired, per rank id (count).
+    pub unpaired_enqueues: Vec<(u32, u64)>,
+}
+
+/// Finds every rank's collective calls.
+pub fn find_calls(job: &Job) -> Calls {
+    use rayon::prelude::*;
+    let mut groups = Groups::new(job);
+    // Metadata lookups read the interner; group registration needs `&mut`, so ranks are
+    // scanned in parallel into raw calls first and their groups resolved after.
+    let raw: Vec<(Vec<RawCall>, u64)> = job.ranks.par_iter().map(|r| rank_calls(job, r)).collect();
+    let mut per_rank = Vec::with_capacity(raw.len());
+    let mut unpaired_enqueues = Vec::new();
+    for (r, (calls, unpaired)) in job.ranks.iter().zip(raw) {
+        if unpaired > 0 {
+            unpaired_enqueues.push((r.id, unpaired));
+        }
+        let mut out: Vec<Call> = calls
+            .into_iter()
+            .map(|c| {
+                let group = groups.resolve(job, c.meta);
+                let members = &groups.list[group as usize].members;
+                let peer =
+                    c.op.is_p2p()
+                        .then(|| peer_of(r.id, c.meta, members))
+                        .flatten();
+                Call {
+                    event: c.event,
+                    op: c.op,
+                    group,
+                    bytes: c.bytes,
+                    seq: c.meta.and_then(|m| m.seq),
+                    peer,
+                    step: c.step,
+                    order: c.order,
+                    enqueue: c.enqueue,
+                }
+            })
+            .collect();
+        out.sort_by_key(|c| (c.order, c.event));
+        per_rank.push(out);
+    }
+    // A named group of unknown membership is whoever calls it.
+    let mut groups = groups.list;
+    for (g, group) in groups.iter_mut().enumerate() {
+        if group.members.is_empty() {
+            group.members = job
+                .ranks
+                .iter()
+                .zip(&per_rank)
+                .filter(|(_, rc)| rc.iter().any(|c| c.group == g as u32))
+                .map(|(r, _)| r.id)
+                .collect();
+        }
+    }
+    Calls {
+        groups,
+        per_rank,
+        unpaired_enqueues,
+    }
+}
+
+/// A call before its group is resolved.
+struct RawCall<'j> {
+    event: u32,
+    op: CollOp,
+    meta: Option<&'j Collective>,
+    bytes: Option<u64>,
+    step: Option<u32>,
+    order: Ns,
+    enqueue: Option<u32>,
+}
+
+/// The calls of one rank and how many gloo enqueue ops stayed unpaired.
+fn rank_calls<'j>(job: &'j Job, rank: &'j Rank) -> (Vec<RawCall<'j>>, u64) {
+    let ev = &rank.events;
+    let name = |i: usize| job.strings.resolve(ev.name[i]);
+    let meta_of = |i: u32| -> Option<&'j Collective> {
+        let k = rank
+            .collectives
+            .binary_search_by_key(&i, |c| c.event)
+            .ok()?;
+        Some(&rank.collectives[k])
+    };
+    let step = |i: usize| {
+        let s = ev.step[i];
+        (s != NONE).then(|| rank.steps[s as usize].number)
+    };
+    let mut calls = Vec::new();
+    if !rank.is_cpu_only() {
+        let enclosing = EnclosingComms::new(rank);
+        for i in 0..ev.len() {
+            if ev.kind[i] != Kind::Comm || rank.lanes[ev.lane[i] as usize].side != LaneSide::Device
+            {
+                continue;
+            }
+            let launch = ev.link[i];
+            let meta = meta_of(i as u32).filter(|m| m.name.is_some() || m.group.is_some());
+            let meta = meta.or_else(|| {
+                if launch == NONE {
+                    return None;
+                }
+                let op = ev.op[launch as usize];
+                (op != NONE)
+                    .then(|| meta_of(op))
+                    .flatten()
+                    .or_else(|| enclosing.at(rank, launch as usize).and_then(meta_of))
+            });
+            let order = if launch == NONE {
+                ev.start[i]
+            } else {
+                ev.start[launch as usize]
+            };
+            calls.push(raw_call(job, i as u32, name(i), meta, step(i), order));
+        }
+        return (calls, 0);
+    }
+    let is_gloo = |i: usize| name(i).starts_with("gloo:");
+    let transfers: Vec<usize> = (0..ev.len()).filter(|&i| is_gloo(i)).collect();
+    if !transfers.is_empty() {
+        let mut transfers = transfers;
+        transfers.sort_by_key(|&i| (ev.start[i], i));
+        let mut enqueues: Vec<usize> = (0..ev.len())
+            .filter(|&i| ev.kind[i] == Kind::HostOp && name(i).starts_with("c10d::"))
+            .collect();
+        enqueues.sort_by_key(|&i| (ev.start[i], i));
+        let elems = |i: usize| meta_of(i as u32).and_then(|m| m.in_nelems);
+        let mut unpaired = 0;
+        let mut next = 0;
+        for &t in &transfers {
+            // The k-th enqueue pairs with the k-th transfer when their sizes agree; an
+            // enqueue without a transfer (a size mismatch) is skipped and counted.
+            let mut enqueue = None;
+            while next < enqueues.len() && ev.start[enqueues[next]] <= ev.start[t] {
+                let e = enqueues[next];
+                next += 1;
+                if elems(e).is_none() || elems(t).is_none() || elems(e) == elems(t) {
+                    enqueue = Some(e as u32);
+                    break;
+                }
+                unpaired += 1;
+            }
+            let mut c = raw_call(
+                job,
+                t as u32,
+                name(t),
+                meta_of(t as u32),
+                step(t),
+                ev.start[t],
+            );
+            c.enqueue = enqueue;
+            calls.push(c);
+        }
+        unpaired += (enqueues.len() - next) as u64;
+        return (calls, unpaired);
+    }
+    // Other CPU-only backends: the host ops themselves are the calls.
+    let with_meta: Vec<usize> = (0..ev.len())
+        .filter(|&i| {
+            name(i) == "record_param_comms" && meta_of(i as u32).is_some_and(|m| m.name.is_some())
+        })
+        .collect();
+    let ops: Vec<usize> = if with_meta.is_empty() {
+        (0..ev.len())
+            .filter(|&i| ev.kind[i] == Kind::HostOp && name(i).starts_with("c10d::"))
+            .collect()
+    } else {
+        with_meta
+    };
+    for i in ops {
+        calls.push(raw_call(
+            job,
+            i as u32,
+            name(i),
+            meta_of(i as u32),
+            step(i),
+            ev.start[i],
+        ));
+    }
+    (calls, 0)
+}
+
+fn raw_call<'j>(
+    job: &Job,
+    event: u32,
+    name: &str,
+    meta: Option<&'j Collective>,
+    step: Option<u32>,
+    order: Ns,
+) -> RawCall<'j> {
+    let op = meta
+        .and_then(|m| m.name)
+        .map(|n| CollOp::from_name(job.strings.resolve(n)))
+        .filter(|op| *op != CollOp::Other)
+        .unwrap_or_else(|| CollOp::from_event_name(name));
+    let bytes = meta.and_then(|m| {
+        let size = dtype_bytes(job.strings.resolve(m.dtype?))?;
+        let elems = match (m.in_nelems, m.out_nelems) {
+            (Some(i), Some(o)) => i.max(o),
+            // gloo annotations give only the input: an all-gather outputs n times it.
+            (Some(i), None) if op == CollOp::AllGather => i.checked_mul(m.group_size?)?,
+            (i, o) => i.or(o)?,
+        };
+        elems.checked_mul(size)
+    });
+    RawCall {
+        event,
+        op,
+        meta,
+        bytes,
+        step,
+        order,
+        enqueue: None,
+    }
+}
+
+/// The peer of a point-to-point call: `Src Rank`/`Dst Rank` (group-local, mapped through the
+/// group's members), else the other member of a two-rank group.
+fn peer_of(me: u32, meta: Option<&Collective>, members: &[u32]) -> Option<u32> {
+    if let Some(local) = meta.and_then(|m| m.dst_rank.or(m.src_rank)) {
+        let local = u32::try_from(local).ok()?;
+        return Some(members.get(local as usize).copied().unwrap_or(local));
+    }
+    match members {
+        [a, b] if *a == me => Some(*b),
+        [a, b] if *b == me => Some(*a),
+        _ => None,
+    }
+}
+
+/// Host events with collective metadata per CPU lane, for "the `record_param_comms` that
+/// encloses this launch" lookups.
+struct EnclosingComms {
+    /// (lane, start, end, event), sorted.
+    spans: Vec<(u16, Ns, Ns, u32)>,
+}
+
+impl EnclosingComms {
+    fn new(rank: &Rank) -> Self {
+        let ev = &rank.events;
+        let mut spans: Vec<(u16, Ns, Ns, u32)> = rank
+            .collectives
+            .iter()
+            .filter(|c| c.name.is_some() && ev.kind[c.event as usize] == Kind::HostOp)
+            .map(|c| {
+                let i = c.event as usize;
+                (ev.lane[i], ev.start[i], ev.end(i), c.event)
+            })
+            .collect();
+        spans.sort_unstable();
+        EnclosingComms { spans }
+    }
+
+    /// The innermost metadata event on the launch's lane that contains the launch's start.
+    fn at(&self, rank: &Rank, launch: usize) -> Option<u32> {
+        let (lane, t) = (rank.events.lane[launch], rank.events.start[launch]);
+        let k = self.spans.partition_point(|s| (s.0, s.1) <= (lane, t));
+        // Spans enclosing `t` start before it; the nearest such start is the innermost.
+        self.spans[..k]
+            .iter()
+            .rev()
+            .take_while(|s| s.0 == lane)
+            .take(64)
+            .find(|s| s.2 >= t)
+            .map(|s| s.3)
+    }
+}
+
+/// Groups seen so far, by name.
+struct Groups {
+    list: Vec<CommGroup>,
+    by_name: FxHashMap<String, u32>,
+    world: Option<u32>,
+    world_members: Vec<u32>,
+}
+
+impl Groups {
+    fn new(job: &Job) -> Self {
+        let world_members = match job.world_size {
+            Some(n) => (0..n).collect(),
+            None => job.ranks.iter().map(|r| r.id).collect(),
+        };
+        let mut g = Groups {
+            list: Vec::new(),
+            by_name: FxHashMap::default(),
+            world: None,
+            world_members,
+        };
+        for pg in &job.groups {
+            let idx = g.push(CommGroup {
+                name: pg.name.clone(),
+                description: pg.description.clone(),
+                members: pg.ranks.clone(),
+                source: GroupSource::Declared,
+            });
+            if pg.description == "default_pg" {
+                g.world = Some(idx);
+            }
+        }
+        g
+    }
+
+    fn push(&mut self, group: CommGroup) -> u32 {
+        let idx = self.list.len() as u32;
+        self.by_name.insert(group.name.clone(), idx);
+        self.list.push(group);
+        idx
+    }
+
+    /// The group of a call with this metadata.
+    fn resolve(&mut self, job: &Job, meta: Option<&Collective>) -> u32 {
+        let Some(name) = meta.and_then(|m| m.group) else {
+            return self.world();
+        };
+        let name = job.strings.resolve(name);
+        if let Some(&g) = self.by_name.get(name) {
+            return g;
+        }
+        let members = meta
+            .and_then(|m| m.group_ranks)
+            .and_then(|r| parse_rank_list(job.strings.resolve(r)));
+        match members {
+            Some(members) => self.push(CommGroup {
+                name: name.to_string(),
+                description: String::new(),
+                members,
+                source: GroupSource::Args,
+            }),
+            None => {
+                // A named group without membership: the world when sizes agree.
+                let world = self.world();
+                let size = meta.and_then(|m| m.group_size);
+                if size.is_none_or(|s| s == self.list[world as usize].members.len() as u64) {
+                    self.by_name.insert(name.to_string(), world);
+                    world
+                } else {
+                    self.push(CommGroup {
+                        name: name.to_string(),
+                        description: "membership unknown: the ranks calling it".to_string(),
+                        members: Vec::new(),
+                        source: GroupSource::World,
+                    })
+                }
+            }
+        }
+    }
+
+    fn world(&mut self) -> u32 {
+        if let Some(w) = self.world {
+            return w;
+        }
+        let idx = self.push(CommGroup {
+            name: "world".to_string(),
+            description: "no group args: the world".to_string(),
+            members: self.world_members.clone(),
+            source: GroupSource::World,
+        });
+        self.world = Some(idx);
+        idx
+    }
+}
+
+/// `"[0, 1, 2]"` → `[0, 1, 2]`.
+pub fn parse_rank_list(s: &str) -> Option<Vec<u32>> {
+    let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?;
+    if inner.trim().is_empty() {
+        return Some(Vec::new());
+    }
+    inner.split(',').map(|t| t.trim().parse().ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_lists_parse() {
+        assert_eq!(parse_rank_list("[0, 1, 2]"), Some(vec![0, 1, 2]));
+        assert_eq!(parse_rank_list(" [7] "), Some(vec![7]));
+        assert_eq!(parse_rank_list("[]"), Some(vec![]));
+        assert_eq!(parse_rank_list("0, 1"), None);
+        assert_eq!(parse_rank_list("[0, x]"), None);
+    }
+}

@@ -1,0 +1,167 @@
+//! Link peaks and node placement: achieved bus bandwidth is judged against the link a group
+//! crosses — intra-node (NVLink, PCIe) when all its ranks sit on one node, inter-node
+//! (InfiniBand, RoCE) otherwise. Ranks map to nodes as `rank / ranks_per_node`.
+
+use crate::model::Job;
+
+/// Known links: (name, description, GB/s per direction).
+pub const LINKS: &[(&str, &str, f64)] = &[
+    ("nvlink4", "NVLink 4 (H100/H200), per direction", 450.0),
+    ("nvlink3", "NVLink 3 (A100), per direction", 300.0),
+    ("pcie4", "PCIe 4.0 x16", 25.0),
+    ("pcie5", "PCIe 5.0 x16", 50.0),
+    ("ib-ndr", "InfiniBand NDR 400 Gb/s, per NIC", 50.0),
+    ("ib-hdr", "InfiniBand HDR 200 Gb/s, per NIC", 25.0),
+    ("roce-200", "RoCE 200 Gb/s, per NIC", 25.0),
+];
+
+/// Ranks per node when the traces do not say (`deviceProperties` lists a node's devices).
+pub const DEFAULT_RANKS_PER_NODE: u32 = 8;
+
+/// A link and its peak.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Link {
+    /// Table name, or `custom`.
+    pub name: String,
+    /// GB/s (10⁹ B/s) per direction.
+    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
+    pub peak_gbps: f64,
+}
+
+impl Link {
+    /// A table name (`nvlink4`) or a number of GB/s (`120`).
+    pub fn parse(s: &str) -> Result<Link, String> {
+        if let Some((name, _, gbps)) = LINKS.iter().find(|l| l.0.eq_ignore_ascii_case(s)) {
+            return Ok(Link {
+                name: name.to_string(),
+                peak_gbps: *gbps,
+            });
+        }
+        match s.parse::<f64>() {
+            Ok(g) if g > 0.0 && g.is_finite() => Ok(Link {
+                name: "custom".to_string(),
+                peak_gbps: g,
+            }),
+            _ => Err(format!(
+                "unknown link `{s}`: use GB/s or one of {}",
+                LINKS.iter().map(|l| l.0).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
+    fn named(name: &str) -> Link {
+        Link::parse(name).expect("name from the table")
+    }
+}
+
+/// Where ranks sit and what connects them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Topology {
+    /// Ranks per node.
+    pub ranks_per_node: u32,
+    /// Where `ranks_per_node` came from (`option`, `deviceProperties`, `default`).
+    pub ranks_per_node_from: &'static str,
+    /// The link inside a node.
+    pub intra: Link,
+    /// The link between nodes.
+    pub inter: Link,
+    /// CPU-only job: transfers go through host memory or TCP; no peak applies.
+    pub host_only: bool,
+}
+
+/// User overrides of the topology (`--ranks-per-node`, `--intra-link`, `--inter-link`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TopologyOptions {
+    /// Ranks per node.
+    pub ranks_per_node: Option<u32>,
+    /// Intra-node link.
+    pub intra: Option<Link>,
+    /// Inter-node link.
+    pub inter: Option<Link>,
+}
+
+impl Topology {
+    /// The topology of a job: options first, else what the traces say, else defaults
+    /// (NVLink 4 unless the devices are A100s, InfiniBand NDR).
+    pub fn of(job: &Job, opts: &TopologyOptions) -> Topology {
+        let devices = job.ranks.iter().map(|r| r.devices.len()).max().unwrap_or(0) as u32;
+        let (ranks_per_node, from) = match opts.ranks_per_node {
+            Some(n) => (n.max(1), "option"),
+            None if devices > 0 => (devices, "deviceProperties"),
+            None => (DEFAULT_RANKS_PER_NODE, "default"),
+        };
+        let a100 = job.ranks.iter().any(|r| {
+            r.devices
+                .iter()
+                .any(|d| job.strings.resolve(*d).contains("A100"))
+        });
+        Topology {
+            ranks_per_node,
+            ranks_per_node_from: from,
+            intra: opts
+                .intra
+                .clone()
+                .unwrap_or_else(|| Link::named(if a100 { "nvlink3" } else { "nvlink4" })),
+            inter: opts.inter.clone().unwrap_or_else(|| Link::named("ib-ndr")),
+            host_only: job.ranks.iter().all(|r| r.is_cpu_only()),
+        }
+    }
+
+    /// True when all `ranks` sit on one node.
+    pub fn intra_node(&self, ranks: &[u32]) -> bool {
+        let node = |r: &u32| r / self.ranks_per_node;
+        ranks
+            .first()
+            .is_none_or(|f| ranks.iter().all(|r| node(r) == node(f)))
+    }
+
+    /// The link a group of ranks crosses, `None` for CPU-only jobs.
+    pub fn link(&self, ranks: &[u32]) -> Option<&Link> {
+        if self.host_only {
+            None
+        } else if self.intra_node(ranks) {
+            Some(&self.intra)
+        } else {
+            Some(&self.inter)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_parse_by_name_or_number() {
+        assert_eq!(Link::parse("NVLink4").unwrap().peak_gbps, 450.0);
+        assert_eq!(Link::parse("pcie5").unwrap().peak_gbps, 50.0);
+        assert_eq!(
+            Link::parse("120").unwrap(),
+            Link {
+                name: "custom".into(),
+                peak_gbps: 120.0
+            }
+        );
+        assert!(Link::parse("-3").is_err());
+        assert!(
+            Link::parse("carrier pigeon")
+                .unwrap_err()
+                .contains("nvlink4")
+        );
+    }
+
+    #[test]
+    fn nodes_split_by_ranks_per_node() {
+        let t = Topology {
+            ranks_per_node: 4,
+            ranks_per_node_from: "option",
+            intra: Link::named("nvlink4"),
+            inter: Link::named("ib-ndr"),
+            host_only: false,
+        };
+        assert!(t.intra_node(&[0, 1, 2, 3]));
+        assert!(!t.intra_node(&[3, 4]));
+        assert_eq!(t.link(&[4, 7]).unwrap().name, "nvlink4");
+        assert_eq!(t.link(&[0, 8]).unwrap().name, "ib-ndr");
+    }
+}

@@ -1,0 +1,112 @@
+//! Communication analysis (issue 3; DESIGN §4 clock alignment and collective instance):
+//! find each rank's collective calls, match them across ranks into instances, align the
+//! ranks' clocks on them, time every instance (wait vs transit, bandwidth) and summarize per
+//! collective type and group.
+//!
+//! - [`op`] — operation types and bus-bandwidth factors
+//! - [`calls`] — per-rank calls and their groups
+//! - [`matching`] — instances
+//! - [`align`] — clock offsets
+//! - [`timing`] — per-instance skew, wait, transit, R_wait, algbw/busbw
+//! - [`links`] — link peaks and node placement
+//! - [`stats`] — per type/group stats, worst instances, point-to-point matrix, slow links
+
+pub mod align;
+pub mod calls;
+pub mod links;
+pub mod matching;
+pub mod op;
+pub mod stats;
+pub mod timing;
+
+use crate::analysis::intervals::IntervalSet;
+use crate::model::Job;
+use crate::time::Ns;
+use align::{Align, Offset};
+use calls::Calls;
+use links::{Topology, TopologyOptions};
+use matching::Matching;
+use rayon::prelude::*;
+use stats::{P2pCell, SlowLink, TypeStats, WorstInstance};
+use timing::{MemberTiming, Timing};
+
+/// Options of the communication analysis.
+#[derive(Debug, Clone, Default)]
+pub struct CommOptions {
+    /// Clock alignment.
+    pub align: Align,
+    /// Topology overrides.
+    pub topology: TopologyOptions,
+}
+
+/// Everything the communication analysis finds.
+#[derive(Debug)]
+pub struct Comm {
+    /// Calls per rank and the groups.
+    pub calls: Calls,
+    /// Instances and what could not be matched.
+    pub matching: Matching,
+    /// How clocks were aligned.
+    pub align: Align,
+    /// Per-rank clock offsets (`job.ranks` order).
+    pub offsets: Vec<Offset>,
+    /// Each instance's timing and members, in `matching.instances` order.
+    pub timed: Vec<(Timing, Vec<MemberTiming>)>,
+    /// Ranks per node and links.
+    pub topology: Topology,
+    /// Per type and group.
+    pub types: Vec<TypeStats>,
+    /// Instances with the most waiting.
+    pub worst: Vec<WorstInstance>,
+    /// Send/recv traffic.
+    pub p2p: Vec<P2pCell>,
+    /// Ranks with outlier transit.
+    pub slow_links: Vec<SlowLink>,
+}
+
+/// Runs the communication analysis. `compute` is each rank's C set and `span_ns` each
+/// rank's Σ step span over the steps in scope (`job.ranks` order); `step` limits the
+/// summaries (not the matching or alignment) to one step.
+pub fn analyze(
+    job: &Job,
+    compute: &[IntervalSet],
+    span_ns: &[Ns],
+    opts: &CommOptions,
+    step: Option<u32>,
+) -> Comm {
+    let calls = calls::find_calls(job);
+    let matching = matching::match_calls(job, &calls);
+    let offsets = align::offsets(job, &calls, &matching.instances, opts.align);
+    let timed: Vec<(Timing, Vec<MemberTiming>)> = matching
+        .instances
+        .par_iter()
+        .map(|inst| {
+            let m = timing::members(job, &calls, inst, &offsets);
+            let size = calls.groups[inst.group as usize].members.len() as u32;
+            (timing::summarize(inst, &m, size), m)
+        })
+        .collect();
+    let topology = Topology::of(job, &opts.topology);
+    let m = stats::Matched {
+        calls: &calls,
+        instances: &matching.instances,
+        timed: &timed,
+        step,
+    };
+    let types = stats::type_stats(job, &m, compute, span_ns, &topology);
+    let worst = stats::worst_instances(&m);
+    let p2p = stats::p2p_matrix(&m);
+    let slow_links = stats::slow_links(&m);
+    Comm {
+        types,
+        worst,
+        p2p,
+        slow_links,
+        calls,
+        matching,
+        align: opts.align,
+        offsets,
+        timed,
+        topology,
+    }
+}

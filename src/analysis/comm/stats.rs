@@ -1,0 +1,441 @@
+//! Communication cause analysis (Hermes §4.2.2, msprof-analyze's wait/transit split): per
+//! collective type and group, how much time communication takes and hides, whether it waits
+//! (a straggler upstream) or transfers slowly (the link), and the message sizes.
+//!
+//! - `total_ns`: Σ over ranks of call durations; `exposed_ns`: Σ over ranks of the union of
+//!   the calls' intervals not covered by compute (C of the breakdown);
+//!   `share_of_step` = exposed / Σ step spans of the calling ranks.
+//! - `wait_ratio` = Σ wait / (Σ wait + Σ transit) over instance members; above
+//!   [`WAIT_DOMINATED`] the cause is upstream (a straggler), not the network.
+//! - `busbw_gbps`: median busbw over instances, against the peak of the link the group
+//!   crosses.
+//! - Sizes are over calls (every rank's), so a single-rank trace still shows them. Small
+//!   messages: below [`SMALL_INTER_NODE`] (inter-node) or [`SMALL_INTRA_NODE`] (intra-node);
+//!   flagged when more than [`SMALL_SHARE`] of the calls are small.
+//! - Misaligned: sizes above [`ALIGNMENT`] bytes that are not a multiple of it.
+
+use super::calls::Calls;
+use super::links::Topology;
+use super::matching::Instance;
+use super::op::CollOp;
+use super::timing::{MemberTiming, Timing};
+use crate::analysis::intervals::IntervalSet;
+use crate::model::Job;
+use crate::time::Ns;
+use std::collections::BTreeMap;
+
+/// Wait ratio above which communication is wait-dominated (msprof-analyze: 0.2).
+pub const WAIT_DOMINATED: f64 = 0.2;
+/// Small-message threshold between nodes (msprof-analyze RDMA: 1 MiB).
+pub const SMALL_INTER_NODE: u64 = 1 << 20;
+/// Small-message threshold inside a node (msprof-analyze SDMA: 16 MiB).
+pub const SMALL_INTRA_NODE: u64 = 16 << 20;
+/// Share of small instances that flags a group.
+pub const SMALL_SHARE: f64 = 0.2;
+/// Sizes should be a multiple of this many bytes.
+pub const ALIGNMENT: u64 = 512;
+/// Worst instances kept.
+pub const WORST: usize = 10;
+/// A rank's transit is a slow-link outlier above this z-score …
+pub const SLOW_LINK_Z: f64 = 3.0;
+/// … or above this multiple of the group median.
+pub const SLOW_LINK_RATIO: f64 = 1.5;
+
+/// Message sizes of a type/group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Sizes {
+    /// Smallest instance, bytes.
+    pub min: u64,
+    /// Median instance (floor of the mean of the middle two).
+    pub median: u64,
+    /// Largest instance.
+    pub max: u64,
+    /// Σ over instances.
+    pub total: u64,
+}
+
+/// One collective type in one group.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TypeStats {
+    /// Operation.
+    pub op: CollOp,
+    /// Group name.
+    pub group: String,
+    /// Ranks in the group.
+    pub group_size: u32,
+    /// `intra_node`, `inter_node` or `host` (CPU-only).
+    pub placement: &'static str,
+    /// Calls over all ranks.
+    pub calls: u64,
+    /// Matched instances.
+    pub instances: u64,
+    /// Σ call durations over ranks.
+    pub total_ns: Ns,
+    /// Σ over ranks of call time not hidden behind compute.
+    pub exposed_ns: Ns,
+    /// exposed / Σ step spans of the calling ranks.
+    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
+    pub share_of_step: f64,
+    /// Call sizes (over every rank's calls), when known.
+    pub bytes: Option<Sizes>,
+    /// Σ member waits.
+    pub wait_ns: Ns,
+    /// Σ member transits.
+    pub transit_ns: Ns,
+    /// wait / (wait + transit).
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub wait_ratio: Option<f64>,
+    /// wait_ratio > [`WAIT_DOMINATED`].
+    pub wait_dominated: bool,
+    /// Median instance busbw, GB/s.
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub busbw_gbps: Option<f64>,
+    /// The link judged against.
+    pub link: Option<String>,
+    /// Its peak, GB/s.
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub peak_gbps: Option<f64>,
+    /// busbw / peak.
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub busbw_of_peak: Option<f64>,
+    /// Calls below the small-message threshold.
+    pub small_calls: u64,
+    /// The threshold, bytes.
+    pub small_threshold: u64,
+    /// More than [`SMALL_SHARE`] of the calls of known size are small.
+    pub small_flag: bool,
+    /// Calls whose size is above and not a multiple of [`ALIGNMENT`].
+    pub misaligned_calls: u64,
+}
+
+/// An instance in the worst list.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WorstInstance {
+    /// Group name.
+    pub group: String,
+    /// Operation.
+    pub op: CollOp,
+    /// Step.
+    pub step: Option<u32>,
+    /// Position in its (group, step), or `Seq`.
+    pub index: u64,
+    /// Bytes.
+    pub bytes: Option<u64>,
+    /// Timing summary.
+    #[serde(flatten)]
+    pub timing: Timing,
+    /// Per-member timing.
+    pub members: Vec<MemberTiming>,
+}
+
+/// Point-to-point traffic from one rank to another.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct P2pCell {
+    /// Sender.
+    pub src: u32,
+    /// Receiver.
+    pub dst: u32,
+    /// Transfers.
+    pub transfers: u64,
+    /// Σ bytes (transfers of unknown size add nothing).
+    pub bytes: u64,
+    /// Σ transit.
+    pub time_ns: Ns,
+    /// bytes / time, GB/s.
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub gbps: Option<f64>,
+}
+
+/// A rank whose transfer time in a group is an outlier.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SlowLink {
+    /// Group name.
+    pub group: String,
+    /// Rank.
+    pub rank: u32,
+    /// Its mean transit over the group's instances.
+    pub transit_ns: Ns,
+    /// Median of the members' mean transits.
+    pub group_median_ns: Ns,
+    /// z-score of its mean transit among the members.
+    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
+    pub z: f64,
+    /// Its busbw from its mean transit and the mean instance size, GB/s.
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub busbw_gbps: Option<f64>,
+}
+
+/// The matched calls the summaries read, and the step they are limited to.
+pub struct Matched<'a> {
+    /// Every rank's calls and the groups.
+    pub calls: &'a Calls,
+    /// Instances.
+    pub instances: &'a [Instance],
+    /// Each instance's timing and members (same order as `instances`).
+    pub timed: &'a [(Timing, Vec<MemberTiming>)],
+    /// Only this step, when set.
+    pub step: Option<u32>,
+}
+
+impl Matched<'_> {
+    fn in_scope(&self, step: Option<u32>) -> bool {
+        self.step.is_none() || step == self.step
+    }
+
+    /// Instances in scope with their timing.
+    fn each(&self) -> impl Iterator<Item = (&Instance, &(Timing, Vec<MemberTiming>))> {
+        self.instances
+            .iter()
+            .zip(self.timed)
+            .filter(|(i, _)| self.in_scope(i.step))
+    }
+}
+
+/// Per type/group stats. `compute` is each rank's C set; `span_ns` each rank's Σ span in
+/// scope (`job.ranks` order).
+pub fn type_stats(
+    job: &Job,
+    m: &Matched,
+    compute: &[IntervalSet],
+    span_ns: &[Ns],
+    topo: &Topology,
+) -> Vec<TypeStats> {
+    let calls = m.calls;
+    #[derive(Default)]
+    struct Acc {
+        calls: u64,
+        total: Ns,
+        exposed: Ns,
+        spans: Ns,
+        sizes: Vec<u64>,
+        instances: u64,
+        wait: Ns,
+        transit: Ns,
+        busbw: Vec<f64>,
+    }
+    let mut acc: BTreeMap<(u32, CollOp), Acc> = BTreeMap::new();
+    // Per rank: union of its calls of each (group, op) in scope, minus compute.
+    for (r, rc) in calls.per_rank.iter().enumerate() {
+        let ev = &job.ranks[r].events;
+        let mut per: BTreeMap<(u32, CollOp), Vec<(Ns, Ns)>> = BTreeMap::new();
+        for c in rc.iter().filter(|c| m.in_scope(c.step)) {
+            let e = c.event as usize;
+            let key = (c.group, key_op(c.op));
+            per.entry(key).or_default().push((ev.start[e], ev.end(e)));
+            acc.entry(key).or_default().sizes.extend(c.bytes);
+        }
+        for (key, iv) in per {
+            let a = acc.entry(key).or_default();
+            a.calls += iv.len() as u64;
+            a.total += iv.iter().map(|x| x.1 - x.0).sum::<Ns>();
+            let set = IntervalSet::from_intervals(iv);
+            a.exposed += set.total() - set.intersect(&compute[r]).total();
+            a.spans += span_ns[r];
+        }
+    }
+    for (inst, (t, members)) in m.each() {
+        let a = acc.entry((inst.group, key_op(inst.op))).or_default();
+        a.instances += 1;
+        a.wait += t.wait_ns;
+        a.transit += members.iter().map(|x| x.transit_ns).sum::<Ns>();
+        a.busbw.extend(t.busbw_gbps);
+    }
+    acc.into_iter()
+        .map(|((g, op), mut a)| {
+            let group = &calls.groups[g as usize];
+            let size = group.members.len() as u32;
+            let link = topo.link(&group.members);
+            let intra = topo.intra_node(&group.members);
+            let placement = match (topo.host_only, intra) {
+                (true, _) => "host",
+                (false, true) => "intra_node",
+                (false, false) => "inter_node",
+            };
+            let small_threshold = if intra {
+                SMALL_INTRA_NODE
+            } else {
+                SMALL_INTER_NODE
+            };
+            a.sizes.sort_unstable();
+            let small = a.sizes.iter().filter(|&&b| b < small_threshold).count() as u64;
+            let misaligned = a
+                .sizes
+                .iter()
+                .filter(|&&b| b > ALIGNMENT && b % ALIGNMENT != 0)
+                .count() as u64;
+            let bytes = (!a.sizes.is_empty()).then(|| Sizes {
+                min: a.sizes[0],
+                median: median_u64(&a.sizes),
+                max: a.sizes[a.sizes.len() - 1],
+                total: a.sizes.iter().sum(),
+            });
+            a.busbw.sort_by(f64::total_cmp);
+            let busbw = median_f64(&a.busbw);
+            let wait_ratio =
+                (a.wait + a.transit > 0).then(|| a.wait as f64 / (a.wait + a.transit) as f64);
+            TypeStats {
+                op,
+                group: group.name.clone(),
+                group_size: size,
+                placement,
+                calls: a.calls,
+                instances: a.instances,
+                total_ns: a.total,
+                exposed_ns: a.exposed,
+                share_of_step: ratio(a.exposed, a.spans),
+                bytes,
+                wait_ns: a.wait,
+                transit_ns: a.transit,
+                wait_ratio,
+                wait_dominated: wait_ratio.is_some_and(|w| w > WAIT_DOMINATED),
+                busbw_gbps: busbw,
+                link: link.map(|l| l.name.clone()),
+                peak_gbps: link.map(|l| l.peak_gbps),
+                busbw_of_peak: busbw.zip(link).map(|(b, l)| b / l.peak_gbps),
+                small_calls: small,
+                small_threshold,
+                small_flag: bytes.is_some() && small as f64 > SMALL_SHARE * a.sizes.len() as f64,
+                misaligned_calls: misaligned,
+            }
+        })
+        .collect()
+}
+
+/// Point-to-point traffic (sends, receives, SendRecv kernels) is one type: `send_recv`.
+fn key_op(op: CollOp) -> CollOp {
+    if op.is_p2p() { CollOp::SendRecv } else { op }
+}
+
+/// The [`WORST`] instances by total wait (ties: earlier group/step/index first).
+pub fn worst_instances(m: &Matched) -> Vec<WorstInstance> {
+    let (calls, instances, timed) = (m.calls, m.instances, m.timed);
+    let mut order: Vec<usize> = (0..instances.len())
+        .filter(|&i| m.in_scope(instances[i].step) && timed[i].0.wait_ns > 0)
+        .collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(timed[i].0.wait_ns));
+    order.truncate(WORST);
+    order
+        .into_iter()
+        .map(|i| {
+            let inst = &instances[i];
+            WorstInstance {
+                group: calls.groups[inst.group as usize].name.clone(),
+                op: inst.op,
+                step: inst.step,
+                index: inst.index,
+                bytes: inst.bytes,
+                timing: timed[i].0,
+                members: timed[i].1.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Send/recv traffic by (sender, receiver).
+pub fn p2p_matrix(m: &Matched) -> Vec<P2pCell> {
+    let mut cells: BTreeMap<(u32, u32), (u64, u64, Ns)> = BTreeMap::new();
+    for (inst, (t, _)) in m.each() {
+        let Some(pair) = inst.p2p else {
+            continue;
+        };
+        let c = cells.entry(pair).or_default();
+        c.0 += 1;
+        c.1 += inst.bytes.unwrap_or(0);
+        c.2 += t.transit_ns;
+    }
+    cells
+        .into_iter()
+        .map(|((src, dst), (n, bytes, time))| P2pCell {
+            src,
+            dst,
+            transfers: n,
+            bytes,
+            time_ns: time,
+            gbps: (time > 0 && bytes > 0).then(|| bytes as f64 / time as f64),
+        })
+        .collect()
+}
+
+/// Ranks whose mean transit in a (non-p2p) group is an outlier: z > [`SLOW_LINK_Z`] or above
+/// [`SLOW_LINK_RATIO`] × the group median. Groups need three members present to compare.
+pub fn slow_links(m: &Matched) -> Vec<SlowLink> {
+    let calls = m.calls;
+    // group → rank → (Σ transit, n, Σ bus bytes)
+    let mut per: BTreeMap<u32, BTreeMap<u32, (Ns, u64, f64)>> = BTreeMap::new();
+    for (inst, (_, members)) in m.each() {
+        if inst.op.is_p2p() {
+            continue;
+        }
+        let size = calls.groups[inst.group as usize].members.len() as u32;
+        let (num, den) = inst.op.bus_factor(size);
+        let g = per.entry(inst.group).or_default();
+        for x in members {
+            let e = g.entry(x.rank).or_default();
+            e.0 += x.transit_ns;
+            e.1 += 1;
+            e.2 += inst.bytes.unwrap_or(0) as f64 * num as f64 / den as f64;
+        }
+    }
+    let mut out = Vec::new();
+    for (g, ranks) in per {
+        if ranks.len() < 3 {
+            continue;
+        }
+        let means: Vec<(u32, Ns, f64)> = ranks
+            .iter()
+            .map(|(&r, &(t, n, b))| (r, t / n as Ns, b / n as f64))
+            .collect();
+        let mut sorted: Vec<Ns> = means.iter().map(|m| m.1).collect();
+        sorted.sort_unstable();
+        let median = crate::analysis::step_times::median_sorted(&sorted);
+        let mean = sorted.iter().map(|&x| x as f64).sum::<f64>() / sorted.len() as f64;
+        let var = sorted
+            .iter()
+            .map(|&x| (x as f64 - mean).powi(2))
+            .sum::<f64>()
+            / sorted.len() as f64;
+        let sd = var.sqrt();
+        for (rank, transit, bus_bytes) in means {
+            let z = if sd > 0.0 {
+                (transit as f64 - mean) / sd
+            } else {
+                0.0
+            };
+            if z > SLOW_LINK_Z || (median > 0 && transit as f64 > SLOW_LINK_RATIO * median as f64) {
+                out.push(SlowLink {
+                    group: calls.groups[g as usize].name.clone(),
+                    rank,
+                    transit_ns: transit,
+                    group_median_ns: median,
+                    z,
+                    busbw_gbps: (transit > 0 && bus_bytes > 0.0)
+                        .then(|| bus_bytes / transit as f64),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn median_u64(sorted: &[u64]) -> u64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2
+    }
+}
+
+fn median_f64(sorted: &[f64]) -> Option<f64> {
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+/// a / b as a fraction, 0 when b is 0.
+pub fn ratio(a: Ns, b: Ns) -> f64 {
+    if b > 0 { a as f64 / b as f64 } else { 0.0 }
+}
