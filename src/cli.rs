@@ -123,6 +123,9 @@ pub struct DemoArgs {
     /// Multiply events per step (12 transformer layers per unit) to make big traces.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100000))]
     pub scale: u32,
+    /// All-reduce each gradient bucket as N smaller collectives (more collectives per step).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub split_buckets: u32,
     /// Write plain .json instead of .json.gz.
     #[arg(long)]
     pub plain: bool,
@@ -247,6 +250,7 @@ fn demo(a: &DemoArgs) -> Result<(), InputError> {
         ranks: a.ranks,
         steps: a.steps,
         scale: a.scale,
+        split: a.split_buckets,
     };
     let label = a.out.display().to_string();
     let files = synth::write(spec, &a.out, !a.plain)

@@ -24,6 +24,9 @@ pub struct DemoSpec {
     pub steps: u32,
     /// Multiplies transformer layers (and so events per step) for benchmarks.
     pub scale: u32,
+    /// Each gradient bucket is all-reduced as this many smaller collectives (more
+    /// collectives per step without bigger traces, for scale benchmarks).
+    pub split: u32,
 }
 
 impl Default for DemoSpec {
@@ -32,6 +35,7 @@ impl Default for DemoSpec {
             ranks: 8,
             steps: 6,
             scale: 1,
+            split: 1,
         }
     }
 }
@@ -44,6 +48,8 @@ pub const STRAGGLER_SLOWDOWN_PCT: i64 = 25;
 pub const PAUSE_NS: Ns = 300_000_000;
 const LAYERS_PER_SCALE: u32 = 12;
 const LAYERS_PER_BUCKET: u32 = 3;
+/// Elements (bf16) of a gradient bucket: 48 MiB.
+const BUCKET_ELEMS: u64 = 25_165_824;
 /// Clock origin of the traces (µs, arbitrary as in newer Kineto) and the epoch base.
 const ORIGIN_NS: Ns = 4_458_676_000_000_000;
 const BASE_TIME_NS: Ns = 1_795_300_000_000_000_000;
@@ -64,8 +70,13 @@ impl DemoSpec {
     fn layers(&self) -> u32 {
         LAYERS_PER_SCALE * self.scale.max(1)
     }
+    /// All-reduces per step.
     fn buckets(&self) -> u32 {
-        self.layers().div_ceil(LAYERS_PER_BUCKET)
+        self.layers().div_ceil(LAYERS_PER_BUCKET) * self.split.max(1)
+    }
+    /// Elements of one all-reduce.
+    fn bucket_elems(&self) -> u64 {
+        BUCKET_ELEMS / u64::from(self.split.max(1))
     }
     /// Clock offset of a rank's host, within ±6 ms: its trace reads true time + this.
     pub fn clock_offset(&self, rank: u32) -> Ns {
@@ -436,10 +447,12 @@ impl<'s> RankSim<'s> {
                 a += 5_000;
             }
             if l % LAYERS_PER_BUCKET == 0 {
-                let b = ready.len();
-                let r = self.allreduce(a, b, ends);
-                ready.push(r);
-                a += 60_000;
+                for _ in 0..self.spec.split.max(1) {
+                    let b = ready.len();
+                    let r = self.allreduce(a, b, ends);
+                    ready.push(r);
+                    a += 60_000;
+                }
             }
         }
         (a, ready)
@@ -451,7 +464,7 @@ impl<'s> RankSim<'s> {
         self.ext += 1;
         self.corr += 1;
         let nranks = self.spec.ranks;
-        let elems = 25_165_824u64;
+        let elems = self.spec.bucket_elems();
         let meta = format!(
             r#", "Collective name": "allreduce", "In msg nelems": {elems}, "Out msg nelems": {elems}, "Group size": {nranks}, "dtype": "BFloat16", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[{}]""#,
             (0..nranks)
@@ -586,7 +599,7 @@ fn schedule(spec: DemoSpec) -> Schedule {
                 .map(|rd| rd[b].max(prev_end))
                 .max()
                 .unwrap_or(0);
-            let end = last_start + transfer_ns(spec.ranks);
+            let end = last_start + transfer_ns(spec.ranks, spec.bucket_elems());
             ends.push(end);
             prev_end = end;
         }
@@ -605,10 +618,10 @@ fn schedule(spec: DemoSpec) -> Schedule {
 /// Bus bandwidth the demo's all-reduces achieve, GB/s.
 pub const BUSBW_GBPS: i128 = 360;
 
-/// Ring all-reduce of a 48 MiB bf16 bucket at 360 GB/s bus bandwidth: bytes / algbw, with
+/// Ring all-reduce of `elems` bf16 values at 360 GB/s bus bandwidth: bytes / algbw, with
 /// algbw = busbw / (2(n−1)/n).
-fn transfer_ns(ranks: u32) -> Ns {
-    let bytes: i128 = 25_165_824 * 2;
+fn transfer_ns(ranks: u32, elems: u64) -> Ns {
+    let bytes = i128::from(elems) * 2;
     let n = i128::from(ranks.max(1));
     if n == 1 {
         return 20_000;

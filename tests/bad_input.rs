@@ -268,6 +268,32 @@ fn unknown_step_or_rank_is_a_usage_error() {
 fn usage_errors_exit_2() {
     let out = run(["report", "--format", "yaml"]);
     assert_eq!(out.status.code(), Some(2));
+    for (args, says) in [
+        (vec!["--align", "ntp"], "invalid value 'ntp' for '--align"),
+        (
+            vec!["--intra-link", "pigeon"],
+            "unknown link `pigeon`: use GB/s or one of nvlink4",
+        ),
+        (vec!["--inter-link=-5"], "unknown link `-5`"),
+        (
+            vec!["--ranks-per-node", "0"],
+            "invalid value '0' for '--ranks-per-node",
+        ),
+        (
+            vec!["--split-buckets", "0"],
+            "invalid value '0' for '--split-buckets",
+        ),
+    ] {
+        let mut all = vec!["report"];
+        if args[0] == "--split-buckets" {
+            all = vec!["demo", "--out", "/nonexistent"];
+        }
+        all.extend(&args);
+        let out = run(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{all:?}: {err}");
+    }
 }
 
 #[test]

@@ -20,6 +20,10 @@ fn help_lists_every_command_and_option() {
         "report",
         "demo",
         "--threads",
+        "--align",
+        "--ranks-per-node",
+        "--intra-link",
+        "--inter-link",
         "[PATH]...",
         "Exit codes",
         "stdin",
@@ -39,7 +43,14 @@ fn help_lists_every_command_and_option() {
         assert!(report.contains(want), "report help lacks {want}:\n{report}");
     }
     let demo = stdout(&["demo", "--help"]);
-    for want in ["--out", "--ranks", "--steps", "--scale", "--plain"] {
+    for want in [
+        "--out",
+        "--ranks",
+        "--steps",
+        "--scale",
+        "--split-buckets",
+        "--plain",
+    ] {
         assert!(demo.contains(want), "demo help lacks {want}:\n{demo}");
     }
     assert!(stdout(&["--version"]).starts_with("stepscope "));

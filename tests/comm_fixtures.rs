@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{report_json, testdata};
+use common::{column_i64, report_json, testdata};
 use serde_json::{Value, json};
 
 fn cluster4(extra: &[&str]) -> Value {
@@ -23,12 +23,7 @@ fn skewed_clock_is_aligned_away() {
     let r = cluster4(&["--ranks-per-node", "4"]);
     // Rank 2's clock runs 5 ms ahead; the all-reduce ends coincide after a −5 ms shift.
     assert_eq!(r["cluster"]["align"], "collective");
-    let offsets: Vec<i64> = r["cluster"]["offsets_ns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["offset_ns"].as_i64().unwrap())
-        .collect();
+    let offsets = column_i64(&r["cluster"]["offsets_ns"], "offset_ns");
     assert_eq!(offsets, [0, 0, -5_000_000, 0]);
     assert_eq!(r["cluster"]["offsets_ns"][2]["via"], 0);
     assert_eq!(r["cluster"]["offsets_ns"][2]["samples"], 2);
@@ -54,12 +49,7 @@ fn late_arriver_waits_transit_and_bandwidth() {
         assert_eq!(w["bytes"], 16_777_216);
         assert_eq!(w["algbw_gbps"], 167.77216);
         assert_eq!(w["busbw_gbps"], 251.65824);
-        let waits: Vec<i64> = w["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["wait_ns"].as_i64().unwrap())
-            .collect();
+        let waits = column_i64(&w["members"], "wait_ns");
         assert_eq!(waits, [100_000, 100_000, 100_000, 0]);
     }
 }

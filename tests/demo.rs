@@ -148,6 +148,7 @@ fn demo_out_writes_real_kineto_files_that_load_the_same() {
         ranks: 3,
         steps: 2,
         scale: 1,
+        split: 1,
     };
     let loaded = stepscope::ingest::load_sources(synth::sources(spec), Default::default()).unwrap();
     let a = stepscope::analysis::analyze(&loaded.job, &Default::default());
@@ -186,6 +187,7 @@ fn scale_multiplies_events() {
             ranks: 1,
             steps: 1,
             scale,
+            split: 1,
         };
         let loaded =
             stepscope::ingest::load_sources(synth::sources(spec), Default::default()).unwrap();
@@ -244,4 +246,21 @@ fn demo_cluster_and_communication() {
     let busbw = t["busbw_gbps"].as_f64().unwrap();
     assert!((busbw - synth::BUSBW_GBPS as f64).abs() < 0.1, "{busbw}");
     assert_eq!(r["communication"]["mismatches"], serde_json::json!([]));
+}
+
+#[test]
+fn split_buckets_multiplies_collectives() {
+    let spec = DemoSpec {
+        ranks: 2,
+        steps: 2,
+        scale: 1,
+        split: 5,
+    };
+    let loaded = stepscope::ingest::load_sources(synth::sources(spec), Default::default()).unwrap();
+    let a = stepscope::analysis::analyze(&loaded.job, &Default::default());
+    // 4 buckets × 5 splits × 2 steps, matched across the 2 ranks; each a fifth of 48 MiB.
+    let t = &a.comm.types[0];
+    assert_eq!((t.calls, t.instances), (2 * 40, 40));
+    assert_eq!(t.bytes.unwrap().max, 25_165_824 / 5 * 2);
+    assert!(a.comm.matching.mismatches.is_empty());
 }

@@ -22,12 +22,7 @@ fn gloo_transfers_pair_with_their_enqueues_and_match_across_ranks() {
     assert_eq!(c["mismatches"], json!([]));
     assert_eq!(c["topology"]["host_only"], true);
     // One host: offsets are the scheduling noise of the gloo ends (median of 8 instances).
-    let offsets: Vec<i64> = r["cluster"]["offsets_ns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["offset_ns"].as_i64().unwrap())
-        .collect();
+    let offsets = column_i64(&r["cluster"]["offsets_ns"], "offset_ns");
     assert_eq!(offsets, [0, 52_499, 54_785, 191_336]);
     let t = &c["types"][0];
     assert_eq!(t["op"], "all_reduce");

@@ -188,8 +188,21 @@ fn table(o: &mut String, t: &super::cluster::Table) {
 
 /// Writes `text` word-wrapped at 100 columns, every line starting with `indent`.
 fn wrap_words(o: &mut String, indent: &str, text: &str) {
-    let mut line = indent.to_string();
+    // A number and its unit ("1.56 ms") stay on one line.
+    const UNITS: [&str; 9] = ["ns", "µs", "ms", "s", "B", "KiB", "MiB", "GiB", "GB/s"];
+    let mut words: Vec<String> = Vec::new();
     for w in text.split(' ') {
+        let bare = w.trim_end_matches([',', ';', ')', '.']);
+        match words.last_mut() {
+            Some(prev) if UNITS.contains(&bare) && prev.ends_with(|c: char| c.is_ascii_digit()) => {
+                prev.push(' ');
+                prev.push_str(w);
+            }
+            _ => words.push(w.to_string()),
+        }
+    }
+    let mut line = indent.to_string();
+    for w in &words {
         if line.len() > indent.len() && line.chars().count() + 1 + w.chars().count() > 100 {
             let _ = writeln!(o, "{line}");
             line = format!("{indent}  ");

@@ -106,3 +106,16 @@ pub fn assert_partitions(report: &serde_json::Value) {
         );
     }
 }
+
+/// One integer field of every object in a JSON array (`offset_ns` of each rank, ...).
+pub fn column_i64(list: &serde_json::Value, key: &str) -> Vec<i64> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|o| {
+            o[key]
+                .as_i64()
+                .unwrap_or_else(|| panic!("no integer {key} in {o}"))
+        })
+        .collect()
+}

@@ -191,7 +191,7 @@ impl Matched<'_> {
     }
 }
 
-/// Per type/group stats. `compute` is each rank's C set; `span_ns` each rank's Σ span in
+/// Per type/group stats, most exposed time first. `compute` is each rank's C set; `span_ns` each rank's Σ span in
 /// scope (`job.ranks` order).
 pub fn type_stats(
     job: &Job,
@@ -240,7 +240,8 @@ pub fn type_stats(
         a.transit += members.iter().map(|x| x.transit_ns).sum::<Ns>();
         a.busbw.extend(t.busbw_gbps);
     }
-    acc.into_iter()
+    let mut out: Vec<TypeStats> = acc
+        .into_iter()
         .map(|((g, op), mut a)| {
             let group = &calls.groups[g as usize];
             let size = group.members.len() as u32;
@@ -298,7 +299,10 @@ pub fn type_stats(
                 misaligned_calls: misaligned,
             }
         })
-        .collect()
+        .collect();
+    // Costliest first: what a reader should look at.
+    out.sort_by_key(|t| std::cmp::Reverse(t.exposed_ns));
+    out
 }
 
 /// Point-to-point traffic (sends, receives, SendRecv kernels) is one type: `send_recv`.
