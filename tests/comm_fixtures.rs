@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{column_i64, report_json, testdata};
+use common::{column_i64, hist, report_json, testdata};
 use serde_json::{Value, json};
 
 fn cluster4(extra: &[&str]) -> Value {
@@ -75,9 +75,11 @@ fn per_type_stats() {
     assert_eq!(t["wait_dominated"], true);
     assert_eq!(t["link"], "nvlink4");
     assert_eq!(t["busbw_of_peak"], 0.559241); // 251.65824 / 450
+    // 16 MiB sits exactly on a class edge: it counts in [16 MiB, 256 MiB).
     assert_eq!(
         t["bytes"],
-        json!({"min": 16777216, "median": 16777216, "max": 16777216, "total": 134217728})
+        json!({"min": 16777216, "median": 16777216, "max": 16777216, "total": 134217728,
+               "histogram": hist([0, 0, 0, 8, 0])})
     );
     // 16 MiB is not under the 16 MiB intra-node threshold; multiples of 512 B.
     assert_eq!(t["small_calls"], 0);

@@ -34,7 +34,8 @@ fn gloo_transfers_pair_with_their_enqueues_and_match_across_ranks() {
     // Bucket sizes from the gloo annotations' Input Dims (float32).
     assert_eq!(
         t["bytes"],
-        json!({"min": 3235840, "median": 4314624, "max": 5000192, "total": 337305600})
+        json!({"min": 3235840, "median": 4314624, "max": 5000192, "total": 337305600,
+               "histogram": hist([0, 0, 80, 0, 0])})
     );
     let w = &c["worst_instances"][0];
     assert_eq!(
@@ -103,7 +104,8 @@ fn nccl_args_give_sizes_on_a_single_rank() {
     // 6563840 → 26255360 (the 8th of 15), 6637568 → 26550272, 7875584 → 31502336.
     assert_eq!(
         ar["bytes"],
-        json!({"min": 8196000, "median": 26255360, "max": 31502336, "total": 306684384})
+        json!({"min": 8196000, "median": 26255360, "max": 31502336, "total": 306684384,
+               "histogram": hist([0, 0, 6, 9, 0])})
     );
     // 8196000 and 9724160 B (3 calls each) are under 16 MiB and not multiples of 512.
     assert_eq!(ar["small_calls"], 6);

@@ -308,7 +308,7 @@ pub fn tables(cl: &ClusterSection, cm: &CommSection) -> Vec<Table> {
                 s.wait_ratio.map_or("-".into(), pct),
                 s.busbw_gbps.map_or("-".into(), gbps),
                 s.busbw_of_peak.map_or("-".into(), pct),
-                s.bytes.map_or("-".into(), |b| bytes(b.median)),
+                s.bytes.as_ref().map_or("-".into(), |b| bytes(b.median)),
             ]);
             let name = format!("{} in group {}", s.op.as_str(), s.group);
             if s.wait_dominated {

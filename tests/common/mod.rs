@@ -119,3 +119,21 @@ pub fn column_i64(list: &serde_json::Value, key: &str) -> Vec<i64> {
         })
         .collect()
 }
+
+/// A size histogram over the classes below 64 KiB, 1 MiB, 16 MiB, 256 MiB, and above.
+pub fn hist(calls: [u64; 5]) -> serde_json::Value {
+    let below = [
+        serde_json::json!(65536),
+        serde_json::json!(1048576),
+        serde_json::json!(16777216),
+        serde_json::json!(268435456),
+        serde_json::json!(null),
+    ];
+    serde_json::Value::Array(
+        below
+            .into_iter()
+            .zip(calls)
+            .map(|(b, c)| serde_json::json!({"below": b, "calls": c}))
+            .collect(),
+    )
+}

@@ -42,16 +42,52 @@ pub const SLOW_LINK_Z: f64 = 3.0;
 pub const SLOW_LINK_RATIO: f64 = 1.5;
 
 /// Message sizes of a type/group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Sizes {
-    /// Smallest instance, bytes.
+    /// Smallest call, bytes.
     pub min: u64,
-    /// Median instance (floor of the mean of the middle two).
+    /// Median call (floor of the mean of the middle two).
     pub median: u64,
-    /// Largest instance.
+    /// Largest call.
     pub max: u64,
-    /// Σ over instances.
+    /// Σ over calls.
     pub total: u64,
+    /// Calls per size class, one entry per [`SIZE_CLASSES`] bound and a last one above all.
+    pub histogram: Vec<SizeClass>,
+}
+
+/// Upper bounds (exclusive) of the size classes: 64 KiB, 1 MiB, 16 MiB, 256 MiB.
+pub const SIZE_CLASSES: [u64; 4] = [64 << 10, 1 << 20, 16 << 20, 256 << 20];
+
+/// Calls in one size class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SizeClass {
+    /// Exclusive upper bound, bytes (`null`: the class above every bound).
+    pub below: Option<u64>,
+    /// Calls.
+    pub calls: u64,
+}
+
+/// Sizes of sorted call sizes; `None` when there are none.
+fn sizes(sorted: &[u64]) -> Option<Sizes> {
+    let (&min, &max) = (sorted.first()?, sorted.last()?);
+    let mut histogram: Vec<SizeClass> = SIZE_CLASSES
+        .iter()
+        .map(|&b| Some(b))
+        .chain([None])
+        .map(|below| SizeClass { below, calls: 0 })
+        .collect();
+    for &b in sorted {
+        let k = SIZE_CLASSES.partition_point(|&edge| edge <= b);
+        histogram[k].calls += 1;
+    }
+    Some(Sizes {
+        min,
+        median: median_u64(sorted),
+        max,
+        total: sorted.iter().sum(),
+        histogram,
+    })
 }
 
 /// One collective type in one group.
@@ -264,12 +300,7 @@ pub fn type_stats(
                 .iter()
                 .filter(|&&b| b > ALIGNMENT && b % ALIGNMENT != 0)
                 .count() as u64;
-            let bytes = (!a.sizes.is_empty()).then(|| Sizes {
-                min: a.sizes[0],
-                median: median_u64(&a.sizes),
-                max: a.sizes[a.sizes.len() - 1],
-                total: a.sizes.iter().sum(),
-            });
+            let bytes = sizes(&a.sizes);
             a.busbw.sort_by(f64::total_cmp);
             let busbw = median_f64(&a.busbw);
             let wait_ratio =
@@ -295,7 +326,8 @@ pub fn type_stats(
                 busbw_of_peak: busbw.zip(link).map(|(b, l)| b / l.peak_gbps),
                 small_calls: small,
                 small_threshold,
-                small_flag: bytes.is_some() && small as f64 > SMALL_SHARE * a.sizes.len() as f64,
+                small_flag: !a.sizes.is_empty()
+                    && small as f64 > SMALL_SHARE * a.sizes.len() as f64,
                 misaligned_calls: misaligned,
             }
         })
