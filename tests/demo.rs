@@ -261,6 +261,6 @@ fn split_buckets_multiplies_collectives() {
     // 4 buckets × 5 splits × 2 steps, matched across the 2 ranks; each a fifth of 48 MiB.
     let t = &a.comm.types[0];
     assert_eq!((t.calls, t.instances), (2 * 40, 40));
-    assert_eq!(t.bytes.unwrap().max, 25_165_824 / 5 * 2);
+    assert_eq!(t.bytes.as_ref().unwrap().max, 25_165_824 / 5 * 2);
     assert!(a.comm.matching.mismatches.is_empty());
 }
