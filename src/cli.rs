@@ -4,6 +4,7 @@
 use crate::analysis::comm::CommOptions;
 use crate::analysis::comm::align::Align;
 use crate::analysis::comm::links::{Link, TopologyOptions};
+use crate::analysis::critical_path::Window;
 use crate::analysis::{self, ops::Scope};
 use crate::error::InputError;
 use crate::ingest::{self, LoadOptions, Loaded, discover};
@@ -63,6 +64,10 @@ pub struct Global {
     /// Inter-node link peak: ib-ndr, ib-hdr, roce-200, or GB/s per NIC (default: ib-ndr).
     #[arg(long, global = true, value_name = "LINK", value_parser = Link::parse)]
     pub inter_link: Option<Link>,
+    /// Critical-path window: the INSTANCE-th (0-based) user annotation named NAME instead of
+    /// a step (default: --step, else the slowest step).
+    #[arg(long, global = true, value_name = "NAME[:INSTANCE]", value_parser = Window::parse)]
+    pub window: Option<Window>,
 }
 
 impl Global {
@@ -78,6 +83,7 @@ impl Global {
                     inter: self.inter_link.clone(),
                 },
             },
+            window: self.window.clone(),
         }
     }
 }

@@ -6,11 +6,13 @@
 //! - [`ops`]: top operators
 //! - [`comm`]: collective matching, clock alignment, wait vs transit, bandwidth
 //! - [`cluster`]: slow steps and their culprits, stragglers, pipeline stages
+//! - [`critical_path`]: the longest dependency chain of a step or window, across ranks
 //! - [`intervals`]: the interval-union arithmetic they share
 
 pub mod breakdown;
 pub mod cluster;
 pub mod comm;
+pub mod critical_path;
 pub mod intervals;
 pub mod ops;
 pub mod ser;
@@ -55,6 +57,8 @@ pub struct Analysis {
     pub imbalance: Vec<Imbalance>,
     /// Pipeline stages, when send/recv traffic shows them.
     pub stages: Option<Vec<Stage>>,
+    /// The critical path of the window (`None`: no such window, or no events in it).
+    pub critical_path: Option<critical_path::CriticalPath>,
     /// Wall time of the analysis, ns.
     pub analysis_ns: u64,
 }
@@ -66,6 +70,8 @@ pub struct Options {
     pub scope: Scope,
     /// Clock alignment and topology for the communication analysis.
     pub comm: CommOptions,
+    /// The critical path's window (default: `scope.step`, else the slowest step).
+    pub window: Option<critical_path::Window>,
 }
 
 /// Runs the analyses. Breakdown, step times and top operators cover `opts.scope`; slow
@@ -114,6 +120,16 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     let slow_steps = cluster::slow_steps(&step_times::step_times(&all_rows), &all_rows, &comm);
     let (stragglers, imbalance) = cluster::stragglers(&comm, &all_rows, scope.step);
     let stages = cluster::stages(&comm, &all_rows, scope.step);
+    let window = opts.window.clone().or_else(|| {
+        let slowest = step_times
+            .iter()
+            .max_by(|a, b| a.max_ns.cmp(&b.max_ns).then(b.step.cmp(&a.step)));
+        scope
+            .step
+            .or(slowest.map(|s| s.step))
+            .map(critical_path::Window::Step)
+    });
+    let critical_path = window.and_then(|w| critical_path::critical_path(job, &comm, &w));
     let (op_basis, top_ops) = ops::top_ops(job, scope);
     let events_per_kind = job
         .ranks
@@ -142,6 +158,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         stragglers,
         imbalance,
         stages,
+        critical_path,
         spans,
         breakdown,
         step_times,

@@ -1,6 +1,7 @@
 //! The `cluster` and `communication` sections of the report (issue 3), and the tables the
 //! text and markdown renderers print for them (one table model, two renderers).
 
+use super::table::{Table, bytes, gbps, join, pct};
 use crate::analysis::Analysis;
 use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler};
 use crate::analysis::comm::align::{Align, Offset};
@@ -156,22 +157,6 @@ pub fn build(a: &Analysis) -> (ClusterSection, CommSection) {
         },
     )
 }
-
-/// A titled table of display cells, rendered by text and markdown alike.
-#[derive(Debug, Default)]
-pub struct Table {
-    /// Section title.
-    pub title: String,
-    /// Column headers; a leading `<` marks a left-aligned column.
-    pub header: Vec<&'static str>,
-    /// Rows of cells.
-    pub rows: Vec<Vec<String>>,
-    /// Lines printed after the table.
-    pub notes: Vec<String>,
-}
-
-/// Rows shown per table in text and markdown.
-pub const TABLE_ROWS: usize = 10;
 
 /// The tables of the cluster and communication sections, in reading order; empty ones are
 /// left out.
@@ -478,32 +463,4 @@ pub fn tables(cl: &ClusterSection, cm: &CommSection) -> Vec<Table> {
         });
     }
     out
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
-fn gbps(x: f64) -> String {
-    format!("{x:.1} GB/s")
-}
-
-fn join(v: &[u32]) -> String {
-    v.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-}
-
-/// Bytes with a binary unit.
-pub fn bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }

@@ -71,7 +71,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(o, "| `{name}` | {} |", op.cells().join(" | "));
         }
     }
-    for t in super::cluster::tables(&r.cluster, &r.communication) {
+    for t in super::tables(r) {
         let _ = writeln!(o, "\n## {}\n", t.title);
         if !t.header.is_empty() {
             let heads: Vec<&str> = t.header.iter().map(|h| h.trim_start_matches('<')).collect();
@@ -82,7 +82,7 @@ pub fn render(r: &Report) -> String {
                 .map(|h| if h.starts_with('<') { "---" } else { "---:" })
                 .collect();
             let _ = writeln!(o, "|{}|", aligns.join("|"));
-            for row in t.rows.iter().take(super::cluster::TABLE_ROWS) {
+            for row in t.rows.iter().take(super::table::TABLE_ROWS) {
                 let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
                 let _ = writeln!(o, "| {} |", cells.join(" | "));
             }

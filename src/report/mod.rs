@@ -3,7 +3,9 @@
 //! `docs/report-schema.md`). Rendering never computes a number.
 
 pub mod cluster;
+pub mod critical;
 mod markdown;
+pub mod table;
 mod text;
 
 use crate::analysis::Analysis;
@@ -50,6 +52,8 @@ pub struct Report {
     pub cluster: cluster::ClusterSection,
     /// Collective statistics, worst instances, point-to-point matrix, slow links.
     pub communication: cluster::CommSection,
+    /// The critical path of the slowest step (or `--step`, or `--window`).
+    pub critical_path: Option<crate::analysis::critical_path::CriticalPath>,
     /// Wall time of load and analysis (the only non-deterministic part).
     pub timings: Timings,
     /// Inputs that could not be read while others loaded.
@@ -215,6 +219,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
     Report {
         cluster,
         communication,
+        critical_path: a.critical_path.clone(),
         schema: SCHEMA,
         job: job_info(loaded, a),
         steps: a
@@ -436,6 +441,20 @@ pub fn closing_lists(r: &Report) -> [(&'static str, Vec<&str>); 3] {
             r.skipped.iter().map(|s| s.reason.as_str()).collect(),
         ),
     ]
+}
+
+/// Every section table after the per-step ones, in reading order.
+pub fn tables(r: &Report) -> Vec<table::Table> {
+    let mut out = cluster::tables(&r.cluster, &r.communication);
+    if let Some(c) = &r.critical_path {
+        out.push(critical::table(c));
+    }
+    out
+}
+
+/// A name cut to `width` characters (`…` marks the cut).
+pub fn text_cut(s: &str, width: usize) -> String {
+    text::ellipsize(s, width)
 }
 
 /// The timings line (the one part of a report that varies between runs).

@@ -123,7 +123,7 @@ pub fn render(r: &Report) -> String {
         }
     }
 
-    for t in super::cluster::tables(&r.cluster, &r.communication) {
+    for t in super::tables(r) {
         table(&mut o, &t);
     }
 
@@ -141,8 +141,8 @@ pub fn render(r: &Report) -> String {
 
 /// Writes a table: columns padded to their widest cell (headers starting with `<` are
 /// left-aligned), at most `TABLE_ROWS` rows, then its notes wrapped at 100 columns.
-fn table(o: &mut String, t: &super::cluster::Table) {
-    use super::cluster::TABLE_ROWS;
+fn table(o: &mut String, t: &super::table::Table) {
+    use super::table::TABLE_ROWS;
     let _ = writeln!(o, "\n{}", t.title);
     if !t.header.is_empty() {
         let heads: Vec<&str> = t.header.iter().map(|h| h.trim_start_matches('<')).collect();

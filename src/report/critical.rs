@@ -1,0 +1,50 @@
+//! The critical-path table of the text and markdown reports.
+
+use super::table::{Table, pct};
+use crate::analysis::critical_path::CriticalPath;
+use crate::time::human;
+
+/// Critical operators listed.
+pub const CRITICAL_OPS: usize = 10;
+
+/// The critical path as a table: its length, time by category, and the operators on it.
+pub fn table(c: &CriticalPath) -> Table {
+    let total = c.total_ns.max(1) as f64;
+    let cats: Vec<String> = c
+        .by_category
+        .iter()
+        .filter(|(_, v)| **v > 0)
+        .map(|(k, v)| format!("{k} {} ({})", human(*v), pct(*v as f64 / total)))
+        .collect();
+    let ranks: Vec<u32> = {
+        let mut r: Vec<u32> = c.ops.iter().map(|o| o.rank).collect();
+        r.sort_unstable();
+        r.dedup();
+        r
+    };
+    Table {
+        title: format!(
+            "Critical path of {}: {} through rank(s) {} ({} ops on the path)",
+            c.window,
+            human(c.total_ns),
+            super::table::join(&ranks),
+            c.ops.len()
+        ),
+        header: vec!["<operator", "<category", "count", "on path", "share"],
+        rows: c
+            .top_ops
+            .iter()
+            .take(CRITICAL_OPS)
+            .map(|o| {
+                vec![
+                    super::text_cut(&o.name, 48),
+                    o.category.as_str().to_string(),
+                    o.count.to_string(),
+                    human(o.total_ns),
+                    pct(o.total_ns as f64 / total),
+                ]
+            })
+            .collect(),
+        notes: vec![format!("by category: {}", cats.join(", "))],
+    }
+}
