@@ -74,6 +74,26 @@ impl IntervalSet {
         full - (lo - self.starts[first]).max(0) - (self.ends[last - 1] - hi).max(0)
     }
 
+    /// The uncovered stretches of `[lo, hi)`, in order.
+    pub fn gaps_within(&self, lo: Ns, hi: Ns) -> Vec<(Ns, Ns)> {
+        let mut out = Vec::new();
+        let mut at = lo;
+        let first = self.ends.partition_point(|&e| e <= lo);
+        for k in first..self.starts.len() {
+            if self.starts[k] >= hi {
+                break;
+            }
+            if self.starts[k] > at {
+                out.push((at, self.starts[k]));
+            }
+            at = at.max(self.ends[k]);
+        }
+        if at < hi {
+            out.push((at, hi));
+        }
+        out
+    }
+
     /// `self ∪ other`.
     pub fn union(&self, other: &IntervalSet) -> IntervalSet {
         let mut out = Builder::default();
@@ -145,6 +165,15 @@ impl Builder {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn gaps_inside_a_window() {
+        let s = IntervalSet::from_intervals(vec![(10, 20), (30, 40)]);
+        assert_eq!(s.gaps_within(0, 50), vec![(0, 10), (20, 30), (40, 50)]);
+        assert_eq!(s.gaps_within(15, 35), vec![(20, 30)]);
+        assert_eq!(s.gaps_within(12, 18), vec![]);
+        assert_eq!(IntervalSet::default().gaps_within(1, 4), vec![(1, 4)]);
+    }
+
     use super::*;
 
     fn set(v: &[(Ns, Ns)]) -> IntervalSet {

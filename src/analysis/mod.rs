@@ -7,12 +7,14 @@
 //! - [`comm`]: collective matching, clock alignment, wait vs transit, bandwidth
 //! - [`cluster`]: slow steps and their culprits, stragglers, pipeline stages
 //! - [`critical_path`]: the longest dependency chain of a step or window, across ranks
+//! - [`host`]: launch, synchronization, data loading, GC, allocator and pageable copies
 //! - [`intervals`]: the interval-union arithmetic they share
 
 pub mod breakdown;
 pub mod cluster;
 pub mod comm;
 pub mod critical_path;
+pub mod host;
 pub mod intervals;
 pub mod ops;
 pub mod ser;
@@ -59,6 +61,8 @@ pub struct Analysis {
     pub stages: Option<Vec<Stage>>,
     /// The critical path of the window (`None`: no such window, or no events in it).
     pub critical_path: Option<critical_path::CriticalPath>,
+    /// Host-side causes over the scope.
+    pub host: host::Host,
     /// Wall time of the analysis, ns.
     pub analysis_ns: u64,
 }
@@ -83,20 +87,31 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     let scope = opts.scope;
     let flags = NameFlags::new(&job.strings);
     let spans: Vec<Vec<StepSpan>> = job.ranks.par_iter().map(steps::rank_spans).collect();
-    let per_rank: Vec<(Vec<Breakdown>, intervals::IntervalSet)> = job
+    let per_rank: Vec<(Vec<Breakdown>, intervals::IntervalSet, host::RankBusy)> = job
         .ranks
         .par_iter()
         .zip(&spans)
         .map(|(r, sp)| {
             let sets = breakdown::rank_sets(r, &flags);
-            (breakdown::rank_breakdown(&sets, r.id, sp), sets.compute)
+            let device = sets.compute.union(&sets.comm).union(&sets.memory);
+            let busy = host::RankBusy {
+                busy: device.union(&sets.host),
+                device,
+            };
+            (
+                breakdown::rank_breakdown(&sets, r.id, sp),
+                sets.compute,
+                busy,
+            )
         })
         .collect();
     let mut all_rows: Vec<Breakdown> = Vec::new();
     let mut compute = Vec::with_capacity(per_rank.len());
-    for (rows, c) in per_rank {
+    let mut busy = Vec::with_capacity(per_rank.len());
+    for (rows, c, b) in per_rank {
         all_rows.extend(rows);
         compute.push(c);
+        busy.push(b);
     }
     all_rows.sort_by_key(|b| (b.step, b.rank));
     let in_step = |s: u32| scope.step.is_none_or(|n| n == s);
@@ -130,6 +145,10 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
             .map(critical_path::Window::Step)
     });
     let critical_path = window.and_then(|w| critical_path::critical_path(job, &comm, &w));
+    let host = host::host(job, &busy, &spans, &all_rows, |rank, step| {
+        scope.has_rank(rank) && in_step(step)
+    });
+    drop(busy);
     let (op_basis, top_ops) = ops::top_ops(job, scope);
     let events_per_kind = job
         .ranks
@@ -159,6 +178,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         imbalance,
         stages,
         critical_path,
+        host,
         spans,
         breakdown,
         step_times,

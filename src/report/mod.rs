@@ -54,6 +54,8 @@ pub struct Report {
     pub communication: cluster::CommSection,
     /// The critical path of the slowest step (or `--step`, or `--window`).
     pub critical_path: Option<crate::analysis::critical_path::CriticalPath>,
+    /// Launch, synchronization, data loading, GC, allocator and pageable-copy findings.
+    pub host: crate::analysis::host::Host,
     /// Wall time of load and analysis (the only non-deterministic part).
     pub timings: Timings,
     /// Inputs that could not be read while others loaded.
@@ -220,6 +222,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         cluster,
         communication,
         critical_path: a.critical_path.clone(),
+        host: a.host.clone(),
         schema: SCHEMA,
         job: job_info(loaded, a),
         steps: a
