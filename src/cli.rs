@@ -64,16 +64,42 @@ pub struct Global {
     /// Inter-node link peak: ib-ndr, ib-hdr, roce-200, or GB/s per NIC (default: ib-ndr).
     #[arg(long, global = true, value_name = "LINK", value_parser = Link::parse)]
     pub inter_link: Option<Link>,
+    /// Roofline peaks of this device table entry (H100-SXM, A100-80GB, MI300X, ...) instead
+    /// of the one the traces name.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub device: Option<String>,
+    /// Roofline threshold U: memory- or compute-bound at ≥ U of the peak (0 < U ≤ 1).
+    #[arg(long, global = true, value_name = "U", default_value_t = 0.8, value_parser = parse_u)]
+    pub roofline_u: f64,
     /// Critical-path window: the INSTANCE-th (0-based) user annotation named NAME instead of
     /// a step (default: --step, else the slowest step).
     #[arg(long, global = true, value_name = "NAME[:INSTANCE]", value_parser = Window::parse)]
     pub window: Option<Window>,
 }
 
+fn parse_u(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(u) if u > 0.0 && u <= 1.0 => Ok(u),
+        _ => Err(format!("`{s}` is not in (0, 1]")),
+    }
+}
+
 impl Global {
-    /// The analysis options these flags select, over `scope`.
-    pub fn analysis(&self, scope: Scope) -> analysis::Options {
-        analysis::Options {
+    /// The analysis options these flags select, over `scope`; the device table is read here
+    /// (a broken user table or an unknown `--device` is a usage error).
+    pub fn analysis(&self, scope: Scope) -> Result<analysis::Options, InputError> {
+        let devices = crate::analysis::roofline::peaks::table()
+            .map_err(|e| InputError::whole("devices.toml", e))?;
+        if let Some(d) = &self.device {
+            if crate::analysis::roofline::peaks::by_name(&devices, d).is_none() {
+                let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+                return Err(InputError::whole(
+                    "--device",
+                    format!("no device `{d}` (devices: {})", names.join(", ")),
+                ));
+            }
+        }
+        Ok(analysis::Options {
             scope,
             comm: CommOptions {
                 align: self.align,
@@ -84,7 +110,12 @@ impl Global {
                 },
             },
             window: self.window.clone(),
-        }
+            roofline: crate::analysis::roofline::RooflineOptions {
+                device: self.device.clone(),
+                u: Some(self.roofline_u),
+            },
+            devices,
+        })
     }
 }
 
@@ -163,7 +194,7 @@ pub fn main() -> i32 {
         Some(Command::Report(a)) => report(
             &a.paths,
             a.format,
-            &cli.global.analysis(Scope {
+            cli.global.analysis(Scope {
                 step: a.step,
                 rank: a.rank,
             }),
@@ -174,7 +205,7 @@ pub fn main() -> i32 {
         None => report(
             &cli.paths,
             Format::Text,
-            &cli.global.analysis(Scope::default()),
+            cli.global.analysis(Scope::default()),
             opts,
         ),
     };
@@ -203,9 +234,10 @@ pub fn load(paths: &[PathBuf], opts: LoadOptions) -> Result<Loaded, InputError> 
 fn report(
     paths: &[PathBuf],
     format: Format,
-    aopts: &analysis::Options,
+    aopts: Result<analysis::Options, InputError>,
     opts: LoadOptions,
 ) -> Result<(), InputError> {
+    let aopts = &aopts?;
     let loaded = load(paths, opts)?;
     check_scope(&loaded, aopts.scope)?;
     let analysis = analysis::analyze(&loaded.job, aopts);

@@ -8,6 +8,7 @@
 //! - [`cluster`]: slow steps and their culprits, stragglers, pipeline stages
 //! - [`critical_path`]: the longest dependency chain of a step or window, across ranks
 //! - [`host`]: launch, synchronization, data loading, GC, allocator and pageable copies
+//! - [`roofline`]: compute-bound / memory-bound / under-utilized kernels
 //! - [`intervals`]: the interval-union arithmetic they share
 
 pub mod breakdown;
@@ -17,6 +18,7 @@ pub mod critical_path;
 pub mod host;
 pub mod intervals;
 pub mod ops;
+pub mod roofline;
 pub mod ser;
 pub mod step_times;
 pub mod steps;
@@ -63,6 +65,8 @@ pub struct Analysis {
     pub critical_path: Option<critical_path::CriticalPath>,
     /// Host-side causes over the scope.
     pub host: host::Host,
+    /// Roofline classes over the scope.
+    pub roofline: roofline::Roofline,
     /// Wall time of the analysis, ns.
     pub analysis_ns: u64,
 }
@@ -76,6 +80,10 @@ pub struct Options {
     pub comm: CommOptions,
     /// The critical path's window (default: `scope.step`, else the slowest step).
     pub window: Option<critical_path::Window>,
+    /// Roofline device and threshold.
+    pub roofline: roofline::RooflineOptions,
+    /// The device peak table (embedded + config dir).
+    pub devices: Vec<roofline::peaks::Device>,
 }
 
 /// Runs the analyses. Breakdown, step times and top operators cover `opts.scope`; slow
@@ -149,6 +157,16 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         scope.has_rank(rank) && in_step(step)
     });
     drop(busy);
+    let table;
+    let devices = if opts.devices.is_empty() {
+        table = roofline::peaks::parse(roofline::peaks::EMBEDDED).expect("embedded table");
+        &table
+    } else {
+        &opts.devices
+    };
+    let roofline = roofline::roofline(job, devices, &opts.roofline, |rank, step| {
+        scope.has_rank(rank) && in_step(step)
+    });
     let (op_basis, top_ops) = ops::top_ops(job, scope);
     let events_per_kind = job
         .ranks
@@ -179,6 +197,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         stages,
         critical_path,
         host,
+        roofline,
         spans,
         breakdown,
         step_times,

@@ -61,6 +61,22 @@ pub struct Rank {
     /// Collective metadata of events that carry it (NCCL kernels, `record_param_comms`), in
     /// event order.
     pub collectives: Vec<Collective>,
+    /// Shapes and FLOPs of operators that launch compute (GEMMs, convolutions, attention,
+    /// norms, elementwise), in event order: what the roofline estimates from.
+    pub shapes: Vec<OpShape>,
+}
+
+/// An operator's `Input Dims`, `Input type` and `flops` args.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpShape {
+    /// The `cpu_op` event.
+    pub event: u32,
+    /// `Input Dims` as written (`[[8, 16], [16, 32]]`).
+    pub dims: Option<Box<str>>,
+    /// `Input type` as written (`["float", "float"]`).
+    pub types: Option<Box<str>>,
+    /// `flops` (recorded `with_flops=True`).
+    pub flops: Option<u64>,
 }
 
 /// Collective metadata from one event's args (reference/kineto.md §9).

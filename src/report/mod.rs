@@ -56,6 +56,8 @@ pub struct Report {
     pub critical_path: Option<crate::analysis::critical_path::CriticalPath>,
     /// Launch, synchronization, data loading, GC, allocator and pageable-copy findings.
     pub host: crate::analysis::host::Host,
+    /// Roofline classes and operators.
+    pub roofline: crate::analysis::roofline::Roofline,
     /// Wall time of load and analysis (the only non-deterministic part).
     pub timings: Timings,
     /// Inputs that could not be read while others loaded.
@@ -223,6 +225,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         communication,
         critical_path: a.critical_path.clone(),
         host: a.host.clone(),
+        roofline: a.roofline.clone(),
         schema: SCHEMA,
         job: job_info(loaded, a),
         steps: a

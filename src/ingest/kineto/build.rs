@@ -10,7 +10,8 @@ use super::raw::Id;
 use super::steps::{assign_steps, find_steps};
 use crate::error::InputError;
 use crate::model::{
-    Collective, Dropped, Events, Interner, Lane, NONE, ProcessGroup, Rank, RawSpan, SourceInfo, Sym,
+    Collective, Dropped, Events, Interner, Lane, NONE, OpShape, ProcessGroup, Rank, RawSpan,
+    SourceInfo, Sym,
 };
 use crate::time::Ns;
 use rayon::prelude::*;
@@ -180,8 +181,10 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
         dropped,
         unknown_categories: Vec::new(),
         collectives: Vec::new(),
+        shapes: Vec::new(),
     };
     rank.collectives = collectives(&chunks, &final_index, &mut strings);
+    rank.shapes = shapes(&chunks, &final_index);
     let mut unknown: Vec<(Vec<u8>, u64)> = unknown.into_iter().collect();
     unknown.sort();
     rank.unknown_categories = unknown
@@ -301,7 +304,7 @@ fn sort_by_lane(
     let mut final_index: Vec<Vec<u32>> = chunks
         .iter()
         .map(|c| {
-            if c.coll.is_empty() {
+            if c.coll.is_empty() && c.shapes.is_empty() {
                 Vec::new()
             } else {
                 vec![NONE; c.cols.start.len()]
@@ -367,6 +370,26 @@ fn collectives(
         }
     }
     out.sort_by_key(|c| c.event);
+    out
+}
+
+/// Operator shapes of the chunks, at final event indices.
+fn shapes(chunks: &[Chunk<'_>], final_index: &[Vec<u32>]) -> Vec<OpShape> {
+    let text =
+        |b: Option<&[u8]>| b.map(|b| String::from_utf8_lossy(b).into_owned().into_boxed_str());
+    let mut out: Vec<OpShape> = chunks
+        .iter()
+        .enumerate()
+        .flat_map(|(k, c)| {
+            c.shapes.iter().map(move |(local, m)| OpShape {
+                event: final_index[k][*local as usize],
+                dims: text(m.input_dims),
+                types: text(m.input_type),
+                flops: m.flops,
+            })
+        })
+        .collect();
+    out.sort_by_key(|s| s.event);
     out
 }
 

@@ -146,6 +146,8 @@ pub struct Chunk<'a> {
     pub unknown_cats: FxHashMap<Vec<u8>, u64>,
     /// Collective metadata of stored events: (index in this chunk's columns, args).
     pub coll: Vec<(u32, CollArgs<'a>)>,
+    /// Shapes and FLOPs of the operators the roofline reads: (index, args).
+    pub shapes: Vec<(u32, CollArgs<'a>)>,
     /// Keep `python_function` frames (kind other) rather than only counting them.
     pub python_stacks: bool,
     /// Events whose negative duration was clamped to 0: count and the first offset.
@@ -287,6 +289,12 @@ impl<'a> Chunk<'a> {
             .name
             .as_ref()
             .is_some_and(|n| super::fast::is_collective_op(&n.0));
+        let shape_op = !collective_op
+            && cat == Cat::CpuOp
+            && ev
+                .name
+                .as_ref()
+                .is_some_and(|n| super::fast::wants_shapes(&n.0));
         let name = self.name_id(ev.name.map(|n| n.0).unwrap_or(Cow::Borrowed(b"")));
         let pid = ev.pid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
         let tid = ev.tid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
@@ -331,10 +339,13 @@ impl<'a> Chunk<'a> {
         c.corr.push(args.correlation.unwrap_or(NO_ID));
         c.ext.push(args.external_id.unwrap_or(NO_ID));
         // Sizes alone (`Input Dims`) describe a collective only on collective ops.
-        if let Some(meta) = args.coll.take()
-            && (collective_op || meta.has_metadata())
-        {
-            self.coll.push((c.start.len() as u32 - 1, *meta));
+        if let Some(meta) = args.coll.take() {
+            let at = c.start.len() as u32 - 1;
+            if collective_op || meta.has_metadata() {
+                self.coll.push((at, *meta));
+            } else if shape_op && (meta.input_dims.is_some() || meta.flops.is_some()) {
+                self.shapes.push((at, *meta));
+            }
         }
         c.raw.push(RawSpan {
             offset,

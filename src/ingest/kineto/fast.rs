@@ -410,6 +410,56 @@ pub fn is_collective_op(name: &[u8]) -> bool {
     name == b"record_param_comms" || name.starts_with(b"gloo:") || name.starts_with(b"c10d::")
 }
 
+/// Operators whose shapes (`Input Dims`, `Input type`) and `flops` give the FLOPs and bytes
+/// of the kernels they launch (roofline), sorted for binary search.
+const SHAPE_OPS: [&[u8]; 40] = [
+    b"aten::_convolution",
+    b"aten::_efficient_attention_forward",
+    b"aten::_flash_attention_forward",
+    b"aten::_fused_rms_norm",
+    b"aten::_scaled_dot_product_cudnn_attention",
+    b"aten::_scaled_dot_product_efficient_attention",
+    b"aten::_scaled_dot_product_flash_attention",
+    b"aten::_softmax",
+    b"aten::add",
+    b"aten::add_",
+    b"aten::addmm",
+    b"aten::baddbmm",
+    b"aten::bmm",
+    b"aten::conv1d",
+    b"aten::conv2d",
+    b"aten::conv3d",
+    b"aten::convolution",
+    b"aten::cudnn_convolution",
+    b"aten::div",
+    b"aten::div_",
+    b"aten::gelu",
+    b"aten::layer_norm",
+    b"aten::linear",
+    b"aten::matmul",
+    b"aten::mean",
+    b"aten::mm",
+    b"aten::mul",
+    b"aten::mul_",
+    b"aten::native_layer_norm",
+    b"aten::relu",
+    b"aten::relu_",
+    b"aten::rms_norm",
+    b"aten::scaled_dot_product_attention",
+    b"aten::sigmoid",
+    b"aten::silu",
+    b"aten::silu_",
+    b"aten::softmax",
+    b"aten::sub",
+    b"aten::sum",
+    b"aten::tanh",
+];
+
+/// True for an operator whose shapes the roofline reads ([`SHAPE_OPS`]).
+pub fn wants_shapes(name: &[u8]) -> bool {
+    SHAPE_OPS.binary_search(&name).is_ok()
+}
+
 /// The event keys the model reads, as codes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum EventKey {
@@ -568,7 +618,10 @@ pub fn event(b: &[u8], start: usize, python_stacks: bool) -> Option<(RawEvent<'_
                     .cat
                     .as_ref()
                     .is_some_and(|c| matches!(&*c.0, b"cpu_op" | b"user_annotation"))
-                    && ev.name.as_ref().is_some_and(|n| !is_collective_op(&n.0));
+                    && ev
+                        .name
+                        .as_ref()
+                        .is_some_and(|n| !is_collective_op(&n.0) && !wants_shapes(&n.0));
                 let (a, e) = args(b, i, host)?;
                 ev.args = if null { None } else { Some(a) };
                 e

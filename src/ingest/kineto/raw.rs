@@ -183,6 +183,8 @@ pub struct CollArgs<'a> {
     pub input_dims: Option<&'a [u8]>,
     /// `Input type` as written (`["float"]`).
     pub input_type: Option<&'a [u8]>,
+    /// `flops` (profiles recorded `with_flops=True`).
+    pub flops: Option<u64>,
 }
 
 impl CollArgs<'_> {
@@ -216,6 +218,7 @@ pub enum CollKey {
     DstRank,
     InputDims,
     InputType,
+    Flops,
 }
 
 impl CollKey {
@@ -234,6 +237,7 @@ impl CollKey {
             b"Dst Rank" => CollKey::DstRank,
             b"Input Dims" => CollKey::InputDims,
             b"Input type" => CollKey::InputType,
+            b"flops" => CollKey::Flops,
             _ => return None,
         })
     }
@@ -278,6 +282,7 @@ impl<'a> Args<'a> {
             CollKey::Seq => c.seq = int(&v),
             CollKey::SrcRank => c.src_rank = int(&v),
             CollKey::DstRank => c.dst_rank = int(&v),
+            CollKey::Flops => c.flops = int(&v),
             CollKey::InputDims | CollKey::InputType => {
                 let raw = match v {
                     Loose::Other(t) => Some(t),

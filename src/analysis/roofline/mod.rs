@@ -1,0 +1,322 @@
+//! Roofline classification (DESIGN §4, Hermes Appendix B). For each compute kernel whose
+//! launching operator has shapes (or `flops`): FLOPs and bytes from [`shapes`], shared among
+//! the operator's kernels by duration; achieved P = FLOPs / duration, B = bytes / duration;
+//! with the device's peaks ([`peaks`]) and threshold U (`--roofline-u`, default 0.8):
+//! **memory-bound** if AI ≤ ridge and B ≥ U·B_peak; **compute-bound** if AI > ridge and
+//! P ≥ U·P_peak; else **under-utilized**. Bytes-only operators (norms, elementwise) have
+//! AI ≈ 0: memory-bound or under-utilized by bandwidth alone. Kernels without shapes, or on
+//! an unknown device, are **unknown** (counted, with their time).
+
+pub mod peaks;
+pub mod shapes;
+
+use crate::model::{Job, Kind, LaneSide, NONE};
+use crate::time::Ns;
+use peaks::Device;
+use shapes::Family;
+use std::collections::BTreeMap;
+
+/// Default utilization threshold U.
+pub const DEFAULT_U: f64 = 0.8;
+/// Operators listed per class.
+pub const TOP_PER_CLASS: usize = 10;
+
+/// A roofline class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// AI above the ridge, FLOP/s near the peak.
+    ComputeBound,
+    /// AI at or below the ridge, bandwidth near the peak.
+    MemoryBound,
+    /// Neither near its roof.
+    UnderUtilized,
+    /// No FLOP/byte information or no device peaks.
+    Unknown,
+}
+
+impl Class {
+    /// Every class, in report order.
+    pub const ALL: [Class; 4] = [
+        Class::ComputeBound,
+        Class::MemoryBound,
+        Class::UnderUtilized,
+        Class::Unknown,
+    ];
+
+    /// Stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::ComputeBound => "compute_bound",
+            Class::MemoryBound => "memory_bound",
+            Class::UnderUtilized => "under_utilized",
+            Class::Unknown => "unknown",
+        }
+    }
+}
+
+/// Time in one class.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ClassShare {
+    /// Kernels.
+    pub kernels: u64,
+    /// Σ kernel time.
+    pub time_ns: Ns,
+    /// time / Σ compute-kernel time.
+    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
+    pub share: f64,
+}
+
+/// One operator type (the launching op's name and element type) on the roofline.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OpRoof {
+    /// Operator (`aten::mm`).
+    pub op: String,
+    /// Family.
+    pub family: Family,
+    /// Element type of its first input.
+    pub dtype: Option<String>,
+    /// Class of the aggregate.
+    pub class: Class,
+    /// Kernels.
+    pub kernels: u64,
+    /// Σ kernel time.
+    pub time_ns: Ns,
+    /// Σ FLOPs (`None`: bytes-only).
+    pub flops: Option<f64>,
+    /// Σ bytes.
+    pub bytes: f64,
+    /// FLOPs / bytes.
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub ai: Option<f64>,
+    /// Achieved TFLOP/s.
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub tflops: Option<f64>,
+    /// Achieved GB/s.
+    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
+    pub gbps: f64,
+    /// tflops / peak.
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub flops_of_peak: Option<f64>,
+    /// gbps / peak.
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub bw_of_peak: Option<f64>,
+    /// GEMM kernels whose M, N or K is not a multiple of 8 (tensor cores want 8/16).
+    pub unaligned_gemms: u64,
+}
+
+/// The roofline of the job.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Roofline {
+    /// The device name the traces report.
+    pub device_name: Option<String>,
+    /// The peaks used (`None`: unknown device; pass `--device`).
+    pub device: Option<Device>,
+    /// Threshold U.
+    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
+    pub u: f64,
+    /// Per class (all present).
+    pub classes: BTreeMap<&'static str, ClassShare>,
+    /// Operator types by time.
+    pub ops: Vec<OpRoof>,
+    /// Why classes are unknown, when the device is.
+    pub note: Option<String>,
+}
+
+/// Roofline options: `--device`, `--roofline-u`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RooflineOptions {
+    /// A device table name overriding the traces' device.
+    pub device: Option<String>,
+    /// Threshold U (default 0.8).
+    pub u: Option<f64>,
+}
+
+/// Classifies one kernel or aggregate.
+pub fn classify(
+    dev: &Device,
+    dtype: Option<&str>,
+    flops: Option<f64>,
+    bytes: f64,
+    dur_ns: Ns,
+    u: f64,
+) -> Class {
+    if dur_ns <= 0 || bytes <= 0.0 {
+        return Class::Unknown;
+    }
+    let secs = dur_ns as f64 * 1e-9;
+    let bw = bytes / secs / 1e9; // GB/s
+    let b_peak = dev.hbm_gbps;
+    match flops {
+        None => {
+            if bw >= u * b_peak {
+                Class::MemoryBound
+            } else {
+                Class::UnderUtilized
+            }
+        }
+        Some(f) => {
+            let ai = f / bytes;
+            let p = f / secs / 1e12; // TFLOP/s
+            if ai <= dev.ridge(dtype) {
+                if bw >= u * b_peak {
+                    Class::MemoryBound
+                } else {
+                    Class::UnderUtilized
+                }
+            } else if p >= u * dev.peak_tflops(dtype) {
+                Class::ComputeBound
+            } else {
+                Class::UnderUtilized
+            }
+        }
+    }
+}
+
+/// The roofline over the ranks and steps in scope.
+pub fn roofline(
+    job: &Job,
+    table: &[Device],
+    opts: &RooflineOptions,
+    in_scope: impl Fn(u32, u32) -> bool,
+) -> Roofline {
+    let u = opts.u.unwrap_or(DEFAULT_U);
+    let device_name = job
+        .ranks
+        .iter()
+        .flat_map(|r| r.devices.first())
+        .map(|d| job.strings.resolve(*d).to_string())
+        .next();
+    let (device, note) = match (&opts.device, &device_name) {
+        (Some(n), _) => match peaks::by_name(table, n) {
+            Some(d) => (Some(d.clone()), None),
+            None => (None, Some(format!("no device `{n}` in the table"))),
+        },
+        (None, Some(n)) => match peaks::by_trace_name(table, n) {
+            Some(d) => (Some(d.clone()), None),
+            None => (
+                None,
+                Some(format!("no peaks for `{n}`: pass --device NAME")),
+            ),
+        },
+        (None, None) => (
+            None,
+            Some("the traces name no device: pass --device NAME".to_string()),
+        ),
+    };
+    let mut classes: BTreeMap<&'static str, ClassShare> = Class::ALL
+        .iter()
+        .map(|c| (c.as_str(), ClassShare::default()))
+        .collect();
+    // (op name, dtype) → (family, kernels, time, flops, bytes, unaligned, has_flops)
+    type Acc = (Family, u64, Ns, f64, f64, u64, bool);
+    let mut per_op: BTreeMap<(String, Option<String>), Acc> = BTreeMap::new();
+    let mut total: Ns = 0;
+    for rank in &job.ranks {
+        let ev = &rank.events;
+        // Σ kernel time per launching op, to share its work among its kernels.
+        let mut op_time: BTreeMap<u32, Ns> = BTreeMap::new();
+        let kernels: Vec<usize> = (0..ev.len())
+            .filter(|&i| {
+                ev.kind[i] == Kind::Compute
+                    && rank.lanes[ev.lane[i] as usize].side == LaneSide::Device
+                    && ev.step[i] != NONE
+                    && in_scope(rank.id, rank.steps[ev.step[i] as usize].number)
+            })
+            .collect();
+        for &i in &kernels {
+            if ev.op[i] != NONE {
+                *op_time.entry(ev.op[i]).or_default() += ev.dur[i];
+            }
+        }
+        for &i in &kernels {
+            total += ev.dur[i];
+            let op = ev.op[i];
+            let shape = (op != NONE)
+                .then(|| rank.shapes.binary_search_by_key(&op, |s| s.event).ok())
+                .flatten()
+                .map(|k| &rank.shapes[k]);
+            let est = shape.and_then(|s| {
+                let name = job.strings.resolve(ev.name[op as usize]);
+                let dims = shapes::parse_dims(s.dims.as_deref()?)?;
+                let dtype = s.types.as_deref().and_then(shapes::first_type);
+                let w = shapes::work(name, &dims, dtype.as_deref(), s.flops)?;
+                Some((name, dtype, w))
+            });
+            let class = match (&device, &est) {
+                (Some(dev), Some((_, dtype, w))) => {
+                    let share = ev.dur[i] as f64 / op_time[&op].max(1) as f64;
+                    let (f, b) = (w.flops.map(|f| f * share), w.bytes * share);
+                    let (name, dtype) = (est.as_ref().unwrap().0, dtype.clone());
+                    let fam = shapes::family(name).expect("estimated ops have a family");
+                    let unaligned = w
+                        .gemm
+                        .is_some_and(|(m, n, k)| m % 8 != 0 || n % 8 != 0 || k % 8 != 0);
+                    let a = per_op
+                        .entry((name.to_string(), dtype.clone()))
+                        .or_insert((fam, 0, 0, 0.0, 0.0, 0, false));
+                    a.1 += 1;
+                    a.2 += ev.dur[i];
+                    a.3 += f.unwrap_or(0.0);
+                    a.4 += b;
+                    a.5 += u64::from(unaligned);
+                    a.6 |= f.is_some();
+                    classify(dev, dtype.as_deref(), f, b, ev.dur[i], u)
+                }
+                _ => Class::Unknown,
+            };
+            let c = classes.get_mut(class.as_str()).expect("all classes");
+            c.kernels += 1;
+            c.time_ns += ev.dur[i];
+        }
+    }
+    for c in classes.values_mut() {
+        c.share = if total > 0 {
+            c.time_ns as f64 / total as f64
+        } else {
+            0.0
+        };
+    }
+    let mut ops: Vec<OpRoof> = per_op
+        .into_iter()
+        .map(
+            |((op, dtype), (family, kernels, time, flops, bytes, unaligned, has_flops))| {
+                let dev = device
+                    .as_ref()
+                    .expect("ops are only estimated with a device");
+                let secs = time.max(1) as f64 * 1e-9;
+                let flops = has_flops.then_some(flops);
+                let tflops = flops.map(|f| f / secs / 1e12);
+                let gbps = bytes / secs / 1e9;
+                OpRoof {
+                    class: classify(dev, dtype.as_deref(), flops, bytes, time, u),
+                    flops_of_peak: tflops.map(|t| t / dev.peak_tflops(dtype.as_deref())),
+                    bw_of_peak: Some(gbps / dev.hbm_gbps),
+                    ai: flops.map(|f| f / bytes),
+                    op,
+                    family,
+                    dtype,
+                    kernels,
+                    time_ns: time,
+                    flops,
+                    bytes,
+                    tflops,
+                    gbps,
+                    unaligned_gemms: unaligned,
+                }
+            },
+        )
+        .collect();
+    ops.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.op.cmp(&b.op)));
+    let unknown_note = (device.is_some() && classes["unknown"].time_ns > 0).then(|| {
+        "kernels without shapes (record_shapes=True) or of operators without a FLOP rule are unknown".to_string()
+    });
+    Roofline {
+        device_name,
+        device,
+        u,
+        classes,
+        ops,
+        note: note.or(unknown_note),
+    }
+}

@@ -1,0 +1,125 @@
+//! The device peak table: embedded TOML (`devices.toml`), extended by
+//! `<config dir>/stepscope/devices.toml`, picked by `--device` or the trace's device name.
+
+use serde::{Deserialize, Serialize};
+
+/// The embedded table.
+pub const EMBEDDED: &str = include_str!("devices.toml");
+
+/// One device's dense peaks.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct Device {
+    /// Table name (`H100-SXM`), what `--device` takes.
+    pub name: String,
+    /// Substrings of `deviceProperties` names that select it.
+    #[serde(rename = "match", default)]
+    #[serde(skip_serializing)]
+    pub matches: Vec<String>,
+    /// bf16/fp16 tensor TFLOP/s.
+    pub bf16_tflops: f64,
+    /// tf32 tensor TFLOP/s.
+    #[serde(default)]
+    pub tf32_tflops: Option<f64>,
+    /// fp32 TFLOP/s.
+    #[serde(default)]
+    pub fp32_tflops: Option<f64>,
+    /// HBM GB/s.
+    pub hbm_gbps: f64,
+    /// Where the figures come from.
+    #[serde(default)]
+    pub source: String,
+}
+
+impl Device {
+    /// Peak FLOP/s (as TFLOP/s) for an element type (`float` → fp32, else bf16/fp16).
+    pub fn peak_tflops(&self, dtype: Option<&str>) -> f64 {
+        let d = dtype.unwrap_or("").to_ascii_lowercase();
+        let fp32 = matches!(d.as_str(), "float" | "float32" | "c10::float");
+        if fp32 {
+            self.fp32_tflops.unwrap_or(self.bf16_tflops)
+        } else {
+            self.bf16_tflops
+        }
+    }
+
+    /// Ridge point for an element type, FLOP per byte.
+    pub fn ridge(&self, dtype: Option<&str>) -> f64 {
+        self.peak_tflops(dtype) * 1e3 / self.hbm_gbps
+    }
+}
+
+#[derive(Deserialize)]
+struct Table {
+    #[serde(default)]
+    device: Vec<Device>,
+}
+
+/// The table: user entries (config dir) first, then the embedded ones.
+pub fn table() -> Result<Vec<Device>, String> {
+    let mut out = Vec::new();
+    if let Some(p) = directories::ProjectDirs::from("", "", "stepscope")
+        .map(|d| d.config_dir().join("devices.toml"))
+        .filter(|p| p.is_file())
+    {
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        out.extend(parse(&text).map_err(|e| format!("{}: {e}", p.display()))?);
+    }
+    out.extend(parse(EMBEDDED).expect("the embedded device table parses"));
+    Ok(out)
+}
+
+/// Parses a device table.
+pub fn parse(text: &str) -> Result<Vec<Device>, String> {
+    let t: Table = toml::from_str(text).map_err(|e| e.to_string().replace('\n', " "))?;
+    for d in &t.device {
+        if !(d.bf16_tflops > 0.0 && d.hbm_gbps > 0.0) {
+            return Err(format!("device {}: peaks must be positive", d.name));
+        }
+    }
+    Ok(t.device)
+}
+
+/// The entry for a device name from a trace (first whose `match` occurs in it).
+pub fn by_trace_name<'t>(table: &'t [Device], name: &str) -> Option<&'t Device> {
+    let n = name.to_ascii_lowercase();
+    table.iter().find(|d| {
+        d.matches
+            .iter()
+            .any(|m| n.contains(&m.to_ascii_lowercase()))
+    })
+}
+
+/// The entry named `name` (`--device`), case-insensitive.
+pub fn by_name<'t>(table: &'t [Device], name: &str) -> Option<&'t Device> {
+    table.iter().find(|d| d.name.eq_ignore_ascii_case(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_table_picks_devices_from_trace_names() {
+        let t = parse(EMBEDDED).unwrap();
+        let pick = |n: &str| by_trace_name(&t, n).map(|d| d.name.as_str());
+        assert_eq!(pick("NVIDIA H100 80GB HBM3"), Some("H100-SXM"));
+        assert_eq!(pick("NVIDIA H100 PCIe"), Some("H100-PCIe"));
+        assert_eq!(pick("NVIDIA H100 NVL"), Some("H100-NVL"));
+        assert_eq!(pick("NVIDIA A100-SXM4-80GB"), Some("A100-80GB"));
+        assert_eq!(pick("NVIDIA A100-PG509-200"), Some("A100-40GB"));
+        assert_eq!(pick("AMD Instinct MI300X"), Some("MI300X"));
+        assert_eq!(pick("Ascend910B3"), Some("Ascend910B3"));
+        assert_eq!(pick("Tesla T4"), None);
+        let h100 = by_name(&t, "h100-sxm").unwrap();
+        assert_eq!(h100.peak_tflops(Some("c10::BFloat16")), 989.4);
+        assert_eq!(h100.peak_tflops(Some("float")), 66.9);
+        assert!((h100.ridge(None) - 295.343).abs() < 0.01);
+    }
+
+    #[test]
+    fn bad_tables_are_errors() {
+        assert!(parse("[[device]]\nname = 'x'\nbf16_tflops = 0\nhbm_gbps = 1").is_err());
+        assert!(parse("[[device]]\nname = 'x'").is_err());
+        assert!(parse("not toml [").is_err());
+    }
+}
