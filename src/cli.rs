@@ -1,6 +1,7 @@
 //! Command line (DESIGN §2): parse, dispatch, and map failures to exit codes
 //! (0 ok, 2 bad input or usage).
 
+use crate::analysis::advisor::Severity;
 use crate::analysis::comm::CommOptions;
 use crate::analysis::comm::align::Align;
 use crate::analysis::comm::links::{Link, TopologyOptions};
@@ -16,6 +17,8 @@ use std::path::PathBuf;
 
 /// Exit code for bad input or usage.
 pub const EXIT_BAD_INPUT: i32 = 2;
+/// Exit code when `--fail-on` trips.
+pub const EXIT_FINDINGS: i32 = 1;
 
 /// Why is this distributed training step slow? Reads per-rank PyTorch profiler (Kineto)
 /// traces, splits every step of every rank into compute / overlap / comm / memory /
@@ -23,7 +26,7 @@ pub const EXIT_BAD_INPUT: i32 = 2;
 #[derive(Debug, Parser)]
 #[command(name = "stepscope", version)]
 #[command(
-    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n\nExit codes: 0 ok, 2 bad input or usage."
+    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n\nExit codes: 0 ok, 1 --fail-on tripped, 2 bad input or usage."
 )]
 pub struct Cli {
     /// Trace files (.json, .json.gz), directories searched recursively, or - for stdin.
@@ -115,6 +118,8 @@ impl Global {
                 u: Some(self.roofline_u),
             },
             devices,
+            thresholds: crate::analysis::advisor::Thresholds::load()
+                .map_err(|e| InputError::whole("config.toml", e))?,
         })
     }
 }
@@ -143,6 +148,9 @@ pub struct ReportArgs {
     /// Only this rank.
     #[arg(long, value_name = "R")]
     pub rank: Option<u32>,
+    /// Exit 1 when a finding of this severity or worse exists (a CI gate).
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<Severity>,
 }
 
 /// `stepscope demo`.
@@ -199,18 +207,20 @@ pub fn main() -> i32 {
                 rank: a.rank,
             }),
             opts,
+            a.fail_on,
         ),
-        Some(Command::Demo(a)) => demo(&a),
+        Some(Command::Demo(a)) => demo(&a).map(|()| 0),
         // Until the TUI lands, the default command prints the text report.
         None => report(
             &cli.paths,
             Format::Text,
             cli.global.analysis(Scope::default()),
             opts,
+            None,
         ),
     };
     match result {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
             EXIT_BAD_INPUT
@@ -236,7 +246,8 @@ fn report(
     format: Format,
     aopts: Result<analysis::Options, InputError>,
     opts: LoadOptions,
-) -> Result<(), InputError> {
+    fail_on: Option<Severity>,
+) -> Result<i32, InputError> {
     let aopts = &aopts?;
     let loaded = load(paths, opts)?;
     check_scope(&loaded, aopts.scope)?;
@@ -247,9 +258,10 @@ fn report(
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
     // The process exits next: freeing millions of events one allocation at a time would only
     // delay the exit (the OS reclaims it all at once).
+    let tripped = fail_on.is_some_and(|s| analysis.findings.iter().any(|f| f.severity >= s));
     std::mem::forget(analysis);
     std::mem::forget(loaded);
-    Ok(())
+    Ok(if tripped { EXIT_FINDINGS } else { 0 })
 }
 
 /// `--step`/`--rank` must name something that exists: an empty report would read as "fine".

@@ -49,7 +49,7 @@ fn part(b: &Breakdown, k: usize) -> Ns {
 }
 
 /// A step flagged slow.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SlowStep {
     /// Step number.
     pub step: u32,
@@ -210,7 +210,7 @@ pub struct PartExcess {
 }
 
 /// A rank the others in a domain waited for.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Straggler {
     /// Group name.
     pub group: String,
@@ -241,7 +241,7 @@ pub struct Straggler {
 }
 
 /// Spread of one part over a domain's members.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Imbalance {
     /// Group name.
     pub group: String,
@@ -439,7 +439,7 @@ pub fn stragglers(
 }
 
 /// One pipeline stage.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Stage {
     /// Stage index (0 = first to send forward).
     pub stage: u32,

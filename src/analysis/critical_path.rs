@@ -142,7 +142,7 @@ pub struct CriticalOp {
 }
 
 /// The critical path of one window.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct CriticalPath {
     /// What was analysed: `step N` or `NAME:INSTANCE`.
     pub window: String,

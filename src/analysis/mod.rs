@@ -9,8 +9,10 @@
 //! - [`critical_path`]: the longest dependency chain of a step or window, across ranks
 //! - [`host`]: launch, synchronization, data loading, GC, allocator and pageable copies
 //! - [`roofline`]: compute-bound / memory-bound / under-utilized kernels
+//! - [`advisor`]: rules that turn the results into findings with evidence and impact
 //! - [`intervals`]: the interval-union arithmetic they share
 
+pub mod advisor;
 pub mod breakdown;
 pub mod cluster;
 pub mod comm;
@@ -67,6 +69,8 @@ pub struct Analysis {
     pub host: host::Host,
     /// Roofline classes over the scope.
     pub roofline: roofline::Roofline,
+    /// Findings, largest impact first.
+    pub findings: Vec<advisor::Finding>,
     /// Wall time of the analysis, ns.
     pub analysis_ns: u64,
 }
@@ -84,6 +88,8 @@ pub struct Options {
     pub roofline: roofline::RooflineOptions,
     /// The device peak table (embedded + config dir).
     pub devices: Vec<roofline::peaks::Device>,
+    /// The advisor's thresholds.
+    pub thresholds: advisor::Thresholds,
 }
 
 /// Runs the analyses. Breakdown, step times and top operators cover `opts.scope`; slow
@@ -188,13 +194,14 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
             }
         }
     }
-    Analysis {
+    let mut a = Analysis {
         collectives: per_name.into_iter().collect(),
         comm,
         slow_steps,
         stragglers,
         imbalance,
         stages,
+        findings: Vec::new(),
         critical_path,
         host,
         roofline,
@@ -204,6 +211,32 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         op_basis,
         top_ops,
         events_per_kind,
-        analysis_ns: began.elapsed().as_nanos() as u64,
+        analysis_ns: 0,
+    };
+    a.findings = advisor::advise(&a.facts(), &opts.thresholds);
+    a.analysis_ns = began.elapsed().as_nanos() as u64;
+    a
+}
+
+impl Analysis {
+    /// The results the advisor's rules read.
+    pub fn facts(&self) -> advisor::Facts<'_> {
+        let mut ranks: Vec<u32> = self.breakdown.iter().map(|b| b.rank).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        advisor::Facts {
+            ranks: ranks.len() as u32,
+            steps: &self.step_times,
+            rows: &self.breakdown,
+            comm: &self.comm.types,
+            slow_links: &self.comm.slow_links,
+            slow_steps: &self.slow_steps,
+            stragglers: &self.stragglers,
+            imbalance: &self.imbalance,
+            stages: self.stages.as_deref(),
+            host: Some(&self.host),
+            roofline: Some(&self.roofline),
+            critical: self.critical_path.as_ref(),
+        }
     }
 }

@@ -12,7 +12,7 @@ use crate::time::Ns;
 use std::collections::BTreeMap;
 
 /// One step across ranks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StepTime {
     /// Step number.
     pub step: u32,

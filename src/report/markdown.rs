@@ -30,6 +30,8 @@ pub fn render(r: &Report) -> String {
     let kinds = nonzero_counts(&j.events);
     let _ = writeln!(o, "- **events**: {}", kinds.join(", "));
 
+    table(&mut o, &super::advice::findings(&r.findings));
+
     let _ = writeln!(o, "\n## Steps\n");
     let _ = writeln!(
         o,
@@ -72,27 +74,7 @@ pub fn render(r: &Report) -> String {
         }
     }
     for t in super::tables(r) {
-        let _ = writeln!(o, "\n## {}\n", t.title);
-        if !t.header.is_empty() {
-            let heads: Vec<&str> = t.header.iter().map(|h| h.trim_start_matches('<')).collect();
-            let _ = writeln!(o, "| {} |", heads.join(" | "));
-            let aligns: Vec<&str> = t
-                .header
-                .iter()
-                .map(|h| if h.starts_with('<') { "---" } else { "---:" })
-                .collect();
-            let _ = writeln!(o, "|{}|", aligns.join("|"));
-            for row in t.rows.iter().take(super::table::TABLE_ROWS) {
-                let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
-                let _ = writeln!(o, "| {} |", cells.join(" | "));
-            }
-            if !t.notes.is_empty() {
-                let _ = writeln!(o);
-            }
-        }
-        for n in &t.notes {
-            let _ = writeln!(o, "- {n}");
-        }
+        table(&mut o, &t);
     }
     for (title, lines) in closing_lists(r) {
         if !lines.is_empty() {
@@ -104,4 +86,29 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(o, "\n_{}_", timings_line(r));
     o
+}
+
+/// Writes a table as a markdown section: a pipe table, then its notes as a list.
+fn table(o: &mut String, t: &super::table::Table) {
+    let _ = writeln!(o, "\n## {}\n", t.title);
+    if !t.header.is_empty() {
+        let heads: Vec<&str> = t.header.iter().map(|h| h.trim_start_matches('<')).collect();
+        let _ = writeln!(o, "| {} |", heads.join(" | "));
+        let aligns: Vec<&str> = t
+            .header
+            .iter()
+            .map(|h| if h.starts_with('<') { "---" } else { "---:" })
+            .collect();
+        let _ = writeln!(o, "|{}|", aligns.join("|"));
+        for row in t.rows.iter().take(super::table::TABLE_ROWS) {
+            let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+            let _ = writeln!(o, "| {} |", cells.join(" | "));
+        }
+        if !t.notes.is_empty() {
+            let _ = writeln!(o);
+        }
+    }
+    for n in &t.notes {
+        let _ = writeln!(o, "- {n}");
+    }
 }

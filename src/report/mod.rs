@@ -2,6 +2,7 @@
 //! text (humans, ≤ 100 columns), markdown, or JSON (the stable schema of
 //! `docs/report-schema.md`). Rendering never computes a number.
 
+pub mod advice;
 pub mod cluster;
 pub mod critical;
 mod markdown;
@@ -58,6 +59,8 @@ pub struct Report {
     pub host: crate::analysis::host::Host,
     /// Roofline classes and operators.
     pub roofline: crate::analysis::roofline::Roofline,
+    /// Findings, largest impact first: what to fix first.
+    pub findings: Vec<crate::analysis::advisor::Finding>,
     /// Wall time of load and analysis (the only non-deterministic part).
     pub timings: Timings,
     /// Inputs that could not be read while others loaded.
@@ -226,6 +229,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         critical_path: a.critical_path.clone(),
         host: a.host.clone(),
         roofline: a.roofline.clone(),
+        findings: a.findings.clone(),
         schema: SCHEMA,
         job: job_info(loaded, a),
         steps: a
@@ -455,6 +459,8 @@ pub fn tables(r: &Report) -> Vec<table::Table> {
     if let Some(c) = &r.critical_path {
         out.push(critical::table(c));
     }
+    out.extend(advice::roofline(&r.roofline));
+    out.extend(advice::host(&r.host));
     out
 }
 

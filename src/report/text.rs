@@ -48,6 +48,8 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "  scope: rank {rk}");
     }
 
+    table(&mut o, &super::advice::findings(&r.findings));
+
     let _ = writeln!(
         o,
         "\nSteps (span per rank; slowest = most own work = span - exposed comm)"
@@ -201,8 +203,11 @@ fn wrap_words(o: &mut String, indent: &str, text: &str) {
             _ => words.push(w.to_string()),
         }
     }
+    // Leading spaces of the text deepen the indent of all its lines.
+    let lead = text.len() - text.trim_start().len();
+    let indent = &format!("{indent}{}", " ".repeat(lead));
     let mut line = indent.to_string();
-    for w in &words {
+    for w in words.iter().filter(|w| !w.is_empty()) {
         if line.len() > indent.len() && line.chars().count() + 1 + w.chars().count() > 100 {
             let _ = writeln!(o, "{line}");
             line = format!("{indent}  ");

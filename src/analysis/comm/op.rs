@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// The operation a collective call performs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CollOp {
     /// All-reduce.
@@ -30,6 +30,7 @@ pub enum CollOp {
     /// Barrier.
     Barrier,
     /// A collective stepscope does not classify further.
+    #[default]
     Other,
 }
 

@@ -42,7 +42,7 @@ pub const SLOW_LINK_Z: f64 = 3.0;
 pub const SLOW_LINK_RATIO: f64 = 1.5;
 
 /// Message sizes of a type/group.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Sizes {
     /// Smallest call, bytes.
     pub min: u64,
@@ -91,7 +91,7 @@ fn sizes(sorted: &[u64]) -> Option<Sizes> {
 }
 
 /// One collective type in one group.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct TypeStats {
     /// Operation.
     pub op: CollOp,
@@ -183,7 +183,7 @@ pub struct P2pCell {
 }
 
 /// A rank whose transfer time in a group is an outlier.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct SlowLink {
     /// Group name.
     pub group: String,

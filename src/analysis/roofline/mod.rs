@@ -22,7 +22,7 @@ pub const DEFAULT_U: f64 = 0.8;
 pub const TOP_PER_CLASS: usize = 10;
 
 /// A roofline class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     /// AI above the ridge, FLOP/s near the peak.
@@ -32,6 +32,7 @@ pub enum Class {
     /// Neither near its roof.
     UnderUtilized,
     /// No FLOP/byte information or no device peaks.
+    #[default]
     Unknown,
 }
 
@@ -68,7 +69,7 @@ pub struct ClassShare {
 }
 
 /// One operator type (the launching op's name and element type) on the roofline.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct OpRoof {
     /// Operator (`aten::mm`).
     pub op: String,
@@ -106,7 +107,7 @@ pub struct OpRoof {
 }
 
 /// The roofline of the job.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Roofline {
     /// The device name the traces report.
     pub device_name: Option<String>,

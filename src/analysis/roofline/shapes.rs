@@ -20,10 +20,11 @@ pub struct Work {
 }
 
 /// The operator family, for FLOP rules and advice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Family {
     /// Matrix multiplications.
+    #[default]
     Gemm,
     /// Convolutions.
     Conv,
