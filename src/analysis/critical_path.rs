@@ -31,6 +31,7 @@
 use super::comm::Comm;
 use crate::model::{Job, Kind, LaneSide, NONE, Rank, Sym};
 use crate::time::Ns;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// Same-stream gaps up to this are a dependency (HTA: 1500 µs).
@@ -160,6 +161,9 @@ pub struct CriticalPath {
     pub graph: (u64, u64),
 }
 
+/// Device event → (start node, end node).
+type DeviceNodes = BTreeMap<u32, (u32, u32)>;
+
 #[derive(Clone, Copy)]
 struct Edge {
     from: u32,
@@ -199,6 +203,7 @@ impl Graph {
 
 /// Names that matter to the graph, evaluated once.
 struct Names {
+    marker: Vec<bool>,
     blocking: Vec<bool>,
     device_sync: Vec<bool>,
     data_loading: Vec<bool>,
@@ -207,11 +212,14 @@ struct Names {
 impl Names {
     fn new(job: &Job) -> Names {
         let mut n = Names {
+            marker: Vec::new(),
             blocking: Vec::new(),
             device_sync: Vec::new(),
             data_loading: Vec::new(),
         };
         for (_, s) in job.strings.iter() {
+            n.marker
+                .push(crate::model::profiler_step_number(s).is_some());
             n.blocking.push(matches!(
                 s,
                 "cudaDeviceSynchronize"
@@ -277,25 +285,49 @@ fn in_window(rank: &Rank, win: &Window, job: &Job) -> Option<(Ns, Ns, Option<u32
 /// Computes the critical path of `win` over every rank that has it.
 pub fn critical_path(job: &Job, comm: &Comm, win: &Window) -> Option<CriticalPath> {
     let names = Names::new(job);
+    let waits = comm_waits(job, comm);
+    // Each rank's graph is built on its own (in parallel), then the graphs are concatenated.
+    let parts: Vec<Option<(Graph, DeviceNodes)>> = job
+        .ranks
+        .par_iter()
+        .enumerate()
+        .map(|(ri, rank)| {
+            let window = in_window(rank, win, job)?;
+            let mut g = Graph::default();
+            let mut device = BTreeMap::new();
+            rank_graph(
+                &mut g,
+                &names,
+                ri as u32,
+                rank,
+                window,
+                &mut device,
+                &waits[ri],
+            );
+            Some((g, device))
+        })
+        .collect();
+    drop(waits);
     let mut g = Graph::default();
     // (rank index, event) → (start node, end node) of device events, for collective joins.
     let mut device_nodes: Vec<BTreeMap<u32, (u32, u32)>> = vec![BTreeMap::new(); job.ranks.len()];
     let mut ranks = Vec::new();
-    for (ri, rank) in job.ranks.iter().enumerate() {
-        let Some((lo, hi, step_idx)) = in_window(rank, win, job) else {
-            continue;
-        };
-        ranks.push(rank.id);
-        rank_graph(
-            &mut g,
-            &names,
-            job,
-            ri as u32,
-            rank,
-            (lo, hi, step_idx),
-            &mut device_nodes[ri],
-            comm,
-        );
+    for (ri, part) in parts.into_iter().enumerate() {
+        let Some((pg, device)) = part else { continue };
+        ranks.push(job.ranks[ri].id);
+        let (off, eoff) = (g.nodes.len() as u32, g.edges.len());
+        g.nodes.extend(pg.nodes);
+        g.edges.extend(pg.edges.into_iter().map(|mut e| {
+            e.from += off;
+            e.to += off;
+            e
+        }));
+        g.waits
+            .extend(pg.waits.into_iter().map(|(k, v)| (k, v + eoff)));
+        device_nodes[ri] = device
+            .into_iter()
+            .map(|(k, (s, e))| (k, (s + off, e + off)))
+            .collect();
     }
     if ranks.is_empty() {
         return None;
@@ -369,16 +401,14 @@ pub fn critical_path(job: &Job, comm: &Comm, win: &Window) -> Option<CriticalPat
 fn rank_graph(
     g: &mut Graph,
     names: &Names,
-    job: &Job,
     ri: u32,
     rank: &Rank,
     (lo, hi, step_idx): (Ns, Ns, Option<u32>),
     device_nodes: &mut BTreeMap<u32, (u32, u32)>,
-    comm: &Comm,
+    in_comm: &BTreeMap<u32, Ns>,
 ) {
     let ev = &rank.events;
-    let marker =
-        |i: usize| crate::model::profiler_step_number(job.strings.resolve(ev.name[i])).is_some();
+    let marker = |i: usize| names.marker[ev.name[i] as usize];
     // Host side: ops and runtime calls of each CPU lane, nested chains.
     let mut call_nodes: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
     for (l, lane) in rank.lanes.iter().enumerate() {
@@ -409,14 +439,15 @@ fn rank_graph(
             }
             end
         };
-        for i in rank.lane_events(l as u16) {
+        // Events of a lane are sorted by start: only the window's slice is visited.
+        let lane_range = rank.lane_events(l as u16);
+        let from = lane_range.start + ev.start[lane_range.clone()].partition_point(|&t| t < lo);
+        let to = lane_range.start + ev.start[lane_range.clone()].partition_point(|&t| t < hi);
+        for i in from..to {
             let k = ev.kind[i];
             let work = matches!(k, Kind::HostOp | Kind::Launch)
                 || (k == Kind::Annotation && names.data_loading[ev.name[i] as usize]);
             if !work || ev.dur[i] <= 0 || marker(i) {
-                continue;
-            }
-            if ev.start[i] < lo || ev.start[i] >= hi {
                 continue;
             }
             while let Some(&(p, _)) = stack.last() {
@@ -457,7 +488,6 @@ fn rank_graph(
         }
     }
     // Device side: events launched from the window, per stream in order.
-    let in_comm: BTreeMap<u32, Ns> = comm_waits(comm, ri);
     let mut device: Vec<usize> = Vec::new();
     for (l, lane) in rank.lanes.iter().enumerate() {
         if lane.side != LaneSide::Device {
@@ -557,6 +587,16 @@ fn rank_graph(
         }
     }
     // Sync: the last device event of the synchronized stream(s) → end of the blocking call.
+    let mut lane_ends: BTreeMap<u16, Vec<(Ns, u32)>> = BTreeMap::new();
+    for (&d, &(_, de)) in device_nodes.iter() {
+        lane_ends
+            .entry(ev.lane[d as usize])
+            .or_default()
+            .push((ev.end(d as usize), de));
+    }
+    for v in lane_ends.values_mut() {
+        v.sort_unstable();
+    }
     for (&call, &(_, call_end)) in &call_nodes {
         let c = call as usize;
         if !names.blocking(ev.name[c]) {
@@ -566,34 +606,25 @@ fn rank_graph(
         let device_wide = names.device_sync[ev.name[c] as usize];
         // The stream a stream/event sync waited on: its `cuda_sync` record's lane.
         let lane = (!device_wide && ev.link[c] != NONE).then(|| ev.lane[ev.link[c] as usize]);
-        let mut latest: BTreeMap<u16, (Ns, u32)> = BTreeMap::new();
-        for (&d, &(_, de)) in device_nodes.iter() {
-            let d = d as usize;
-            let end = ev.end(d);
-            if end <= t && lane.is_none_or(|l| l == ev.lane[d]) {
-                let e = latest.entry(ev.lane[d]).or_insert((end, de));
-                if end >= e.0 {
-                    *e = (end, de);
-                }
+        for (l, ends) in &lane_ends {
+            if lane.is_some_and(|x| x != *l) {
+                continue;
             }
-        }
-        for (_, (_, de)) in latest {
-            g.edge(de, call_end, 0, None, ri, call);
+            let k = ends.partition_point(|&(e, _)| e <= t);
+            if k > 0 {
+                g.edge(ends[k - 1].1, call_end, 0, None, ri, call);
+            }
         }
     }
 }
 
-/// Each comm kernel of rank `ri` in an instance → its wait.
-fn comm_waits(comm: &Comm, ri: u32) -> BTreeMap<u32, Ns> {
-    let mut out = BTreeMap::new();
+/// Per rank (index): each comm kernel in an instance → its wait.
+fn comm_waits(job: &Job, comm: &Comm) -> Vec<BTreeMap<u32, Ns>> {
+    let mut out = vec![BTreeMap::new(); job.ranks.len()];
     for (inst, (_, m)) in comm.matching.instances.iter().zip(&comm.timed) {
         for (k, &(r, c)) in inst.members.iter().enumerate() {
-            if r == ri {
-                out.insert(
-                    comm.calls.per_rank[r as usize][c as usize].event,
-                    m[k].wait_ns,
-                );
-            }
+            let event = comm.calls.per_rank[r as usize][c as usize].event;
+            out[r as usize].insert(event, m[k].wait_ns);
         }
     }
     out
@@ -633,29 +664,43 @@ fn join_collectives(
     }
 }
 
-/// Longest path (weight, then least wait) by dynamic programming over a topological order;
-/// `None` for a graph with a cycle or no edges.
+/// Longest path (weight, then least wait, then the earliest-created edge) by dynamic
+/// programming over a topological order; `None` for a graph with a cycle or no edges.
+/// Out-edges are laid out contiguously per node and the order is depth-first (Kahn's
+/// algorithm with a stack), which follows each rank's chains and keeps memory access local.
 fn longest_path(g: &Graph) -> Option<(Ns, Vec<u32>)> {
     let n = g.nodes.len();
-    let mut indeg = vec![0u32; n];
-    let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (k, e) in g.edges.iter().enumerate() {
-        indeg[e.to as usize] += 1;
-        out[e.from as usize].push(k as u32);
+    if g.edges.is_empty() {
+        return None;
     }
-    // Kahn's algorithm, earliest time first (deterministic).
-    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<(Ns, u32)>> = (0..n as u32)
+    // CSR: first[v]..first[v + 1] index `by_from`, edges sorted by source.
+    let mut first = vec![0u32; n + 1];
+    let mut indeg = vec![0u32; n];
+    for e in &g.edges {
+        first[e.from as usize + 1] += 1;
+        indeg[e.to as usize] += 1;
+    }
+    for v in 0..n {
+        first[v + 1] += first[v];
+    }
+    let mut fill = first.clone();
+    let mut by_from = vec![0u32; g.edges.len()];
+    for (k, e) in g.edges.iter().enumerate() {
+        by_from[fill[e.from as usize] as usize] = k as u32;
+        fill[e.from as usize] += 1;
+    }
+    let mut stack: Vec<u32> = (0..n as u32)
+        .rev()
         .filter(|&v| indeg[v as usize] == 0)
-        .map(|v| std::cmp::Reverse((g.nodes[v as usize].1, v)))
         .collect();
-    // best[v] = (total, -wait), predecessor edge
+    // best[v] = ((total, −wait), predecessor edge)
     let mut best: Vec<((Ns, Ns), u32)> = vec![((0, 0), u32::MAX); n];
     let mut seen = 0;
-    while let Some(std::cmp::Reverse((_, v))) = ready.pop() {
+    while let Some(v) = stack.pop() {
         seen += 1;
         let (score, _) = best[v as usize];
-        for &k in &out[v as usize] {
-            let e = g.edges[k as usize];
+        for &k in &by_from[first[v as usize] as usize..first[v as usize + 1] as usize] {
+            let e = &g.edges[k as usize];
             let wait = if e.cat == Some(Category::Wait) {
                 e.w
             } else {
@@ -663,16 +708,17 @@ fn longest_path(g: &Graph) -> Option<(Ns, Vec<u32>)> {
             };
             let cand = (score.0 + e.w, score.1 - wait);
             let to = e.to as usize;
-            if best[to].1 == u32::MAX || cand > best[to].0 {
+            let (old, pk) = best[to];
+            if pk == u32::MAX || cand > old || (cand == old && k < pk) {
                 best[to] = (cand, k);
             }
             indeg[to] -= 1;
             if indeg[to] == 0 {
-                ready.push(std::cmp::Reverse((g.nodes[to].1, e.to)));
+                stack.push(e.to);
             }
         }
     }
-    if seen != n || g.edges.is_empty() {
+    if seen != n {
         return None;
     }
     let end = (0..n).max_by_key(|&v| (best[v].0, std::cmp::Reverse(v)))?;

@@ -22,6 +22,7 @@ use super::intervals::IntervalSet;
 use super::steps::StepSpan;
 use crate::model::{Job, Kind, LaneSide, NONE, Rank};
 use crate::time::Ns;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// A free stretch at least this long with nothing recorded is a conjectured GC pause
@@ -204,108 +205,133 @@ pub fn host(
     busy: &[RankBusy],
     spans: &[Vec<StepSpan>],
     rows: &[Breakdown],
-    in_scope: impl Fn(u32, u32) -> bool,
+    in_scope: impl Fn(u32, u32) -> bool + Sync,
 ) -> Host {
     let names = Names::new(job);
     let mut h = Host::default();
-    let mut syncs: BTreeMap<(String, String), SyncPoint> = BTreeMap::new();
-    for (ri, rank) in job.ranks.iter().enumerate() {
-        let step_no = |i: usize| {
-            let s = rank.events.step[i];
-            (s != NONE).then(|| rank.steps[s as usize].number)
-        };
-        let ok = |i: usize| step_no(i).is_some_and(|n| in_scope(rank.id, n));
-        let first_step = rank.steps.first().map(|s| s.number);
-        let ev = &rank.events;
-        let mut launch_calls = Vec::new();
-        let mut loaders = Vec::new();
-        for i in 0..ev.len() {
-            if !ok(i) {
-                continue;
-            }
-            let name = ev.name[i] as usize;
-            let k = ev.kind[i];
-            if k.is_device_work() && ev.link[i] != NONE {
-                let l = ev.link[i] as usize;
-                h.launch.launched += 1;
-                h.launch.shorter_than_launch += u64::from(ev.dur[i] < ev.dur[l]);
-                h.launch.launch_call_ns += ev.dur[l];
-                launch_calls.push((ev.start[l], ev.end(l)));
-            }
-            if k == Kind::Annotation && names.data_loader[name] && is_cpu(rank, i) {
-                loaders.push((ev.start[i], ev.end(i)));
-                h.data_loading.count += 1;
-                h.data_loading.total_ns += ev.dur[i];
-                if ev.dur[i] > h.data_loading.max_ns {
-                    h.data_loading.max_ns = ev.dur[i];
-                    h.data_loading.max_at = step_no(i).map(|s| (rank.id, s));
+    // Ranks in parallel, each into its own partial result, merged in rank order.
+    let parts: Vec<(Host, Syncs)> = job
+        .ranks
+        .par_iter()
+        .enumerate()
+        .map(|(ri, rank)| {
+            let mut h = Host::default();
+            let mut syncs: BTreeMap<(String, String), SyncPoint> = BTreeMap::new();
+            let step_no = |i: usize| {
+                let s = rank.events.step[i];
+                (s != NONE).then(|| rank.steps[s as usize].number)
+            };
+            let ok = |i: usize| step_no(i).is_some_and(|n| in_scope(rank.id, n));
+            let first_step = rank.steps.first().map(|s| s.number);
+            let ev = &rank.events;
+            let mut launch_calls = Vec::new();
+            let mut loaders = Vec::new();
+            for i in 0..ev.len() {
+                if !ok(i) {
+                    continue;
                 }
-            }
-            if names.gc[name] && is_cpu(rank, i) {
-                h.gc.push(GcPause {
-                    rank: rank.id,
-                    step: step_no(i).unwrap_or(0),
-                    start_ns: ev.start[i],
-                    dur_ns: ev.dur[i],
-                    recorded: true,
-                });
-            }
-            if k == Kind::Launch && names.allocator[name] && step_no(i) != first_step {
-                add(&mut h.allocator, rank.id, ev.dur[i]);
-            }
-            if k == Kind::Memcpy && names.h2d[name] {
-                add(&mut h.pageable_h2d, rank.id, ev.dur[i]);
-            }
-            if k == Kind::Memcpy && names.d2h[name] {
-                add(&mut h.pageable_d2h, rank.id, ev.dur[i]);
-            }
-        }
-        let device = &busy[ri].device;
-        let idle_in = |iv: Vec<(Ns, Ns)>| {
-            let set = IntervalSet::from_intervals(iv);
-            set.total() - set.intersect(device).total()
-        };
-        h.launch.launch_idle_ns += idle_in(launch_calls);
-        h.data_loading.device_idle_ns += idle_in(loaders);
-        for_blocking_calls(job, rank, &names, &ok, |call, cause, dur, end| {
-            // Within the call's step span: the next step's own idle is its own business.
-            let horizon = spans[ri]
-                .iter()
-                .find(|s| s.start <= end && end < s.end)
-                .map_or(end, |s| s.end);
-            let idle_after = device
-                .gaps_within(end, horizon)
-                .first()
-                .filter(|g| g.0 == end)
-                .map_or(0, |g| g.1 - g.0);
-            let e = syncs
-                .entry((call.to_string(), cause.to_string()))
-                .or_insert_with(|| SyncPoint {
-                    call: call.to_string(),
-                    caused_by: cause.to_string(),
-                    count: 0,
-                    blocked_ns: 0,
-                    device_idle_after_ns: 0,
-                    ranks: Vec::new(),
-                });
-            e.count += 1;
-            e.blocked_ns += dur;
-            e.device_idle_after_ns += idle_after;
-            if e.ranks.last() != Some(&rank.id) {
-                e.ranks.push(rank.id);
-            }
-        });
-        // Conjectured GC: long free stretches, when the trace records no GC itself.
-        for sp in spans[ri].iter().filter(|s| in_scope(rank.id, s.number)) {
-            for (a, b) in busy[ri].busy.gaps_within(sp.start, sp.end) {
-                if b - a >= GC_GAP_NS {
+                let name = ev.name[i] as usize;
+                let k = ev.kind[i];
+                if k.is_device_work() && ev.link[i] != NONE {
+                    let l = ev.link[i] as usize;
+                    h.launch.launched += 1;
+                    h.launch.shorter_than_launch += u64::from(ev.dur[i] < ev.dur[l]);
+                    h.launch.launch_call_ns += ev.dur[l];
+                    launch_calls.push((ev.start[l], ev.end(l)));
+                }
+                if k == Kind::Annotation && names.data_loader[name] && is_cpu(rank, i) {
+                    loaders.push((ev.start[i], ev.end(i)));
+                    h.data_loading.count += 1;
+                    h.data_loading.total_ns += ev.dur[i];
+                    if ev.dur[i] > h.data_loading.max_ns {
+                        h.data_loading.max_ns = ev.dur[i];
+                        h.data_loading.max_at = step_no(i).map(|s| (rank.id, s));
+                    }
+                }
+                if names.gc[name] && is_cpu(rank, i) {
                     h.gc.push(GcPause {
                         rank: rank.id,
-                        step: sp.number,
-                        start_ns: a,
-                        dur_ns: b - a,
-                        recorded: false,
+                        step: step_no(i).unwrap_or(0),
+                        start_ns: ev.start[i],
+                        dur_ns: ev.dur[i],
+                        recorded: true,
                     });
+                }
+                if k == Kind::Launch && names.allocator[name] && step_no(i) != first_step {
+                    add(&mut h.allocator, rank.id, ev.dur[i]);
+                }
+                if k == Kind::Memcpy && names.h2d[name] {
+                    add(&mut h.pageable_h2d, rank.id, ev.dur[i]);
+                }
+                if k == Kind::Memcpy && names.d2h[name] {
+                    add(&mut h.pageable_d2h, rank.id, ev.dur[i]);
+                }
+            }
+            let device = &busy[ri].device;
+            let idle_in = |iv: Vec<(Ns, Ns)>| {
+                let set = IntervalSet::from_intervals(iv);
+                set.total() - set.intersect(device).total()
+            };
+            h.launch.launch_idle_ns += idle_in(launch_calls);
+            h.data_loading.device_idle_ns += idle_in(loaders);
+            for_blocking_calls(job, rank, &names, &ok, |call, cause, dur, end| {
+                // Within the call's step span: the next step's own idle is its own business.
+                let horizon = spans[ri]
+                    .iter()
+                    .find(|s| s.start <= end && end < s.end)
+                    .map_or(end, |s| s.end);
+                let idle_after = device
+                    .gaps_within(end, horizon)
+                    .first()
+                    .filter(|g| g.0 == end)
+                    .map_or(0, |g| g.1 - g.0);
+                let e = syncs
+                    .entry((call.to_string(), cause.to_string()))
+                    .or_insert_with(|| SyncPoint {
+                        call: call.to_string(),
+                        caused_by: cause.to_string(),
+                        count: 0,
+                        blocked_ns: 0,
+                        device_idle_after_ns: 0,
+                        ranks: Vec::new(),
+                    });
+                e.count += 1;
+                e.blocked_ns += dur;
+                e.device_idle_after_ns += idle_after;
+                if e.ranks.last() != Some(&rank.id) {
+                    e.ranks.push(rank.id);
+                }
+            });
+            // Conjectured GC: long free stretches, when the trace records no GC itself.
+            for sp in spans[ri].iter().filter(|s| in_scope(rank.id, s.number)) {
+                for (a, b) in busy[ri].busy.gaps_within(sp.start, sp.end) {
+                    if b - a >= GC_GAP_NS {
+                        h.gc.push(GcPause {
+                            rank: rank.id,
+                            step: sp.number,
+                            start_ns: a,
+                            dur_ns: b - a,
+                            recorded: false,
+                        });
+                    }
+                }
+            }
+            (h, syncs)
+        })
+        .collect();
+    let mut syncs: BTreeMap<(String, String), SyncPoint> = BTreeMap::new();
+    for (p, s) in parts {
+        merge(&mut h, p);
+        for (k, v) in s {
+            match syncs.get_mut(&k) {
+                Some(e) => {
+                    e.count += v.count;
+                    e.blocked_ns += v.blocked_ns;
+                    e.device_idle_after_ns += v.device_idle_after_ns;
+                    e.ranks.extend(v.ranks);
+                }
+                None => {
+                    syncs.insert(k, v);
                 }
             }
         }
@@ -328,6 +354,36 @@ pub fn host(
     h.syncs
         .sort_by(|a, b| b.blocked_ns.cmp(&a.blocked_ns).then(a.call.cmp(&b.call)));
     h
+}
+
+/// Sync points by (call, cause).
+type Syncs = BTreeMap<(String, String), SyncPoint>;
+
+/// Adds one rank's partial result (launch counts, data loading, GC, call stats).
+fn merge(h: &mut Host, p: Host) {
+    let (l, q) = (&mut h.launch, p.launch);
+    l.launched += q.launched;
+    l.shorter_than_launch += q.shorter_than_launch;
+    l.launch_call_ns += q.launch_call_ns;
+    l.launch_idle_ns += q.launch_idle_ns;
+    let (d, e) = (&mut h.data_loading, p.data_loading);
+    d.count += e.count;
+    d.total_ns += e.total_ns;
+    d.device_idle_ns += e.device_idle_ns;
+    if e.max_ns > d.max_ns {
+        d.max_ns = e.max_ns;
+        d.max_at = e.max_at;
+    }
+    h.gc.extend(p.gc);
+    for (a, b) in [
+        (&mut h.allocator, p.allocator),
+        (&mut h.pageable_h2d, p.pageable_h2d),
+        (&mut h.pageable_d2h, p.pageable_d2h),
+    ] {
+        a.count += b.count;
+        a.total_ns += b.total_ns;
+        a.ranks.extend(b.ranks);
+    }
 }
 
 fn is_cpu(rank: &Rank, i: usize) -> bool {

@@ -13,6 +13,7 @@ pub mod shapes;
 use crate::model::{Job, Kind, LaneSide, NONE};
 use crate::time::Ns;
 use peaks::Device;
+use rayon::prelude::*;
 use shapes::Family;
 use std::collections::BTreeMap;
 
@@ -179,7 +180,7 @@ pub fn roofline(
     job: &Job,
     table: &[Device],
     opts: &RooflineOptions,
-    in_scope: impl Fn(u32, u32) -> bool,
+    in_scope: impl Fn(u32, u32) -> bool + Sync,
 ) -> Roofline {
     let u = opts.u.unwrap_or(DEFAULT_U);
     let device_name = job
@@ -205,70 +206,32 @@ pub fn roofline(
             Some("the traces name no device: pass --device NAME".to_string()),
         ),
     };
+    let parts: Vec<Partial> = job
+        .ranks
+        .par_iter()
+        .map(|rank| rank_roofline(job, rank, device.as_ref(), u, &in_scope))
+        .collect();
     let mut classes: BTreeMap<&'static str, ClassShare> = Class::ALL
         .iter()
         .map(|c| (c.as_str(), ClassShare::default()))
         .collect();
-    // (op name, dtype) → (family, kernels, time, flops, bytes, unaligned, has_flops)
-    type Acc = (Family, u64, Ns, f64, f64, u64, bool);
     let mut per_op: BTreeMap<(String, Option<String>), Acc> = BTreeMap::new();
     let mut total: Ns = 0;
-    for rank in &job.ranks {
-        let ev = &rank.events;
-        // Σ kernel time per launching op, to share its work among its kernels.
-        let mut op_time: BTreeMap<u32, Ns> = BTreeMap::new();
-        let kernels: Vec<usize> = (0..ev.len())
-            .filter(|&i| {
-                ev.kind[i] == Kind::Compute
-                    && rank.lanes[ev.lane[i] as usize].side == LaneSide::Device
-                    && ev.step[i] != NONE
-                    && in_scope(rank.id, rank.steps[ev.step[i] as usize].number)
-            })
-            .collect();
-        for &i in &kernels {
-            if ev.op[i] != NONE {
-                *op_time.entry(ev.op[i]).or_default() += ev.dur[i];
-            }
+    for p in parts {
+        total += p.total;
+        for (k, (n, t)) in Class::ALL.iter().zip(p.classes) {
+            let c = classes.get_mut(k.as_str()).expect("all classes");
+            c.kernels += n;
+            c.time_ns += t;
         }
-        for &i in &kernels {
-            total += ev.dur[i];
-            let op = ev.op[i];
-            let shape = (op != NONE)
-                .then(|| rank.shapes.binary_search_by_key(&op, |s| s.event).ok())
-                .flatten()
-                .map(|k| &rank.shapes[k]);
-            let est = shape.and_then(|s| {
-                let name = job.strings.resolve(ev.name[op as usize]);
-                let dims = shapes::parse_dims(s.dims.as_deref()?)?;
-                let dtype = s.types.as_deref().and_then(shapes::first_type);
-                let w = shapes::work(name, &dims, dtype.as_deref(), s.flops)?;
-                Some((name, dtype, w))
-            });
-            let class = match (&device, &est) {
-                (Some(dev), Some((_, dtype, w))) => {
-                    let share = ev.dur[i] as f64 / op_time[&op].max(1) as f64;
-                    let (f, b) = (w.flops.map(|f| f * share), w.bytes * share);
-                    let (name, dtype) = (est.as_ref().unwrap().0, dtype.clone());
-                    let fam = shapes::family(name).expect("estimated ops have a family");
-                    let unaligned = w
-                        .gemm
-                        .is_some_and(|(m, n, k)| m % 8 != 0 || n % 8 != 0 || k % 8 != 0);
-                    let a = per_op
-                        .entry((name.to_string(), dtype.clone()))
-                        .or_insert((fam, 0, 0, 0.0, 0.0, 0, false));
-                    a.1 += 1;
-                    a.2 += ev.dur[i];
-                    a.3 += f.unwrap_or(0.0);
-                    a.4 += b;
-                    a.5 += u64::from(unaligned);
-                    a.6 |= f.is_some();
-                    classify(dev, dtype.as_deref(), f, b, ev.dur[i], u)
-                }
-                _ => Class::Unknown,
-            };
-            let c = classes.get_mut(class.as_str()).expect("all classes");
-            c.kernels += 1;
-            c.time_ns += ev.dur[i];
+        for (key, x) in p.per_op {
+            let a = per_op.entry(key).or_insert((x.0, 0, 0, 0.0, 0.0, 0, false));
+            a.1 += x.1;
+            a.2 += x.2;
+            a.3 += x.3;
+            a.4 += x.4;
+            a.5 += x.5;
+            a.6 |= x.6;
         }
     }
     for c in classes.values_mut() {
@@ -320,4 +283,84 @@ pub fn roofline(
         ops,
         note: note.or(unknown_note),
     }
+}
+
+/// (family, kernels, time, flops, bytes, unaligned GEMMs, has FLOPs) of an operator type.
+type Acc = (Family, u64, Ns, f64, f64, u64, bool);
+
+/// One rank's share of the roofline.
+#[derive(Default)]
+struct Partial {
+    /// (kernels, time) per class, in [`Class::ALL`] order.
+    classes: [(u64, Ns); 4],
+    per_op: BTreeMap<(String, Option<String>), Acc>,
+    total: Ns,
+}
+
+fn rank_roofline(
+    job: &Job,
+    rank: &crate::model::Rank,
+    device: Option<&Device>,
+    u: f64,
+    in_scope: &(impl Fn(u32, u32) -> bool + Sync),
+) -> Partial {
+    let mut p = Partial::default();
+    let ev = &rank.events;
+    // Σ kernel time per launching op, to share its work among its kernels.
+    let mut op_time: BTreeMap<u32, Ns> = BTreeMap::new();
+    let kernels: Vec<usize> = (0..ev.len())
+        .filter(|&i| {
+            ev.kind[i] == Kind::Compute
+                && rank.lanes[ev.lane[i] as usize].side == LaneSide::Device
+                && ev.step[i] != NONE
+                && in_scope(rank.id, rank.steps[ev.step[i] as usize].number)
+        })
+        .collect();
+    for &i in &kernels {
+        if ev.op[i] != NONE {
+            *op_time.entry(ev.op[i]).or_default() += ev.dur[i];
+        }
+    }
+    for &i in &kernels {
+        p.total += ev.dur[i];
+        let op = ev.op[i];
+        let shape = (op != NONE)
+            .then(|| rank.shapes.binary_search_by_key(&op, |s| s.event).ok())
+            .flatten()
+            .map(|k| &rank.shapes[k]);
+        let est = shape.and_then(|s| {
+            let name = job.strings.resolve(ev.name[op as usize]);
+            let dims = shapes::parse_dims(s.dims.as_deref()?)?;
+            let dtype = s.types.as_deref().and_then(shapes::first_type);
+            let w = shapes::work(name, &dims, dtype.as_deref(), s.flops)?;
+            Some((name, dtype, w))
+        });
+        let class = match (device, &est) {
+            (Some(dev), Some((_, dtype, w))) => {
+                let share = ev.dur[i] as f64 / op_time[&op].max(1) as f64;
+                let (f, b) = (w.flops.map(|f| f * share), w.bytes * share);
+                let (name, dtype) = (est.as_ref().unwrap().0, dtype.clone());
+                let fam = shapes::family(name).expect("estimated ops have a family");
+                let unaligned = w
+                    .gemm
+                    .is_some_and(|(m, n, k)| m % 8 != 0 || n % 8 != 0 || k % 8 != 0);
+                let a = p
+                    .per_op
+                    .entry((name.to_string(), dtype.clone()))
+                    .or_insert((fam, 0, 0, 0.0, 0.0, 0, false));
+                a.1 += 1;
+                a.2 += ev.dur[i];
+                a.3 += f.unwrap_or(0.0);
+                a.4 += b;
+                a.5 += u64::from(unaligned);
+                a.6 |= f.is_some();
+                classify(dev, dtype.as_deref(), f, b, ev.dur[i], u)
+            }
+            _ => Class::Unknown,
+        };
+        let c = &mut p.classes[class as usize];
+        c.0 += 1;
+        c.1 += ev.dur[i];
+    }
+    p
 }

@@ -53,18 +53,59 @@ pub fn family(op: &str) -> Option<Family> {
     })
 }
 
-/// Dimensions of each input (`[]` for scalars and tensor lists).
+/// Dimensions of each input (`[]` for scalars and tensor lists): `[[8, 16], [], [[4]]]` →
+/// `[[8, 16], [], []]`. A small scanner, not a JSON parse: it runs once per kernel.
 pub fn parse_dims(text: &str) -> Option<Vec<Vec<u64>>> {
-    let v: Vec<serde_json::Value> = serde_json::from_str(text).ok()?;
-    Some(
-        v.iter()
-            .map(|d| {
-                d.as_array()
-                    .and_then(|a| a.iter().map(|x| x.as_u64()).collect::<Option<Vec<u64>>>())
-                    .unwrap_or_default()
-            })
-            .collect(),
-    )
+    let b = text.trim().as_bytes();
+    if b.first() != Some(&b'[') || b.last() != Some(&b']') {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut depth = 0u32;
+    let mut cur: Vec<u64> = Vec::new();
+    let mut nested = false;
+    let mut num: Option<u64> = None;
+    for &c in b {
+        match c {
+            b'[' => {
+                depth += 1;
+                if depth == 2 {
+                    cur.clear();
+                    nested = false;
+                } else if depth > 2 {
+                    nested = true;
+                }
+            }
+            b']' => {
+                if let Some(n) = num.take() {
+                    if depth == 2 {
+                        cur.push(n);
+                    }
+                }
+                if depth == 2 {
+                    out.push(if nested {
+                        Vec::new()
+                    } else {
+                        std::mem::take(&mut cur)
+                    });
+                }
+                depth = depth.checked_sub(1)?;
+            }
+            b'0'..=b'9' => {
+                let d = u64::from(c - b'0');
+                num = Some(num.unwrap_or(0).checked_mul(10)?.checked_add(d)?);
+            }
+            b',' | b' ' => {
+                if let Some(n) = num.take() {
+                    if depth == 2 {
+                        cur.push(n);
+                    }
+                }
+            }
+            _ => return None,
+        }
+    }
+    (depth == 0).then_some(out)
 }
 
 /// The first tensor element type of an `Input type` value.
