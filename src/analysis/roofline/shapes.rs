@@ -95,7 +95,7 @@ pub fn parse_dims(text: &str) -> Option<Vec<Vec<u64>>> {
                 let d = u64::from(c - b'0');
                 num = Some(num.unwrap_or(0).checked_mul(10)?.checked_add(d)?);
             }
-            b',' | b' ' => {
+            b',' | b' ' | b'\n' | b'\r' | b'\t' => {
                 if let Some(n) = num.take() {
                     if depth == 2 {
                         cur.push(n);

@@ -1,0 +1,157 @@
+//! Host analyses, roofline and advisor end to end: the demo's findings, the roofline fixture
+//! with hand-computed classes, `--fail-on`, and the new options' usage errors.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn finding<'a>(r: &'a Value, rule: &str) -> Option<&'a Value> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule)
+}
+
+#[test]
+fn demo_findings_name_the_causes_with_evidence() {
+    let r = report_json(&[], &[]);
+    let slow = finding(&r, "slow_step").expect("slow step finding");
+    assert_eq!(slow["severity"], "high");
+    assert_eq!(slow["evidence"]["ranks"], json!([5]));
+    assert_eq!(slow["evidence"]["steps"], json!([13]));
+    let s = finding(&r, "straggler").expect("straggler finding");
+    assert_eq!(s["evidence"]["ranks"], json!([3]));
+    let d = finding(&r, "dataloader").expect("dataloader finding");
+    assert_eq!(d["category"], "io");
+    // One finding per cause: the all-reduce waiting is the straggler's and the slow step's.
+    assert!(finding(&r, "comm_wait_dominated").is_none());
+    // Sorted by impact; every finding carries a cause and suggestions.
+    let impacts = column_i64(&r["findings"], "impact_ns");
+    assert!(impacts.windows(2).all(|w| w[0] >= w[1]), "{impacts:?}");
+    for f in r["findings"].as_array().unwrap() {
+        assert!(!f["cause"].as_str().unwrap().is_empty());
+        assert!(!f["suggestions"].as_array().unwrap().is_empty());
+    }
+    // Host: `.item()` syncs found with their cause; the longest data load is rank 5's pause.
+    assert_eq!(r["host"]["syncs"][0]["caused_by"], "aten::item");
+    assert_eq!(r["host"]["syncs"][0]["count"], 48);
+    assert_eq!(r["host"]["data_loading"]["max_at"], json!([5, 13]));
+    // Text leads with the findings.
+    let text = String::from_utf8(run(["report"]).stdout).unwrap();
+    let first = text.find("What to fix first").unwrap();
+    assert!(first < text.find("\nSteps").unwrap());
+}
+
+#[test]
+fn roofline_fixture_classes() {
+    // testdata/roofline.json on an H100 SXM (989.4 bf16 / 66.9 fp32 TFLOP/s, 3350 GB/s):
+    // - aten::mm bf16 8192³: 2·8192³ FLOPs in 1250 µs = 879.6 TFLOP/s (88.9% of peak), AI 2731
+    //   > ridge 295: compute-bound;
+    // - aten::add bf16 2 × 64 Mi elements + output: 384 MiB in 140 µs = 2876 GB/s (85.9%):
+    //   memory-bound;
+    // - aten::mm fp32 1001³: 2.006 GFLOPs in 100 µs = 20.1 TFLOP/s (30% of 66.9), AI 167 >
+    //   fp32 ridge 20: under-utilized, and 1001 is not a multiple of 8;
+    // - aten::cumsum: no FLOP rule: unknown.
+    let r = report_json(&[&testdata("roofline.json")], &[]);
+    let ro = &r["roofline"];
+    assert_eq!(ro["device"]["name"], "H100-SXM");
+    assert_eq!(
+        ro["classes"],
+        json!({
+            "compute_bound": {"kernels": 1, "time_ns": 1250000, "share": 0.811688},
+            "memory_bound": {"kernels": 1, "time_ns": 140000, "share": 0.090909},
+            "under_utilized": {"kernels": 1, "time_ns": 100000, "share": 0.064935},
+            "unknown": {"kernels": 1, "time_ns": 50000, "share": 0.032468}
+        })
+    );
+    let mm = &ro["ops"][0];
+    assert_eq!(
+        (&mm["op"], &mm["class"]),
+        (&json!("aten::mm"), &json!("compute_bound"))
+    );
+    assert_eq!(mm["flops"], 1_099_511_627_776.0);
+    assert_eq!(mm["tflops"], 879.609302);
+    assert_eq!(mm["flops_of_peak"], 0.889033);
+    assert_eq!(ro["ops"][1]["gbps"], 2876.094171);
+    assert_eq!(ro["ops"][2]["unaligned_gemms"], 1);
+    for rule in [
+        "fp32_gemms",
+        "under_utilized_gemms",
+        "gemm_shape_alignment",
+        "memory_bound_elementwise",
+    ] {
+        assert!(finding(&r, rule).is_some(), "{rule}");
+    }
+    // With U = 0.25 the fp32 GEMM's 30% of peak counts as compute-bound: nothing under-utilized.
+    let r = report_json(&[&testdata("roofline.json")], &["--roofline-u", "0.25"]);
+    assert_eq!(r["roofline"]["classes"]["under_utilized"]["kernels"], 0);
+    // Another device's peaks: on an A100 the bf16 GEMM exceeds the peak — compute-bound.
+    let r = report_json(&[&testdata("roofline.json")], &["--device", "A100-80GB"]);
+    assert_eq!(r["roofline"]["device"]["name"], "A100-80GB");
+    assert_eq!(r["roofline"]["ops"][0]["class"], "compute_bound");
+}
+
+#[test]
+fn fail_on_gates_ci() {
+    assert_eq!(run(["report", "--fail-on", "high"]).status.code(), Some(1));
+    let two = testdata("two_streams.json");
+    let p = two.to_str().unwrap();
+    let r = report_json(&[&two], &[]);
+    let worst = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["severity"].as_str().unwrap())
+        .collect::<Vec<_>>();
+    let code = |sev: &str| run(["report", p, "--fail-on", sev]).status.code();
+    // The fixture's worst finding decides: exit 1 at or below it, 0 above.
+    let has = |s: &str| worst.contains(&s);
+    assert_eq!(code("low"), Some(if worst.is_empty() { 0 } else { 1 }));
+    assert_eq!(code("high"), Some(if has("high") { 1 } else { 0 }));
+    assert_eq!(
+        run(["report", "--fail-on", "severe"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn roofline_and_device_usage_errors() {
+    let out = run(["report", "--device", "Abacus"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--device: no device `Abacus` (devices: H100-SXM"),
+        "{err}"
+    );
+    for u in ["0", "1.5", "x"] {
+        let out = run(["report", "--roofline-u", u]);
+        assert_eq!(out.status.code(), Some(2), "{u}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("is not in (0, 1]"));
+    }
+}
+
+#[test]
+fn real_traces_host_and_findings() {
+    let Some(s) = shared() else { return };
+    // ns_resolution_trace: 57% of 6095 kernels are shorter than their launch (3498).
+    let r = report_json(&[&hta(&s, "ns_resolution_trace")], &[]);
+    assert_eq!(r["host"]["launch"]["launched"], 6095);
+    assert_eq!(r["host"]["launch"]["shorter_than_launch"], 3498);
+    // The device (A100-PG509) is in the table; without shapes the roofline is unknown.
+    let r = report_json(&[&hta(&s, "nccl_parser_config")], &[]);
+    assert_eq!(r["roofline"]["device"]["name"], "A100-40GB");
+    // CPU-only gloo: no device findings, and the clean run has no high-severity finding.
+    let r = report_json(&[&s.join("traces/torch-cpu/clean4")], &[]);
+    assert!(
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["severity"] != "high"),
+        "{}",
+        r["findings"]
+    );
+    assert!(finding(&r, "small_messages").is_some());
+}
