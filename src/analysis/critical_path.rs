@@ -32,6 +32,7 @@ use super::comm::Comm;
 use crate::model::{Job, Kind, LaneSide, NONE, Rank, Sym};
 use crate::time::Ns;
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
 /// Same-stream gaps up to this are a dependency (HTA: 1500 µs).
@@ -285,7 +286,7 @@ fn in_window(rank: &Rank, win: &Window, job: &Job) -> Option<(Ns, Ns, Option<u32
 /// Computes the critical path of `win` over every rank that has it.
 pub fn critical_path(job: &Job, comm: &Comm, win: &Window) -> Option<CriticalPath> {
     let names = Names::new(job);
-    let waits = comm_waits(job, comm);
+    let waits = comm_waits(job, comm, win);
     // Each rank's graph is built on its own (in parallel), then the graphs are concatenated.
     let parts: Vec<Option<(Graph, DeviceNodes)>> = job
         .ranks
@@ -309,8 +310,9 @@ pub fn critical_path(job: &Job, comm: &Comm, win: &Window) -> Option<CriticalPat
         .collect();
     drop(waits);
     let mut g = Graph::default();
-    // (rank index, event) → (start node, end node) of device events, for collective joins.
-    let mut device_nodes: Vec<BTreeMap<u32, (u32, u32)>> = vec![BTreeMap::new(); job.ranks.len()];
+    // Per rank index: device event → (start node, end node) in the rank's own graph, and the
+    // offset of that graph's nodes in the joined one (for collective joins).
+    let mut device_nodes: Vec<(DeviceNodes, u32)> = vec![Default::default(); job.ranks.len()];
     let mut ranks = Vec::new();
     for (ri, part) in parts.into_iter().enumerate() {
         let Some((pg, device)) = part else { continue };
@@ -324,10 +326,7 @@ pub fn critical_path(job: &Job, comm: &Comm, win: &Window) -> Option<CriticalPat
         }));
         g.waits
             .extend(pg.waits.into_iter().map(|(k, v)| (k, v + eoff)));
-        device_nodes[ri] = device
-            .into_iter()
-            .map(|(k, (s, e))| (k, (s + off, e + off)))
-            .collect();
+        device_nodes[ri] = (device, off);
     }
     if ranks.is_empty() {
         return None;
@@ -405,7 +404,7 @@ fn rank_graph(
     rank: &Rank,
     (lo, hi, step_idx): (Ns, Ns, Option<u32>),
     device_nodes: &mut BTreeMap<u32, (u32, u32)>,
-    in_comm: &BTreeMap<u32, Ns>,
+    in_comm: &FxHashMap<u32, Ns>,
 ) {
     let ev = &rank.events;
     let marker = |i: usize| names.marker[ev.name[i] as usize];
@@ -618,10 +617,15 @@ fn rank_graph(
     }
 }
 
-/// Per rank (index): each comm kernel in an instance → its wait.
-fn comm_waits(job: &Job, comm: &Comm) -> Vec<BTreeMap<u32, Ns>> {
-    let mut out = vec![BTreeMap::new(); job.ranks.len()];
+/// Per rank (index): each comm kernel in an instance of the window → its wait.
+fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<FxHashMap<u32, Ns>> {
+    let mut out = vec![FxHashMap::default(); job.ranks.len()];
     for (inst, (_, m)) in comm.matching.instances.iter().zip(&comm.timed) {
+        if let Window::Step(n) = win {
+            if inst.step != Some(*n) {
+                continue;
+            }
+        }
         for (k, &(r, c)) in inst.members.iter().enumerate() {
             let event = comm.calls.per_rank[r as usize][c as usize].event;
             out[r as usize].insert(event, m[k].wait_ns);
@@ -631,16 +635,12 @@ fn comm_waits(job: &Job, comm: &Comm) -> Vec<BTreeMap<u32, Ns>> {
 }
 
 /// Cross-rank edges: the last arriver's kernel start → every member's kernel end.
-fn join_collectives(
-    g: &mut Graph,
-    job: &Job,
-    comm: &Comm,
-    device_nodes: &[BTreeMap<u32, (u32, u32)>],
-) {
+fn join_collectives(g: &mut Graph, job: &Job, comm: &Comm, device_nodes: &[(DeviceNodes, u32)]) {
     for (inst, (t, _)) in comm.matching.instances.iter().zip(&comm.timed) {
         let node = |&(r, c): &(u32, u32)| {
             let e = comm.calls.per_rank[r as usize][c as usize].event;
-            device_nodes[r as usize].get(&e).map(|n| (r, e, *n))
+            let (nodes, off) = &device_nodes[r as usize];
+            nodes.get(&e).map(|&(s, t)| (r, e, (s + off, t + off)))
         };
         let Some(members) = inst.members.iter().map(node).collect::<Option<Vec<_>>>() else {
             continue;

@@ -71,10 +71,10 @@ pub struct Rank {
 pub struct OpShape {
     /// The `cpu_op` event.
     pub event: u32,
-    /// `Input Dims` as written (`[[8, 16], [16, 32]]`).
-    pub dims: Option<Box<str>>,
-    /// `Input type` as written (`["float", "float"]`).
-    pub types: Option<Box<str>>,
+    /// `Input Dims` as written (`[[8, 16], [16, 32]]`), interned: shapes repeat.
+    pub dims: Option<Sym>,
+    /// `Input type` as written (`["float", "float"]`), interned.
+    pub types: Option<Sym>,
     /// `flops` (recorded `with_flops=True`).
     pub flops: Option<u64>,
 }

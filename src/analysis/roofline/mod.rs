@@ -306,6 +306,15 @@ fn rank_roofline(
 ) -> Partial {
     let mut p = Partial::default();
     let ev = &rank.events;
+    // Shapes repeat (every layer, every step): estimate each distinct one once.
+    type Key = (
+        crate::model::Sym,
+        crate::model::Sym,
+        Option<crate::model::Sym>,
+        Option<u64>,
+    );
+    let mut cache: rustc_hash::FxHashMap<Key, Option<(Option<String>, shapes::Work)>> =
+        Default::default();
     // Σ kernel time per launching op, to share its work among its kernels.
     let mut op_time: BTreeMap<u32, Ns> = BTreeMap::new();
     let kernels: Vec<usize> = (0..ev.len())
@@ -329,11 +338,21 @@ fn rank_roofline(
             .flatten()
             .map(|k| &rank.shapes[k]);
         let est = shape.and_then(|s| {
-            let name = job.strings.resolve(ev.name[op as usize]);
-            let dims = shapes::parse_dims(s.dims.as_deref()?)?;
-            let dtype = s.types.as_deref().and_then(shapes::first_type);
-            let w = shapes::work(name, &dims, dtype.as_deref(), s.flops)?;
-            Some((name, dtype, w))
+            let name = ev.name[op as usize];
+            let key = (name, s.dims?, s.types, s.flops);
+            let (dtype, w) = cache
+                .entry(key)
+                .or_insert_with(|| {
+                    let dims = shapes::parse_dims(job.strings.resolve(s.dims?))?;
+                    let dtype = s
+                        .types
+                        .and_then(|t| shapes::first_type(job.strings.resolve(t)));
+                    let w =
+                        shapes::work(job.strings.resolve(name), &dims, dtype.as_deref(), s.flops)?;
+                    Some((dtype, w))
+                })
+                .clone()?;
+            Some((job.strings.resolve(name), dtype, w))
         });
         let class = match (device, &est) {
             (Some(dev), Some((_, dtype, w))) => {

@@ -184,7 +184,7 @@ pub fn build(label: &str, parsed: Parsed<'_>, source: SourceInfo) -> Result<Rank
         shapes: Vec::new(),
     };
     rank.collectives = collectives(&chunks, &final_index, &mut strings);
-    rank.shapes = shapes(&chunks, &final_index);
+    rank.shapes = shapes(&chunks, &final_index, &mut strings);
     let mut unknown: Vec<(Vec<u8>, u64)> = unknown.into_iter().collect();
     unknown.sort();
     rank.unknown_categories = unknown
@@ -373,22 +373,21 @@ fn collectives(
     out
 }
 
-/// Operator shapes of the chunks, at final event indices.
-fn shapes(chunks: &[Chunk<'_>], final_index: &[Vec<u32>]) -> Vec<OpShape> {
-    let text =
-        |b: Option<&[u8]>| b.map(|b| String::from_utf8_lossy(b).into_owned().into_boxed_str());
-    let mut out: Vec<OpShape> = chunks
-        .iter()
-        .enumerate()
-        .flat_map(|(k, c)| {
-            c.shapes.iter().map(move |(local, m)| OpShape {
+/// Operator shapes of the chunks, at final event indices, texts interned.
+fn shapes(chunks: &[Chunk<'_>], final_index: &[Vec<u32>], strings: &mut Interner) -> Vec<OpShape> {
+    let mut out = Vec::new();
+    for (k, c) in chunks.iter().enumerate() {
+        for (local, m) in &c.shapes {
+            let mut text =
+                |b: Option<&[u8]>| b.map(|b| strings.intern(&String::from_utf8_lossy(b)));
+            out.push(OpShape {
                 event: final_index[k][*local as usize],
                 dims: text(m.input_dims),
                 types: text(m.input_type),
                 flops: m.flops,
-            })
-        })
-        .collect();
+            });
+        }
+    }
     out.sort_by_key(|s| s.event);
     out
 }
