@@ -183,6 +183,11 @@ fn assemble(
                 *s = map[*s as usize];
             }
         }
+        for o in &mut r.shapes {
+            for s in [&mut o.dims, &mut o.types].into_iter().flatten() {
+                *s = map[*s as usize];
+            }
+        }
         if r.steps.len() == 1 && r.steps[0].synthetic {
             notes.push(format!(
                 "rank {}: no ProfilerStep markers; the whole trace is analysed as one step",
