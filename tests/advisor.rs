@@ -41,7 +41,10 @@ fn demo_findings_name_the_causes_with_evidence() {
     // Roofline over 8 ranks (shape texts interned per rank, remapped to the job): the demo's
     // projections run 2·8192·2048·6144 FLOPs in ~340 µs ≈ 60% of the H100's bf16 peak.
     let lin = &r["roofline"]["ops"][0];
-    assert_eq!((&lin["op"], &lin["class"]), (&json!("aten::linear"), &json!("under_utilized")));
+    assert_eq!(
+        (&lin["op"], &lin["class"]),
+        (&json!("aten::linear"), &json!("under_utilized"))
+    );
     let p = lin["flops_of_peak"].as_f64().unwrap();
     assert!((0.5..0.7).contains(&p), "{p}");
     // Text leads with the findings.

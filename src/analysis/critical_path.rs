@@ -163,7 +163,7 @@ pub struct CriticalPath {
 }
 
 /// Device event → (start node, end node).
-type DeviceNodes = BTreeMap<u32, (u32, u32)>;
+type DeviceNodes = FxHashMap<u32, (u32, u32)>;
 
 #[derive(Clone, Copy)]
 struct Edge {
@@ -295,7 +295,7 @@ pub fn critical_path(job: &Job, comm: &Comm, win: &Window) -> Option<CriticalPat
         .map(|(ri, rank)| {
             let window = in_window(rank, win, job)?;
             let mut g = Graph::default();
-            let mut device = BTreeMap::new();
+            let mut device = FxHashMap::default();
             rank_graph(
                 &mut g,
                 &names,
@@ -403,13 +403,15 @@ fn rank_graph(
     ri: u32,
     rank: &Rank,
     (lo, hi, step_idx): (Ns, Ns, Option<u32>),
-    device_nodes: &mut BTreeMap<u32, (u32, u32)>,
+    device_nodes: &mut DeviceNodes,
     in_comm: &FxHashMap<u32, Ns>,
 ) {
     let ev = &rank.events;
     let marker = |i: usize| names.marker[ev.name[i] as usize];
     // Host side: ops and runtime calls of each CPU lane, nested chains.
-    let mut call_nodes: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
+    let mut call_nodes: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
+    // Blocking calls in event order (sync edges are created in a deterministic order).
+    let mut blocking_calls: Vec<u32> = Vec::new();
     for (l, lane) in rank.lanes.iter().enumerate() {
         if lane.side != LaneSide::Cpu {
             continue;
@@ -418,7 +420,7 @@ fn rank_graph(
         let mut prev_top_end: Option<u32> = None;
         let close = |g: &mut Graph,
                      stack: &mut Vec<(usize, u32)>,
-                     call_nodes: &BTreeMap<u32, (u32, u32)>| {
+                     call_nodes: &FxHashMap<u32, (u32, u32)>| {
             let (i, cursor) = stack.pop().expect("non-empty");
             let end = call_nodes[&(i as u32)].1;
             let blocking = names.blocking(ev.name[i]);
@@ -462,6 +464,9 @@ fn rank_graph(
             let s = g.node(ri, ev.start[i]);
             let e = g.node(ri, ev.end(i));
             call_nodes.insert(i as u32, (s, e));
+            if names.blocking(ev.name[i]) {
+                blocking_calls.push(i as u32);
+            }
             match stack.last_mut() {
                 Some((p, cursor)) => {
                     let w = ev.start[i] - g.nodes[*cursor as usize].1;
@@ -596,11 +601,9 @@ fn rank_graph(
     for v in lane_ends.values_mut() {
         v.sort_unstable();
     }
-    for (&call, &(_, call_end)) in &call_nodes {
+    for &call in &blocking_calls {
         let c = call as usize;
-        if !names.blocking(ev.name[c]) {
-            continue;
-        }
+        let call_end = call_nodes[&call].1;
         let t = ev.end(c);
         let device_wide = names.device_sync[ev.name[c] as usize];
         // The stream a stream/event sync waited on: its `cuda_sync` record's lane.

@@ -224,7 +224,9 @@ pub fn roofline(
             c.kernels += n;
             c.time_ns += t;
         }
-        for (key, x) in p.per_op {
+        for ((name, types), x) in p.per_op {
+            let dtype = types.and_then(|t| shapes::first_type(job.strings.resolve(t)));
+            let key = (job.strings.resolve(name).to_string(), dtype);
             let a = per_op.entry(key).or_insert((x.0, 0, 0, 0.0, 0.0, 0, false));
             a.1 += x.1;
             a.2 += x.2;
@@ -293,7 +295,8 @@ type Acc = (Family, u64, Ns, f64, f64, u64, bool);
 struct Partial {
     /// (kernels, time) per class, in [`Class::ALL`] order.
     classes: [(u64, Ns); 4],
-    per_op: BTreeMap<(String, Option<String>), Acc>,
+    /// By (operator name, `Input type` text).
+    per_op: rustc_hash::FxHashMap<(crate::model::Sym, Option<crate::model::Sym>), Acc>,
     total: Ns,
 }
 
@@ -313,10 +316,10 @@ fn rank_roofline(
         Option<crate::model::Sym>,
         Option<u64>,
     );
-    let mut cache: rustc_hash::FxHashMap<Key, Option<(Option<String>, shapes::Work)>> =
-        Default::default();
+    type Est = Option<(Option<std::rc::Rc<str>>, shapes::Work, Family)>;
+    let mut cache: rustc_hash::FxHashMap<Key, Est> = Default::default();
     // Σ kernel time per launching op, to share its work among its kernels.
-    let mut op_time: BTreeMap<u32, Ns> = BTreeMap::new();
+    let mut op_time: rustc_hash::FxHashMap<u32, Ns> = Default::default();
     let kernels: Vec<usize> = (0..ev.len())
         .filter(|&i| {
             ev.kind[i] == Kind::Compute
@@ -340,33 +343,32 @@ fn rank_roofline(
         let est = shape.and_then(|s| {
             let name = ev.name[op as usize];
             let key = (name, s.dims?, s.types, s.flops);
-            let (dtype, w) = cache
+            let (dtype, w, fam) = cache
                 .entry(key)
                 .or_insert_with(|| {
+                    let op_name = job.strings.resolve(name);
                     let dims = shapes::parse_dims(job.strings.resolve(s.dims?))?;
                     let dtype = s
                         .types
-                        .and_then(|t| shapes::first_type(job.strings.resolve(t)));
-                    let w =
-                        shapes::work(job.strings.resolve(name), &dims, dtype.as_deref(), s.flops)?;
-                    Some((dtype, w))
+                        .and_then(|t| shapes::first_type(job.strings.resolve(t)))
+                        .map(std::rc::Rc::<str>::from);
+                    let w = shapes::work(op_name, &dims, dtype.as_deref(), s.flops)?;
+                    Some((dtype, w, shapes::family(op_name)?))
                 })
                 .clone()?;
-            Some((job.strings.resolve(name), dtype, w))
+            Some((name, s.types, dtype, w, fam))
         });
         let class = match (device, &est) {
-            (Some(dev), Some((_, dtype, w))) => {
+            (Some(dev), Some((name, types, dtype, w, fam))) => {
                 let share = ev.dur[i] as f64 / op_time[&op].max(1) as f64;
                 let (f, b) = (w.flops.map(|f| f * share), w.bytes * share);
-                let (name, dtype) = (est.as_ref().unwrap().0, dtype.clone());
-                let fam = shapes::family(name).expect("estimated ops have a family");
                 let unaligned = w
                     .gemm
                     .is_some_and(|(m, n, k)| m % 8 != 0 || n % 8 != 0 || k % 8 != 0);
                 let a = p
                     .per_op
-                    .entry((name.to_string(), dtype.clone()))
-                    .or_insert((fam, 0, 0, 0.0, 0.0, 0, false));
+                    .entry((*name, *types))
+                    .or_insert((*fam, 0, 0, 0.0, 0.0, 0, false));
                 a.1 += 1;
                 a.2 += ev.dur[i];
                 a.3 += f.unwrap_or(0.0);

@@ -410,54 +410,56 @@ pub fn is_collective_op(name: &[u8]) -> bool {
     name == b"record_param_comms" || name.starts_with(b"gloo:") || name.starts_with(b"c10d::")
 }
 
-/// Operators whose shapes (`Input Dims`, `Input type`) and `flops` give the FLOPs and bytes
-/// of the kernels they launch (roofline), sorted for binary search.
-const SHAPE_OPS: [&[u8]; 40] = [
-    b"aten::_convolution",
-    b"aten::_efficient_attention_forward",
-    b"aten::_flash_attention_forward",
-    b"aten::_fused_rms_norm",
-    b"aten::_scaled_dot_product_cudnn_attention",
-    b"aten::_scaled_dot_product_efficient_attention",
-    b"aten::_scaled_dot_product_flash_attention",
-    b"aten::_softmax",
-    b"aten::add",
-    b"aten::add_",
-    b"aten::addmm",
-    b"aten::baddbmm",
-    b"aten::bmm",
-    b"aten::conv1d",
-    b"aten::conv2d",
-    b"aten::conv3d",
-    b"aten::convolution",
-    b"aten::cudnn_convolution",
-    b"aten::div",
-    b"aten::div_",
-    b"aten::gelu",
-    b"aten::layer_norm",
-    b"aten::linear",
-    b"aten::matmul",
-    b"aten::mean",
-    b"aten::mm",
-    b"aten::mul",
-    b"aten::mul_",
-    b"aten::native_layer_norm",
-    b"aten::relu",
-    b"aten::relu_",
-    b"aten::rms_norm",
-    b"aten::scaled_dot_product_attention",
-    b"aten::sigmoid",
-    b"aten::silu",
-    b"aten::silu_",
-    b"aten::softmax",
-    b"aten::sub",
-    b"aten::sum",
-    b"aten::tanh",
-];
-
-/// True for an operator whose shapes the roofline reads ([`SHAPE_OPS`]).
+/// True for an operator whose shapes (`Input Dims`, `Input type`) and `flops` give the FLOPs
+/// and bytes of the kernels it launches (roofline). A `match` on the bytes: it runs once per
+/// `cpu_op`, so it must cost next to nothing (the compiler dispatches on length first).
 pub fn wants_shapes(name: &[u8]) -> bool {
-    SHAPE_OPS.binary_search(&name).is_ok()
+    if !name.starts_with(b"aten::") {
+        return false;
+    }
+    matches!(
+        name,
+        b"aten::_convolution"
+            | b"aten::_efficient_attention_forward"
+            | b"aten::_flash_attention_forward"
+            | b"aten::_fused_rms_norm"
+            | b"aten::_scaled_dot_product_cudnn_attention"
+            | b"aten::_scaled_dot_product_efficient_attention"
+            | b"aten::_scaled_dot_product_flash_attention"
+            | b"aten::_softmax"
+            | b"aten::add"
+            | b"aten::add_"
+            | b"aten::addmm"
+            | b"aten::baddbmm"
+            | b"aten::bmm"
+            | b"aten::conv1d"
+            | b"aten::conv2d"
+            | b"aten::conv3d"
+            | b"aten::convolution"
+            | b"aten::cudnn_convolution"
+            | b"aten::div"
+            | b"aten::div_"
+            | b"aten::gelu"
+            | b"aten::layer_norm"
+            | b"aten::linear"
+            | b"aten::matmul"
+            | b"aten::mean"
+            | b"aten::mm"
+            | b"aten::mul"
+            | b"aten::mul_"
+            | b"aten::native_layer_norm"
+            | b"aten::relu"
+            | b"aten::relu_"
+            | b"aten::rms_norm"
+            | b"aten::scaled_dot_product_attention"
+            | b"aten::sigmoid"
+            | b"aten::silu"
+            | b"aten::silu_"
+            | b"aten::softmax"
+            | b"aten::sub"
+            | b"aten::sum"
+            | b"aten::tanh"
+    )
 }
 
 /// The event keys the model reads, as codes.
@@ -693,6 +695,25 @@ mod tests {
         // Bytes ≥ 0x80 (UTF-8) are ordinary string bytes.
         let utf8 = "\"héllo wörld, ünïcode names are fine\"";
         assert!(plain_string(utf8.as_bytes(), 0).is_some());
+    }
+
+    #[test]
+    fn shape_ops_are_recognized() {
+        for n in [
+            "aten::mm",
+            "aten::linear",
+            "aten::scaled_dot_product_attention",
+            "aten::add_",
+        ] {
+            assert!(wants_shapes(n.as_bytes()), "{n}");
+            assert!(
+                crate::analysis::roofline::shapes::family(n).is_some(),
+                "{n}"
+            );
+        }
+        for n in ["aten::mmx", "mm", "aten::copy_", "record_param_comms", ""] {
+            assert!(!wants_shapes(n.as_bytes()), "{n}");
+        }
     }
 
     #[test]
