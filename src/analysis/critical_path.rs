@@ -154,8 +154,11 @@ pub struct CriticalPath {
     pub total_ns: Ns,
     /// Per category (all present).
     pub by_category: BTreeMap<&'static str, Ns>,
-    /// The path in order, consecutive stretches of one event merged.
+    /// The path in order, consecutive stretches of one event merged (the JSON report keeps
+    /// the longest ones, see `ops_total`).
     pub ops: Vec<PathOp>,
+    /// Stretches on the whole path.
+    pub ops_total: u64,
     /// Operators by time on the path.
     pub top_ops: Vec<CriticalOp>,
     /// Nodes and edges of the graph.
@@ -389,6 +392,7 @@ pub fn critical_path(job: &Job, comm: &Comm, win: &Window) -> Option<CriticalPat
         ranks,
         total_ns: total,
         by_category,
+        ops_total: ops.len() as u64,
         ops,
         top_ops,
         graph: (g.nodes.len() as u64, g.edges.len() as u64),

@@ -7,6 +7,26 @@ use crate::time::human;
 /// Critical operators listed.
 pub const CRITICAL_OPS: usize = 10;
 
+/// The critical path as the JSON report carries it: the [`super::JSON_PATH_OPS`] longest
+/// stretches, in path order, and as many critical operators (a big trace's path has 10⁵
+/// stretches; `ops_total` says how many).
+pub fn for_json(c: &CriticalPath) -> CriticalPath {
+    let mut keep: Vec<usize> = (0..c.ops.len()).collect();
+    keep.sort_by_key(|&i| (std::cmp::Reverse(c.ops[i].dur_ns), i));
+    keep.truncate(super::JSON_PATH_OPS);
+    keep.sort_unstable();
+    CriticalPath {
+        ops: keep.into_iter().map(|i| c.ops[i].clone()).collect(),
+        top_ops: c
+            .top_ops
+            .iter()
+            .take(super::JSON_PATH_OPS)
+            .cloned()
+            .collect(),
+        ..c.clone()
+    }
+}
+
 /// The critical path as a table: its length, time by category, and the operators on it.
 pub fn table(c: &CriticalPath) -> Table {
     let total = c.total_ns.max(1) as f64;

@@ -22,6 +22,8 @@ use std::collections::BTreeMap;
 pub const SCHEMA: &str = "stepscope.report/1";
 /// Operators listed in the JSON report (text and markdown show fewer).
 pub const JSON_TOP_OPS: usize = 50;
+/// Critical-path stretches (and critical operators) listed in the JSON report.
+pub const JSON_PATH_OPS: usize = 500;
 
 /// Output format of `report`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -226,7 +228,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
     Report {
         cluster,
         communication,
-        critical_path: a.critical_path.clone(),
+        critical_path: a.critical_path.as_ref().map(critical::for_json),
         host: a.host.clone(),
         roofline: a.roofline.clone(),
         findings: a.findings.clone(),
