@@ -300,6 +300,30 @@ struct Partial {
     total: Ns,
 }
 
+impl Partial {
+    /// Adds another chunk's or rank's share.
+    fn merge(mut self, o: Partial) -> Partial {
+        self.total += o.total;
+        for (a, b) in self.classes.iter_mut().zip(o.classes) {
+            a.0 += b.0;
+            a.1 += b.1;
+        }
+        for (k, x) in o.per_op {
+            let a = self
+                .per_op
+                .entry(k)
+                .or_insert((x.0, 0, 0, 0.0, 0.0, 0, false));
+            a.1 += x.1;
+            a.2 += x.2;
+            a.3 += x.3;
+            a.4 += x.4;
+            a.5 += x.5;
+            a.6 |= x.6;
+        }
+        self
+    }
+}
+
 fn rank_roofline(
     job: &Job,
     rank: &crate::model::Rank,
@@ -307,7 +331,6 @@ fn rank_roofline(
     u: f64,
     in_scope: &(impl Fn(u32, u32) -> bool + Sync),
 ) -> Partial {
-    let mut p = Partial::default();
     let ev = &rank.events;
     // Shapes repeat (every layer, every step): estimate each distinct one once.
     type Key = (
@@ -317,7 +340,6 @@ fn rank_roofline(
         Option<u64>,
     );
     type Est = Option<(Option<std::rc::Rc<str>>, shapes::Work, Family)>;
-    let mut cache: rustc_hash::FxHashMap<Key, Est> = Default::default();
     // Σ kernel time per launching op, to share its work among its kernels.
     let mut op_time: rustc_hash::FxHashMap<u32, Ns> = Default::default();
     let kernels: Vec<usize> = (0..ev.len())
@@ -333,55 +355,66 @@ fn rank_roofline(
             *op_time.entry(ev.op[i]).or_default() += ev.dur[i];
         }
     }
-    for &i in &kernels {
-        p.total += ev.dur[i];
-        let op = ev.op[i];
-        let shape = (op != NONE)
-            .then(|| rank.shapes.binary_search_by_key(&op, |s| s.event).ok())
-            .flatten()
-            .map(|k| &rank.shapes[k]);
-        let est = shape.and_then(|s| {
-            let name = ev.name[op as usize];
-            let key = (name, s.dims?, s.types, s.flops);
-            let (dtype, w, fam) = cache
-                .entry(key)
-                .or_insert_with(|| {
-                    let op_name = job.strings.resolve(name);
-                    let dims = shapes::parse_dims(job.strings.resolve(s.dims?))?;
-                    let dtype = s
-                        .types
-                        .and_then(|t| shapes::first_type(job.strings.resolve(t)))
-                        .map(std::rc::Rc::<str>::from);
-                    let w = shapes::work(op_name, &dims, dtype.as_deref(), s.flops)?;
-                    Some((dtype, w, shapes::family(op_name)?))
-                })
-                .clone()?;
-            Some((name, s.types, dtype, w, fam))
-        });
-        let class = match (device, &est) {
-            (Some(dev), Some((name, types, dtype, w, fam))) => {
-                let share = ev.dur[i] as f64 / op_time[&op].max(1) as f64;
-                let (f, b) = (w.flops.map(|f| f * share), w.bytes * share);
-                let unaligned = w
-                    .gemm
-                    .is_some_and(|(m, n, k)| m % 8 != 0 || n % 8 != 0 || k % 8 != 0);
-                let a = p
-                    .per_op
-                    .entry((*name, *types))
-                    .or_insert((*fam, 0, 0, 0.0, 0.0, 0, false));
-                a.1 += 1;
-                a.2 += ev.dur[i];
-                a.3 += f.unwrap_or(0.0);
-                a.4 += b;
-                a.5 += u64::from(unaligned);
-                a.6 |= f.is_some();
-                classify(dev, dtype.as_deref(), f, b, ev.dur[i], u)
+    // Kernels in parallel chunks (one huge rank is one task otherwise), merged in chunk order
+    // so that floating-point sums, and the report, do not depend on scheduling.
+    kernels
+        .par_chunks(1 << 15)
+        .map(|chunk| {
+            let mut p = Partial::default();
+            let mut cache: rustc_hash::FxHashMap<Key, Est> = Default::default();
+            for &i in chunk {
+                p.total += ev.dur[i];
+                let op = ev.op[i];
+                let shape = (op != NONE)
+                    .then(|| rank.shapes.binary_search_by_key(&op, |s| s.event).ok())
+                    .flatten()
+                    .map(|k| &rank.shapes[k]);
+                let est = shape.and_then(|s| {
+                    let name = ev.name[op as usize];
+                    let key = (name, s.dims?, s.types, s.flops);
+                    let (dtype, w, fam) = cache
+                        .entry(key)
+                        .or_insert_with(|| {
+                            let op_name = job.strings.resolve(name);
+                            let dims = shapes::parse_dims(job.strings.resolve(s.dims?))?;
+                            let dtype = s
+                                .types
+                                .and_then(|t| shapes::first_type(job.strings.resolve(t)))
+                                .map(std::rc::Rc::<str>::from);
+                            let w = shapes::work(op_name, &dims, dtype.as_deref(), s.flops)?;
+                            Some((dtype, w, shapes::family(op_name)?))
+                        })
+                        .clone()?;
+                    Some((name, s.types, dtype, w, fam))
+                });
+                let class = match (device, &est) {
+                    (Some(dev), Some((name, types, dtype, w, fam))) => {
+                        let share = ev.dur[i] as f64 / op_time[&op].max(1) as f64;
+                        let (f, b) = (w.flops.map(|f| f * share), w.bytes * share);
+                        let unaligned = w
+                            .gemm
+                            .is_some_and(|(m, n, k)| m % 8 != 0 || n % 8 != 0 || k % 8 != 0);
+                        let a = p
+                            .per_op
+                            .entry((*name, *types))
+                            .or_insert((*fam, 0, 0, 0.0, 0.0, 0, false));
+                        a.1 += 1;
+                        a.2 += ev.dur[i];
+                        a.3 += f.unwrap_or(0.0);
+                        a.4 += b;
+                        a.5 += u64::from(unaligned);
+                        a.6 |= f.is_some();
+                        classify(dev, dtype.as_deref(), f, b, ev.dur[i], u)
+                    }
+                    _ => Class::Unknown,
+                };
+                let c = &mut p.classes[class as usize];
+                c.0 += 1;
+                c.1 += ev.dur[i];
             }
-            _ => Class::Unknown,
-        };
-        let c = &mut p.classes[class as usize];
-        c.0 += 1;
-        c.1 += ev.dur[i];
-    }
-    p
+            p
+        })
+        .collect::<Vec<Partial>>()
+        .into_iter()
+        .fold(Partial::default(), Partial::merge)
 }
