@@ -166,23 +166,56 @@ const FORWARD: [OpDef; 8] = [
 ];
 
 /// Backward node, its kernels (name, time) for one forward operator.
-fn backward_of(f: &OpDef) -> (&'static str, Vec<(&'static str, &'static str, Ns)>) {
+fn backward_of(f: &OpDef) -> (&'static str, Vec<(&'static str, &'static str, Ns, String)>) {
     match f.op {
-        "aten::linear" => (
-            "AddmmBackward0",
-            vec![("aten::mm", GEMM, f.ns), ("aten::mm", GEMM, f.ns)],
-        ),
+        "aten::linear" => {
+            // Forward dims `[[4, 2048, K], [N, K], [N]]`: the input gradient is
+            // [8192, N] · [N, K], the weight gradient [N, 8192] · [8192, K].
+            let n: Vec<u64> = f
+                .dims
+                .split(|c: char| !c.is_ascii_digit())
+                .filter_map(|t| t.parse().ok())
+                .collect();
+            let (rows, k, out) = (n[0] * n[1], n[2], n[3]);
+            (
+                "AddmmBackward0",
+                vec![
+                    (
+                        "aten::mm",
+                        GEMM,
+                        f.ns,
+                        format!("[[{rows}, {out}], [{out}, {k}]]"),
+                    ),
+                    (
+                        "aten::mm",
+                        GEMM,
+                        f.ns,
+                        format!("[[{out}, {rows}], [{rows}, {k}]]"),
+                    ),
+                ],
+            )
+        }
         "aten::scaled_dot_product_attention" => (
             "ScaledDotProductFlashAttentionBackward0",
-            vec![("aten::_flash_attention_backward", FLASH_BWD, f.ns * 5 / 2)],
+            vec![(
+                "aten::_flash_attention_backward",
+                FLASH_BWD,
+                f.ns * 5 / 2,
+                String::new(),
+            )],
         ),
         "aten::layer_norm" => (
             "NativeLayerNormBackward0",
-            vec![("aten::native_layer_norm_backward", LN, f.ns * 2)],
+            vec![(
+                "aten::native_layer_norm_backward",
+                LN,
+                f.ns * 2,
+                String::new(),
+            )],
         ),
         "aten::gelu" => (
             "GeluBackward0",
-            vec![("aten::gelu_backward", GELU, f.ns * 3 / 2)],
+            vec![("aten::gelu_backward", GELU, f.ns * 3 / 2, String::new())],
         ),
         _ => ("AddBackward0", vec![]),
     }
@@ -423,12 +456,12 @@ impl<'s> RankSim<'s> {
                 let eval = format!("autograd::engine::evaluate_function: {node}");
                 let start = a;
                 a += 8_000;
-                for (j, (op, kern, ns)) in kernels.iter().enumerate() {
+                for (j, (op, kern, ns, dims)) in kernels.iter().enumerate() {
                     a = self.op_with_kernel(
                         Tid::Autograd,
                         a,
                         op,
-                        "",
+                        dims,
                         kern,
                         *ns,
                         Tid::Compute,
