@@ -320,3 +320,78 @@ fn stdin_plain_and_gzip() {
         assert_eq!(parts(&row(&r, 1, 0)).1, 120_000);
     }
 }
+
+/// Runs stepscope with its config directory (XDG_CONFIG_HOME) set to `home`.
+fn with_config(home: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", home)
+        .env("HOME", home)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn broken_user_config_files_are_usage_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("stepscope");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "[advisor]\nfree_share = 'lots'\n").unwrap();
+    let out = with_config(home.path(), &["report"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: config.toml: ") && err.contains("free_share"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    std::fs::write(dir.join("config.toml"), "[advisor]\nfree_share = 0.9\n").unwrap();
+    std::fs::write(
+        dir.join("devices.toml"),
+        "[[device]]\nname = 'X'\nbf16_tflops = -1\nhbm_gbps = 1\n",
+    )
+    .unwrap();
+    let out = with_config(home.path(), &["report"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("devices.toml") && err.contains("peaks must be positive"),
+        "{err}"
+    );
+}
+
+#[test]
+fn user_device_table_and_thresholds_apply() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("stepscope");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A made-up device with 10× the H100's bf16 peak, and a threshold that silences the
+    // data-loader rule.
+    std::fs::write(
+        dir.join("devices.toml"),
+        "[[device]]\nname = 'Future-GPU'\nmatch = ['H100']\nbf16_tflops = 9894\nhbm_gbps = 33500\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[advisor]\ndataloader_share = 0.5\n",
+    )
+    .unwrap();
+    let out = with_config(home.path(), &["report", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["roofline"]["device"]["name"], "Future-GPU");
+    let rules: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(!rules.contains(&"dataloader"), "{rules:?}");
+    assert!(rules.contains(&"slow_step"), "{rules:?}");
+}
