@@ -224,23 +224,14 @@ impl Names {
         for (_, s) in job.strings.iter() {
             n.marker
                 .push(crate::model::profiler_step_number(s).is_some());
-            n.blocking.push(matches!(
-                s,
-                "cudaDeviceSynchronize"
-                    | "cudaStreamSynchronize"
-                    | "cudaEventSynchronize"
-                    | "cudaEventQuery"
-                    | "cudaMemcpy"
-                    | "hipDeviceSynchronize"
-                    | "hipStreamSynchronize"
-                    | "hipEventSynchronize"
-                    | "hipMemcpy"
-            ));
+            // HTA also treats `cudaEventQuery` as blocking on the path.
+            n.blocking
+                .push(super::host::is_sync_call(s) || s == "cudaEventQuery");
             n.device_sync.push(matches!(
                 s,
                 "cudaDeviceSynchronize" | "hipDeviceSynchronize"
             ));
-            n.data_loading.push(s.contains("DataLoader"));
+            n.data_loading.push(super::host::is_data_loader(s));
         }
         n
     }

@@ -163,19 +163,9 @@ impl Names {
             d2h: vec![],
         };
         for (_, s) in job.strings.iter() {
-            n.blocking.push(matches!(
-                s,
-                "cudaDeviceSynchronize"
-                    | "cudaStreamSynchronize"
-                    | "cudaEventSynchronize"
-                    | "cudaMemcpy"
-                    | "hipDeviceSynchronize"
-                    | "hipStreamSynchronize"
-                    | "hipEventSynchronize"
-                    | "hipMemcpy"
-            ));
+            n.blocking.push(is_sync_call(s));
             n.aten.push(s.starts_with("aten::"));
-            n.data_loader.push(s.contains("DataLoader"));
+            n.data_loader.push(is_data_loader(s));
             let l = s.to_ascii_lowercase();
             n.gc.push(l == "gc" || l.starts_with("gc:") || l.contains("garbage collect"));
             n.allocator.push(matches!(
@@ -354,6 +344,27 @@ pub fn host(
     h.syncs
         .sort_by(|a, b| b.blocked_ns.cmp(&a.blocked_ns).then(a.call.cmp(&b.call)));
     h
+}
+
+/// Runtime calls that block the host until the device catches up: device, stream and event
+/// synchronize, synchronous `cudaMemcpy` (and their hip twins).
+pub fn is_sync_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaDeviceSynchronize"
+            | "cudaStreamSynchronize"
+            | "cudaEventSynchronize"
+            | "cudaMemcpy"
+            | "hipDeviceSynchronize"
+            | "hipStreamSynchronize"
+            | "hipEventSynchronize"
+            | "hipMemcpy"
+    )
+}
+
+/// Data-loader annotations (`enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__`).
+pub fn is_data_loader(name: &str) -> bool {
+    name.contains("DataLoader")
 }
 
 /// Sync points by (call, cause).

@@ -15,15 +15,21 @@ pub fn for_json(c: &CriticalPath) -> CriticalPath {
     keep.sort_by_key(|&i| (std::cmp::Reverse(c.ops[i].dur_ns), i));
     keep.truncate(super::JSON_PATH_OPS);
     keep.sort_unstable();
+    // Field by field: `..c.clone()` would copy the whole path only to drop it.
     CriticalPath {
+        window: c.window.clone(),
+        ranks: c.ranks.clone(),
+        total_ns: c.total_ns,
+        by_category: c.by_category.clone(),
         ops: keep.into_iter().map(|i| c.ops[i].clone()).collect(),
+        ops_total: c.ops_total,
         top_ops: c
             .top_ops
             .iter()
             .take(super::JSON_PATH_OPS)
             .cloned()
             .collect(),
-        ..c.clone()
+        graph: c.graph,
     }
 }
 

@@ -215,26 +215,22 @@ pub fn roofline(
         .iter()
         .map(|c| (c.as_str(), ClassShare::default()))
         .collect();
+    let merged = parts.into_iter().fold(Partial::default(), Partial::merge);
+    let total = merged.total;
+    for (k, (n, t)) in Class::ALL.iter().zip(merged.classes) {
+        let c = classes.get_mut(k.as_str()).expect("all classes");
+        c.kernels += n;
+        c.time_ns += t;
+    }
+    // Operator types by name and element type (several `Input type` texts can share one).
     let mut per_op: BTreeMap<(String, Option<String>), Acc> = BTreeMap::new();
-    let mut total: Ns = 0;
-    for p in parts {
-        total += p.total;
-        for (k, (n, t)) in Class::ALL.iter().zip(p.classes) {
-            let c = classes.get_mut(k.as_str()).expect("all classes");
-            c.kernels += n;
-            c.time_ns += t;
-        }
-        for ((name, types), x) in p.per_op {
-            let dtype = types.and_then(|t| shapes::first_type(job.strings.resolve(t)));
-            let key = (job.strings.resolve(name).to_string(), dtype);
-            let a = per_op.entry(key).or_insert((x.0, 0, 0, 0.0, 0.0, 0, false));
-            a.1 += x.1;
-            a.2 += x.2;
-            a.3 += x.3;
-            a.4 += x.4;
-            a.5 += x.5;
-            a.6 |= x.6;
-        }
+    for ((name, types), x) in merged.per_op {
+        let dtype = types.and_then(|t| shapes::first_type(job.strings.resolve(t)));
+        let key = (job.strings.resolve(name).to_string(), dtype);
+        add_acc(
+            per_op.entry(key).or_insert((x.0, 0, 0, 0.0, 0.0, 0, false)),
+            &x,
+        );
     }
     for c in classes.values_mut() {
         c.share = if total > 0 {
@@ -290,6 +286,16 @@ pub fn roofline(
 /// (family, kernels, time, flops, bytes, unaligned GEMMs, has FLOPs) of an operator type.
 type Acc = (Family, u64, Ns, f64, f64, u64, bool);
 
+/// Adds one operator type's counts to another's.
+fn add_acc(a: &mut Acc, x: &Acc) {
+    a.1 += x.1;
+    a.2 += x.2;
+    a.3 += x.3;
+    a.4 += x.4;
+    a.5 += x.5;
+    a.6 |= x.6;
+}
+
 /// One rank's share of the roofline.
 #[derive(Default)]
 struct Partial {
@@ -309,16 +315,12 @@ impl Partial {
             a.1 += b.1;
         }
         for (k, x) in o.per_op {
-            let a = self
-                .per_op
-                .entry(k)
-                .or_insert((x.0, 0, 0, 0.0, 0.0, 0, false));
-            a.1 += x.1;
-            a.2 += x.2;
-            a.3 += x.3;
-            a.4 += x.4;
-            a.5 += x.5;
-            a.6 |= x.6;
+            add_acc(
+                self.per_op
+                    .entry(k)
+                    .or_insert((x.0, 0, 0, 0.0, 0.0, 0, false)),
+                &x,
+            );
         }
         self
     }
