@@ -12,7 +12,7 @@ use crate::ingest::{self, LoadOptions, Loaded, discover};
 use crate::report::{self, Format};
 use crate::synth::{self, DemoSpec};
 use clap::{Args, Parser, Subcommand};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// Exit code for bad input or usage.
@@ -78,6 +78,23 @@ pub struct Global {
     /// a step (default: --step, else the slowest step).
     #[arg(long, global = true, value_name = "NAME[:INSTANCE]", value_parser = Window::parse)]
     pub window: Option<Window>,
+    /// TUI colours: dark, light, mono, or a theme file (default: dark; mono under NO_COLOR).
+    #[arg(long, global = true, value_name = "NAME|FILE")]
+    pub theme: Option<String>,
+    /// TUI key bindings: default, or a keymap file.
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME|FILE",
+        default_value = "default"
+    )]
+    pub keymap: String,
+    /// Draw with ASCII only (terminals without Unicode).
+    #[arg(long, global = true)]
+    pub ascii: bool,
+    /// Do not capture the mouse (keep the terminal's own selection).
+    #[arg(long, global = true)]
+    pub no_mouse: bool,
 }
 
 fn parse_u(s: &str) -> Result<f64, String> {
@@ -131,6 +148,44 @@ pub enum Command {
     Report(ReportArgs),
     /// Write the demo cluster as real Kineto trace files.
     Demo(DemoArgs),
+    /// Draw one TUI pane to plain text (deterministic; for CI and docs).
+    Snapshot(SnapshotArgs),
+}
+
+/// `stepscope snapshot`.
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// Trace files, directories, or - for stdin; none: the demo cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The pane.
+    #[arg(long, value_parser = ["overview", "timeline", "critical", "roofline", "advisor", "operator", "comm"], default_value = "overview")]
+    pub view: String,
+    /// Screen size, COLSxROWS.
+    #[arg(long, default_value = "120x40", value_parser = parse_size)]
+    pub size: (u16, u16),
+    /// Select this step (default: the slowest).
+    #[arg(long, value_name = "N")]
+    pub step: Option<u32>,
+    /// Drill into this rank (device level).
+    #[arg(long, value_name = "R")]
+    pub rank: Option<u32>,
+    /// Open this operator (exact name).
+    #[arg(long, value_name = "NAME")]
+    pub op: Option<String>,
+    /// Keys to press first: characters, and <enter>, <esc>, <tab>, <ctrl-c>, <lt> ...
+    #[arg(long, value_name = "KEYS", default_value = "")]
+    pub keys: String,
+}
+
+fn parse_size(s: &str) -> Result<(u16, u16), String> {
+    let (w, h) = s
+        .split_once('x')
+        .ok_or_else(|| format!("`{s}` is not COLSxROWS"))?;
+    match (w.parse::<u16>(), h.parse::<u16>()) {
+        (Ok(w), Ok(h)) if (20..=1000).contains(&w) && (8..=1000).contains(&h) => Ok((w, h)),
+        _ => Err(format!("`{s}`: COLS 20–1000 and ROWS 8–1000")),
+    }
 }
 
 /// `stepscope report`.
@@ -210,7 +265,12 @@ pub fn main() -> i32 {
             a.fail_on,
         ),
         Some(Command::Demo(a)) => demo(&a).map(|()| 0),
-        // Until the TUI lands, the default command prints the text report.
+        Some(Command::Snapshot(a)) => snapshot(&a, &cli.global, opts),
+        // The TUI on a terminal; the text report when stdout is a pipe or a file.
+        None if std::io::stdout().is_terminal() => cli
+            .global
+            .analysis(Scope::default())
+            .and_then(|a| crate::ui::run::run(&cli.paths, opts, a, &ui_options(&cli.global))),
         None => report(
             &cli.paths,
             Format::Text,
@@ -264,8 +324,47 @@ fn report(
     Ok(if tripped { EXIT_FINDINGS } else { 0 })
 }
 
+fn ui_options(g: &Global) -> crate::ui::run::UiOptions {
+    crate::ui::run::UiOptions {
+        theme: g.theme.clone(),
+        keymap: g.keymap.clone(),
+        ascii: g.ascii,
+        mouse: !g.no_mouse,
+    }
+}
+
+fn snapshot(a: &SnapshotArgs, g: &Global, opts: LoadOptions) -> Result<i32, InputError> {
+    use crate::ui::{app, keymap, snapshot};
+    let usage = |msg: String| InputError::whole("snapshot", msg);
+    let keys = keymap::parse_script(&a.keys).map_err(usage)?;
+    let (theme, keys_map) = ui_options(g).resolve()?;
+    let aopts = g.analysis(Scope::default())?;
+    let loaded = load(&a.paths, opts)?;
+    let analysis = analysis::analyze(&loaded.job, &aopts);
+    let title = match a.paths.as_slice() {
+        [] => "demo cluster".to_string(),
+        [p] => p.display().to_string(),
+        ps => format!("{} paths", ps.len()),
+    };
+    let data = app::Data::new(loaded, analysis, aopts, title);
+    let mut app = app::App::new(data, keys_map, theme, g.ascii, a.size);
+    let setup = snapshot::Setup {
+        view: app::Pane::from_name(&a.view),
+        step: a.step,
+        rank: a.rank,
+        op: a.op.clone(),
+        keys,
+    };
+    snapshot::prepare(&mut app, &setup).map_err(usage)?;
+    let text = snapshot::render(&app);
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    std::mem::forget(app);
+    Ok(0)
+}
+
 /// `--step`/`--rank` must name something that exists: an empty report would read as "fine".
-fn check_scope(loaded: &Loaded, scope: Scope) -> Result<(), InputError> {
+pub fn check_scope(loaded: &Loaded, scope: Scope) -> Result<(), InputError> {
     let job = &loaded.job;
     if let Some(r) = scope.rank {
         if !job.ranks.iter().any(|x| x.id == r) {

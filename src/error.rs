@@ -9,6 +9,8 @@ pub enum Position {
     Byte(u64),
     /// Byte offset into the compressed file (gzip errors happen before any JSON exists).
     CompressedByte(u64),
+    /// 1-based line of a text file (keymaps, themes).
+    Line(u32),
 }
 
 /// A problem with one input; rendered as `path: byte N: message` on a single line.
@@ -51,6 +53,7 @@ impl fmt::Display for InputError {
             Some(Position::CompressedByte(b)) => {
                 write!(f, "{}: compressed byte {}: {}", self.path, b, msg)
             }
+            Some(Position::Line(l)) => write!(f, "{}: line {}: {}", self.path, l, msg),
             None => write!(f, "{}: {}", self.path, msg),
         }
     }

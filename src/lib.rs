@@ -3,7 +3,7 @@
 //!
 //! Data flows one way (DESIGN §3): [`ingest`] turns bytes into the normalized [`model`],
 //! [`analysis`] computes results with pure functions over the model, and [`report`] renders
-//! them. [`synth`] generates the embedded demo cluster; [`cli`] wires it together.
+//! them; [`ui`] draws them in the terminal. [`synth`] generates the embedded demo cluster; [`cli`] wires it together.
 
 pub mod analysis;
 pub mod cli;
@@ -13,3 +13,4 @@ pub mod model;
 pub mod report;
 pub mod synth;
 pub mod time;
+pub mod ui;

@@ -808,6 +808,11 @@ pub fn sources(spec: DemoSpec) -> Vec<Source> {
         .collect()
 }
 
+/// One rank's trace text, as [`sources`] generates it (views re-read an event's args from it).
+pub fn rank_text(spec: DemoSpec, rank: u32) -> String {
+    rank_json(spec, rank, &schedule(spec))
+}
+
 /// Writes the demo job as `rank-N.pt.trace.json.gz` (or `.json` when `gzip` is false).
 pub fn write(spec: DemoSpec, dir: &Path, gzip: bool) -> std::io::Result<Vec<PathBuf>> {
     use rayon::prelude::*;

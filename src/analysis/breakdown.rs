@@ -54,6 +54,45 @@ impl Breakdown {
     }
 }
 
+/// The cluster's typical row of a step: each part's median across the ranks that have the
+/// step (the step-time median rule of `step_times`), so one rank can be compared part by part.
+/// `span_ns` is the median span; the parts need not add up to it.
+pub fn median_row(rows: &[Breakdown], step: u32) -> Option<Breakdown> {
+    let of: Vec<&Breakdown> = rows.iter().filter(|b| b.step == step).collect();
+    if of.is_empty() {
+        return None;
+    }
+    let med = |f: fn(&Breakdown) -> Ns| {
+        let mut v: Vec<Ns> = of.iter().map(|b| f(b)).collect();
+        v.sort_unstable();
+        super::step_times::median_sorted(&v)
+    };
+    Some(Breakdown {
+        step,
+        rank: u32::MAX,
+        span_ns: med(|b| b.span_ns),
+        compute_ns: med(|b| b.compute_ns),
+        overlap_ns: med(|b| b.overlap_ns),
+        comm_ns: med(|b| b.comm_ns),
+        memory_ns: med(|b| b.memory_ns),
+        host_bound_ns: med(|b| b.host_bound_ns),
+        free_ns: med(|b| b.free_ns),
+    })
+}
+
+/// The median own work (span − exposed communication) of a step across the ranks that have
+/// it: the heat map's reference, since in a synchronous job every span is about equal and only
+/// own work tells the straggler apart.
+pub fn median_own_work(rows: &[Breakdown], step: u32) -> Option<Ns> {
+    let mut v: Vec<Ns> = rows
+        .iter()
+        .filter(|b| b.step == step)
+        .map(Breakdown::own_work_ns)
+        .collect();
+    v.sort_unstable();
+    (!v.is_empty()).then(|| super::step_times::median_sorted(&v))
+}
+
 /// Name predicates the breakdown needs, evaluated once per distinct name.
 pub struct NameFlags {
     /// `ProfilerStep#N`: the step marker itself is not host work.

@@ -10,6 +10,8 @@
 //! - [`host`]: launch, synchronization, data loading, GC, allocator and pageable copies
 //! - [`roofline`]: compute-bound / memory-bound / under-utilized kernels
 //! - [`advisor`]: rules that turn the results into findings with evidence and impact
+//! - [`timeline`]: a step's operator bands per rank or lane (the Marey view)
+//! - [`operator`]: one operator across ranks (the drill-down target)
 //! - [`intervals`]: the interval-union arithmetic they share
 
 pub mod advisor;
@@ -19,11 +21,13 @@ pub mod comm;
 pub mod critical_path;
 pub mod host;
 pub mod intervals;
+pub mod operator;
 pub mod ops;
 pub mod roofline;
 pub mod ser;
 pub mod step_times;
 pub mod steps;
+pub mod timeline;
 
 use crate::model::{Job, Kind, Sym};
 use crate::time::Ns;

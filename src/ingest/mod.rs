@@ -39,31 +39,38 @@ pub struct LoadOptions {
 /// Loads inputs from the file system (or stdin). Unreadable inputs are skipped when at least
 /// one loads; when none does, the first error is returned.
 pub fn load(inputs: &[Input], opts: LoadOptions) -> Result<Loaded, InputError> {
-    let began = Instant::now();
     let progress = progress::Progress::start(inputs.len());
-    let counters = progress.counters.clone();
+    let loaded = load_counted(inputs, opts, &progress.counters);
+    drop(progress);
+    loaded
+}
+
+/// [`load`] without the stderr display, bumping `counters` (made with
+/// [`progress::Counters::new`] for `inputs.len()` files) as it goes: the TUI's loading view
+/// reads them.
+pub fn load_counted(
+    inputs: &[Input],
+    opts: LoadOptions,
+    counters: &progress::Counters,
+) -> Result<Loaded, InputError> {
+    let began = Instant::now();
     let results: Vec<Result<RankDraft, InputError>> = inputs
         .par_iter()
-        .map(|input| {
-            let src = match input {
-                Input::File(p) => source::open(p),
-                Input::Stdin => source::stdin(),
-            };
-            let parse = ParseOptions {
-                bytes_done: &counters.bytes,
-                python_stacks: opts.python_stacks,
-            };
-            let r = src.and_then(|s| kineto::read(&s, &parse));
-            if let Ok(d) = &r {
-                counters
-                    .events
-                    .fetch_add(d.rank.events.len() as u64, Ordering::Relaxed);
-            }
-            counters.files_done.fetch_add(1, Ordering::Relaxed);
-            r
+        .enumerate()
+        .map(|(i, input)| {
+            counted(counters, i, || {
+                let src = match input {
+                    Input::File(p) => source::open(p),
+                    Input::Stdin => source::stdin(),
+                };
+                let parse = ParseOptions {
+                    bytes_done: &counters.bytes,
+                    python_stacks: opts.python_stacks,
+                };
+                src.and_then(|s| kineto::read(&s, &parse))
+            })
         })
         .collect();
-    drop(progress);
     let hints: Vec<Option<u32>> = inputs
         .iter()
         .map(|i| match i {
@@ -78,20 +85,53 @@ pub fn load(inputs: &[Input], opts: LoadOptions) -> Result<Loaded, InputError> {
 
 /// Loads sources already in memory (the demo cluster, tests), one rank each.
 pub fn load_sources(sources: Vec<Source>, opts: LoadOptions) -> Result<Loaded, InputError> {
+    let counters = progress::Counters::new(sources.len());
+    load_sources_counted(sources, opts, &counters)
+}
+
+/// [`load_sources`], bumping `counters` as it goes (the TUI's loading view).
+pub fn load_sources_counted(
+    sources: Vec<Source>,
+    opts: LoadOptions,
+    counters: &progress::Counters,
+) -> Result<Loaded, InputError> {
     let began = Instant::now();
-    let bytes = std::sync::atomic::AtomicU64::new(0);
     let parse = ParseOptions {
-        bytes_done: &bytes,
+        bytes_done: &counters.bytes,
         python_stacks: opts.python_stacks,
     };
     let results: Vec<_> = sources
         .par_iter()
-        .map(|s| kineto::read(s, &parse))
+        .enumerate()
+        .map(|(i, s)| counted(counters, i, || kineto::read(s, &parse)))
         .collect();
     let hints = vec![None; results.len()];
     let mut loaded = assemble(results, &hints)?;
     loaded.load_ns = began.elapsed().as_nanos() as u64;
     Ok(loaded)
+}
+
+/// Runs one input's read, recording its state and counts.
+fn counted(
+    counters: &progress::Counters,
+    i: usize,
+    read: impl FnOnce() -> Result<RankDraft, InputError>,
+) -> Result<RankDraft, InputError> {
+    counters.set_file(i, progress::FILE_READING);
+    let r = read();
+    if let Ok(d) = &r {
+        counters
+            .events
+            .fetch_add(d.rank.events.len() as u64, Ordering::Relaxed);
+    }
+    counters.files_done.fetch_add(1, Ordering::Relaxed);
+    let state = if r.is_ok() {
+        progress::FILE_DONE
+    } else {
+        progress::FILE_FAILED
+    };
+    counters.set_file(i, state);
+    r
 }
 
 /// Resolves rank ids (trace, then file name, then discovery order) and interns names job-wide.

@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,34 @@ pub struct Counters {
     pub bytes: AtomicU64,
     /// Timed events stored.
     pub events: AtomicU64,
+    /// Per input: one of the `FILE_*` states (the TUI's loading view lists them).
+    pub files: Vec<AtomicU8>,
+}
+
+/// An input not started yet.
+pub const FILE_PENDING: u8 = 0;
+/// An input being read.
+pub const FILE_READING: u8 = 1;
+/// An input loaded.
+pub const FILE_DONE: u8 = 2;
+/// An input that could not be read (skipped).
+pub const FILE_FAILED: u8 = 3;
+
+impl Counters {
+    /// Counters for `files` inputs, all pending.
+    pub fn new(files: usize) -> Counters {
+        Counters {
+            files: (0..files).map(|_| AtomicU8::new(FILE_PENDING)).collect(),
+            ..Counters::default()
+        }
+    }
+
+    /// Records an input's state.
+    pub fn set_file(&self, i: usize, state: u8) {
+        if let Some(f) = self.files.get(i) {
+            f.store(state, Ordering::Relaxed);
+        }
+    }
 }
 
 /// A running progress display; stops (and clears its line) on drop.
@@ -29,7 +57,7 @@ pub struct Progress {
 impl Progress {
     /// Starts the display thread when stderr is a terminal; otherwise only counts.
     pub fn start(total_files: usize) -> Progress {
-        let counters = Arc::new(Counters::default());
+        let counters = Arc::new(Counters::new(total_files));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = std::io::stderr().is_terminal().then(|| {
             let (c, s) = (counters.clone(), stop.clone());

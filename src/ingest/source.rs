@@ -134,3 +134,32 @@ fn inflate(label: &str, gz: &[u8]) -> Result<Vec<u8>, InputError> {
     }
     Ok(out)
 }
+
+/// The text of one event of a trace file, read again on demand (a view showing its `args`):
+/// a plain file is mapped and sliced; gzip is inflated only up to the event's end.
+pub fn event_text(path: &Path, raw: crate::model::RawSpan) -> Result<String, InputError> {
+    let label = path.display().to_string();
+    let fail = |e: std::io::Error| InputError::whole(&label, format!("cannot read: {e}"));
+    let file = File::open(path).map_err(fail)?;
+    let (from, to) = (raw.offset as usize, raw.offset as usize + raw.len as usize);
+    // SAFETY: read-only map, as in `open`.
+    let map = unsafe { Mmap::map(&file) }.map_err(fail)?;
+    let bytes: Vec<u8> = if map.starts_with(&GZIP_MAGIC) {
+        let mut out = Vec::with_capacity(to);
+        MultiGzDecoder::new(Cursor::new(&map[..]))
+            .take(to as u64)
+            .read_to_end(&mut out)
+            .map_err(fail)?;
+        out.get(from..to).map(<[u8]>::to_vec).unwrap_or_default()
+    } else {
+        map.get(from..to).map(<[u8]>::to_vec).unwrap_or_default()
+    };
+    if bytes.is_empty() {
+        return Err(InputError::at(
+            &label,
+            raw.offset,
+            "the file changed since it was loaded",
+        ));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}

@@ -9,6 +9,7 @@
 //! - [`align`] — clock offsets
 //! - [`timing`] — per-instance skew, wait, transit, R_wait, algbw/busbw
 //! - [`links`] — link peaks and node placement
+//! - [`per_rank`] — each rank's collectives: waits, transits, its own busbw
 //! - [`stats`] — per type/group stats, worst instances, point-to-point matrix, slow links
 
 pub mod align;
@@ -16,6 +17,7 @@ pub mod calls;
 pub mod links;
 pub mod matching;
 pub mod op;
+pub mod per_rank;
 pub mod stats;
 pub mod timing;
 

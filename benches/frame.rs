@@ -1,0 +1,174 @@
+//! TUI frame cost (issue 5): with a 1024-rank job and a ~1 GB single-rank trace loaded, the
+//! first frame after the analysis, and key presses (state change + frame build + draw on
+//! ratatui's in-memory backend, one frame per key) per view. Benchmarks named `_keys_ab`
+//! press two keys (a then b, to return to the same state): halve their time per key.
+//!
+//!   cargo bench --bench frame
+//!   STEPSCOPE_BENCH_RANKS=256 STEPSCOPE_BENCH_SCALE=50 cargo bench --bench frame   (smaller)
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::time::Instant;
+use stepscope::analysis::critical_path::{self, Window};
+use stepscope::analysis::{self, Options, operator, timeline};
+use stepscope::ingest::{self, LoadOptions};
+use stepscope::synth::{self, DemoSpec};
+use stepscope::ui::app::{App, Caches, Data, Pane};
+use stepscope::ui::keymap::{Keymap, parse_script};
+use stepscope::ui::snapshot;
+use stepscope::ui::theme::Theme;
+
+const SIZE: (u16, u16) = (120, 40);
+
+fn env(name: &str, default: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Generates, loads and analyses a demo job; prints what it built.
+fn job(spec: DemoSpec, label: &str) -> App {
+    let t = Instant::now();
+    let sources = synth::sources(spec);
+    let bytes: usize = sources.iter().map(|s| s.text.len()).sum();
+    let loaded = ingest::load_sources(sources, LoadOptions::default()).expect("demo loads");
+    let events: usize = loaded.job.ranks.iter().map(|r| r.events.len()).sum();
+    let opts = Options::default();
+    let a = analysis::analyze(&loaded.job, &opts);
+    eprintln!(
+        "{label}: {} ranks, {:.2} GB of JSON, {events} events; generated, loaded and analysed in {:.1} s (analysis {:.2} s)",
+        loaded.job.ranks.len(),
+        bytes as f64 / 1e9,
+        t.elapsed().as_secs_f64(),
+        a.analysis_ns as f64 / 1e9
+    );
+    let data = Data::new(loaded, a, opts, label.to_string());
+    let app = App::new(
+        data,
+        Keymap::default_map(),
+        Theme::builtin("dark"),
+        false,
+        SIZE,
+    );
+    on_demand(&app, label);
+    app
+}
+
+/// One-shot timings of the analyses views run on demand (a new step's critical path, an
+/// operator's detail, a step's timeline bands): not frames, but what a key can wait on.
+fn on_demand(app: &App, label: &str) {
+    let (job, an) = (&app.data.loaded.job, &app.data.analysis);
+    let step = app.step_number().expect("a step");
+    let t = Instant::now();
+    black_box(critical_path::critical_path(
+        job,
+        &an.comm,
+        &Window::Step(step),
+    ));
+    let cp = t.elapsed();
+    let t = Instant::now();
+    black_box(timeline::cluster(job, &an.spans, &an.comm.offsets, step));
+    let tl = t.elapsed();
+    let top = an.top_ops[0].name;
+    let t = Instant::now();
+    black_box(operator::detail(job, top, None, &an.roofline, None));
+    let op = t.elapsed();
+    eprintln!(
+        "{label} on demand: critical path of step {step} {:.1} ms, timeline bands {:.1} ms, operator detail {:.1} ms",
+        cp.as_secs_f64() * 1e3,
+        tl.as_secs_f64() * 1e3,
+        op.as_secs_f64() * 1e3
+    );
+}
+
+/// Presses each key and draws a frame after each; returns the last frame.
+fn press(app: &mut App, keys: &str) -> String {
+    let mut frame = String::new();
+    for k in parse_script(keys).expect("keys") {
+        app.key(k);
+        frame = snapshot::render(app);
+    }
+    frame
+}
+
+fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
+    let mut g = c.benchmark_group(format!("frame/{label}"));
+    g.sample_size(20);
+    g.measurement_time(std::time::Duration::from_secs(4));
+    // The first frame after the analysis: what App::new does (operator names for search,
+    // the overview's caches) plus drawing.
+    g.bench_function("first_frame", |b| {
+        b.iter(|| {
+            black_box(operator::names(&app.data.loaded.job));
+            app.cache = Caches::default();
+            app.stack.truncate(1);
+            app.pane = Pane::Overview;
+            app.refresh();
+            black_box(snapshot::render(app))
+        })
+    });
+    app.pane = Pane::Overview;
+    g.bench_function("overview_key_j", |b| b.iter(|| black_box(press(app, "j"))));
+    press(app, "2");
+    g.bench_function("timeline_keys_zoom_in_out", |b| {
+        b.iter(|| black_box(press(app, "+-")))
+    });
+    press(app, "+");
+    g.bench_function("timeline_keys_pan_left_right", |b| {
+        b.iter(|| black_box(press(app, "lh")))
+    });
+    press(app, "0");
+    g.bench_function("timeline_keys_next_prev_of_kind", |b| {
+        b.iter(|| black_box(press(app, "><lt>")))
+    });
+    // A step switch on the timeline builds the new step's bands (an analysis, not a redraw).
+    g.bench_function("timeline_keys_prev_next_step", |b| {
+        b.iter(|| black_box(press(app, "[]")))
+    });
+    press(app, "5");
+    g.bench_function("advisor_keys_j_k", |b| {
+        b.iter(|| black_box(press(app, "jk")))
+    });
+    press(app, "4");
+    g.bench_function("roofline_keys_j_k", |b| {
+        b.iter(|| black_box(press(app, "jk")))
+    });
+    press(app, "7");
+    g.bench_function("comm_keys_j_k", |b| b.iter(|| black_box(press(app, "jk"))));
+    press(app, "3");
+    g.bench_function("critical_keys_j_k", |b| {
+        b.iter(|| black_box(press(app, "jk")))
+    });
+    press(app, "6");
+    g.bench_function("operator_list_keys_j_k", |b| {
+        b.iter(|| black_box(press(app, "jk")))
+    });
+    g.finish();
+}
+
+fn frames(c: &mut Criterion) {
+    let ranks = env("STEPSCOPE_BENCH_RANKS", 1024);
+    let mut cluster = job(
+        DemoSpec {
+            ranks,
+            ..DemoSpec::default()
+        },
+        &format!("{ranks}_ranks"),
+    );
+    bench_job(c, &mut cluster, &format!("{ranks}_ranks"));
+    drop(cluster);
+    let scale = env("STEPSCOPE_BENCH_SCALE", 530);
+    let mut single = job(
+        DemoSpec {
+            ranks: 1,
+            scale,
+            ..DemoSpec::default()
+        },
+        "single_rank",
+    );
+    bench_job(c, &mut single, "single_rank");
+}
+
+criterion_group!(benches, frames);
+criterion_main!(benches);

@@ -1,0 +1,62 @@
+//! Collective communication per rank (the comm view's rank column): instances a rank took part
+//! in, its total wait and transit, and the median of its own bus bandwidth, where a member's
+//! busbw = bytes × bus factor / its transit (own end − the last arrival): the rate at which
+//! data left through this rank's links once everyone had arrived.
+
+use super::Comm;
+use super::calls::Calls;
+use crate::time::Ns;
+
+/// One rank's collectives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankComm {
+    /// Rank id.
+    pub rank: u32,
+    /// Instances (point-to-point excluded).
+    pub instances: u64,
+    /// Σ waits for the last arriver.
+    pub wait_ns: Ns,
+    /// Σ transits.
+    pub transit_ns: Ns,
+    /// Median member busbw over instances with a size and a transit, GB/s.
+    pub busbw_gbps: Option<f64>,
+    /// Listed among the slow links.
+    pub slow_link: bool,
+}
+
+/// Per-rank collective summary over the instances of `step` (all steps: `None`), rank order.
+pub fn per_rank(comm: &Comm, step: Option<u32>) -> Vec<RankComm> {
+    let calls: &Calls = &comm.calls;
+    let mut acc: std::collections::BTreeMap<u32, (u64, Ns, Ns, Vec<f64>)> = Default::default();
+    for (inst, (_, members)) in comm.matching.instances.iter().zip(&comm.timed) {
+        if inst.op.is_p2p() || step.is_some_and(|s| inst.step != Some(s)) {
+            continue;
+        }
+        let size = calls.groups[inst.group as usize].members.len() as u32;
+        let (num, den) = inst.op.bus_factor(size);
+        for m in members {
+            let a = acc.entry(m.rank).or_default();
+            a.0 += 1;
+            a.1 += m.wait_ns;
+            a.2 += m.transit_ns;
+            if let Some(b) = inst.bytes {
+                if m.transit_ns > 0 {
+                    a.3.push(b as f64 * num as f64 / den as f64 / m.transit_ns as f64);
+                }
+            }
+        }
+    }
+    acc.into_iter()
+        .map(|(rank, (instances, wait_ns, transit_ns, mut bw))| {
+            bw.sort_by(f64::total_cmp);
+            RankComm {
+                rank,
+                instances,
+                wait_ns,
+                transit_ns,
+                busbw_gbps: (!bw.is_empty()).then(|| bw[(bw.len() - 1) / 2]),
+                slow_link: comm.slow_links.iter().any(|l| l.rank == rank),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,316 @@
+//! One operator across the job (the drill-down target): occurrences, total, mean and
+//! nearest-rank percentiles of its durations, per rank (who is slow at this operator), the
+//! shapes it ran with, its roofline point and its time on the critical path.
+//!
+//! Durations are event durations (inclusive for host operators). Percentiles are nearest-rank:
+//! p = the ⌈p/100 · n⌉-th smallest duration. The roofline point is the row of the operator
+//! itself or, for a kernel, of the operator that launched most of its occurrences.
+
+use super::critical_path::CriticalPath;
+use super::roofline::{OpRoof, Roofline};
+use crate::model::{Job, Kind, NONE, Rank, Sym};
+use crate::time::Ns;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+/// Duration statistics of a set of occurrences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Durations {
+    /// Occurrences.
+    pub count: u64,
+    /// Σ durations.
+    pub total_ns: Ns,
+    /// Total / count (floor).
+    pub mean_ns: Ns,
+    /// Nearest-rank median.
+    pub p50_ns: Ns,
+    /// Nearest-rank 99th percentile.
+    pub p99_ns: Ns,
+    /// Longest.
+    pub max_ns: Ns,
+}
+
+/// The operator on one rank.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankOp {
+    /// Rank id.
+    pub rank: u32,
+    /// Its durations there.
+    pub stats: Durations,
+}
+
+/// Shapes the operator (or its launching operator) ran with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeCount {
+    /// `Input Dims` text.
+    pub dims: Option<Sym>,
+    /// `Input type` text.
+    pub types: Option<Sym>,
+    /// Occurrences with these shapes.
+    pub count: u64,
+}
+
+/// Everything the operator view shows.
+#[derive(Debug, Clone)]
+pub struct OpDetail {
+    /// The name.
+    pub name: Sym,
+    /// The kind most of its occurrences have.
+    pub kind: Kind,
+    /// Over every rank.
+    pub all: Durations,
+    /// Per rank that runs it, in rank order.
+    pub per_rank: Vec<RankOp>,
+    /// The rank with the largest total when it exceeds the median rank total by more than
+    /// [`SLOW_RANK_EXCESS`] (who is slow at this operator); `None` when ranks are even.
+    pub slowest_rank: Option<u32>,
+    /// Shapes, most frequent first.
+    pub shapes: Vec<ShapeCount>,
+    /// Its roofline row.
+    pub roofline: Option<OpRoof>,
+    /// Time on the critical path.
+    pub critical_ns: Ns,
+    /// Critical time / the path's total.
+    pub critical_share: Option<f64>,
+    /// The longest occurrence: (index in `job.ranks`, event), for its args.
+    pub longest: Option<(usize, u32)>,
+}
+
+/// How far above the median per-rank total the largest must be to name a slow rank (5%).
+pub const SLOW_RANK_EXCESS: f64 = 0.05;
+
+/// Nearest-rank statistics of durations (sorted in place).
+pub fn durations(d: &mut [Ns]) -> Durations {
+    if d.is_empty() {
+        return Durations::default();
+    }
+    d.par_sort_unstable();
+    let n = d.len();
+    let rank = |p: usize| d[(p * n).div_ceil(100).max(1) - 1];
+    let total: Ns = d.iter().sum();
+    Durations {
+        count: n as u64,
+        total_ns: total,
+        mean_ns: total / n as Ns,
+        p50_ns: rank(50),
+        p99_ns: rank(99),
+        max_ns: d[n - 1],
+    }
+}
+
+/// What one chunk of one rank's events contributes.
+#[derive(Default)]
+struct Scan {
+    durs: Vec<Ns>,
+    kinds: FxHashMap<Kind, u64>,
+    launchers: FxHashMap<Sym, u64>,
+    shapes: FxHashMap<(Option<Sym>, Option<Sym>), u64>,
+    longest: Option<(Ns, u32)>,
+}
+
+impl Scan {
+    fn merge(mut self, o: Scan) -> Scan {
+        self.durs.extend_from_slice(&o.durs);
+        for (k, n) in o.kinds {
+            *self.kinds.entry(k).or_default() += n;
+        }
+        for (k, n) in o.launchers {
+            *self.launchers.entry(k).or_default() += n;
+        }
+        for (k, n) in o.shapes {
+            *self.shapes.entry(k).or_default() += n;
+        }
+        if o.longest
+            .is_some_and(|(d, _)| self.longest.is_none_or(|(b, _)| d > b))
+        {
+            self.longest = o.longest;
+        }
+        self
+    }
+}
+
+/// Events per parallel chunk: one huge rank is scanned by all cores.
+const CHUNK: usize = 1 << 18;
+
+fn scan(r: &Rank, name: Sym, step: Option<u32>, range: std::ops::Range<usize>) -> Scan {
+    let ev = &r.events;
+    let mut out = Scan::default();
+    for i in range {
+        if ev.name[i] != name || ev.kind[i] == Kind::Sync {
+            continue;
+        }
+        if let Some(n) = step {
+            let s = ev.step[i];
+            if s == NONE || r.steps[s as usize].number != n {
+                continue;
+            }
+        }
+        out.durs.push(ev.dur[i]);
+        *out.kinds.entry(ev.kind[i]).or_default() += 1;
+        let op = if ev.kind[i] == Kind::HostOp {
+            i as u32
+        } else {
+            ev.op[i]
+        };
+        if op != NONE {
+            *out.launchers.entry(ev.name[op as usize]).or_default() += 1;
+            if let Ok(s) = r.shapes.binary_search_by_key(&op, |s| s.event) {
+                let s = &r.shapes[s];
+                *out.shapes.entry((s.dims, s.types)).or_default() += 1;
+            }
+        }
+        if out.longest.is_none_or(|(d, _)| ev.dur[i] > d) {
+            out.longest = Some((ev.dur[i], i as u32));
+        }
+    }
+    out
+}
+
+/// The operator `name` over the job; `step` limits it to one step number. `roofline` and
+/// `critical` are the job's results (the operator's row and path time are looked up).
+pub fn detail(
+    job: &Job,
+    name: Sym,
+    step: Option<u32>,
+    roofline: &Roofline,
+    critical: Option<&CriticalPath>,
+) -> OpDetail {
+    let scans: Vec<Scan> = job
+        .ranks
+        .par_iter()
+        .map(|r| {
+            let n = r.events.len();
+            (0..n.div_ceil(CHUNK))
+                .into_par_iter()
+                .map(|c| scan(r, name, step, c * CHUNK..((c + 1) * CHUNK).min(n)))
+                .reduce(Scan::default, Scan::merge)
+        })
+        .collect();
+    let mut all = Scan::default();
+    let mut per_rank = Vec::new();
+    let mut longest: Option<(Ns, usize, u32)> = None;
+    for (idx, mut sc) in scans.into_iter().enumerate() {
+        if sc.durs.is_empty() {
+            continue;
+        }
+        if let Some((d, e)) = sc.longest.take() {
+            if longest.is_none_or(|(best, _, _)| d > best) {
+                longest = Some((d, idx, e));
+            }
+        }
+        per_rank.push(RankOp {
+            rank: job.ranks[idx].id,
+            stats: durations(&mut sc.durs),
+        });
+        all = all.merge(sc);
+    }
+    let Scan {
+        durs: mut all_durs,
+        kinds,
+        launchers: launcher_names,
+        shapes,
+        ..
+    } = all;
+    let kind = most(&kinds).unwrap_or(Kind::Other);
+    let slowest_rank = per_rank
+        .iter()
+        .max_by(|a, b| {
+            a.stats
+                .total_ns
+                .cmp(&b.stats.total_ns)
+                .then(b.rank.cmp(&a.rank))
+        })
+        .filter(|top| {
+            let mut totals: Vec<Ns> = per_rank.iter().map(|r| r.stats.total_ns).collect();
+            totals.sort_unstable();
+            let median = super::step_times::median_sorted(&totals);
+            top.stats.total_ns as f64 > median as f64 * (1.0 + SLOW_RANK_EXCESS)
+        })
+        .map(|r| r.rank);
+    let mut shapes: Vec<ShapeCount> = shapes
+        .into_iter()
+        .map(|((dims, types), count)| ShapeCount { dims, types, count })
+        .collect();
+    shapes.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then(a.dims.cmp(&b.dims))
+            .then(a.types.cmp(&b.types))
+    });
+    let own = job.strings.resolve(name);
+    let launcher = most(&launcher_names).map(|s| job.strings.resolve(s));
+    let roof = roofline
+        .ops
+        .iter()
+        .find(|o| o.op == own)
+        .or_else(|| launcher.and_then(|l| roofline.ops.iter().find(|o| o.op == l)))
+        .cloned();
+    let critical_ns: Ns = critical.map_or(0, |c| {
+        c.top_ops
+            .iter()
+            .filter(|o| o.name == own)
+            .map(|o| o.total_ns)
+            .sum()
+    });
+    let critical_share = critical
+        .filter(|c| c.total_ns > 0)
+        .map(|c| critical_ns as f64 / c.total_ns as f64);
+    OpDetail {
+        name,
+        kind,
+        all: durations(&mut all_durs),
+        per_rank,
+        slowest_rank,
+        shapes,
+        roofline: roof,
+        critical_ns,
+        critical_share,
+        longest: longest.map(|(_, i, e)| (i, e)),
+    }
+}
+
+/// The key with the largest count (ties: the smallest key, for determinism).
+fn most<K: Copy + Ord + std::hash::Hash>(m: &FxHashMap<K, u64>) -> Option<K> {
+    m.iter()
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+        .map(|(k, _)| *k)
+}
+
+/// Distinct operator names (device work and host operators, not step markers), sorted by
+/// name: what the search matches against.
+pub fn names(job: &Job) -> Vec<Sym> {
+    let mut seen = vec![false; job.strings.len()];
+    for r in &job.ranks {
+        for (n, k) in r.events.name.iter().zip(&r.events.kind) {
+            if k.is_device_work() || *k == Kind::HostOp {
+                seen[*n as usize] = true;
+            }
+        }
+    }
+    let mut out: Vec<Sym> = job
+        .strings
+        .iter()
+        .filter(|(s, text)| seen[*s as usize] && crate::model::profiler_step_number(text).is_none())
+        .map(|(s, _)| s)
+        .collect();
+    out.sort_by(|a, b| job.strings.resolve(*a).cmp(job.strings.resolve(*b)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let mut d: Vec<Ns> = (1..=200).rev().collect();
+        let s = durations(&mut d);
+        assert_eq!(
+            (s.count, s.total_ns, s.mean_ns, s.p50_ns, s.p99_ns, s.max_ns),
+            (200, 20100, 100, 100, 198, 200)
+        );
+        let s = durations(&mut [7]);
+        assert_eq!((s.p50_ns, s.p99_ns, s.max_ns), (7, 7, 7));
+        assert_eq!(durations(&mut []), Durations::default());
+    }
+}

@@ -1,0 +1,450 @@
+//! Marey-band timeline data (seed 002 §5.2.3): for one step, one row per rank (or per lane of
+//! one rank) of operator bands on the aligned clock, and the "same operator on every rank"
+//! lookup that lets a view join an operator's start and end points across ranks.
+//!
+//! A row's bands are the rank's device work launched in the step (kernels, copies, sets), or
+//! on a CPU-only rank the top-level host operators of the step. The same operator on another
+//! rank is its k-th band of the same name in that rank's row, k counted from the step start:
+//! ranks of a data-parallel job run the same program, so the k-th `ncclAllReduce` of a step
+//! is the same collective everywhere.
+
+use super::breakdown::is_host_collective;
+use super::comm::align::Offset;
+use super::comm::op::CollOp;
+use super::steps::StepSpan;
+use crate::model::{Job, Kind, LaneSide, Rank, Sym};
+use crate::time::Ns;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+/// What a band is, for colouring: the kinds of seed 002's Marey graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BandKind {
+    /// Compute kernel (or a non-collective host operator on a CPU-only rank).
+    Compute,
+    /// Collective communication.
+    Collective,
+    /// Point-to-point send.
+    Send,
+    /// Point-to-point receive.
+    Recv,
+    /// Memory copy or set.
+    Memory,
+    /// Host work on a CPU lane (device-level view).
+    Host,
+}
+
+impl BandKind {
+    /// Every kind, in legend order.
+    pub const ALL: [BandKind; 6] = [
+        BandKind::Compute,
+        BandKind::Collective,
+        BandKind::Send,
+        BandKind::Recv,
+        BandKind::Memory,
+        BandKind::Host,
+    ];
+
+    /// Stable lower-case name (legends, theme keys).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BandKind::Compute => "compute",
+            BandKind::Collective => "collective",
+            BandKind::Send => "send",
+            BandKind::Recv => "recv",
+            BandKind::Memory => "memory",
+            BandKind::Host => "host",
+        }
+    }
+}
+
+/// One operator on one row, aligned clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Band {
+    /// Aligned start, ns.
+    pub start: Ns,
+    /// Aligned end, ns.
+    pub end: Ns,
+    /// Colour class.
+    pub kind: BandKind,
+    /// Operator or kernel name.
+    pub name: Sym,
+    /// The event (index into the rank's `Events`).
+    pub event: u32,
+}
+
+/// One time axis: a rank, or one lane of a rank.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Rank id.
+    pub rank: u32,
+    /// Index of the rank in `job.ranks`.
+    pub rank_index: u32,
+    /// The lane, on a device-level timeline.
+    pub lane: Option<u16>,
+    /// Row label (`rank 3`, `stream 7`).
+    pub label: String,
+    /// Bands sorted by start.
+    pub bands: Vec<Band>,
+    /// The longest band: with it, the bands overlapping a time window are found by binary
+    /// search on the start.
+    pub max_len: Ns,
+}
+
+/// The bands of one step.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    /// Step number.
+    pub step: u32,
+    /// Earliest aligned step start over the rows' ranks.
+    pub start: Ns,
+    /// Latest aligned step end (host or device) over the rows' ranks.
+    pub end: Ns,
+    /// Rows in rank (or lane) order.
+    pub rows: Vec<Row>,
+}
+
+/// Where one operator is on a set of rows: min/mean/max of its start and end (seed 002's
+/// aggregated band for a group of devices).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Envelope {
+    /// Earliest start.
+    pub min_start: Ns,
+    /// Mean start (floor).
+    pub mean_start: Ns,
+    /// Latest start.
+    pub max_start: Ns,
+    /// Earliest end.
+    pub min_end: Ns,
+    /// Mean end (floor).
+    pub mean_end: Ns,
+    /// Latest end.
+    pub max_end: Ns,
+    /// Rows that have the occurrence.
+    pub rows: u32,
+}
+
+/// The step's window on one rank, on its own clock: span start to the later of span end and
+/// device end.
+fn window(spans: &[StepSpan], step: u32) -> Option<(u32, Ns, Ns)> {
+    let s = spans.iter().find(|s| s.number == step)?;
+    Some((s.index, s.start, s.end.max(s.device_end.unwrap_or(s.end))))
+}
+
+/// Events of a device lane launched in step `si`: their starts lie between the step's host
+/// start (nothing runs before its launch) and the window end (D_N bounds their ends), so a
+/// binary search on the lane's sorted starts skips the other steps.
+fn device_step_events(rank: &Rank, lane: u16, si: u32, to: Ns) -> impl Iterator<Item = usize> + '_ {
+    let ev = &rank.events;
+    let r = rank.lane_events(lane);
+    let starts = &ev.start[r.clone()];
+    let host_start = rank.steps[si as usize].start;
+    let lo = r.start + starts.partition_point(|&s| s < host_start);
+    let hi = r.start + starts.partition_point(|&s| s <= to);
+    (lo..hi.max(lo)).filter(move |&i| ev.step[i] == si && ev.kind[i].is_device_work())
+}
+
+/// Band kinds per name, computed once per distinct name.
+struct Kinds<'a> {
+    job: &'a Job,
+    cache: FxHashMap<Sym, BandKind>,
+}
+
+impl Kinds<'_> {
+    fn of(&mut self, name: Sym, kind: Kind) -> BandKind {
+        let job = self.job;
+        *self.cache.entry(name).or_insert_with(|| {
+            let s = job.strings.resolve(name);
+            match kind {
+                Kind::Memcpy | Kind::Memset => BandKind::Memory,
+                Kind::Comm => comm_kind(s),
+                _ if is_host_collective(s) => comm_kind(s),
+                Kind::Compute => BandKind::Compute,
+                _ => BandKind::Host,
+            }
+        })
+    }
+}
+
+fn comm_kind(name: &str) -> BandKind {
+    match CollOp::from_event_name(name) {
+        CollOp::Send => BandKind::Send,
+        CollOp::Recv => BandKind::Recv,
+        _ => BandKind::Collective,
+    }
+}
+
+/// Events of a lane that are not nested in an earlier kept event (host operators nest).
+fn top_level(rank: &Rank, lane: u16, from: Ns, to: Ns, keep: impl Fn(usize) -> bool) -> Vec<usize> {
+    let ev = &rank.events;
+    let mut out: Vec<usize> = Vec::new();
+    let mut end = Ns::MIN;
+    for i in rank.lane_events(lane) {
+        if !keep(i) || ev.end(i) <= from || ev.start[i] >= to {
+            continue;
+        }
+        if ev.start[i] >= end {
+            out.push(i);
+            end = ev.end(i);
+        }
+    }
+    out
+}
+
+fn band(rank: &Rank, i: usize, off: Ns, kinds: &mut Kinds<'_>) -> Band {
+    let ev = &rank.events;
+    Band {
+        start: ev.start[i] + off,
+        end: ev.end(i) + off,
+        kind: kinds.of(ev.name[i], ev.kind[i]),
+        name: ev.name[i],
+        event: i as u32,
+    }
+}
+
+fn is_marker(strings: &crate::model::Interner, name: Sym) -> bool {
+    crate::model::profiler_step_number(strings.resolve(name)).is_some()
+}
+
+fn host_kind(k: Kind) -> bool {
+    matches!(k, Kind::HostOp | Kind::Launch | Kind::Annotation)
+}
+
+/// One rank's row for a step: its device work launched in the step, or (CPU-only) its
+/// top-level host operators in the step window.
+fn rank_row(
+    job: &Job,
+    idx: usize,
+    spans: &[StepSpan],
+    off: Ns,
+    step: u32,
+) -> Option<(Row, Ns, Ns)> {
+    let rank = &job.ranks[idx];
+    let (si, from, to) = window(spans, step)?;
+    let mut kinds = Kinds {
+        job,
+        cache: FxHashMap::default(),
+    };
+    let ev = &rank.events;
+    let mut bands: Vec<Band> = Vec::new();
+    if rank.is_cpu_only() {
+        for (l, lane) in rank.lanes.iter().enumerate() {
+            if lane.side != LaneSide::Cpu {
+                continue;
+            }
+            for i in top_level(rank, l as u16, from, to, |i| {
+                ev.kind[i] == Kind::HostOp && !is_marker(&job.strings, ev.name[i])
+            }) {
+                bands.push(band(rank, i, off, &mut kinds));
+            }
+        }
+    } else {
+        for (l, lane) in rank.lanes.iter().enumerate() {
+            if lane.side != LaneSide::Device {
+                continue;
+            }
+            for i in device_step_events(rank, l as u16, si, to) {
+                bands.push(band(rank, i, off, &mut kinds));
+            }
+        }
+    }
+    bands.sort_by_key(|b| (b.start, b.end, b.event));
+    let row = Row {
+        rank: rank.id,
+        rank_index: idx as u32,
+        lane: None,
+        label: format!("rank {}", rank.id),
+        max_len: max_len(&bands),
+        bands,
+    };
+    Some((row, from + off, to + off))
+}
+
+/// The cluster timeline of a step: one row per rank that has the step, aligned clocks.
+pub fn cluster(job: &Job, spans: &[Vec<StepSpan>], offsets: &[Offset], step: u32) -> Timeline {
+    let rows: Vec<(Row, Ns, Ns)> = (0..job.ranks.len())
+        .into_par_iter()
+        .filter_map(|i| {
+            let off = offsets.get(i).map_or(0, |o| o.offset_ns);
+            rank_row(job, i, &spans[i], off, step)
+        })
+        .collect();
+    assemble(step, rows)
+}
+
+/// The device-level timeline of one rank's step: one row per lane with work in the step
+/// (device streams: work launched in the step; CPU threads: top-level operators, runtime
+/// calls and annotations in the step window).
+pub fn lanes(
+    job: &Job,
+    spans: &[Vec<StepSpan>],
+    offsets: &[Offset],
+    idx: usize,
+    step: u32,
+) -> Timeline {
+    let rank = &job.ranks[idx];
+    let off = offsets.get(idx).map_or(0, |o| o.offset_ns);
+    let Some((si, from, to)) = window(&spans[idx], step) else {
+        return assemble(step, Vec::new());
+    };
+    let mut kinds = Kinds {
+        job,
+        cache: FxHashMap::default(),
+    };
+    let ev = &rank.events;
+    let mut rows = Vec::new();
+    for (l, lane) in rank.lanes.iter().enumerate() {
+        let l = l as u16;
+        let picked: Vec<usize> = match lane.side {
+            LaneSide::Device => device_step_events(rank, l, si, to).collect(),
+            // The step marker spans the whole step: the work is what it contains.
+            LaneSide::Cpu => top_level(rank, l, from, to, |i| {
+                host_kind(ev.kind[i]) && !is_marker(&job.strings, ev.name[i])
+            }),
+            LaneSide::Other => continue,
+        };
+        if picked.is_empty() {
+            continue;
+        }
+        let bands: Vec<Band> = picked
+            .into_iter()
+            .map(|i| band(rank, i, off, &mut kinds))
+            .collect();
+        rows.push((
+            Row {
+                rank: rank.id,
+                rank_index: idx as u32,
+                lane: Some(l),
+                label: job.strings.resolve(lane.name).to_string(),
+                max_len: max_len(&bands),
+                bands,
+            },
+            from + off,
+            to + off,
+        ));
+    }
+    assemble(step, rows)
+}
+
+fn max_len(bands: &[Band]) -> Ns {
+    bands.iter().map(|b| b.end - b.start).max().unwrap_or(0)
+}
+
+fn assemble(step: u32, rows: Vec<(Row, Ns, Ns)>) -> Timeline {
+    let start = rows.iter().map(|r| r.1).min().unwrap_or(0);
+    let end = rows.iter().map(|r| r.2).max().unwrap_or(0);
+    Timeline {
+        step,
+        start,
+        end,
+        rows: rows.into_iter().map(|r| r.0).collect(),
+    }
+}
+
+impl Row {
+    /// The `k`-th band named `name` (0-based, in start order).
+    pub fn occurrence(&self, name: Sym, k: usize) -> Option<&Band> {
+        self.bands.iter().filter(|b| b.name == name).nth(k)
+    }
+
+    /// Which occurrence of its name band `i` is (0-based).
+    pub fn occurrence_index(&self, i: usize) -> usize {
+        let name = self.bands[i].name;
+        self.bands[..i].iter().filter(|b| b.name == name).count()
+    }
+}
+
+impl Timeline {
+    /// The `k`-th occurrence of `name` on every row (`None` where a row lacks it).
+    pub fn occurrences(&self, name: Sym, k: usize) -> Vec<Option<Band>> {
+        self.rows
+            .iter()
+            .map(|r| r.occurrence(name, k).copied())
+            .collect()
+    }
+
+    /// The `k`-th occurrence of `name` on rows `rows`: min/mean/max of its starts and ends.
+    pub fn envelope(&self, rows: std::ops::Range<usize>, name: Sym, k: usize) -> Option<Envelope> {
+        envelope_of(&self.occurrences(name, k)[rows])
+    }
+
+    /// The row index of a rank (cluster timelines).
+    pub fn row_of_rank(&self, rank: u32) -> Option<usize> {
+        self.rows.iter().position(|r| r.rank == rank)
+    }
+}
+
+/// The envelope of one operator's occurrences on a set of rows ([`Timeline::occurrences`]).
+pub fn envelope_of(occurrences: &[Option<Band>]) -> Option<Envelope> {
+    {
+        let found: Vec<&Band> = occurrences.iter().flatten().collect();
+        let n = found.len() as i128;
+        if n == 0 {
+            return None;
+        }
+        let mean =
+            |f: fn(&Band) -> Ns| (found.iter().map(|b| f(b) as i128).sum::<i128>() / n) as Ns;
+        Some(Envelope {
+            min_start: found.iter().map(|b| b.start).min()?,
+            mean_start: mean(|b| b.start),
+            max_start: found.iter().map(|b| b.start).max()?,
+            min_end: found.iter().map(|b| b.end).min()?,
+            mean_end: mean(|b| b.end),
+            max_end: found.iter().map(|b| b.end).max()?,
+            rows: n as u32,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(start: Ns, end: Ns, name: Sym) -> Band {
+        Band {
+            start,
+            end,
+            kind: BandKind::Compute,
+            name,
+            event: 0,
+        }
+    }
+
+    #[test]
+    fn envelope_of_the_kth_occurrence() {
+        let row = |rank, bands| Row {
+            rank,
+            rank_index: rank,
+            lane: None,
+            label: String::new(),
+            max_len: 20,
+            bands,
+        };
+        let tl = Timeline {
+            step: 1,
+            start: 0,
+            end: 100,
+            rows: vec![
+                row(0, vec![b(0, 10, 7), b(20, 30, 8), b(40, 50, 7)]),
+                row(1, vec![b(5, 10, 7), b(45, 61, 7)]),
+                row(2, vec![b(0, 3, 8)]),
+            ],
+        };
+        assert_eq!(tl.rows[0].occurrence_index(2), 1);
+        let e = tl.envelope(0..3, 7, 1).unwrap();
+        assert_eq!(
+            (
+                e.min_start,
+                e.mean_start,
+                e.max_start,
+                e.min_end,
+                e.mean_end,
+                e.max_end,
+                e.rows
+            ),
+            (40, 42, 45, 50, 55, 61, 2)
+        );
+        assert!(tl.envelope(0..3, 7, 2).is_none());
+        assert_eq!(tl.row_of_rank(2), Some(2));
+    }
+}

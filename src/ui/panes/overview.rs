@@ -1,0 +1,356 @@
+//! Overview: step time over steps (max/median/min across ranks, slow steps marked), the
+//! rank × step heat map of deviation from each step's median span, the selected step's
+//! breakdown bar per rank, and the top findings.
+
+use crate::analysis::breakdown::{Breakdown, median_own_work};
+use crate::time::human;
+use crate::ui::app::App;
+use crate::ui::nav::rank_groups;
+use crate::ui::widgets::{self, block, fit, pad, rpad};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph};
+
+/// Breakdown parts in bar order (report names).
+pub const PARTS: [&str; 6] = ["compute", "overlap", "comm", "memory", "host_bound", "free"];
+
+/// A breakdown row's parts in [`PARTS`] order.
+pub fn parts(b: &Breakdown) -> [u64; 6] {
+    [
+        b.compute_ns,
+        b.overlap_ns,
+        b.comm_ns,
+        b.memory_ns,
+        b.host_bound_ns,
+        b.free_ns,
+    ]
+    .map(|v| v.max(0) as u64)
+}
+
+/// The glyph of a part: solid in colour, distinct shades without.
+pub fn part_glyph(app: &App, i: usize) -> char {
+    if app.theme.mono {
+        ['█', '▓', '▒', '░', '▚', '·'][i]
+    } else {
+        '█'
+    }
+}
+
+/// The breakdown row of (step, rank id).
+pub fn row_of(app: &App, step: u32, rank: u32) -> Option<&Breakdown> {
+    let rows = &app.data.analysis.breakdown;
+    rows.binary_search_by_key(&(step, rank), |b| (b.step, b.rank))
+        .ok()
+        .map(|i| &rows[i])
+}
+
+/// Draws the overview.
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
+    let top_h = (area.height * 2 / 5).clamp(6, 14);
+    let [top, bottom] =
+        Layout::vertical([Constraint::Length(top_h), Constraint::Min(3)]).areas(area);
+    let [chart, findings] =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(top);
+    step_chart(f, chart, app);
+    top_findings(f, findings, app);
+    let steps = app.data.steps.len() as u16;
+    let heat_w = (10 + steps * 5 + 2).min(bottom.width / 2).max(20);
+    let [heat, bars] =
+        Layout::horizontal([Constraint::Length(heat_w), Constraint::Min(20)]).areas(bottom);
+    heat_map(f, heat, app);
+    breakdown_bars(f, bars, app);
+}
+
+fn step_chart(f: &mut Frame, area: Rect, app: &App) {
+    let t = &app.theme;
+    let st = &app.data.analysis.step_times;
+    if st.is_empty() {
+        f.render_widget(
+            Paragraph::new(widgets::empty(app, " no steps")).block(block(app, "step time")),
+            area,
+        );
+        return;
+    }
+    let ms = |ns: i64| ns as f64 / 1e6;
+    let series = |g: fn(&crate::analysis::step_times::StepTime) -> i64| -> Vec<(f64, f64)> {
+        st.iter()
+            .enumerate()
+            .map(|(i, s)| (i as f64, ms(g(s))))
+            .collect()
+    };
+    let max = series(|s| s.max_ns);
+    let med = series(|s| s.median_ns);
+    let min = series(|s| s.min_ns);
+    let slow: Vec<(f64, f64)> = st
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            app.data
+                .analysis
+                .slow_steps
+                .iter()
+                .any(|x| x.step == s.step)
+        })
+        .map(|(i, s)| (i as f64, ms(s.max_ns)))
+        .collect();
+    let top = max.iter().map(|p| p.1).fold(0.0, f64::max) * 1.1;
+    let sel = st
+        .iter()
+        .position(|s| Some(s.step) == app.step_number())
+        .unwrap_or(0) as f64;
+    let cursor = vec![(sel, 0.0), (sel, top)];
+    let n = st.len().max(2) as f64 - 1.0;
+    let data = vec![
+        Dataset::default()
+            .name("max")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(t.fg(t.c.slow))
+            .data(&max),
+        Dataset::default()
+            .name("median")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(t.fg(t.c.accent))
+            .data(&med),
+        Dataset::default()
+            .name("min")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(t.fg(t.c.dim))
+            .data(&min),
+        Dataset::default()
+            .name("slow")
+            .marker(Marker::Dot)
+            .graph_type(GraphType::Scatter)
+            .style(t.fg(t.c.slow).add_modifier(Modifier::BOLD))
+            .data(&slow),
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(t.fg(t.c.selection_bg))
+            .data(&cursor),
+    ];
+    let first = st.first().map_or(0, |s| s.step);
+    let last = st.last().map_or(0, |s| s.step);
+    let chart = Chart::new(data)
+        .block(block(app, "step time across ranks (ms)"))
+        .x_axis(
+            Axis::default()
+                .bounds([0.0, n])
+                .labels([format!("step {first}"), format!("{last}")])
+                .style(t.dim()),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, top.max(1e-9)])
+                .labels(["0".to_string(), format!("{top:.1}")])
+                .style(t.dim()),
+        );
+    f.render_widget(chart, area);
+}
+
+fn top_findings(f: &mut Frame, area: Rect, app: &App) {
+    let t = &app.theme;
+    let w = area.width.saturating_sub(2) as usize;
+    let mut lines: Vec<Line> = app
+        .data
+        .analysis
+        .findings
+        .iter()
+        .take(area.height.saturating_sub(2) as usize)
+        .map(|x| {
+            let sev = x.severity.as_str();
+            Line::from(vec![
+                Span::styled(
+                    format!("{:<6} ", sev.to_uppercase()),
+                    super::advisor::severity_style(app, x.severity),
+                ),
+                Span::styled(fit(&x.title, w.saturating_sub(7)), t.text()),
+            ])
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(widgets::empty(app, " no findings: nothing stands out"));
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(block(app, "what to fix first (5 advisor)")),
+        area,
+    );
+}
+
+/// The heat glyph and colour of a deviation from the step median.
+fn heat(app: &App, dev: f64) -> (char, Color) {
+    let c = &app.theme.c;
+    if dev < 0.02 {
+        ('░', c.heat_low)
+    } else if dev < 0.10 {
+        ('▒', c.heat_mid)
+    } else {
+        ('█', c.heat_high)
+    }
+}
+
+/// Overview rows (rank groups) visible in `rows` lines, and the offset.
+fn visible(app: &App, rows: usize) -> (Vec<std::ops::Range<usize>>, usize) {
+    let groups = rank_groups(app.data.loaded.job.ranks.len());
+    let off = widgets::offset(app.sel[0], rows);
+    (groups, off)
+}
+
+fn label(app: &App, g: &std::ops::Range<usize>) -> String {
+    let ranks = &app.data.loaded.job.ranks;
+    if g.len() == 1 {
+        format!("rank {}", ranks[g.start].id)
+    } else {
+        format!("r{}-{}", ranks[g.start].id, ranks[g.end - 1].id)
+    }
+}
+
+/// The own work of a group in a step: its largest member's.
+fn group_work(app: &App, g: &std::ops::Range<usize>, step: u32) -> Option<i64> {
+    let ranks = &app.data.loaded.job.ranks;
+    g.clone()
+        .filter_map(|i| row_of(app, step, ranks[i].id))
+        .map(|b| b.own_work_ns())
+        .max()
+}
+
+fn heat_map(f: &mut Frame, area: Rect, app: &App) {
+    let t = &app.theme;
+    let inner = area.height.saturating_sub(3) as usize;
+    let (groups, off) = visible(app, inner);
+    let steps = &app.data.steps;
+    let cw = ((area.width.saturating_sub(12)) as usize / steps.len().max(1)).clamp(1, 5);
+    let mut head = vec![Span::styled(pad("", 9), t.dim())];
+    for s in steps {
+        let slow = app.data.analysis.slow_steps.iter().any(|x| x.step == *s);
+        let mut style = if slow {
+            t.fg(t.c.slow).add_modifier(Modifier::BOLD)
+        } else {
+            t.dim()
+        };
+        if Some(*s) == app.step_number() {
+            style = style.add_modifier(Modifier::UNDERLINED);
+        }
+        head.push(Span::styled(rpad(&s.to_string(), cw), style));
+    }
+    let mut lines = vec![Line::from(head)];
+    let rows = &app.data.analysis.breakdown;
+    let medians: Vec<i64> = steps
+        .iter()
+        .map(|s| median_own_work(rows, *s).unwrap_or(0))
+        .collect();
+    for (gi, g) in groups.iter().enumerate().skip(off).take(inner) {
+        let lstyle = if gi == app.sel[0] {
+            t.selected()
+        } else {
+            t.text()
+        };
+        let mut spans = vec![Span::styled(pad(&label(app, g), 8), lstyle), Span::raw(" ")];
+        for (si, s) in steps.iter().enumerate() {
+            let cell = match group_work(app, g, *s) {
+                Some(span) if medians[si] > 0 => {
+                    let dev = (span - medians[si]) as f64 / medians[si] as f64;
+                    let (glyph, color) = heat(app, dev);
+                    if cw >= 5 {
+                        Span::styled(
+                            rpad(&format!("{:+.0}%", dev * 100.0), cw),
+                            Style::default().fg(color),
+                        )
+                    } else {
+                        Span::styled(glyph.to_string().repeat(cw), Style::default().fg(color))
+                    }
+                }
+                _ => Span::styled(rpad("·", cw), t.dim()),
+            };
+            spans.push(cell);
+        }
+        lines.push(Line::from(spans));
+    }
+    widgets::hit_rows(app, area, 1, inner, off);
+    let title = if groups.iter().any(|g| g.len() > 1) {
+        format!(
+            "own work vs step median ({} ranks/row, worst shown)",
+            groups[0].len()
+        )
+    } else {
+        "own work vs step median".to_string()
+    };
+    f.render_widget(Paragraph::new(lines).block(block(app, title)), area);
+}
+
+fn breakdown_bars(f: &mut Frame, area: Rect, app: &App) {
+    let t = &app.theme;
+    let inner = area.height.saturating_sub(3) as usize;
+    let (groups, off) = visible(app, inner);
+    let Some(step) = app.step_number() else {
+        return;
+    };
+    let ranks = &app.data.loaded.job.ranks;
+    let worst: Vec<Option<&Breakdown>> = groups
+        .iter()
+        .map(|g| {
+            g.clone()
+                .filter_map(|i| row_of(app, step, ranks[i].id))
+                .max_by(|a, b| a.span_ns.cmp(&b.span_ns).then(b.rank.cmp(&a.rank)))
+        })
+        .collect();
+    let longest = worst
+        .iter()
+        .flatten()
+        .map(|b| b.span_ns)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let bw = area.width.saturating_sub(2 + 9 + 11) as usize;
+    let mut lines = Vec::new();
+    for (gi, b) in worst.iter().enumerate().skip(off).take(inner) {
+        let lstyle = if gi == app.sel[0] {
+            t.selected()
+        } else {
+            t.text()
+        };
+        let mut spans = vec![
+            Span::styled(pad(&label(app, &groups[gi]), 8), lstyle),
+            Span::raw(" "),
+        ];
+        match b {
+            Some(b) => {
+                let w = (b.span_ns as u128 * bw as u128 / longest as u128) as usize;
+                let p = parts(b);
+                let segs: Vec<(u64, Color, char)> = (0..6)
+                    .map(|i| (p[i], t.part(PARTS[i]), part_glyph(app, i)))
+                    .collect();
+                spans.extend(widgets::stacked(&segs, w));
+                spans.push(Span::raw(" ".repeat(bw - w + 1)));
+                spans.push(Span::styled(rpad(&human(b.span_ns), 9), t.text()));
+            }
+            None => spans.push(Span::styled("no such step on this rank", t.dim())),
+        }
+        lines.push(Line::from(spans));
+    }
+    let mut legend = Vec::new();
+    for (i, p) in PARTS.iter().enumerate() {
+        legend.push(Span::styled(
+            format!(" {}", part_glyph(app, i)),
+            t.fg(t.part(p)),
+        ));
+        legend.push(Span::styled(format!(" {}", p.replace('_', "-")), t.dim()));
+    }
+    let body = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
+    widgets::hit_rows(app, body, 0, inner, off);
+    let title =
+        format!("step {step}: breakdown per rank (Enter: drill into the row's slowest rank)");
+    f.render_widget(Paragraph::new(lines).block(block(app, title)), body);
+    let leg = Rect::new(
+        area.x,
+        area.y + area.height.saturating_sub(1),
+        area.width,
+        1.min(area.height),
+    );
+    f.render_widget(Paragraph::new(Line::from(legend)), leg);
+}

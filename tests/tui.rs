@@ -1,0 +1,391 @@
+//! The TUI without a terminal: insta snapshots of every pane (demo job and a real trace, at
+//! 120×40 and 80×24), and state tests of navigation, search, step switching, evidence jumps,
+//! the timeline's zoom and moves, and mouse clicks.
+
+mod common;
+
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+use std::path::PathBuf;
+use stepscope::analysis::{self, Options};
+use stepscope::cli;
+use stepscope::ingest::LoadOptions;
+use stepscope::ui::app::{App, Data, Level, Pane};
+use stepscope::ui::keymap::{Keymap, parse_script};
+use stepscope::ui::snapshot;
+use stepscope::ui::theme::Theme;
+
+/// An app on the demo cluster (no paths) or on `paths`, dark theme, default keys.
+fn app_on(paths: &[PathBuf], title: &str, size: (u16, u16)) -> App {
+    let loaded = cli::load(paths, LoadOptions::default()).expect("loads");
+    let opts = Options::default();
+    let a = analysis::analyze(&loaded.job, &opts);
+    let data = Data::new(loaded, a, opts, title.to_string());
+    App::new(
+        data,
+        Keymap::default_map(),
+        Theme::builtin("dark"),
+        false,
+        size,
+    )
+}
+
+fn demo(size: (u16, u16)) -> App {
+    app_on(&[], "demo cluster", size)
+}
+
+fn keys(app: &mut App, script: &str) {
+    for k in parse_script(script).expect("valid keys") {
+        app.key(k);
+    }
+}
+
+fn screen(app: &App) -> String {
+    snapshot::render(app)
+}
+
+/// Resets navigation and shows `pane` at `size`.
+fn show(app: &mut App, pane: Pane, size: (u16, u16)) {
+    app.stack.truncate(1);
+    app.pane = pane;
+    app.size = size;
+    app.tl = Default::default();
+    app.refresh();
+}
+
+fn snap(name: &str, text: &str) {
+    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+fn snapshot_all(app: &mut App, job: &str) {
+    for size in [(120, 40), (80, 24)] {
+        for pane in Pane::ALL {
+            show(app, pane, size);
+            let text = screen(app);
+            for l in text.lines() {
+                assert!(l.chars().count() <= size.0 as usize);
+            }
+            assert_eq!(text.lines().count(), size.1 as usize);
+            snap(
+                &format!("tui_{job}_{}_{}x{}", pane.name(), size.0, size.1),
+                &text,
+            );
+        }
+    }
+}
+
+#[test]
+fn every_pane_on_the_demo_job() {
+    let mut app = demo((120, 40));
+    snapshot_all(&mut app, "demo");
+    // The drill-down levels: device view of the straggler and the operator view.
+    show(&mut app, Pane::Overview, (120, 40));
+    app.push(Level::Device(3), Pane::Overview);
+    app.refresh();
+    snap("tui_demo_device_rank3_120x40", &screen(&app));
+    app.pane = Pane::Timeline;
+    app.refresh();
+    snap("tui_demo_device_rank3_timeline_120x40", &screen(&app));
+    let mm = app.data.loaded.job.strings.get("aten::mm").unwrap();
+    app.push(Level::Operator(mm), Pane::Operator);
+    app.refresh();
+    snap("tui_demo_operator_aten_mm_120x40", &screen(&app));
+}
+
+#[test]
+fn every_pane_on_a_real_trace() {
+    let Some(shared) = common::shared() else {
+        return;
+    };
+    let dir = common::hta(&shared, "trace_filter");
+    let mut app = app_on(&[dir], "hta/tests/data/trace_filter", (120, 40));
+    snapshot_all(&mut app, "trace_filter");
+}
+
+#[test]
+fn drill_down_in_and_out_with_a_breadcrumb() {
+    let mut app = demo((120, 40));
+    assert_eq!(app.level(), Level::Cluster);
+    // Row 3 of the overview is rank 3; Enter opens its device view.
+    keys(&mut app, "jjj<enter>");
+    assert_eq!(app.level(), Level::Device(3));
+    assert!(screen(&app).contains("cluster › rank 3"));
+    assert!(screen(&app).contains("rank 3, step 13: breakdown vs cluster median"));
+    // Enter on the device's first operator opens it.
+    keys(&mut app, "<enter>");
+    let Level::Operator(op) = app.level() else {
+        panic!("operator level")
+    };
+    assert_eq!(app.pane, Pane::Operator);
+    let name = app.name(op).to_string();
+    assert!(name.starts_with("sm90_xmma_gemm"), "{name}");
+    assert!(screen(&app).contains(&format!("cluster › rank 3 › {}", &name[..20])));
+    // Esc goes back to the device, Backspace to the cluster, and no further.
+    keys(&mut app, "<esc>");
+    assert_eq!((app.level(), app.pane), (Level::Device(3), Pane::Overview));
+    keys(&mut app, "<backspace>");
+    assert_eq!(app.level(), Level::Cluster);
+    keys(&mut app, "<esc>");
+    assert_eq!(app.level(), Level::Cluster);
+    assert!(screen(&app).contains("at the cluster level"));
+}
+
+#[test]
+fn search_finds_operators_and_n_walks_the_results() {
+    let mut app = demo((120, 40));
+    keys(&mut app, "/allred");
+    assert!(app.search.typing);
+    let s = screen(&app);
+    assert!(s.contains("search operators: "), "{s}");
+    let best = app.name(app.search.results[0]).to_string();
+    assert!(
+        best.starts_with("ncclDevKernel_AllReduce"),
+        "best match first: {best}"
+    );
+    keys(&mut app, "<enter>");
+    let Level::Operator(op) = app.level() else {
+        panic!("operator level")
+    };
+    assert!(app.name(op).starts_with("ncclDevKernel_AllReduce"));
+    // Comm kernels: rank 5 waits least (it is the one the others wait for).
+    let d = &app.cache.op.as_ref().unwrap().2;
+    assert_eq!(d.per_rank.len(), 8);
+    assert_eq!(d.all.count, 192);
+    // A query matching several names: n and N step through them, wrapping.
+    keys(&mut app, "/aten::<enter>");
+    let first = app.operator().unwrap();
+    keys(&mut app, "n");
+    let second = app.operator().unwrap();
+    assert_ne!(first, second);
+    keys(&mut app, "N");
+    assert_eq!(app.operator(), Some(first));
+    // Operator levels replace each other rather than stacking up.
+    assert_eq!(app.stack.len(), 2);
+    // Nothing matches: a message, no navigation.
+    keys(&mut app, "/zzzzqq<enter>");
+    assert_eq!(app.operator(), Some(first));
+    assert!(screen(&app).contains("no operator matches `zzzzqq`"));
+}
+
+#[test]
+fn steps_switch_and_clamp() {
+    let mut app = demo((120, 40));
+    assert_eq!(app.step_number(), Some(13), "opens on the slowest step");
+    keys(&mut app, "]]]]]]");
+    assert_eq!(app.step_number(), Some(15));
+    keys(&mut app, "[[[[[[[[[");
+    assert_eq!(app.step_number(), Some(10));
+    assert!(screen(&app).contains("step 10 of 6"));
+    // The critical path follows the step.
+    keys(&mut app, "3");
+    assert_eq!(app.critical().unwrap().window, "step 10");
+    keys(&mut app, "]]]");
+    assert_eq!(app.critical().unwrap().window, "step 13");
+}
+
+#[test]
+fn findings_jump_to_their_evidence() {
+    let mut app = demo((120, 40));
+    keys(&mut app, "5");
+    let rules: Vec<&str> = app.data.analysis.findings.iter().map(|f| f.rule).collect();
+    let slow = rules.iter().position(|r| *r == "slow_step").unwrap();
+    let straggler = rules.iter().position(|r| *r == "straggler").unwrap();
+    // The slow step's culprit: rank 5 in step 13.
+    keys(&mut app, "g");
+    for _ in 0..slow {
+        keys(&mut app, "j");
+    }
+    keys(&mut app, "[[<enter>");
+    assert_eq!(app.level(), Level::Device(5));
+    assert_eq!(app.step_number(), Some(13));
+    assert_eq!(app.pane, Pane::Overview);
+    keys(&mut app, "<esc>");
+    assert_eq!((app.level(), app.pane), (Level::Cluster, Pane::Advisor));
+    // The straggler: rank 3.
+    keys(&mut app, "g");
+    for _ in 0..straggler {
+        keys(&mut app, "j");
+    }
+    keys(&mut app, "<enter>");
+    assert_eq!(app.level(), Level::Device(3));
+}
+
+#[test]
+fn critical_path_enter_shows_the_op_in_the_timeline() {
+    let mut app = demo((120, 40));
+    keys(&mut app, "3jjj");
+    let op = app.critical().unwrap().ops[3].clone();
+    assert_eq!(op.category.as_str(), "gpu_compute");
+    keys(&mut app, "<enter>");
+    assert_eq!(app.pane, Pane::Timeline);
+    let t = app.timeline().unwrap();
+    let (sym, k) = app.tl.op.unwrap();
+    assert_eq!(app.name(sym), op.name);
+    let row = &t.rows[app.tl.row];
+    assert_eq!(row.rank, op.rank);
+    let band = row.occurrence(sym, k).unwrap();
+    let off = app.data.analysis.comm.offsets[row.rank_index as usize].offset_ns;
+    assert_eq!(band.start, op.start_ns + off, "the path's own stretch");
+    let (a, b) = app.tl.zoom.unwrap();
+    assert!(a <= band.start && band.end <= b, "zoomed around it");
+    // A host stretch (the data loader) opens rank 5's lanes.
+    keys(&mut app, "3gg<enter>");
+    assert_eq!(app.level(), Level::Device(5));
+    assert_eq!(app.pane, Pane::Timeline);
+    let t = app.timeline().unwrap();
+    assert!(t.rows.iter().all(|r| r.rank == 5 && r.lane.is_some()));
+    let (sym, _) = app.tl.op.unwrap();
+    assert!(app.name(sym).starts_with("enumerate(DataLoader)"));
+}
+
+#[test]
+fn timeline_zoom_pan_and_next_of_kind() {
+    let mut app = demo((120, 40));
+    keys(&mut app, "2");
+    let t = app.timeline().unwrap();
+    let (t0, t1) = (t.start, t.end);
+    assert_eq!(t.rows.len(), 8);
+    assert!(app.tl.zoom.is_none());
+    let (s0, k0) = app.tl.op.unwrap();
+    assert!(
+        app.name(s0).starts_with("ncclDevKernel_AllReduce"),
+        "opens on the first collective"
+    );
+    assert_eq!(k0, 0);
+    keys(&mut app, "+");
+    let (a, b) = app.tl.zoom.unwrap();
+    assert_eq!(b - a, (t1 - t0) / 2);
+    keys(&mut app, "h");
+    let (a2, b2) = app.tl.zoom.unwrap();
+    assert_eq!(
+        (a2, b2),
+        (
+            (a - (b - a) / 4).max(t0),
+            (a - (b - a) / 4).max(t0) + (b - a)
+        )
+    );
+    keys(&mut app, "0");
+    assert!(app.tl.zoom.is_none());
+    keys(&mut app, "-");
+    assert!(app.tl.zoom.is_none(), "never wider than the step");
+    // Next collective on rank 0: the second all-reduce of the step.
+    keys(&mut app, ">");
+    assert_eq!(app.tl.op, Some((s0, 1)));
+    keys(&mut app, "<lt>");
+    assert_eq!(app.tl.op, Some((s0, 0)));
+    // Enter on a rank row opens its lanes; Esc comes back.
+    keys(&mut app, "jjj<enter>");
+    assert_eq!(app.level(), Level::Device(3));
+    assert!(screen(&app).contains("step 13: rank 3 lanes"));
+    keys(&mut app, "<esc>");
+    assert_eq!(app.level(), Level::Cluster);
+}
+
+#[test]
+fn many_ranks_are_grouped_and_groups_expand() {
+    let mut app = demo((120, 14)); // room for 6 axes
+    keys(&mut app, "2");
+    let t = app.timeline().unwrap();
+    let rows = stepscope::ui::panes::timeline::display_rows(&app, t);
+    assert_eq!(rows, vec![0..2, 2..4, 4..6, 6..8]);
+    assert!(screen(&app).contains("0…1"));
+    keys(&mut app, "j<enter>");
+    assert_eq!(app.tl.expanded, Some((2, 4)));
+    let t = app.timeline().unwrap();
+    assert_eq!(
+        stepscope::ui::panes::timeline::display_rows(&app, t),
+        vec![2..3, 3..4]
+    );
+    keys(&mut app, "<esc>");
+    assert_eq!(app.tl.expanded, None);
+    assert_eq!(app.level(), Level::Cluster);
+}
+
+#[test]
+fn help_overlay_lists_the_keymap_and_any_key_closes_it() {
+    let mut app = demo((120, 40));
+    keys(&mut app, "?");
+    let s = screen(&app);
+    assert!(s.contains("keys (any key closes)"));
+    for b in &app.keymap.bindings {
+        assert!(s.contains(&b.desc), "help lists `{}`", b.desc);
+    }
+    keys(&mut app, "x");
+    assert!(!app.help);
+    assert!(!app.quit);
+    app.key((KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(app.quit);
+}
+
+#[test]
+fn mouse_clicks_select_rows_tabs_and_open() {
+    let mut app = demo((120, 40));
+    let _ = screen(&app); // records the clickable areas
+    // The advisor tab (" 5 advisor " on line 1).
+    let line = screen(&app).lines().nth(1).unwrap().to_string();
+    let x = line.find("5 advisor").unwrap() as u16;
+    app.click(x, 1);
+    assert_eq!(app.pane, Pane::Advisor);
+    let _ = screen(&app);
+    // The second finding (list rows start at line 3).
+    app.click(5, 4);
+    assert_eq!(app.sel[4], 1);
+    // A second click on it opens its evidence.
+    let _ = screen(&app);
+    app.click(5, 4);
+    assert_ne!((app.pane, app.level()), (Pane::Advisor, Level::Cluster));
+}
+
+#[test]
+fn mono_and_ascii_keep_the_selection_visible() {
+    let loaded = cli::load(&[], LoadOptions::default()).unwrap();
+    let opts = Options::default();
+    let a = analysis::analyze(&loaded.job, &opts);
+    let data = Data::new(loaded, a, opts, "demo".into());
+    let mut app = App::new(
+        data,
+        Keymap::default_map(),
+        Theme::builtin("mono"),
+        true,
+        (80, 24),
+    );
+    keys(&mut app, "2");
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    term.draw(|f| stepscope::ui::draw::draw(f, &app)).unwrap();
+    let buf = term.backend().buffer();
+    assert!(
+        buf.content.iter().all(|c| c.symbol().is_ascii()),
+        "--ascii draws ASCII only"
+    );
+    let reversed = buf
+        .content
+        .iter()
+        .filter(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED))
+        .count();
+    assert!(
+        reversed > 0,
+        "the selection is reverse video without colours"
+    );
+    assert!(
+        buf.content
+            .iter()
+            .all(|c| c.fg == ratatui::style::Color::Reset)
+    );
+}
+
+#[test]
+fn every_view_draws_at_tiny_and_huge_sizes() {
+    let mut app = demo((120, 40));
+    for size in [(20, 8), (33, 11), (300, 100)] {
+        for pane in Pane::ALL {
+            show(&mut app, pane, size);
+            for script in ["", "jjj<enter>", "<enter><enter>", "?", "/a", "+>"] {
+                keys(&mut app, script);
+                let text = screen(&app);
+                assert_eq!(text.lines().count(), size.1 as usize);
+                keys(&mut app, "<esc><esc><esc>");
+            }
+        }
+    }
+}

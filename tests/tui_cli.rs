@@ -1,0 +1,205 @@
+//! `stepscope snapshot` from the command line, and the keymap/theme files: user overrides
+//! apply key by key; a bad file is a one-line error naming the file, the line and the key
+//! (exit 2).
+
+use std::path::Path;
+use std::process::Output;
+
+/// Runs stepscope with an empty (or prepared) config directory.
+fn run(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_stepscope"));
+    c.args(args)
+        .env("XDG_CONFIG_HOME", home)
+        .env("HOME", home)
+        .env_remove("NO_COLOR");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn usage_error(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    err
+}
+
+#[test]
+fn snapshot_draws_a_pane_after_keys() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let s = ok(&run(
+        h,
+        &["snapshot", "--view", "timeline", "--size", "80x24"],
+        &[],
+    ));
+    assert_eq!(s.lines().count(), 24);
+    assert!(s.contains("step 13: ranks (Marey bands"));
+    // Keys: drill into rank 3 from the overview.
+    let s = ok(&run(h, &["snapshot", "--keys", "jjj<enter>"], &[]));
+    assert!(s.contains("cluster › rank 3"), "{s}");
+    // --step, --rank and --op.
+    let s = ok(&run(
+        h,
+        &[
+            "snapshot", "--view", "operator", "--step", "11", "--rank", "5", "--op", "aten::mm",
+        ],
+        &[],
+    ));
+    assert!(
+        s.contains("step 11 of 6") && s.contains("cluster › rank 5 › aten::mm"),
+        "{s}"
+    );
+    // Deterministic: the same command, the same text.
+    let again = ok(&run(
+        h,
+        &[
+            "snapshot", "--view", "operator", "--step", "11", "--rank", "5", "--op", "aten::mm",
+        ],
+        &[],
+    ));
+    assert_eq!(s, again);
+    // ASCII only, and NO_COLOR works (text has no colours anyway; it must not fail).
+    let s = ok(&run(
+        h,
+        &["snapshot", "--ascii", "--view", "critical"],
+        &[("NO_COLOR", "1")],
+    ));
+    assert!(s.is_ascii());
+    assert!(s.contains("critical path"));
+}
+
+#[test]
+fn snapshot_usage_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let e = usage_error(&run(h, &["snapshot", "--op", "nope"], &[]));
+    assert!(e.contains("no operator named `nope`"), "{e}");
+    let e = usage_error(&run(h, &["snapshot", "--keys", "<nope>"], &[]));
+    assert!(e.contains("unknown key name `nope`"), "{e}");
+    let e = usage_error(&run(h, &["snapshot", "--rank", "99"], &[]));
+    assert!(e.contains("no rank 99"), "{e}");
+    let out = run(h, &["snapshot", "--size", "10x5"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(h, &["snapshot", "--view", "nope"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn user_keymap_overrides_one_action() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("stepscope/keymaps");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("default.toml"),
+        "[bindings]\npane_timeline = { keys = [\"t\"], desc = \"bands\" }\n",
+    )
+    .unwrap();
+    let s = ok(&run(home.path(), &["snapshot", "--keys", "t"], &[]));
+    assert!(s.contains("Marey bands"), "t opens the timeline: {s}");
+    let s = ok(&run(home.path(), &["snapshot", "--keys", "2"], &[]));
+    assert!(
+        s.contains("own work vs step median"),
+        "2 is unbound now: {s}"
+    );
+    let s = ok(&run(home.path(), &["snapshot", "--keys", "?"], &[]));
+    assert!(s.contains("bands"), "help shows the new description");
+}
+
+#[test]
+fn bad_keymap_and_theme_files_name_file_line_and_key() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let kdir = h.join("stepscope/keymaps");
+    std::fs::create_dir_all(&kdir).unwrap();
+    let user = kdir.join("default.toml");
+    std::fs::write(
+        &user,
+        "[bindings]\n\nquit = { keys = [\"ctrlq\"], desc = \"quit\" }\n",
+    )
+    .unwrap();
+    let e = usage_error(&run(h, &["snapshot"], &[]));
+    assert_eq!(
+        e.trim_end(),
+        format!(
+            "error: {}: line 3: `quit`: unknown key name `ctrlq`",
+            user.display()
+        )
+    );
+    std::fs::remove_file(&user).unwrap();
+
+    let theme = h.join("my.toml");
+    std::fs::write(&theme, "[theme-colors]\ncomm = \"#12345\"\n").unwrap();
+    let e = usage_error(&run(
+        h,
+        &["snapshot", "--theme", theme.to_str().unwrap()],
+        &[],
+    ));
+    assert_eq!(
+        e.trim_end(),
+        format!(
+            "error: {}: line 2: `comm`: not a colour: `#12345`",
+            theme.display()
+        )
+    );
+    std::fs::write(&theme, "[theme-colors]\ncomm = \"red\"\ntypo = \"red\"\n").unwrap();
+    let e = usage_error(&run(
+        h,
+        &["snapshot", "--theme", theme.to_str().unwrap()],
+        &[],
+    ));
+    assert!(e.contains("line 3: `typo`: unknown colour key"), "{e}");
+    std::fs::write(&theme, "[theme-colors\n").unwrap();
+    let e = usage_error(&run(
+        h,
+        &["snapshot", "--theme", theme.to_str().unwrap()],
+        &[],
+    ));
+    assert!(e.contains("my.toml: line 1: "), "{e}");
+    let e = usage_error(&run(h, &["snapshot", "--theme", "neon"], &[]));
+    assert!(
+        e.contains("no theme `neon` (built in: dark, light, mono"),
+        "{e}"
+    );
+    let e = usage_error(&run(
+        h,
+        &["--keymap", "/nonexistent/k.toml", "snapshot"],
+        &[],
+    ));
+    assert!(e.contains("/nonexistent/k.toml: cannot read"), "{e}");
+    // A good user theme of a built-in name loads over it.
+    let tdir = h.join("stepscope/themes");
+    std::fs::create_dir_all(&tdir).unwrap();
+    std::fs::write(
+        tdir.join("light.toml"),
+        "[theme-colors]\ncomm = \"#ff0000\"\n",
+    )
+    .unwrap();
+    ok(&run(h, &["snapshot", "--theme", "light"], &[]));
+}
+
+#[test]
+fn the_default_command_prints_the_report_when_piped() {
+    let home = tempfile::tempdir().unwrap();
+    let s = ok(&run(home.path(), &[], &[]));
+    assert!(
+        s.contains("What to fix first"),
+        "{}",
+        &s[..s.len().min(400)]
+    );
+}

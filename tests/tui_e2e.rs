@@ -1,0 +1,215 @@
+//! End to end: the real binary in a real terminal (tmux). Keys go in with `send-keys`, the
+//! screen comes back with `capture-pane`; after `q` the shell around stepscope checks that the
+//! terminal settings and the main screen are back. Under CI (`CI=true`) a missing tmux fails.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Session {
+    name: String,
+    dir: tempfile::TempDir,
+}
+
+fn tmux_available() -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("tmux is missing and CI=true: .ci/run installs it");
+    }
+    if !ok {
+        eprintln!("skipping: tmux not installed");
+    }
+    ok
+}
+
+fn tmux(args: &[&str]) -> String {
+    let o = Command::new("tmux").args(args).output().expect("tmux runs");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+impl Session {
+    /// Starts `shell` (a POSIX sh script) in a detached 120×40 tmux session; the script can
+    /// use $BIN (stepscope) and $OUT (a scratch file). The config dir is empty, so the
+    /// embedded keymap and theme are in effect.
+    fn start(tag: &str, shell: &str) -> Session {
+        let dir = tempfile::tempdir().unwrap();
+        let name = format!("stepscope-e2e-{tag}-{}", std::process::id());
+        let bin = env!("CARGO_BIN_EXE_stepscope");
+        let script = format!(
+            "export XDG_CONFIG_HOME='{cfg}' BIN='{bin}' OUT='{out}' TERM=xterm-256color; {shell}",
+            cfg = dir.path().display(),
+            out = dir.path().join("out").display(),
+        );
+        let status = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                "120",
+                "-y",
+                "40",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .status()
+            .expect("tmux new-session");
+        assert!(status.success());
+        Session { name, dir }
+    }
+
+    fn screen(&self) -> String {
+        tmux(&["capture-pane", "-p", "-t", &self.name])
+    }
+
+    /// Waits until the screen contains `what` (20 s at most: debug builds load slowly).
+    fn wait_for(&self, what: &str) -> String {
+        self.wait_until(what, |s| s.contains(what))
+    }
+
+    /// Waits until `what` is gone from the screen.
+    fn wait_gone(&self, what: &str) -> String {
+        self.wait_until(what, |s| !s.contains(what))
+    }
+
+    fn wait_until(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let began = Instant::now();
+        loop {
+            let s = self.screen();
+            if ok(&s) {
+                return s;
+            }
+            if began.elapsed() > Duration::from_secs(20) {
+                panic!("timed out waiting on `{what}`; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            tmux(&["send-keys", "-t", &self.name, k]);
+        }
+    }
+
+    /// Sends literal text (typed characters).
+    fn type_text(&self, text: &str) {
+        tmux(&["send-keys", "-t", &self.name, "-l", text]);
+    }
+
+    fn out(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("out")).unwrap_or_default()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .output();
+    }
+}
+
+/// A shell wrapper that records the terminal state before and after stepscope.
+fn wrapped(cmd: &str) -> String {
+    format!(
+        "before=$(stty -g); {cmd}; code=$?; after=$(stty -g); \
+         if [ \"$before\" = \"$after\" ]; then r=restored; else r=changed; fi; \
+         echo \"exit=$code tty=$r\" > \"$OUT\"; echo \"exit=$code tty=$r\"; sleep 60"
+    )
+}
+
+#[test]
+fn a_session_drill_search_help_quit() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start("main", &wrapped("\"$BIN\""));
+    s.wait_for("what to fix first");
+    assert_eq!(
+        tmux(&["display", "-p", "-t", &s.name, "#{alternate_on}"]).trim(),
+        "1"
+    );
+    // Drill into the straggler (overview row 3 is rank 3).
+    s.keys(&["j", "j", "j", "Enter"]);
+    s.wait_for("cluster › rank 3");
+    s.wait_for("rank 3, step 13: breakdown vs cluster median");
+    // Open its top operator, then back out twice.
+    s.keys(&["Enter"]);
+    s.wait_for("who is slow at it");
+    s.keys(&["Escape"]);
+    s.wait_for("rank 3: operators by time");
+    s.keys(&["BSpace"]);
+    s.wait_for("own work vs step median");
+    // Search, live results, accept.
+    s.keys(&["/"]);
+    s.type_text("allred");
+    s.wait_for("search operators:");
+    s.keys(&["Enter"]);
+    s.wait_for("cluster › ncclDevKernel_AllReduce");
+    // The operator's statistics arrive from a background thread.
+    s.wait_for("count 192");
+    // The timeline and its zoom.
+    s.keys(&["2"]);
+    s.wait_for("step 13: ranks (Marey bands");
+    s.keys(&["+"]);
+    s.wait_for("of 365.7 ms");
+    // Help from the keymap, closed by any key.
+    s.keys(&["?"]);
+    s.wait_for("keys (any key closes)");
+    s.keys(&["x"]);
+    let screen = s.wait_gone("keys (any key closes)");
+    assert!(screen.contains("step 13: ranks"), "{screen}");
+    // Quit: the terminal is back as it was.
+    s.keys(&["q"]);
+    let screen = s.wait_for("exit=0");
+    assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
+    assert!(
+        !screen.contains("what to fix first"),
+        "main screen restored:\n{screen}"
+    );
+    assert_eq!(
+        tmux(&["display", "-p", "-t", &s.name, "#{alternate_on}"]).trim(),
+        "0"
+    );
+}
+
+#[test]
+fn trace_on_stdin_keys_from_the_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let trace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/two_streams.json");
+    let s = Session::start(
+        "stdin",
+        &wrapped(&format!("cat '{}' | \"$BIN\" -", trace.display())),
+    );
+    s.wait_for("what to fix first");
+    s.keys(&["2"]);
+    s.wait_for("Marey bands");
+    s.keys(&["q"]);
+    s.wait_for("exit=0");
+    assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
+}
+
+#[test]
+fn a_bad_trace_restores_the_terminal_and_exits_2() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start(
+        "bad",
+        &wrapped("printf '{\"traceEvents\": [' > \"$OUT.json\"; \"$BIN\" \"$OUT.json\""),
+    );
+    let screen = s.wait_for("exit=2");
+    assert!(s.out().contains("exit=2 tty=restored"), "{}", s.out());
+    assert!(
+        screen.contains("error: ") && screen.contains("out.json: byte"),
+        "{screen}"
+    );
+}
