@@ -17,6 +17,7 @@ use stepscope::ui::app::{App, Caches, Data, Pane};
 use stepscope::ui::keymap::{Keymap, parse_script};
 use stepscope::ui::snapshot;
 use stepscope::ui::theme::Theme;
+use stepscope::ui::work::Worker;
 
 const SIZE: (u16, u16) = (120, 40);
 
@@ -123,9 +124,43 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
         b.iter(|| black_box(press(app, "><lt>")))
     });
     // A step switch on the timeline builds the new step's bands (an analysis, not a redraw).
-    g.bench_function("timeline_keys_prev_next_step", |b| {
+    g.bench_function("timeline_keys_prev_next_step_first_visit", |b| {
+        b.iter_custom(|iters| {
+            let mut spent = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                app.cache.timelines.clear();
+                let t = Instant::now();
+                black_box(press(app, "[]"));
+                spent += t.elapsed();
+            }
+            spent
+        })
+    });
+    g.bench_function("timeline_keys_prev_next_step_revisit", |b| {
         b.iter(|| black_box(press(app, "[]")))
     });
+    // In the terminal UI the neighbouring steps are built in the background after each step
+    // change; a key that finds them ready (one key per iteration, the step's bands dropped
+    // and the neighbours prefetched before it, untimed).
+    app.work = Some(Worker::default());
+    g.bench_function("timeline_key_step_prefetched", |b| {
+        b.iter_custom(|iters| {
+            let mut spent = std::time::Duration::ZERO;
+            for i in 0..iters {
+                app.cache.timelines.clear();
+                app.refresh();
+                while app.work.as_ref().is_some_and(Worker::busy) {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    app.collect();
+                }
+                let t = Instant::now();
+                black_box(press(app, if i % 2 == 0 { "]" } else { "[" }));
+                spent += t.elapsed();
+            }
+            spent
+        })
+    });
+    app.work = None;
     press(app, "5");
     g.bench_function("advisor_keys_j_k", |b| {
         b.iter(|| black_box(press(app, "jk")))

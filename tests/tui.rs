@@ -182,6 +182,11 @@ fn steps_switch_and_clamp() {
     assert_eq!(app.critical().unwrap().window, "step 10");
     keys(&mut app, "]]]");
     assert_eq!(app.critical().unwrap().window, "step 13");
+    // The timeline keeps the steps it built: back and forth reuses them.
+    keys(&mut app, "2][");
+    let kept: Vec<u32> = app.cache.timelines.iter().map(|t| t.1).collect();
+    assert_eq!(kept, vec![14, 13]);
+    assert_eq!(app.timeline().unwrap().step, 13);
 }
 
 #[test]
@@ -388,4 +393,43 @@ fn every_view_draws_at_tiny_and_huge_sizes() {
             }
         }
     }
+}
+
+#[test]
+fn background_work_keeps_keys_responsive_and_lands() {
+    use stepscope::ui::work::{Task, Worker};
+    let mut app = demo((120, 40));
+    app.work = Some(Worker::default());
+    let settle = |app: &mut App| {
+        let began = std::time::Instant::now();
+        while app.work.as_ref().is_some_and(Worker::busy) {
+            assert!(began.elapsed().as_secs() < 30, "background work finishes");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            app.collect();
+        }
+    };
+    // Step 12's critical path is not known yet: the pane says so, then shows it.
+    keys(&mut app, "[3");
+    if app.pending(Task::Critical(12)) {
+        assert!(screen(&app).contains("computing the critical path of step 12"));
+    }
+    settle(&mut app);
+    assert_eq!(app.critical().unwrap().window, "step 12");
+    assert!(screen(&app).contains("critical path: time by category"));
+    // An operator's statistics arrive the same way.
+    keys(&mut app, "/aten::mm<enter>");
+    settle(&mut app);
+    assert_eq!(app.cache.op.as_ref().unwrap().2.all.count, 4608);
+    assert!(screen(&app).contains("who is slow at it"));
+    // The timeline prefetches the neighbouring steps.
+    keys(&mut app, "<esc>2");
+    settle(&mut app);
+    let mut kept: Vec<u32> = app.cache.timelines.iter().map(|t| t.1).collect();
+    kept.sort_unstable();
+    assert_eq!(kept, vec![11, 12, 13]);
+    assert_eq!(
+        app.timeline().unwrap().step,
+        12,
+        "the current one stays current"
+    );
 }

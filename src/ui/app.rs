@@ -155,8 +155,9 @@ pub struct TimelineView {
 /// Results computed on demand for the current view.
 #[derive(Default)]
 pub struct Caches {
-    /// Timeline of (level's rank or cluster, step).
-    pub timeline: Option<(Option<usize>, u32, Timeline)>,
+    /// Timelines of (level's rank or cluster, step), the current one last; the few most
+    /// recent are kept so stepping back and forth does not rebuild them.
+    pub timelines: Vec<(Option<usize>, u32, Timeline)>,
     /// Critical paths per step.
     pub critical: HashMap<u32, Option<CriticalPath>>,
     /// Operator detail of (name, step: its critical-path share is the step's).
@@ -220,6 +221,9 @@ pub struct App {
     /// Clickable areas of the last frame (drawing records them; the mouse reads them).
     pub hits: std::cell::RefCell<Vec<super::Hit>>,
 }
+
+/// Timelines kept for revisits (a 1024-rank step is ~25 MB of bands).
+const KEPT_TIMELINES: usize = 5;
 
 /// Rows moved by page up/down.
 pub const PAGE: usize = 10;
@@ -308,7 +312,7 @@ impl App {
 
     /// The current timeline (computed by `refresh`).
     pub fn timeline(&self) -> Option<&Timeline> {
-        self.cache.timeline.as_ref().map(|t| &t.2)
+        self.cache.timelines.last().map(|t| &t.2)
     }
 
     /// Pushes a drill-down level, remembering the pane to return to.
@@ -569,13 +573,14 @@ impl App {
         let cached = match task {
             Task::Critical(s) => self.cache.critical.contains_key(&s),
             Task::Op(o, s) => self.cache.op.as_ref().is_some_and(|c| (c.0, c.1) == (o, s)),
+            Task::Timeline(r, s) => self.cache.timelines.iter().any(|t| (t.0, t.1) == (r, s)),
         };
         if cached {
             return;
         }
         let cp = match task {
             Task::Op(_, s) => self.cache.critical.get(&s).cloned(),
-            Task::Critical(_) => None,
+            Task::Critical(_) | Task::Timeline(..) => None,
         };
         match &mut self.work {
             Some(w) => w.start(&self.data, task, cp),
@@ -596,6 +601,16 @@ impl App {
                 self.cache.op = Some((o, s, *detail));
                 self.cache.op_args = Some(args);
             }
+            Done::Timeline(r, s, t) => {
+                let kept = &mut self.cache.timelines;
+                if !kept.iter().any(|k| (k.0, k.1) == (r, s)) {
+                    // Prefetched: kept at the old end, the current one stays last.
+                    if kept.len() >= KEPT_TIMELINES {
+                        kept.remove(0);
+                    }
+                    kept.insert(0, (r, s, *t));
+                }
+            }
         }
     }
 
@@ -610,6 +625,22 @@ impl App {
             self.refresh();
         }
         any
+    }
+
+    /// Builds the previous and next steps' timelines in the background (terminal UI only), so
+    /// `[` and `]` find them ready.
+    fn prefetch_neighbours(&mut self, rank: Option<usize>) {
+        if self.work.is_none() {
+            return;
+        }
+        let near: Vec<u32> = [self.step.checked_sub(1), Some(self.step + 1)]
+            .into_iter()
+            .flatten()
+            .filter_map(|i| self.data.steps.get(i).copied())
+            .collect();
+        for s in near {
+            self.need(Task::Timeline(rank, s));
+        }
     }
 
     /// True while `task` runs in the background.
@@ -638,17 +669,18 @@ impl App {
         let data = self.data.clone();
         let (job, an) = (&data.loaded.job, &data.analysis);
         let rank = self.device();
-        if self.pane == Pane::Timeline
-            && self
-                .cache
-                .timeline
-                .as_ref()
-                .is_none_or(|t| (t.0, t.1) != (rank, step))
-        {
-            let t = match rank {
-                Some(r) => timeline::lanes(job, &an.spans, &an.comm.offsets, r, step),
-                None => timeline::cluster(job, &an.spans, &an.comm.offsets, step),
+        let cached = &mut self.cache.timelines;
+        if self.pane == Pane::Timeline && cached.last().is_none_or(|t| (t.0, t.1) != (rank, step)) {
+            let t = match cached.iter().position(|t| (t.0, t.1) == (rank, step)) {
+                Some(i) => cached.remove(i).2,
+                None => match rank {
+                    Some(r) => timeline::lanes(job, &an.spans, &an.comm.offsets, r, step),
+                    None => timeline::cluster(job, &an.spans, &an.comm.offsets, step),
+                },
             };
+            if cached.len() >= KEPT_TIMELINES {
+                cached.remove(0);
+            }
             self.tl.row = self.tl.row.min(t.rows.len().saturating_sub(1));
             if self
                 .tl
@@ -657,7 +689,7 @@ impl App {
             {
                 self.tl.op = super::nav::default_op(&t);
             }
-            self.cache.timeline = Some((rank, step, t));
+            self.cache.timelines.push((rank, step, t));
         }
         if let Some(r) = rank {
             if self.cache.device_ops.as_ref().is_none_or(|d| d.0 != r) {
@@ -672,12 +704,13 @@ impl App {
             self.cache.comm_ranks = Some((step, per_rank::per_rank(&an.comm, Some(step))));
         }
         if self.pane == Pane::Timeline {
+            self.prefetch_neighbours(rank);
             super::nav::resolve_focus(self);
             let rows = super::nav::list_len(self);
             self.tl.row = self.tl.row.min(rows.saturating_sub(1));
             let key = self.tl.op.map(|(s, k)| (rank, step, s, k));
             if key != self.cache.selected {
-                self.cache.selected_bands = match (self.tl.op, &self.cache.timeline) {
+                self.cache.selected_bands = match (self.tl.op, self.cache.timelines.last()) {
                     (Some((s, k)), Some(t)) => t.2.occurrences(s, k),
                     _ => Vec::new(),
                 };

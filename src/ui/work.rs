@@ -6,6 +6,7 @@
 use super::app::Data;
 use crate::analysis::critical_path::{self, CriticalPath, Window};
 use crate::analysis::operator::{self, OpDetail};
+use crate::analysis::timeline::{self, Timeline};
 use crate::model::Sym;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,6 +19,8 @@ pub enum Task {
     Critical(u32),
     /// An operator's detail, with the critical-path share of a step.
     Op(Sym, u32),
+    /// A step's timeline (cluster, or one rank's lanes): prefetched for `[` and `]`.
+    Timeline(Option<usize>, u32),
 }
 
 /// Args of an operator's longest occurrence, or why they are not available.
@@ -29,6 +32,8 @@ pub enum Done {
     Critical(u32, Option<CriticalPath>),
     /// An operator's detail and args.
     Op(Sym, u32, Box<OpDetail>, Args),
+    /// A step's timeline.
+    Timeline(Option<usize>, u32, Box<Timeline>),
 }
 
 /// Runs tasks on threads and hands back results.
@@ -56,6 +61,14 @@ pub fn compute(data: &Data, task: Task, cp: Option<Option<CriticalPath>>) -> Vec
     let path = |step| critical_path::critical_path(job, &an.comm, &Window::Step(step));
     match task {
         Task::Critical(step) => vec![Done::Critical(step, path(step))],
+        Task::Timeline(rank, step) => {
+            let (spans, offsets) = (&an.spans, &an.comm.offsets);
+            let t = match rank {
+                Some(r) => timeline::lanes(job, spans, offsets, r, step),
+                None => timeline::cluster(job, spans, offsets, step),
+            };
+            vec![Done::Timeline(rank, step, Box::new(t))]
+        }
         Task::Op(op, step) => {
             let mut out = Vec::new();
             let cp = cp.unwrap_or_else(|| {
@@ -102,6 +115,7 @@ impl Worker {
             match d {
                 Done::Critical(s, _) => self.pending.remove(&Task::Critical(*s)),
                 Done::Op(o, s, ..) => self.pending.remove(&Task::Op(*o, *s)),
+                Done::Timeline(r, s, _) => self.pending.remove(&Task::Timeline(*r, *s)),
             };
         }
         done
