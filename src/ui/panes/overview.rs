@@ -57,7 +57,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     step_chart(f, chart, app);
     top_findings(f, findings, app);
     let steps = app.data.steps.len() as u16;
-    let heat_w = (10 + steps * 5 + 2).min(bottom.width / 2).max(20);
+    let heat_w = (10 + steps * 6 + 2).min(bottom.width / 2).max(20);
     let [heat, bars] =
         Layout::horizontal([Constraint::Length(heat_w), Constraint::Min(20)]).areas(bottom);
     heat_map(f, heat, app);
@@ -194,6 +194,31 @@ fn heat(app: &App, dev: f64) -> (char, Color) {
     }
 }
 
+/// A deviation in at most 5 characters (`+24%`, `-3%`, `12×` beyond +999%).
+fn deviation(dev: f64) -> String {
+    let pct = (dev * 100.0).round();
+    if dev >= 9.995 {
+        format!("{:.0}×", dev + 1.0)
+    } else if pct == 0.0 {
+        "0%".to_string()
+    } else {
+        format!("{pct:+.0}%")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn deviations_fit_five_cells() {
+        use super::deviation;
+        assert_eq!(deviation(0.244), "+24%");
+        assert_eq!(deviation(-0.0004), "0%");
+        assert_eq!(deviation(-0.031), "-3%");
+        assert_eq!(deviation(4.61), "+461%");
+        assert_eq!(deviation(11.0), "12×");
+    }
+}
+
 /// Overview rows (rank groups) visible in `rows` lines, and the offset.
 fn visible(app: &App, rows: usize) -> (Vec<std::ops::Range<usize>>, usize) {
     let groups = rank_groups(app.data.loaded.job.ranks.len());
@@ -224,7 +249,7 @@ fn heat_map(f: &mut Frame, area: Rect, app: &App) {
     let inner = area.height.saturating_sub(3) as usize;
     let (groups, off) = visible(app, inner);
     let steps = &app.data.steps;
-    let cw = ((area.width.saturating_sub(12)) as usize / steps.len().max(1)).clamp(1, 5);
+    let cw = ((area.width.saturating_sub(12)) as usize / steps.len().max(1)).clamp(1, 6);
     let mut head = vec![Span::styled(pad("", 9), t.dim())];
     for s in steps {
         let slow = app.data.analysis.slow_steps.iter().any(|x| x.step == *s);
@@ -256,11 +281,8 @@ fn heat_map(f: &mut Frame, area: Rect, app: &App) {
                 Some(span) if medians[si] > 0 => {
                     let dev = (span - medians[si]) as f64 / medians[si] as f64;
                     let (glyph, color) = heat(app, dev);
-                    if cw >= 5 {
-                        Span::styled(
-                            rpad(&format!("{:+.0}%", dev * 100.0), cw),
-                            Style::default().fg(color),
-                        )
+                    if cw >= 6 {
+                        Span::styled(rpad(&deviation(dev), cw), Style::default().fg(color))
                     } else {
                         Span::styled(glyph.to_string().repeat(cw), Style::default().fg(color))
                     }
@@ -343,8 +365,7 @@ fn breakdown_bars(f: &mut Frame, area: Rect, app: &App) {
     }
     let body = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
     widgets::hit_rows(app, body, 0, inner, off);
-    let title =
-        format!("step {step}: breakdown per rank (Enter: drill into the row's slowest rank)");
+    let title = format!("step {step}: breakdown per rank (Enter: drill in)");
     f.render_widget(Paragraph::new(lines).block(block(app, title)), body);
     let leg = Rect::new(
         area.x,
