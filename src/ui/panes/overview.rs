@@ -206,19 +206,6 @@ fn deviation(dev: f64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn deviations_fit_five_cells() {
-        use super::deviation;
-        assert_eq!(deviation(0.244), "+24%");
-        assert_eq!(deviation(-0.0004), "0%");
-        assert_eq!(deviation(-0.031), "-3%");
-        assert_eq!(deviation(4.61), "+461%");
-        assert_eq!(deviation(11.0), "12×");
-    }
-}
-
 /// Overview rows (rank groups) visible in `rows` lines, and the offset.
 fn visible(app: &App, rows: usize) -> (Vec<std::ops::Range<usize>>, usize) {
     let groups = rank_groups(app.data.loaded.job.ranks.len());
@@ -374,4 +361,17 @@ fn breakdown_bars(f: &mut Frame, area: Rect, app: &App) {
         1.min(area.height),
     );
     f.render_widget(Paragraph::new(Line::from(legend)), leg);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn deviations_fit_five_cells() {
+        use super::deviation;
+        assert_eq!(deviation(0.244), "+24%");
+        assert_eq!(deviation(-0.0004), "0%");
+        assert_eq!(deviation(-0.031), "-3%");
+        assert_eq!(deviation(4.61), "+461%");
+        assert_eq!(deviation(11.0), "12×");
+    }
 }
