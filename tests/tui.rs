@@ -433,3 +433,23 @@ fn background_work_keeps_keys_responsive_and_lands() {
         "the current one stays current"
     );
 }
+
+#[test]
+fn search_in_the_timeline_selects_the_operator_there() {
+    let mut app = demo((120, 14)); // grouped rows: 2 ranks per row
+    keys(&mut app, "2/flash_fwd<enter>");
+    assert_eq!(app.pane, Pane::Timeline);
+    let (s, k) = app.tl.op.unwrap();
+    assert!(app.name(s).contains("flash_fwd"));
+    assert_eq!(k, 0);
+    assert_eq!(app.tl.row, 0, "display row of rank 0's group");
+    // An operator that is not a band of this view leaves the selection alone.
+    keys(&mut app, "/aten::mm<enter>");
+    assert_eq!(app.tl.op, Some((s, 0)));
+    assert!(screen(&app).contains("aten::mm does not run in this step"));
+    // Operator levels replace each other from any view.
+    keys(&mut app, "6/aten::mm<enter>4g<enter>");
+    assert_eq!(app.stack.len(), 2);
+    keys(&mut app, "<esc>");
+    assert_eq!(app.level(), Level::Cluster);
+}

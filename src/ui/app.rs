@@ -321,7 +321,12 @@ impl App {
             self.pane = pane;
             return;
         }
-        self.stack.push((level, self.pane));
+        let mut back = self.pane;
+        // One operator replaces another (search, roofline rows): the stack stays a path.
+        if let (Level::Operator(_), Level::Operator(_)) = (self.level(), level) {
+            back = self.stack.pop().expect("above the cluster").1;
+        }
+        self.stack.push((level, back));
         self.pane = pane;
         match level {
             Level::Device(_) => self.device_row = 0,
@@ -398,19 +403,19 @@ impl App {
     /// operator view.
     pub fn select_op(&mut self, s: Sym) {
         if self.pane == Pane::Timeline {
-            self.tl.op = Some((s, 0));
-            self.tl.zoom = None;
-            if let Some(t) = self.timeline() {
-                if let Some(r) = t.rows.iter().position(|r| r.occurrence(s, 0).is_some()) {
-                    self.tl.row = r;
-                } else {
-                    self.status = Some(format!("{} does not run in this step", self.name(s)));
+            let row = self
+                .timeline()
+                .and_then(|t| t.rows.iter().position(|r| r.occurrence(s, 0).is_some()));
+            match row {
+                Some(r) => {
+                    self.tl.op = Some((s, 0));
+                    self.tl.zoom = None;
+                    self.tl.expanded = None;
+                    super::nav::select_row(self, r);
                 }
+                None => self.status = Some(format!("{} does not run in this step", self.name(s))),
             }
         } else {
-            if matches!(self.level(), Level::Operator(_)) {
-                self.stack.pop();
-            }
             self.push(Level::Operator(s), Pane::Operator);
         }
     }

@@ -219,6 +219,7 @@ pub fn evidence(app: &mut App, row: usize) {
     let rank = ev.ranks.first().and_then(|&id| rank_index(app, id));
     if COMM_RULES.contains(&rule) {
         app.pane = Pane::Comm;
+        app.refresh(); // the per-rank rows of the (possibly new) step
         if let Some(id) = ev.ranks.first() {
             let at = app
                 .cache
@@ -391,7 +392,7 @@ pub fn resolve_focus(app: &mut App) {
 }
 
 /// Selects the display row holding timeline row `ri`.
-fn select_row(app: &mut App, ri: usize) {
+pub fn select_row(app: &mut App, ri: usize) {
     let Some(t) = app.timeline() else { return };
     let rows = tlpane::display_rows(app, t);
     app.tl.row = rows.iter().position(|r| r.contains(&ri)).unwrap_or(0);
