@@ -24,6 +24,18 @@ pub fn offset(sel: usize, height: usize) -> usize {
     sel.checked_div(height).map_or(0, |page| page * height)
 }
 
+/// The rows a bordered list with `header` lines shows, and its first visible row for the
+/// selection `sel`.
+pub fn page(area: Rect, header: u16, sel: usize) -> (usize, usize) {
+    let rows = area.height.saturating_sub(2 + header) as usize;
+    (rows, offset(sel, rows))
+}
+
+/// A table's header line (dimmed).
+pub fn head<'a>(app: &App, text: String) -> Line<'a> {
+    Line::from(Span::styled(text, app.theme.dim()))
+}
+
 /// Splits `width` cells among `values` by the largest-remainder method, so the parts add
 /// up to exactly `width` (when any value is positive).
 pub fn apportion(values: &[u64], width: usize) -> Vec<usize> {

@@ -107,7 +107,8 @@ fn types(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
     let comm = &app.data.analysis.comm;
     let w = area.width.saturating_sub(2) as usize;
-    let mut lines = vec![Line::from(Span::styled(
+    let mut lines = vec![widgets::head(
+        app,
         format!(
             "{} {} {} {} {} {}  {}",
             pad("collective", 14),
@@ -118,8 +119,7 @@ fn types(f: &mut Frame, area: Rect, app: &App) {
             rpad("of peak", 8),
             "group"
         ),
-        th.dim(),
-    ))];
+    )];
     for t in &comm.types {
         let style = if t.wait_dominated {
             th.fg(th.c.slow)
@@ -168,12 +168,12 @@ fn ranks(f: &mut Frame, area: Rect, app: &App) {
     let Some((step, per)) = &app.cache.comm_ranks else {
         return;
     };
-    let rows = area.height.saturating_sub(3) as usize;
     let sel = app.sel[6];
-    let off = widgets::offset(sel, rows);
+    let (rows, off) = widgets::page(area, 1, sel);
     let max = per.iter().map(|r| r.wait_ns).max().unwrap_or(1).max(1) as f64;
     let bw = (area.width as usize).saturating_sub(2 + 8 + 10 + 10 + 10 + 12 + 6);
-    let mut lines = vec![Line::from(Span::styled(
+    let mut lines = vec![widgets::head(
+        app,
         format!(
             "{} {} {} {} {}  wait for the last arriver",
             pad("rank", 7),
@@ -182,8 +182,7 @@ fn ranks(f: &mut Frame, area: Rect, app: &App) {
             rpad("transit", 9),
             rpad("busbw", 11)
         ),
-        th.dim(),
-    ))];
+    )];
     for (i, r) in per.iter().enumerate().skip(off).take(rows) {
         let style = if i == sel {
             th.selected()

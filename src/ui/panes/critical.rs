@@ -97,11 +97,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         Paragraph::new(lines).block(block(app, "critical path: time by category")),
         sum,
     );
-    let rows = list.height.saturating_sub(3) as usize;
     let sel = app.sel[2];
-    let off = widgets::offset(sel, rows);
+    let (rows, off) = widgets::page(list, 1, sel);
     let nw = (list.width as usize).saturating_sub(2 + 6 + 7 + 16 + 10 + 8 + 5);
-    let mut lines = vec![Line::from(Span::styled(
+    let mut lines = vec![widgets::head(
+        app,
         format!(
             "{} {} {} {} {} {}",
             rpad("#", 5),
@@ -111,8 +111,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             rpad("share", 7),
             "operator"
         ),
-        th.dim(),
-    ))];
+    )];
     for (i, op) in cp.ops.iter().enumerate().skip(off).take(rows) {
         let style = if i == sel { th.selected() } else { th.text() };
         lines.push(Line::from(vec![

@@ -47,10 +47,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
 /// A table of operators by total time with the selected row highlighted.
 pub fn op_list(f: &mut Frame, area: Rect, app: &App, ops: &[OpStat], sel: usize, title: &str) {
     let th = &app.theme;
-    let rows = area.height.saturating_sub(3) as usize;
-    let off = widgets::offset(sel, rows);
+    let (rows, off) = widgets::page(area, 1, sel);
     let nw = (area.width as usize).saturating_sub(2 + 9 + 9 + 10 + 10 + 8 + 5);
-    let mut lines = vec![Line::from(Span::styled(
+    let mut lines = vec![widgets::head(
+        app,
         format!(
             "{} {} {} {} {}  {}",
             pad("kind", 8),
@@ -60,8 +60,7 @@ pub fn op_list(f: &mut Frame, area: Rect, app: &App, ops: &[OpStat], sel: usize,
             rpad("share", 7),
             "operator"
         ),
-        th.dim(),
-    ))];
+    )];
     for (i, o) in ops.iter().enumerate().skip(off).take(rows) {
         let style = if i == sel { th.selected() } else { th.text() };
         lines.push(Line::from(Span::styled(
@@ -203,8 +202,7 @@ fn detail(f: &mut Frame, area: Rect, app: &App, d: &OpDetail) {
 
 fn per_rank(f: &mut Frame, area: Rect, app: &App, d: &OpDetail) {
     let th = &app.theme;
-    let rows = area.height.saturating_sub(3) as usize;
-    let off = widgets::offset(app.op_row, rows);
+    let (rows, off) = widgets::page(area, 1, app.op_row);
     let max = d
         .per_rank
         .iter()
@@ -213,7 +211,8 @@ fn per_rank(f: &mut Frame, area: Rect, app: &App, d: &OpDetail) {
         .unwrap_or(1)
         .max(1) as f64;
     let bw = (area.width as usize).saturating_sub(2 + 8 + 8 + 10 * 4 + 2);
-    let mut lines = vec![Line::from(Span::styled(
+    let mut lines = vec![widgets::head(
+        app,
         format!(
             "{} {} {} {} {} {}  total per rank",
             pad("rank", 7),
@@ -223,8 +222,7 @@ fn per_rank(f: &mut Frame, area: Rect, app: &App, d: &OpDetail) {
             rpad("p99", 9),
             rpad("max", 9)
         ),
-        th.dim(),
-    ))];
+    )];
     for (i, r) in d.per_rank.iter().enumerate().skip(off).take(rows) {
         let slow = Some(r.rank) == d.slowest_rank;
         let style = if i == app.op_row {

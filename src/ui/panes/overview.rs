@@ -103,25 +103,18 @@ fn step_chart(f: &mut Frame, area: Rect, app: &App) {
         .unwrap_or(0) as f64;
     let cursor = vec![(sel, 0.0), (sel, top)];
     let n = st.len().max(2) as f64 - 1.0;
+    let line = |name: &'static str, color, points| {
+        Dataset::default()
+            .name(name)
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(t.fg(color))
+            .data(points)
+    };
     let data = vec![
-        Dataset::default()
-            .name("max")
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(t.fg(t.c.slow))
-            .data(&max),
-        Dataset::default()
-            .name("median")
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(t.fg(t.c.accent))
-            .data(&med),
-        Dataset::default()
-            .name("min")
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(t.fg(t.c.dim))
-            .data(&min),
+        line("max", t.c.slow, &max),
+        line("median", t.c.accent, &med),
+        line("min", t.c.dim, &min),
         Dataset::default()
             .name("slow")
             .marker(Marker::Dot)

@@ -131,9 +131,8 @@ fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
 fn table(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
     let rf = &app.data.analysis.roofline;
-    let rows = area.height.saturating_sub(3) as usize;
     let sel = app.sel[3];
-    let off = widgets::offset(sel, rows);
+    let (rows, off) = widgets::page(area, 1, sel);
     let nw = (area.width as usize).saturating_sub(2 + 9 + 16 + 9 + 8 + 9 + 9 + 9 + 8);
     let head = format!(
         "{} {} {} {} {} {} {} {}  {}",
