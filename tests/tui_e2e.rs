@@ -213,3 +213,23 @@ fn a_bad_trace_restores_the_terminal_and_exits_2() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_panic_restores_the_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    // Debug builds (the tests') panic after the first frame when asked to.
+    let s = Session::start(
+        "panic",
+        &wrapped("STEPSCOPE_TEST_PANIC=1 \"$BIN\" 2>\"$OUT.err\""),
+    );
+    s.wait_for("exit=101");
+    assert!(s.out().contains("exit=101 tty=restored"), "{}", s.out());
+    assert_eq!(
+        tmux(&["display", "-p", "-t", &s.name, "#{alternate_on}"]).trim(),
+        "0"
+    );
+    let err = std::fs::read_to_string(s.dir.path().join("out.err")).unwrap();
+    assert!(err.contains("a panic after the first frame"), "{err}");
+}

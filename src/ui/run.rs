@@ -207,6 +207,12 @@ pub fn run(
         if dirty {
             term.draw(|f| super::draw::draw(f, &app)).map_err(io)?;
             dirty = false;
+            // Debug builds only: lets the end-to-end test check the panic path restores the
+            // terminal (release builds have no such switch).
+            #[cfg(debug_assertions)]
+            if std::env::var_os("STEPSCOPE_TEST_PANIC").is_some() {
+                panic!("STEPSCOPE_TEST_PANIC: a panic after the first frame");
+            }
         }
         // Block until something happens (no busy loop) — while background work runs, wake
         // every 50 ms to collect it — then take everything queued before drawing once: a

@@ -36,6 +36,28 @@ pub fn head<'a>(app: &App, text: String) -> Line<'a> {
     Line::from(Span::styled(text, app.theme.dim()))
 }
 
+/// Ids with consecutive runs folded (`0-199`, `3,5-7`): a 1024-rank list stays one line.
+pub fn ranges(ids: &[u32]) -> String {
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i {
+            format!("{}-{}", sorted[i], sorted[j])
+        } else {
+            sorted[i].to_string()
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
 /// Splits `width` cells among `values` by the largest-remainder method, so the parts add
 /// up to exactly `width` (when any value is positive).
 pub fn apportion(values: &[u64], width: usize) -> Vec<usize> {
@@ -163,5 +185,7 @@ mod tests {
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(pad("ab", 4), "ab  ");
         assert_eq!(offset(25, 10), 20);
+        assert_eq!(ranges(&[5, 0, 1, 2, 7, 6, 9]), "0-2,5-7,9");
+        assert_eq!(ranges(&[]), "");
     }
 }

@@ -96,16 +96,10 @@ fn detail_lines(app: &App, x: &Finding) -> Vec<Line<'static>> {
     ];
     let e = &x.evidence;
     if !e.ranks.is_empty() {
-        l.push(widgets::pairs(
-            app,
-            &[("ranks", crate::report::table::join(&e.ranks))],
-        ));
+        l.push(widgets::pairs(app, &[("ranks", widgets::ranges(&e.ranks))]));
     }
     if !e.steps.is_empty() {
-        l.push(widgets::pairs(
-            app,
-            &[("steps", crate::report::table::join(&e.steps))],
-        ));
+        l.push(widgets::pairs(app, &[("steps", widgets::ranges(&e.steps))]));
     }
     if !e.ops.is_empty() {
         l.push(widgets::pairs(app, &[("operators", e.ops.join(", "))]));

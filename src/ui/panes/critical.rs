@@ -86,7 +86,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             &[
                 ("window", cp.window.clone()),
                 ("length", human(cp.total_ns)),
-                ("ranks", crate::report::table::join(&cp.ranks)),
+                ("ranks", widgets::ranges(&cp.ranks)),
                 ("stretches", cp.ops_total.to_string()),
             ],
         ),
