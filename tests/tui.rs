@@ -453,3 +453,48 @@ fn search_in_the_timeline_selects_the_operator_there() {
     keys(&mut app, "<esc>");
     assert_eq!(app.level(), Level::Cluster);
 }
+
+#[test]
+fn a_collective_is_joined_across_ranks_by_its_matched_instance() {
+    // testdata/pipeline2: rank 0 sends [520, 620) into rank 1's receive posted at 30
+    // (590 µs); rank 1 sends back [920, 1000) into rank 0's receive posted at 620 (380 µs).
+    let mut app = app_on(&[common::testdata("pipeline2")], "pipeline2", (120, 40));
+    keys(&mut app, "2");
+    let t = app.timeline().unwrap();
+    let comm = &app.data.analysis.comm;
+    let durs = |v: Vec<Option<stepscope::analysis::timeline::Band>>| -> Vec<i64> {
+        v.iter()
+            .map(|b| b.map_or(-1, |b| b.end - b.start))
+            .collect()
+    };
+    let sr: Vec<_> = t.rows[0]
+        .bands
+        .iter()
+        .filter(|b| b.kind != stepscope::analysis::timeline::BandKind::Compute)
+        .copied()
+        .collect();
+    assert_eq!(
+        durs(t.instance_occurrences(comm, 0, &sr[0]).unwrap()),
+        vec![100_000, 590_000]
+    );
+    assert_eq!(
+        durs(t.instance_occurrences(comm, 0, &sr[1]).unwrap()),
+        vec![380_000, 80_000]
+    );
+    let gemm = t.rows[0]
+        .bands
+        .iter()
+        .find(|b| app.name(b.name) == "fwd_gemm")
+        .unwrap();
+    assert!(
+        t.instance_occurrences(comm, 0, gemm).is_none(),
+        "compute is not a collective"
+    );
+    // The view uses it: select the second transfer on rank 0.
+    keys(&mut app, ">");
+    assert_eq!(
+        durs(app.cache.selected_bands.clone()),
+        vec![380_000, 80_000]
+    );
+    assert!(screen(&app).contains("on 2 rows"));
+}

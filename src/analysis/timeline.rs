@@ -9,6 +9,7 @@
 //! is the same collective everywhere.
 
 use super::breakdown::is_host_collective;
+use super::comm::Comm;
 use super::comm::align::Offset;
 use super::comm::op::CollOp;
 use super::steps::StepSpan;
@@ -361,6 +362,36 @@ impl Timeline {
             .iter()
             .map(|r| r.occurrence(name, k).copied())
             .collect()
+    }
+
+    /// The bands of the collective instance (comm matching) that band `band` of row `row`
+    /// is a call of, one per row (`None` for rows not in it) — exact where the k-th-occurrence
+    /// rule is not (pipeline stages, ranks that skip a collective). `None` when the band is not
+    /// a matched call.
+    pub fn instance_occurrences(
+        &self,
+        comm: &Comm,
+        row: usize,
+        band: &Band,
+    ) -> Option<Vec<Option<Band>>> {
+        let ri = self.rows.get(row)?.rank_index;
+        let calls = comm.calls.per_rank.get(ri as usize)?;
+        let c = calls.iter().position(|c| c.event == band.event)? as u32;
+        let inst = comm.matching.instances.iter().find(|i| {
+            i.members
+                .binary_search_by_key(&ri, |m| m.0)
+                .is_ok_and(|p| i.members[p].1 == c)
+        })?;
+        let mut out = vec![None; self.rows.len()];
+        for &(mr, mc) in &inst.members {
+            // Cluster rows are in rank order: one row per rank index.
+            let Ok(at) = self.rows.binary_search_by_key(&mr, |r| r.rank_index) else {
+                continue;
+            };
+            let ev = comm.calls.per_rank[mr as usize][mc as usize].event;
+            out[at] = self.rows[at].bands.iter().find(|b| b.event == ev).copied();
+        }
+        Some(out)
     }
 
     /// The `k`-th occurrence of `name` on rows `rows`: min/mean/max of its starts and ends.

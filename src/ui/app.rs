@@ -174,8 +174,9 @@ pub struct Caches {
     pub selected_bands: Vec<Option<crate::analysis::timeline::Band>>,
 }
 
-/// What [`Caches::selected_bands`] was computed for: (device level rank, step, name, k).
-pub type SelectedKey = (Option<usize>, u32, Sym, usize);
+/// What [`Caches::selected_bands`] was computed for: (device level rank, step, name, k, the
+/// timeline row it was picked on).
+pub type SelectedKey = (Option<usize>, u32, Sym, usize, usize);
 
 /// The TUI state.
 pub struct App {
@@ -220,6 +221,34 @@ pub struct App {
     pub quit: bool,
     /// Clickable areas of the last frame (drawing records them; the mouse reads them).
     pub hits: std::cell::RefCell<Vec<super::Hit>>,
+}
+
+/// The selected operator on every row: for a collective on the cluster timeline, the bands
+/// of its matched instance (`first` is the row it was picked on); otherwise, or when the
+/// call is unmatched, its k-th same-named band on each row.
+fn selected_bands(
+    t: &Timeline,
+    comm: &crate::analysis::comm::Comm,
+    rank: Option<usize>,
+    first: usize,
+    s: Sym,
+    k: usize,
+) -> Vec<Option<crate::analysis::timeline::Band>> {
+    use crate::analysis::timeline::BandKind;
+    let picked = t.rows.get(first).and_then(|r| r.occurrence(s, k));
+    match picked {
+        Some(b)
+            if rank.is_none()
+                && !matches!(
+                    b.kind,
+                    BandKind::Compute | BandKind::Memory | BandKind::Host
+                ) =>
+        {
+            t.instance_occurrences(comm, first, b)
+                .unwrap_or_else(|| t.occurrences(s, k))
+        }
+        _ => t.occurrences(s, k),
+    }
 }
 
 /// Timelines kept for revisits (a 1024-rank step is ~25 MB of bands).
@@ -713,10 +742,17 @@ impl App {
             super::nav::resolve_focus(self);
             let rows = super::nav::list_len(self);
             self.tl.row = self.tl.row.min(rows.saturating_sub(1));
-            let key = self.tl.op.map(|(s, k)| (rank, step, s, k));
+            let first = self.timeline().map_or(0, |t| {
+                super::panes::timeline::display_rows(self, t)
+                    .get(self.tl.row)
+                    .map_or(0, |r| r.start)
+            });
+            let key = self.tl.op.map(|(s, k)| (rank, step, s, k, first));
             if key != self.cache.selected {
-                self.cache.selected_bands = match (self.tl.op, self.cache.timelines.last()) {
-                    (Some((s, k)), Some(t)) => t.2.occurrences(s, k),
+                self.cache.selected_bands = match (self.tl.op, self.timeline()) {
+                    (Some((s, k)), Some(t)) => {
+                        selected_bands(t, &data.analysis.comm, rank, first, s, k)
+                    }
                     _ => Vec::new(),
                 };
                 self.cache.selected = key;
