@@ -4,9 +4,10 @@
 //!
 //! A row's bands are the rank's device work launched in the step (kernels, copies, sets), or
 //! on a CPU-only rank the top-level host operators of the step. The same operator on another
-//! rank is its k-th band of the same name in that rank's row, k counted from the step start:
-//! ranks of a data-parallel job run the same program, so the k-th `ncclAllReduce` of a step
-//! is the same collective everywhere.
+//! rank is, for a matched collective call, the member calls of its instance
+//! ([`Timeline::instance_occurrences`]); otherwise its k-th band of the same name in that
+//! rank's row, k counted from the step start: ranks of a data-parallel job run the same
+//! program, so the k-th kernel of a name is the same work everywhere.
 
 use super::breakdown::is_host_collective;
 use super::comm::Comm;
