@@ -139,8 +139,8 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
     g.bench_function("timeline_keys_prev_next_step_revisit", |b| {
         b.iter(|| black_box(press(app, "[]")))
     });
-    // In the terminal UI the neighbouring steps are built in the background after each step
-    // change; a key that finds them ready (one key per iteration, the step's bands dropped
+    // In the terminal UI the neighbouring steps are built in the background after each
+    // timeline frame; a key that finds them ready (one key per iteration, the step's bands dropped
     // and the neighbours prefetched before it, untimed).
     app.work = Some(Worker::default());
     g.bench_function("timeline_key_step_prefetched", |b| {
@@ -149,6 +149,7 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
             for i in 0..iters {
                 app.cache.timelines.clear();
                 app.refresh();
+                app.after_frame();
                 while app.work.as_ref().is_some_and(Worker::busy) {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                     app.collect();

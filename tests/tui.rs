@@ -421,8 +421,10 @@ fn background_work_keeps_keys_responsive_and_lands() {
     settle(&mut app);
     assert_eq!(app.cache.op.as_ref().unwrap().2.all.count, 4608);
     assert!(screen(&app).contains("who is slow at it"));
-    // The timeline prefetches the neighbouring steps.
+    // After a timeline frame, the neighbouring steps are prefetched.
     keys(&mut app, "<esc>2");
+    let _ = screen(&app);
+    app.after_frame();
     settle(&mut app);
     let mut kept: Vec<u32> = app.cache.timelines.iter().map(|t| t.1).collect();
     kept.sort_unstable();

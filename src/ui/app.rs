@@ -661,12 +661,14 @@ impl App {
         any
     }
 
-    /// Builds the previous and next steps' timelines in the background (terminal UI only), so
-    /// `[` and `]` find them ready.
-    fn prefetch_neighbours(&mut self, rank: Option<usize>) {
-        if self.work.is_none() {
+    /// Work for after a frame is on screen (terminal UI only): on the timeline, build the
+    /// previous and next steps' bands in the background so `[` and `]` find them ready.
+    /// Started after drawing, so the threads do not compete with the frame the key awaits.
+    pub fn after_frame(&mut self) {
+        if self.work.is_none() || self.pane != Pane::Timeline {
             return;
         }
+        let rank = self.device();
         let near: Vec<u32> = [self.step.checked_sub(1), Some(self.step + 1)]
             .into_iter()
             .flatten()
@@ -738,7 +740,6 @@ impl App {
             self.cache.comm_ranks = Some((step, per_rank::per_rank(&an.comm, Some(step))));
         }
         if self.pane == Pane::Timeline {
-            self.prefetch_neighbours(rank);
             super::nav::resolve_focus(self);
             let rows = super::nav::list_len(self);
             self.tl.row = self.tl.row.min(rows.saturating_sub(1));

@@ -207,6 +207,7 @@ pub fn run(
         if dirty {
             term.draw(|f| super::draw::draw(f, &app)).map_err(io)?;
             dirty = false;
+            app.after_frame();
             // Debug builds only: lets the end-to-end test check the panic path restores the
             // terminal (release builds have no such switch).
             #[cfg(debug_assertions)]
