@@ -335,7 +335,7 @@ fn mouse_clicks_select_rows_tabs_and_open() {
     let _ = screen(&app);
     // The second finding (list rows start at line 3).
     app.click(5, 4);
-    assert_eq!(app.sel[4], 1);
+    assert_eq!(app.row_of(Pane::Advisor), 1);
     // A second click on it opens its evidence.
     let _ = screen(&app);
     app.click(5, 4);

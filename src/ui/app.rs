@@ -68,7 +68,8 @@ impl Pane {
         Pane::ALL.into_iter().find(|p| p.name() == s)
     }
 
-    fn index(self) -> usize {
+    /// Position in [`Pane::ALL`] (and in `App::sel`).
+    pub fn index(self) -> usize {
         Pane::ALL.iter().position(|p| *p == self).expect("listed")
     }
 }
@@ -591,6 +592,11 @@ impl App {
         })
     }
 
+    /// The selected row of a pane's list (cluster level).
+    pub fn row_of(&self, p: Pane) -> usize {
+        self.sel[p.index()]
+    }
+
     /// The current view's selected row.
     pub fn selected(&self) -> usize {
         match (self.pane, self.level()) {
@@ -689,7 +695,8 @@ impl App {
         let Some(step) = self.step_number() else {
             return;
         };
-        if matches!(self.pane, Pane::Critical | Pane::Operator) {
+        // The operator view's task computes the path itself when it is missing.
+        if self.pane == Pane::Critical {
             self.need(Task::Critical(step));
         }
         if let Some(op) = self.operator() {

@@ -226,7 +226,7 @@ pub fn evidence(app: &mut App, row: usize) {
                 .comm_ranks
                 .as_ref()
                 .and_then(|c| c.1.iter().position(|x| x.rank == *id));
-            app.sel[6] = at.unwrap_or(0);
+            app.sel[Pane::Comm.index()] = at.unwrap_or(0);
         }
     } else if rule == "critical_path_host" {
         app.pane = Pane::Critical;

@@ -3,7 +3,7 @@
 
 use crate::analysis::advisor::{Finding, Severity};
 use crate::time::human;
-use crate::ui::app::App;
+use crate::ui::app::{App, Pane};
 use crate::ui::widgets::{self, block, fit};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -29,7 +29,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let [list, detail] =
         Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(area);
     let rows = list.height.saturating_sub(2) as usize;
-    let sel = app.sel[4];
+    let sel = app.row_of(Pane::Advisor);
     let off = widgets::offset(sel, rows);
     let w = list.width.saturating_sub(2) as usize;
     let mut lines: Vec<Line> = Vec::new();

@@ -5,7 +5,7 @@
 use crate::analysis::comm::stats::P2pCell;
 use crate::report::table::bytes;
 use crate::time::human;
-use crate::ui::app::{App, Metric};
+use crate::ui::app::{App, Metric, Pane};
 use crate::ui::widgets::{self, block, fit, pad, rpad};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -168,7 +168,7 @@ fn ranks(f: &mut Frame, area: Rect, app: &App) {
     let Some((step, per)) = &app.cache.comm_ranks else {
         return;
     };
-    let sel = app.sel[6];
+    let sel = app.row_of(Pane::Comm);
     let (rows, off) = widgets::page(area, 1, sel);
     let max = per.iter().map(|r| r.wait_ns).max().unwrap_or(1).max(1) as f64;
     let bw = (area.width as usize).saturating_sub(2 + 8 + 10 + 10 + 10 + 12 + 6);

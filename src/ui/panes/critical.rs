@@ -3,7 +3,7 @@
 
 use crate::analysis::critical_path::Category;
 use crate::time::human;
-use crate::ui::app::App;
+use crate::ui::app::{App, Pane};
 use crate::ui::widgets::{self, block, fit, pad, rpad};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -97,7 +97,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         Paragraph::new(lines).block(block(app, "critical path: time by category")),
         sum,
     );
-    let sel = app.sel[2];
+    let sel = app.row_of(Pane::Critical);
     let (rows, off) = widgets::page(list, 1, sel);
     let nw = (list.width as usize).saturating_sub(2 + 6 + 7 + 16 + 10 + 8 + 5);
     let mut lines = vec![widgets::head(

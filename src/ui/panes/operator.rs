@@ -6,7 +6,7 @@
 use crate::analysis::operator::OpDetail;
 use crate::analysis::ops::OpStat;
 use crate::time::human;
-use crate::ui::app::{App, Level};
+use crate::ui::app::{App, Level, Pane};
 use crate::ui::widgets::{self, block, fit, pad, rpad};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -39,7 +39,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 "operators by {} time, {scope}, all steps (Enter: open; / search)",
                 app.data.analysis.op_basis.as_str().replace('_', " ")
             );
-            op_list(f, area, app, list, app.sel[5], &title);
+            op_list(f, area, app, list, app.row_of(Pane::Operator), &title);
         }
     }
 }

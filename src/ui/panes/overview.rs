@@ -4,7 +4,7 @@
 
 use crate::analysis::breakdown::{Breakdown, median_own_work};
 use crate::time::human;
-use crate::ui::app::App;
+use crate::ui::app::{App, Pane};
 use crate::ui::nav::rank_groups;
 use crate::ui::widgets::{self, block, fit, pad, rpad};
 use ratatui::Frame;
@@ -202,7 +202,7 @@ fn deviation(dev: f64) -> String {
 /// Overview rows (rank groups) visible in `rows` lines, and the offset.
 fn visible(app: &App, rows: usize) -> (Vec<std::ops::Range<usize>>, usize) {
     let groups = rank_groups(app.data.loaded.job.ranks.len());
-    let off = widgets::offset(app.sel[0], rows);
+    let off = widgets::offset(app.row_of(Pane::Overview), rows);
     (groups, off)
 }
 
@@ -250,7 +250,7 @@ fn heat_map(f: &mut Frame, area: Rect, app: &App) {
         .map(|s| median_own_work(rows, *s).unwrap_or(0))
         .collect();
     for (gi, g) in groups.iter().enumerate().skip(off).take(inner) {
-        let lstyle = if gi == app.sel[0] {
+        let lstyle = if gi == app.row_of(Pane::Overview) {
             t.selected()
         } else {
             t.text()
@@ -311,7 +311,7 @@ fn breakdown_bars(f: &mut Frame, area: Rect, app: &App) {
     let bw = area.width.saturating_sub(2 + 9 + 11) as usize;
     let mut lines = Vec::new();
     for (gi, b) in worst.iter().enumerate().skip(off).take(inner) {
-        let lstyle = if gi == app.sel[0] {
+        let lstyle = if gi == app.row_of(Pane::Overview) {
             t.selected()
         } else {
             t.text()

@@ -5,7 +5,7 @@
 
 use crate::analysis::roofline::{Class, OpRoof};
 use crate::time::human;
-use crate::ui::app::App;
+use crate::ui::app::{App, Pane};
 use crate::ui::widgets::{self, block, fit, pad, rpad};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -131,7 +131,7 @@ fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
 fn table(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
     let rf = &app.data.analysis.roofline;
-    let sel = app.sel[3];
+    let sel = app.row_of(Pane::Roofline);
     let (rows, off) = widgets::page(area, 1, sel);
     let nw = (area.width as usize).saturating_sub(2 + 9 + 16 + 9 + 8 + 9 + 9 + 9 + 8);
     let head = format!(
