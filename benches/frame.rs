@@ -11,13 +11,13 @@ use std::hint::black_box;
 use std::time::Instant;
 use stepscope::analysis::critical_path::{self, Window};
 use stepscope::analysis::{self, Options, operator, timeline};
-use stepscope::ingest::{self, LoadOptions};
-use stepscope::synth::{self, DemoSpec};
-use stepscope::ui::app::{App, Caches, Data, Pane};
-use stepscope::ui::keymap::{Keymap, parse_script};
-use stepscope::ui::snapshot;
-use stepscope::ui::theme::Theme;
-use stepscope::ui::work::Worker;
+use stepscope::session::{self, DemoSpec, LoadOptions, Session};
+use stepscope::ui::browser::{Browser, Caches, Pane};
+use stepscope::ui::shell::keymap::{Keymap, parse_script};
+use stepscope::ui::shell::theme::Theme;
+use stepscope::ui::shell::{Shell, snapshot};
+
+type App = Shell<Browser>;
 
 const SIZE: (u16, u16) = (120, 40);
 
@@ -31,9 +31,9 @@ fn env(name: &str, default: u32) -> u32 {
 /// Generates, loads and analyses a demo job; prints what it built.
 fn job(spec: DemoSpec, label: &str) -> App {
     let t = Instant::now();
-    let sources = synth::sources(spec);
-    let bytes: usize = sources.iter().map(|s| s.text.len()).sum();
-    let loaded = ingest::load_sources(sources, LoadOptions::default()).expect("demo loads");
+    let inputs = session::demo_inputs(spec);
+    let loaded = session::load(&inputs, &LoadOptions::default()).expect("demo loads");
+    let bytes: u64 = loaded.job.ranks.iter().map(|r| r.source.json_bytes).sum();
     let events: usize = loaded.job.ranks.iter().map(|r| r.events.len()).sum();
     let opts = Options::default();
     let a = analysis::analyze(&loaded.job, &opts);
@@ -44,8 +44,14 @@ fn job(spec: DemoSpec, label: &str) -> App {
         t.elapsed().as_secs_f64(),
         a.analysis_ns as f64 / 1e9
     );
-    let data = Data::new(loaded, a, opts, label.to_string());
-    let app = App::new(
+    let data = Session {
+        loaded,
+        analysis: a,
+        opts,
+        title: label.to_string(),
+        inputs,
+    };
+    let app = stepscope::ui::headless(
         data,
         Keymap::default_map(),
         Theme::builtin("dark"),
@@ -59,8 +65,9 @@ fn job(spec: DemoSpec, label: &str) -> App {
 /// One-shot timings of the analyses views run on demand (a new step's critical path, an
 /// operator's detail, a step's timeline bands): not frames, but what a key can wait on.
 fn on_demand(app: &App, label: &str) {
-    let (job, an) = (&app.data.loaded.job, &app.data.analysis);
-    let step = app.step_number().expect("a step");
+    let b = &app.screen;
+    let (job, an) = (&b.data.loaded.job, &b.data.analysis);
+    let step = b.step_number().expect("a step");
     let t = Instant::now();
     black_box(critical_path::critical_path(
         job,
@@ -97,19 +104,19 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
     let mut g = c.benchmark_group(format!("frame/{label}"));
     g.sample_size(20);
     g.measurement_time(std::time::Duration::from_secs(4));
-    // The first frame after the analysis: what App::new does (operator names for search,
+    // The first frame after the analysis: what Browser::new does (operator names for search,
     // the overview's caches) plus drawing.
     g.bench_function("first_frame", |b| {
         b.iter(|| {
-            black_box(operator::names(&app.data.loaded.job));
-            app.cache = Caches::default();
-            app.stack.truncate(1);
-            app.pane = Pane::Overview;
+            black_box(operator::names(&app.screen.data.loaded.job));
+            app.screen.cache = Caches::default();
+            app.screen.stack.truncate(1);
+            app.screen.pane = Pane::Overview;
             app.refresh();
             black_box(snapshot::render(app))
         })
     });
-    app.pane = Pane::Overview;
+    app.screen.pane = Pane::Overview;
     g.bench_function("overview_key_j", |b| b.iter(|| black_box(press(app, "j"))));
     press(app, "2");
     g.bench_function("timeline_keys_zoom_in_out", |b| {
@@ -128,7 +135,7 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
         b.iter_custom(|iters| {
             let mut spent = std::time::Duration::ZERO;
             for _ in 0..iters {
-                app.cache.timelines.clear();
+                app.screen.cache.timelines.clear();
                 let t = Instant::now();
                 black_box(press(app, "[]"));
                 spent += t.elapsed();
@@ -142,15 +149,15 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
     // In the terminal UI the neighbouring steps are built in the background after each
     // timeline frame; a key that finds them ready (one key per iteration, the step's bands dropped
     // and the neighbours prefetched before it, untimed).
-    app.work = Some(Worker::default());
+    app.background();
     g.bench_function("timeline_key_step_prefetched", |b| {
         b.iter_custom(|iters| {
             let mut spent = std::time::Duration::ZERO;
             for i in 0..iters {
-                app.cache.timelines.clear();
+                app.screen.cache.timelines.clear();
                 app.refresh();
                 app.after_frame();
-                while app.work.as_ref().is_some_and(Worker::busy) {
+                while app.screen.busy() {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                     app.collect();
                 }
@@ -161,7 +168,7 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
             spent
         })
     });
-    app.work = None;
+    app.ctx.spawner = None;
     press(app, "5");
     g.bench_function("advisor_keys_j_k", |b| {
         b.iter(|| black_box(press(app, "jk")))

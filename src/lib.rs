@@ -1,16 +1,31 @@
 #![warn(missing_docs)]
 //! stepscope: why is this distributed training step slow?
 //!
-//! Data flows one way (DESIGN §3): [`ingest`] turns bytes into the normalized [`model`],
-//! [`analysis`] computes results with pure functions over the model, and [`report`] renders
-//! them; [`ui`] draws them in the terminal. [`synth`] generates the embedded demo cluster; [`cli`] wires it together.
+//! Data flows one way (docs/architecture.md): `ingest` turns bytes into the normalized
+//! [`model`], [`analysis`] computes results with pure functions over the model, and the faces
+//! render them — [`report`] (text, markdown, JSON) and [`ui`] (the terminal), both wording
+//! results through [`prose`] and writing numbers through [`format`]. [`session`] is the one way
+//! from paths to analysed data. The `stepscope` binary is a thin command line over this.
 
 pub mod analysis;
-pub mod cli;
+pub mod config;
 pub mod error;
-pub mod ingest;
+pub mod format;
+mod ingest;
 pub mod model;
+pub mod prose;
 pub mod report;
-pub mod synth;
+pub mod session;
 pub mod time;
 pub mod ui;
+
+pub use error::{Error, ErrorKind};
+
+/// What the loader offers beyond [`session`]: the discovery and role-table vocabulary tests
+/// and tools need.
+pub mod input {
+    pub use crate::ingest::demo::{BUSBW_GBPS, DemoSpec, FIRST_STEP, PAUSE_NS};
+    pub use crate::ingest::discover::{discover, is_trace_name, rank_from_name};
+    pub use crate::ingest::roles::RoleTable;
+    pub use crate::ingest::{Format, Input, LoadOptions, Loaded, Origin, progress};
+}

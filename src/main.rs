@@ -1,5 +1,8 @@
-//! The `stepscope` binary: parse the command line, run it, map failures to exit codes.
+//! The `stepscope` binary: a thin command line over the library — parse, run, map failures
+//! to exit codes.
+
+mod cli;
 
 fn main() {
-    std::process::exit(stepscope::cli::main());
+    std::process::exit(cli::main());
 }

@@ -166,35 +166,6 @@ fn general_decimal(text: &[u8], scale: i32) -> Result<Ns, TimeError> {
     i64::try_from(value).map_err(|_| TimeError::Overflow)
 }
 
-/// Formats nanoseconds for humans with a unit that keeps 3–4 significant digits (`12.3 ms`).
-pub fn human(ns: Ns) -> String {
-    let a = ns.unsigned_abs();
-    let sign = if ns < 0 { "-" } else { "" };
-    if a < 1_000 {
-        format!("{sign}{a} ns")
-    } else if a < 1_000_000 {
-        format!("{sign}{} µs", fixed(a, 1_000))
-    } else if a < 1_000_000_000 {
-        format!("{sign}{} ms", fixed(a, 1_000_000))
-    } else {
-        format!("{sign}{} s", fixed(a, 1_000_000_000))
-    }
-}
-
-/// `a / unit` with one decimal (two below 10), rounded half up, using integers only.
-fn fixed(a: u64, unit: u64) -> String {
-    let decimals = if a < 10 * unit { 2 } else { 1 };
-    let scale = if decimals == 2 { 100 } else { 10 };
-    let scaled = (u128::from(a) * scale as u128 + u128::from(unit) / 2) / u128::from(unit);
-    let whole = scaled / scale as u128;
-    let frac = scaled % scale as u128;
-    if decimals == 2 {
-        format!("{whole}.{frac:02}")
-    } else {
-        format!("{whole}.{frac}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,13 +218,5 @@ mod tests {
             nanos_text_to_ns(b"1711964646000000000"),
             Ok(1_711_964_646_000_000_000)
         );
-    }
-
-    #[test]
-    fn human_units() {
-        assert_eq!(human(999), "999 ns");
-        assert_eq!(human(1_500), "1.50 µs");
-        assert_eq!(human(12_345_678), "12.3 ms");
-        assert_eq!(human(2_000_000_000), "2.00 s");
     }
 }

@@ -121,7 +121,7 @@ fn demo_slow_step_path_is_the_culprits_data_loader() {
         "{top}"
     );
     assert_eq!(c["ops"][0]["rank"], 5);
-    assert!(top["total_ns"].as_i64().unwrap() >= stepscope::synth::PAUSE_NS);
+    assert!(top["total_ns"].as_i64().unwrap() >= stepscope::input::PAUSE_NS);
     assert_eq!(c["by_category"]["wait"], 0);
     assert_consistent(c);
 }

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use stepscope::synth::{self, DemoSpec};
+use stepscope::input::{self as synth, DemoSpec};
 
 fn demo_report() -> serde_json::Value {
     let out = run(["report", "--format", "json"]);
@@ -150,7 +150,9 @@ fn demo_out_writes_real_kineto_files_that_load_the_same() {
         scale: 1,
         split: 1,
     };
-    let loaded = stepscope::ingest::load_sources(synth::sources(spec), Default::default()).unwrap();
+    let loaded =
+        stepscope::session::load(&stepscope::session::demo_inputs(spec), &Default::default())
+            .unwrap();
     let a = stepscope::analysis::analyze(&loaded.job, &Default::default());
     let rows = from_files["breakdown"].as_array().unwrap();
     assert_eq!(rows.len(), a.breakdown.len());
@@ -190,7 +192,8 @@ fn scale_multiplies_events() {
             split: 1,
         };
         let loaded =
-            stepscope::ingest::load_sources(synth::sources(spec), Default::default()).unwrap();
+            stepscope::session::load(&stepscope::session::demo_inputs(spec), &Default::default())
+                .unwrap();
         loaded.job.ranks[0].events.len()
     };
     let (one, three) = (count(1), count(3));
@@ -256,7 +259,9 @@ fn split_buckets_multiplies_collectives() {
         scale: 1,
         split: 5,
     };
-    let loaded = stepscope::ingest::load_sources(synth::sources(spec), Default::default()).unwrap();
+    let loaded =
+        stepscope::session::load(&stepscope::session::demo_inputs(spec), &Default::default())
+            .unwrap();
     let a = stepscope::analysis::analyze(&loaded.job, &Default::default());
     // 4 buckets × 5 splits × 2 steps, matched across the 2 ranks; each a fifth of 48 MiB.
     let t = &a.comm.types[0];

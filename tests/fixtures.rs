@@ -4,8 +4,8 @@
 mod common;
 use common::*;
 use stepscope::analysis::{self, ops::Scope};
-use stepscope::ingest::{self, discover::Input};
-use stepscope::model::{Kind, NONE};
+use stepscope::model::{EventIx, Kind, StepNo};
+use stepscope::session::{self as ingest, Input};
 
 /// `two_streams.json`: compute on stream 7, a memcpy on stream 20 inside the GEMM, an
 /// all-reduce that runs past the host step, nested cpu ops, backward launched from the
@@ -106,8 +106,8 @@ fn python_frames_are_kept_only_when_asked() {
 #[test]
 fn two_streams_links_and_step_attribution() {
     let loaded = ingest::load(
-        &[Input::File(testdata("two_streams.json"))],
-        Default::default(),
+        &[Input::file(testdata("two_streams.json"))],
+        &Default::default(),
     )
     .unwrap();
     let job = &loaded.job;
@@ -119,22 +119,23 @@ fn two_streams_links_and_step_attribution() {
             .unwrap()
     };
     let gemm = find("gemm");
-    let launch = ev.link[gemm] as usize;
+    let launch = ev.link[gemm].index();
     assert_eq!(job.strings.resolve(ev.name[launch]), "cudaLaunchKernel");
     assert_eq!(ev.start[launch], 20_000);
     assert_eq!(
-        ev.link[launch] as usize, gemm,
+        ev.link[launch].index(),
+        gemm,
         "the runtime call links back to its kernel"
     );
     // External id 2 is aten::addmm, the innermost op (aten::linear has id 1).
     assert_eq!(
-        job.strings.resolve(ev.name[ev.op[gemm] as usize]),
+        job.strings.resolve(ev.name[ev.op[gemm].index()]),
         "aten::addmm"
     );
     // The all-reduce runs until 120 µs, during host step 2, but belongs to step 1 (index 0).
     let nccl = (0..ev.len()).find(|&i| ev.kind[i] == Kind::Comm).unwrap();
     assert_eq!(ev.step[nccl], 0);
-    assert_eq!(ev.op[nccl], NONE, "launched outside any cpu_op");
+    assert_eq!(ev.op[nccl], EventIx::NONE, "launched outside any cpu_op");
     // Backward launched from the autograd thread belongs to step 2 (index 1).
     assert_eq!(ev.step[find("mul_backward_kernel")], 1);
     // Lanes: two device streams, two threads, the profiler span.
@@ -196,22 +197,22 @@ fn no_step_markers_give_one_step_over_the_trace() {
 #[test]
 fn analysis_scope_filters_rows() {
     let loaded = ingest::load(
-        &[Input::File(testdata("two_streams.json"))],
-        Default::default(),
+        &[Input::file(testdata("two_streams.json"))],
+        &Default::default(),
     )
     .unwrap();
     let a = analysis::analyze(
         &loaded.job,
         &analysis::Options {
             scope: Scope {
-                step: Some(2),
+                step: Some(StepNo(2)),
                 rank: None,
             },
             ..Default::default()
         },
     );
     assert_eq!(a.breakdown.len(), 1);
-    assert_eq!(a.breakdown[0].step, 2);
+    assert_eq!(a.breakdown[0].step, StepNo(2));
     // Device ops launched in step 2 only: mul_backward 20 + mul 10 + memset 3.
     let total: i64 = a.top_ops.iter().map(|o| o.total_ns).sum();
     assert_eq!(total, 33_000);

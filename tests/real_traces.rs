@@ -136,11 +136,11 @@ fn nccl_parser_config_float_timestamps_with_base_time() {
 
 #[test]
 fn nccl_collective_metadata_in_the_model() {
-    use stepscope::ingest::{self, discover::Input};
     use stepscope::model::Kind;
+    use stepscope::session::{self as ingest, Input};
     let Some(s) = shared() else { return };
     let path = hta(&s, "nccl_parser_config/nccl_data.json.gz");
-    let loaded = ingest::load(&[Input::File(path)], Default::default()).unwrap();
+    let loaded = ingest::load(&[Input::file(path)], &Default::default()).unwrap();
     let (job, rank) = (&loaded.job, &loaded.job.ranks[0]);
     let text = |s: Option<u32>| s.map(|s| job.strings.resolve(s).to_string());
     // 21 NCCL kernels and 27 `record_param_comms` ops (incl. 6 `wait`) carry metadata.
@@ -150,10 +150,10 @@ fn nccl_collective_metadata_in_the_model() {
         .collectives
         .iter()
         .filter(|c| {
-            rank.events.kind[c.event as usize] == Kind::Comm
+            rank.events.kind[c.event.index()] == Kind::Comm
                 && text(c.name).as_deref() == Some("allreduce")
         })
-        .min_by_key(|c| rank.events.start[c.event as usize])
+        .min_by_key(|c| rank.events.start[c.event.index()])
         .unwrap();
     assert_eq!(text(first.dtype).as_deref(), Some("Float"));
     assert_eq!(text(first.group).as_deref(), Some("0"));
@@ -166,7 +166,7 @@ fn nccl_collective_metadata_in_the_model() {
     // a comm kernel or a record_param_comms op.
     assert!(rank.collectives.windows(2).all(|w| w[0].event < w[1].event));
     for c in &rank.collectives {
-        let i = c.event as usize;
+        let i = c.event.index();
         let name = job.strings.resolve(rank.events.name[i]);
         assert!(
             rank.events.kind[i] == Kind::Comm || name == "record_param_comms",
@@ -336,7 +336,7 @@ fn every_hta_trace_loads_or_fails_cleanly() {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-            } else if stepscope::ingest::discover::is_trace_name(&p.to_string_lossy()) {
+            } else if stepscope::input::is_trace_name(&p.to_string_lossy()) {
                 files.push(p);
             }
         }

@@ -6,22 +6,26 @@ mod common;
 
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use std::path::PathBuf;
-use stepscope::analysis::{self, Options};
-use stepscope::cli;
-use stepscope::ingest::LoadOptions;
-use stepscope::ui::app::{App, Data, Level, Pane};
-use stepscope::ui::keymap::{Keymap, parse_script};
-use stepscope::ui::snapshot;
-use stepscope::ui::theme::Theme;
+use stepscope::model::{RankId, RankIx, StepNo};
+use stepscope::session::{Session, Settings};
+use stepscope::ui::browser::{Browser, Level, Pane};
+use stepscope::ui::shell::keymap::{Keymap, parse_script};
+use stepscope::ui::shell::theme::Theme;
+use stepscope::ui::shell::{Shell, snapshot};
 
-/// An app on the demo cluster (no paths) or on `paths`, dark theme, default keys.
+type App = Shell<Browser>;
+
+/// The demo cluster (no paths) or `paths`, loaded and analysed with default settings.
+fn session(paths: &[PathBuf], title: &str) -> Session {
+    let mut s = Session::open(paths, &Settings::default()).expect("loads");
+    s.title = title.to_string();
+    s
+}
+
+/// A browser on the demo cluster (no paths) or on `paths`, dark theme, default keys.
 fn app_on(paths: &[PathBuf], title: &str, size: (u16, u16)) -> App {
-    let loaded = cli::load(paths, LoadOptions::default()).expect("loads");
-    let opts = Options::default();
-    let a = analysis::analyze(&loaded.job, &opts);
-    let data = Data::new(loaded, a, opts, title.to_string());
-    App::new(
-        data,
+    stepscope::ui::headless(
+        session(paths, title),
         Keymap::default_map(),
         Theme::builtin("dark"),
         false,
@@ -45,10 +49,10 @@ fn screen(app: &App) -> String {
 
 /// Resets navigation and shows `pane` at `size`.
 fn show(app: &mut App, pane: Pane, size: (u16, u16)) {
-    app.stack.truncate(1);
-    app.pane = pane;
-    app.size = size;
-    app.tl = Default::default();
+    app.screen.stack.truncate(1);
+    app.screen.pane = pane;
+    app.ctx.size = size;
+    app.screen.tl = Default::default();
     app.refresh();
 }
 
@@ -81,14 +85,14 @@ fn every_pane_on_the_demo_job() {
     snapshot_all(&mut app, "demo");
     // The drill-down levels: device view of the straggler and the operator view.
     show(&mut app, Pane::Overview, (120, 40));
-    app.push(Level::Device(3), Pane::Overview);
+    app.screen.push(Level::Device(RankIx(3)), Pane::Overview);
     app.refresh();
     snap("tui_demo_device_rank3_120x40", &screen(&app));
-    app.pane = Pane::Timeline;
+    app.screen.pane = Pane::Timeline;
     app.refresh();
     snap("tui_demo_device_rank3_timeline_120x40", &screen(&app));
-    let mm = app.data.loaded.job.strings.get("aten::mm").unwrap();
-    app.push(Level::Operator(mm), Pane::Operator);
+    let mm = app.screen.data.loaded.job.strings.get("aten::mm").unwrap();
+    app.screen.push(Level::Operator(mm), Pane::Operator);
     app.refresh();
     snap("tui_demo_operator_aten_mm_120x40", &screen(&app));
 }
@@ -106,28 +110,31 @@ fn every_pane_on_a_real_trace() {
 #[test]
 fn drill_down_in_and_out_with_a_breadcrumb() {
     let mut app = demo((120, 40));
-    assert_eq!(app.level(), Level::Cluster);
+    assert_eq!(app.screen.level(), Level::Cluster);
     // Row 3 of the overview is rank 3; Enter opens its device view.
     keys(&mut app, "jjj<enter>");
-    assert_eq!(app.level(), Level::Device(3));
+    assert_eq!(app.screen.level(), Level::Device(RankIx(3)));
     assert!(screen(&app).contains("cluster › rank 3"));
     assert!(screen(&app).contains("rank 3, step 13: breakdown vs cluster median"));
     // Enter on the device's first operator opens it.
     keys(&mut app, "<enter>");
-    let Level::Operator(op) = app.level() else {
+    let Level::Operator(op) = app.screen.level() else {
         panic!("operator level")
     };
-    assert_eq!(app.pane, Pane::Operator);
-    let name = app.name(op).to_string();
+    assert_eq!(app.screen.pane, Pane::Operator);
+    let name = app.screen.name(op).to_string();
     assert!(name.starts_with("sm90_xmma_gemm"), "{name}");
     assert!(screen(&app).contains(&format!("cluster › rank 3 › {}", &name[..20])));
     // Esc goes back to the device, Backspace to the cluster, and no further.
     keys(&mut app, "<esc>");
-    assert_eq!((app.level(), app.pane), (Level::Device(3), Pane::Overview));
+    assert_eq!(
+        (app.screen.level(), app.screen.pane),
+        (Level::Device(RankIx(3)), Pane::Overview)
+    );
     keys(&mut app, "<backspace>");
-    assert_eq!(app.level(), Level::Cluster);
+    assert_eq!(app.screen.level(), Level::Cluster);
     keys(&mut app, "<esc>");
-    assert_eq!(app.level(), Level::Cluster);
+    assert_eq!(app.screen.level(), Level::Cluster);
     assert!(screen(&app).contains("at the cluster level"));
 }
 
@@ -135,65 +142,76 @@ fn drill_down_in_and_out_with_a_breadcrumb() {
 fn search_finds_operators_and_n_walks_the_results() {
     let mut app = demo((120, 40));
     keys(&mut app, "/allred");
-    assert!(app.search.typing);
+    assert!(app.screen.search.typing);
     let s = screen(&app);
     assert!(s.contains("search operators: "), "{s}");
-    let best = app.name(app.search.results[0]).to_string();
+    let best = app.screen.name(app.screen.search.results[0]).to_string();
     assert!(
         best.starts_with("ncclDevKernel_AllReduce"),
         "best match first: {best}"
     );
     keys(&mut app, "<enter>");
-    let Level::Operator(op) = app.level() else {
+    let Level::Operator(op) = app.screen.level() else {
         panic!("operator level")
     };
-    assert!(app.name(op).starts_with("ncclDevKernel_AllReduce"));
+    assert!(app.screen.name(op).starts_with("ncclDevKernel_AllReduce"));
     // Comm kernels: rank 5 waits least (it is the one the others wait for).
-    let d = &app.cache.op.as_ref().unwrap().2;
+    let d = &app.screen.cache.op.as_ref().unwrap().2;
     assert_eq!(d.per_rank.len(), 8);
     assert_eq!(d.all.count, 192);
     // A query matching several names: n and N step through them, wrapping.
     keys(&mut app, "/aten::<enter>");
-    let first = app.operator().unwrap();
+    let first = app.screen.operator().unwrap();
     keys(&mut app, "n");
-    let second = app.operator().unwrap();
+    let second = app.screen.operator().unwrap();
     assert_ne!(first, second);
     keys(&mut app, "N");
-    assert_eq!(app.operator(), Some(first));
+    assert_eq!(app.screen.operator(), Some(first));
     // Operator levels replace each other rather than stacking up.
-    assert_eq!(app.stack.len(), 2);
+    assert_eq!(app.screen.stack.len(), 2);
     // Nothing matches: a message, no navigation.
     keys(&mut app, "/zzzzqq<enter>");
-    assert_eq!(app.operator(), Some(first));
+    assert_eq!(app.screen.operator(), Some(first));
     assert!(screen(&app).contains("no operator matches `zzzzqq`"));
 }
 
 #[test]
 fn steps_switch_and_clamp() {
     let mut app = demo((120, 40));
-    assert_eq!(app.step_number(), Some(13), "opens on the slowest step");
+    assert_eq!(
+        app.screen.step_number(),
+        Some(StepNo(13)),
+        "opens on the slowest step"
+    );
     keys(&mut app, "]]]]]]");
-    assert_eq!(app.step_number(), Some(15));
+    assert_eq!(app.screen.step_number(), Some(StepNo(15)));
     keys(&mut app, "[[[[[[[[[");
-    assert_eq!(app.step_number(), Some(10));
+    assert_eq!(app.screen.step_number(), Some(StepNo(10)));
     assert!(screen(&app).contains("step 10 of 6"));
     // The critical path follows the step.
     keys(&mut app, "3");
-    assert_eq!(app.critical().unwrap().window, "step 10");
+    assert_eq!(app.screen.critical().unwrap().window.to_string(), "step 10");
     keys(&mut app, "]]]");
-    assert_eq!(app.critical().unwrap().window, "step 13");
+    assert_eq!(app.screen.critical().unwrap().window.to_string(), "step 13");
     // The timeline keeps the steps it built: back and forth reuses them.
     keys(&mut app, "2][");
-    let kept: Vec<u32> = app.cache.timelines.iter().map(|t| t.1).collect();
-    assert_eq!(kept, vec![14, 13]);
-    assert_eq!(app.timeline().unwrap().step, 13);
+    let kept: Vec<StepNo> = app.screen.cache.timelines.iter().map(|t| t.step).collect();
+    assert_eq!(kept, vec![StepNo(14), StepNo(13)]);
+    assert_eq!(app.screen.timeline().unwrap().step, StepNo(13));
 }
 
 #[test]
 fn findings_jump_to_their_evidence() {
     let mut app = demo((120, 40));
     keys(&mut app, "5");
-    let rules: Vec<&str> = app.data.analysis.findings.iter().map(|f| f.rule).collect();
+    let rules: Vec<&str> = app
+        .screen
+        .data
+        .analysis
+        .findings
+        .iter()
+        .map(|f| f.rule)
+        .collect();
     let slow = rules.iter().position(|r| *r == "slow_step").unwrap();
     let straggler = rules.iter().position(|r| *r == "straggler").unwrap();
     // The slow step's culprit: rank 5 in step 13.
@@ -202,67 +220,74 @@ fn findings_jump_to_their_evidence() {
         keys(&mut app, "j");
     }
     keys(&mut app, "[[<enter>");
-    assert_eq!(app.level(), Level::Device(5));
-    assert_eq!(app.step_number(), Some(13));
-    assert_eq!(app.pane, Pane::Overview);
+    assert_eq!(app.screen.level(), Level::Device(RankIx(5)));
+    assert_eq!(app.screen.step_number(), Some(StepNo(13)));
+    assert_eq!(app.screen.pane, Pane::Overview);
     keys(&mut app, "<esc>");
-    assert_eq!((app.level(), app.pane), (Level::Cluster, Pane::Advisor));
+    assert_eq!(
+        (app.screen.level(), app.screen.pane),
+        (Level::Cluster, Pane::Advisor)
+    );
     // The straggler: rank 3.
     keys(&mut app, "g");
     for _ in 0..straggler {
         keys(&mut app, "j");
     }
     keys(&mut app, "<enter>");
-    assert_eq!(app.level(), Level::Device(3));
+    assert_eq!(app.screen.level(), Level::Device(RankIx(3)));
 }
 
 #[test]
 fn critical_path_enter_shows_the_op_in_the_timeline() {
     let mut app = demo((120, 40));
     keys(&mut app, "3jjj");
-    let op = app.critical().unwrap().ops[3].clone();
+    let op = app.screen.critical().unwrap().ops[3].clone();
     assert_eq!(op.category.as_str(), "gpu_compute");
     keys(&mut app, "<enter>");
-    assert_eq!(app.pane, Pane::Timeline);
-    let t = app.timeline().unwrap();
-    let (sym, k) = app.tl.op.unwrap();
-    assert_eq!(app.name(sym), op.name);
-    let row = &t.rows[app.tl.row];
+    assert_eq!(app.screen.pane, Pane::Timeline);
+    let t = app.screen.timeline().unwrap();
+    let (sym, k) = app.screen.tl.op.unwrap();
+    assert_eq!(app.screen.name(sym), op.name);
+    let row = &t.rows[app.screen.tl.row];
     assert_eq!(row.rank, op.rank);
     let band = row.occurrence(sym, k).unwrap();
-    let off = app.data.analysis.comm.offsets[row.rank_index as usize].offset_ns;
+    let off = app.screen.data.analysis.comm.offsets[row.rank_index.get()].offset_ns;
     assert_eq!(band.start, op.start_ns + off, "the path's own stretch");
-    let (a, b) = app.tl.zoom.unwrap();
+    let (a, b) = app.screen.tl.zoom.unwrap();
     assert!(a <= band.start && band.end <= b, "zoomed around it");
     // A host stretch (the data loader) opens rank 5's lanes.
     keys(&mut app, "3gg<enter>");
-    assert_eq!(app.level(), Level::Device(5));
-    assert_eq!(app.pane, Pane::Timeline);
-    let t = app.timeline().unwrap();
-    assert!(t.rows.iter().all(|r| r.rank == 5 && r.lane.is_some()));
-    let (sym, _) = app.tl.op.unwrap();
-    assert!(app.name(sym).starts_with("enumerate(DataLoader)"));
+    assert_eq!(app.screen.level(), Level::Device(RankIx(5)));
+    assert_eq!(app.screen.pane, Pane::Timeline);
+    let t = app.screen.timeline().unwrap();
+    assert!(
+        t.rows
+            .iter()
+            .all(|r| r.rank == RankId(5) && r.lane.is_some())
+    );
+    let (sym, _) = app.screen.tl.op.unwrap();
+    assert!(app.screen.name(sym).starts_with("enumerate(DataLoader)"));
 }
 
 #[test]
 fn timeline_zoom_pan_and_next_of_kind() {
     let mut app = demo((120, 40));
     keys(&mut app, "2");
-    let t = app.timeline().unwrap();
+    let t = app.screen.timeline().unwrap();
     let (t0, t1) = (t.start, t.end);
     assert_eq!(t.rows.len(), 8);
-    assert!(app.tl.zoom.is_none());
-    let (s0, k0) = app.tl.op.unwrap();
+    assert!(app.screen.tl.zoom.is_none());
+    let (s0, k0) = app.screen.tl.op.unwrap();
     assert!(
-        app.name(s0).starts_with("ncclDevKernel_AllReduce"),
+        app.screen.name(s0).starts_with("ncclDevKernel_AllReduce"),
         "opens on the first collective"
     );
     assert_eq!(k0, 0);
     keys(&mut app, "+");
-    let (a, b) = app.tl.zoom.unwrap();
+    let (a, b) = app.screen.tl.zoom.unwrap();
     assert_eq!(b - a, (t1 - t0) / 2);
     keys(&mut app, "h");
-    let (a2, b2) = app.tl.zoom.unwrap();
+    let (a2, b2) = app.screen.tl.zoom.unwrap();
     assert_eq!(
         (a2, b2),
         (
@@ -271,40 +296,40 @@ fn timeline_zoom_pan_and_next_of_kind() {
         )
     );
     keys(&mut app, "0");
-    assert!(app.tl.zoom.is_none());
+    assert!(app.screen.tl.zoom.is_none());
     keys(&mut app, "-");
-    assert!(app.tl.zoom.is_none(), "never wider than the step");
+    assert!(app.screen.tl.zoom.is_none(), "never wider than the step");
     // Next collective on rank 0: the second all-reduce of the step.
     keys(&mut app, ">");
-    assert_eq!(app.tl.op, Some((s0, 1)));
+    assert_eq!(app.screen.tl.op, Some((s0, 1)));
     keys(&mut app, "<lt>");
-    assert_eq!(app.tl.op, Some((s0, 0)));
+    assert_eq!(app.screen.tl.op, Some((s0, 0)));
     // Enter on a rank row opens its lanes; Esc comes back.
     keys(&mut app, "jjj<enter>");
-    assert_eq!(app.level(), Level::Device(3));
+    assert_eq!(app.screen.level(), Level::Device(RankIx(3)));
     assert!(screen(&app).contains("step 13: rank 3 lanes"));
     keys(&mut app, "<esc>");
-    assert_eq!(app.level(), Level::Cluster);
+    assert_eq!(app.screen.level(), Level::Cluster);
 }
 
 #[test]
 fn many_ranks_are_grouped_and_groups_expand() {
     let mut app = demo((120, 14)); // room for 6 axes
     keys(&mut app, "2");
-    let t = app.timeline().unwrap();
-    let rows = stepscope::ui::panes::timeline::display_rows(&app, t);
+    let t = app.screen.timeline().unwrap();
+    let rows = stepscope::ui::browser::panes::timeline::display_rows(&app.screen, t, app.ctx.size);
     assert_eq!(rows, vec![0..2, 2..4, 4..6, 6..8]);
     assert!(screen(&app).contains("0…1"));
     keys(&mut app, "j<enter>");
-    assert_eq!(app.tl.expanded, Some((2, 4)));
-    let t = app.timeline().unwrap();
+    assert_eq!(app.screen.tl.expanded, Some((2, 4)));
+    let t = app.screen.timeline().unwrap();
     assert_eq!(
-        stepscope::ui::panes::timeline::display_rows(&app, t),
+        stepscope::ui::browser::panes::timeline::display_rows(&app.screen, t, app.ctx.size),
         vec![2..3, 3..4]
     );
     keys(&mut app, "<esc>");
-    assert_eq!(app.tl.expanded, None);
-    assert_eq!(app.level(), Level::Cluster);
+    assert_eq!(app.screen.tl.expanded, None);
+    assert_eq!(app.screen.level(), Level::Cluster);
 }
 
 #[test]
@@ -313,14 +338,14 @@ fn help_overlay_lists_the_keymap_and_any_key_closes_it() {
     keys(&mut app, "?");
     let s = screen(&app);
     assert!(s.contains("keys (any key closes)"));
-    for b in &app.keymap.bindings {
+    for b in &app.ctx.keymap.bindings {
         assert!(s.contains(&b.desc), "help lists `{}`", b.desc);
     }
     keys(&mut app, "x");
-    assert!(!app.help);
-    assert!(!app.quit);
+    assert!(!app.ctx.help);
+    assert!(!app.ctx.quit);
     app.key((KeyCode::Char('c'), KeyModifiers::CONTROL));
-    assert!(app.quit);
+    assert!(app.ctx.quit);
 }
 
 #[test]
@@ -331,25 +356,24 @@ fn mouse_clicks_select_rows_tabs_and_open() {
     let line = screen(&app).lines().nth(1).unwrap().to_string();
     let x = line.find("5 advisor").unwrap() as u16;
     app.click(x, 1);
-    assert_eq!(app.pane, Pane::Advisor);
+    assert_eq!(app.screen.pane, Pane::Advisor);
     let _ = screen(&app);
     // The second finding (list rows start at line 3).
     app.click(5, 4);
-    assert_eq!(app.row_of(Pane::Advisor), 1);
+    assert_eq!(app.screen.row_of(Pane::Advisor), 1);
     // A second click on it opens its evidence.
     let _ = screen(&app);
     app.click(5, 4);
-    assert_ne!((app.pane, app.level()), (Pane::Advisor, Level::Cluster));
+    assert_ne!(
+        (app.screen.pane, app.screen.level()),
+        (Pane::Advisor, Level::Cluster)
+    );
 }
 
 #[test]
 fn mono_and_ascii_keep_the_selection_visible() {
-    let loaded = cli::load(&[], LoadOptions::default()).unwrap();
-    let opts = Options::default();
-    let a = analysis::analyze(&loaded.job, &opts);
-    let data = Data::new(loaded, a, opts, "demo".into());
-    let mut app = App::new(
-        data,
+    let mut app = stepscope::ui::headless(
+        session(&[], "demo"),
         Keymap::default_map(),
         Theme::builtin("mono"),
         true,
@@ -357,7 +381,7 @@ fn mono_and_ascii_keep_the_selection_visible() {
     );
     keys(&mut app, "2");
     let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
-    term.draw(|f| stepscope::ui::draw::draw(f, &app)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
     let buf = term.backend().buffer();
     assert!(
         buf.content.iter().all(|c| c.symbol().is_ascii()),
@@ -397,12 +421,12 @@ fn every_view_draws_at_tiny_and_huge_sizes() {
 
 #[test]
 fn background_work_keeps_keys_responsive_and_lands() {
-    use stepscope::ui::work::{Task, Worker};
+    use stepscope::ui::browser::work::Task;
     let mut app = demo((120, 40));
-    app.work = Some(Worker::default());
+    app.background();
     let settle = |app: &mut App| {
         let began = std::time::Instant::now();
-        while app.work.as_ref().is_some_and(Worker::busy) {
+        while app.screen.busy() {
             assert!(began.elapsed().as_secs() < 30, "background work finishes");
             std::thread::sleep(std::time::Duration::from_millis(5));
             app.collect();
@@ -410,28 +434,28 @@ fn background_work_keeps_keys_responsive_and_lands() {
     };
     // Step 12's critical path is not known yet: the pane says so, then shows it.
     keys(&mut app, "[3");
-    if app.pending(Task::Critical(12)) {
+    if app.screen.is_pending(Task::Critical(StepNo(12))) {
         assert!(screen(&app).contains("computing the critical path of step 12"));
     }
     settle(&mut app);
-    assert_eq!(app.critical().unwrap().window, "step 12");
+    assert_eq!(app.screen.critical().unwrap().window.to_string(), "step 12");
     assert!(screen(&app).contains("critical path: time by category"));
     // An operator's statistics arrive the same way.
     keys(&mut app, "/aten::mm<enter>");
     settle(&mut app);
-    assert_eq!(app.cache.op.as_ref().unwrap().2.all.count, 4608);
+    assert_eq!(app.screen.cache.op.as_ref().unwrap().2.all.count, 4608);
     assert!(screen(&app).contains("who is slow at it"));
     // After a timeline frame, the neighbouring steps are prefetched.
     keys(&mut app, "<esc>2");
     let _ = screen(&app);
     app.after_frame();
     settle(&mut app);
-    let mut kept: Vec<u32> = app.cache.timelines.iter().map(|t| t.1).collect();
+    let mut kept: Vec<StepNo> = app.screen.cache.timelines.iter().map(|t| t.step).collect();
     kept.sort_unstable();
-    assert_eq!(kept, vec![11, 12, 13]);
+    assert_eq!(kept, vec![StepNo(11), StepNo(12), StepNo(13)]);
     assert_eq!(
-        app.timeline().unwrap().step,
-        12,
+        app.screen.timeline().unwrap().step,
+        StepNo(12),
         "the current one stays current"
     );
 }
@@ -440,20 +464,20 @@ fn background_work_keeps_keys_responsive_and_lands() {
 fn search_in_the_timeline_selects_the_operator_there() {
     let mut app = demo((120, 14)); // grouped rows: 2 ranks per row
     keys(&mut app, "2/flash_fwd<enter>");
-    assert_eq!(app.pane, Pane::Timeline);
-    let (s, k) = app.tl.op.unwrap();
-    assert!(app.name(s).contains("flash_fwd"));
+    assert_eq!(app.screen.pane, Pane::Timeline);
+    let (s, k) = app.screen.tl.op.unwrap();
+    assert!(app.screen.name(s).contains("flash_fwd"));
     assert_eq!(k, 0);
-    assert_eq!(app.tl.row, 0, "display row of rank 0's group");
+    assert_eq!(app.screen.tl.row, 0, "display row of rank 0's group");
     // An operator that is not a band of this view leaves the selection alone.
     keys(&mut app, "/aten::mm<enter>");
-    assert_eq!(app.tl.op, Some((s, 0)));
+    assert_eq!(app.screen.tl.op, Some((s, 0)));
     assert!(screen(&app).contains("aten::mm does not run in this step"));
     // Operator levels replace each other from any view.
     keys(&mut app, "6/aten::mm<enter>4g<enter>");
-    assert_eq!(app.stack.len(), 2);
+    assert_eq!(app.screen.stack.len(), 2);
     keys(&mut app, "<esc>");
-    assert_eq!(app.level(), Level::Cluster);
+    assert_eq!(app.screen.level(), Level::Cluster);
 }
 
 #[test]
@@ -462,8 +486,8 @@ fn a_collective_is_joined_across_ranks_by_its_matched_instance() {
     // (590 µs); rank 1 sends back [920, 1000) into rank 0's receive posted at 620 (380 µs).
     let mut app = app_on(&[common::testdata("pipeline2")], "pipeline2", (120, 40));
     keys(&mut app, "2");
-    let t = app.timeline().unwrap();
-    let comm = &app.data.analysis.comm;
+    let t = app.screen.timeline().unwrap();
+    let comm = &app.screen.data.analysis.comm;
     let durs = |v: Vec<Option<stepscope::analysis::timeline::Band>>| -> Vec<i64> {
         v.iter()
             .map(|b| b.map_or(-1, |b| b.end - b.start))
@@ -486,7 +510,7 @@ fn a_collective_is_joined_across_ranks_by_its_matched_instance() {
     let gemm = t.rows[0]
         .bands
         .iter()
-        .find(|b| app.name(b.name) == "fwd_gemm")
+        .find(|b| app.screen.name(b.name) == "fwd_gemm")
         .unwrap();
     assert!(
         t.instance_occurrences(comm, 0, gemm).is_none(),
@@ -495,7 +519,7 @@ fn a_collective_is_joined_across_ranks_by_its_matched_instance() {
     // The view uses it: select the second transfer on rank 0.
     keys(&mut app, ">");
     assert_eq!(
-        durs(app.cache.selected_bands.clone()),
+        durs(app.screen.cache.selected_bands.clone()),
         vec![380_000, 80_000]
     );
     assert!(screen(&app).contains("on 2 rows"));

@@ -1,29 +1,78 @@
-//! Step breakdown (DESIGN §4, Hermes multi-component parallel analysis). Over a rank's step
+//! Step breakdown (docs/metrics.md, "Breakdown"; Hermes multi-component parallel analysis). Over a rank's step
 //! span, with C, M, Y, H the unions of compute, communication, memory and host intervals:
 //! `compute = C\M`, `overlap = C∩M`, `comm = M\C`, `memory = Y\(C∪M)`,
 //! `host_bound = H\(C∪M∪Y)`, `free = span\(C∪M∪Y∪H)`. They partition the span exactly.
 //!
 //! H is the host work of the stepping thread **and of every thread that launches device work**
-//! (cpu ops, runtime calls, annotations other than the step marker). DESIGN names the stepping
-//! thread; real traces launch the backward pass from `pt_autograd_N` threads, and device idle
+//! (cpu ops, runtime calls, annotations other than the step marker). The definition names the
+//! stepping thread; real traces launch the backward pass from `pt_autograd_N` threads, and device idle
 //! time while those threads launch work is host-bound, not free (see docs/metrics.md).
 //!
-//! CPU-only ranks (no device work): lanes are CPU threads; collective host ops (`c10d::*`,
-//! `gloo:*`, `nccl:*`, `record_param_comms`) are M, every other `cpu_op` is C, Y is empty.
+//! CPU-only ranks (no device work): lanes are CPU threads; host-side collective calls (the
+//! `host_collective` role: `c10d::*`, `gloo:*`, `nccl:*`, `record_param_comms`) are M, every
+//! other `cpu_op` is C, Y is empty.
 
 use super::intervals::IntervalSet;
+use super::stats::median_sorted;
 use super::steps::StepSpan;
-use crate::model::{Interner, Kind, LaneSide, Rank};
+use crate::model::{Kind, LaneSide, Rank, RankId, Role, StepNo};
 use crate::time::Ns;
 use rayon::prelude::*;
+use serde::Serialize;
+
+/// The six parts a step span is partitioned into, in bar and report order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// Compute not overlapped by communication.
+    Compute,
+    /// Compute overlapped by communication.
+    Overlap,
+    /// Communication not hidden behind compute.
+    Comm,
+    /// Memory copies/sets while no compute or communication runs.
+    Memory,
+    /// Device idle while the host works.
+    HostBound,
+    /// Neither device nor host busy.
+    Free,
+}
+
+impl Part {
+    /// Every part, in partition order.
+    pub const ALL: [Part; 6] = [
+        Part::Compute,
+        Part::Overlap,
+        Part::Comm,
+        Part::Memory,
+        Part::HostBound,
+        Part::Free,
+    ];
+
+    /// The parts of a rank's own work (everything but exposed communication): compared
+    /// across ranks to find what grew or differs; compute there includes the overlapped part.
+    pub const OWN_WORK: [Part; 4] = [Part::Compute, Part::Memory, Part::HostBound, Part::Free];
+
+    /// Stable lower-case name used in reports (`host_bound`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::Compute => "compute",
+            Part::Overlap => "overlap",
+            Part::Comm => "comm",
+            Part::Memory => "memory",
+            Part::HostBound => "host_bound",
+            Part::Free => "free",
+        }
+    }
+}
 
 /// The breakdown of one (rank, step). Serialized as is into the JSON report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Breakdown {
     /// Step number.
-    pub step: u32,
+    pub step: StepNo,
     /// Rank id.
-    pub rank: u32,
+    pub rank: RankId,
     /// Span length (the sum of the six parts).
     pub span_ns: Ns,
     /// Compute not overlapped by communication.
@@ -41,6 +90,26 @@ pub struct Breakdown {
 }
 
 impl Breakdown {
+    /// One part of the partition.
+    pub fn part(&self, p: Part) -> Ns {
+        match p {
+            Part::Compute => self.compute_ns,
+            Part::Overlap => self.overlap_ns,
+            Part::Comm => self.comm_ns,
+            Part::Memory => self.memory_ns,
+            Part::HostBound => self.host_bound_ns,
+            Part::Free => self.free_ns,
+        }
+    }
+
+    /// One part of the rank's own work ([`Part::OWN_WORK`]): compute includes overlap.
+    pub fn own_part(&self, p: Part) -> Ns {
+        match p {
+            Part::Compute => self.compute_ns + self.overlap_ns,
+            _ => self.part(p),
+        }
+    }
+
     /// The step's own work: everything but exposed communication (which, in a synchronous
     /// job, mostly waits for the slowest rank).
     pub fn own_work_ns(&self) -> Ns {
@@ -57,7 +126,7 @@ impl Breakdown {
 /// The cluster's typical row of a step: each part's median across the ranks that have the
 /// step (the step-time median rule of `step_times`), so one rank can be compared part by part.
 /// `span_ns` is the median span; the parts need not add up to it.
-pub fn median_row(rows: &[Breakdown], step: u32) -> Option<Breakdown> {
+pub fn median_row(rows: &[Breakdown], step: StepNo) -> Option<Breakdown> {
     let of: Vec<&Breakdown> = rows.iter().filter(|b| b.step == step).collect();
     if of.is_empty() {
         return None;
@@ -65,11 +134,11 @@ pub fn median_row(rows: &[Breakdown], step: u32) -> Option<Breakdown> {
     let med = |f: fn(&Breakdown) -> Ns| {
         let mut v: Vec<Ns> = of.iter().map(|b| f(b)).collect();
         v.sort_unstable();
-        super::step_times::median_sorted(&v)
+        median_sorted(&v)
     };
     Some(Breakdown {
         step,
-        rank: u32::MAX,
+        rank: RankId(u32::MAX),
         span_ns: med(|b| b.span_ns),
         compute_ns: med(|b| b.compute_ns),
         overlap_ns: med(|b| b.overlap_ns),
@@ -83,48 +152,14 @@ pub fn median_row(rows: &[Breakdown], step: u32) -> Option<Breakdown> {
 /// The median own work (span − exposed communication) of a step across the ranks that have
 /// it: the heat map's reference, since in a synchronous job every span is about equal and only
 /// own work tells the straggler apart.
-pub fn median_own_work(rows: &[Breakdown], step: u32) -> Option<Ns> {
+pub fn median_own_work(rows: &[Breakdown], step: StepNo) -> Option<Ns> {
     let mut v: Vec<Ns> = rows
         .iter()
         .filter(|b| b.step == step)
         .map(Breakdown::own_work_ns)
         .collect();
     v.sort_unstable();
-    (!v.is_empty()).then(|| super::step_times::median_sorted(&v))
-}
-
-/// Name predicates the breakdown needs, evaluated once per distinct name.
-pub struct NameFlags {
-    /// `ProfilerStep#N`: the step marker itself is not host work.
-    pub step_marker: Vec<bool>,
-    /// Host-side collectives (CPU-only jobs).
-    pub host_collective: Vec<bool>,
-}
-
-impl NameFlags {
-    /// Evaluates the predicates over every interned name.
-    pub fn new(strings: &Interner) -> Self {
-        let mut step_marker = Vec::with_capacity(strings.len());
-        let mut host_collective = Vec::with_capacity(strings.len());
-        for (_, s) in strings.iter() {
-            step_marker.push(crate::model::profiler_step_number(s).is_some());
-            host_collective.push(is_host_collective(s));
-        }
-        NameFlags {
-            step_marker,
-            host_collective,
-        }
-    }
-}
-
-/// Host ops and annotations that are collectives: the enqueue (`c10d::allreduce_`), the
-/// transfer on gloo's run-loop thread (`gloo:all_reduce`), NCCL annotations, and
-/// `record_param_comms`.
-pub fn is_host_collective(name: &str) -> bool {
-    name.starts_with("c10d::")
-        || name.starts_with("gloo:")
-        || name.starts_with("nccl:")
-        || name.starts_with("record_param_comms")
+    (!v.is_empty()).then(|| median_sorted(&v))
 }
 
 /// The four interval unions of a rank over the whole trace.
@@ -140,8 +175,8 @@ pub struct Sets {
     pub host: IntervalSet,
 }
 
-/// Builds C, M, Y, H for a rank.
-pub fn rank_sets(rank: &Rank, flags: &NameFlags) -> Sets {
+/// Builds C, M, Y, H for a rank (`roles`: the job's, by name).
+pub fn rank_sets(rank: &Rank, roles: &[Role]) -> Sets {
     let ev = &rank.events;
     let cpu_only = rank.is_cpu_only();
     let mut host_lanes = vec![false; rank.lanes.len()];
@@ -149,7 +184,7 @@ pub fn rank_sets(rank: &Rank, flags: &NameFlags) -> Sets {
         host_lanes[l as usize] = true;
     }
     for i in 0..ev.len() {
-        if ev.kind[i] == Kind::Launch && ev.link[i] != crate::model::NONE {
+        if ev.kind[i] == Kind::Launch && !ev.link[i].is_none() {
             host_lanes[ev.lane[i] as usize] = true;
         }
     }
@@ -163,9 +198,9 @@ pub fn rank_sets(rank: &Rank, flags: &NameFlags) -> Sets {
             (LaneSide::Device, Kind::Comm) => [false, true, false, false],
             (LaneSide::Device, Kind::Memcpy | Kind::Memset) => [false, false, true, false],
             (LaneSide::Cpu, k @ (Kind::HostOp | Kind::Launch | Kind::Annotation))
-                if !flags.step_marker[name] =>
+                if !roles[name].is_step_marker() =>
             {
-                let collective = cpu_only && flags.host_collective[name];
+                let collective = cpu_only && roles[name].host_collective.is_some();
                 [
                     cpu_only && !collective && k == Kind::HostOp,
                     collective,
@@ -208,7 +243,7 @@ pub fn rank_sets(rank: &Rank, flags: &NameFlags) -> Sets {
 }
 
 /// Breakdown of every step span of a rank from its sets.
-pub fn rank_breakdown(s: &Sets, rank: u32, spans: &[StepSpan]) -> Vec<Breakdown> {
+pub fn rank_breakdown(s: &Sets, rank: RankId, spans: &[StepSpan]) -> Vec<Breakdown> {
     let cm_and = s.compute.intersect(&s.comm);
     let cm = s.compute.union(&s.comm);
     let cmy = cm.union(&s.memory);

@@ -3,26 +3,29 @@
 //! - **Launch**: kernels launched, the share shorter than their launch call (the host cannot
 //!   keep the device fed with them), time inside launch calls while every device lane is idle
 //!   (`launch_idle_ns`), and the breakdown's host-bound time.
-//! - **Synchronization points**: blocking runtime calls (device/stream/event synchronize,
-//!   synchronous `cudaMemcpy`), grouped by the call and the outermost `aten::` op around it
-//!   (`aten::item`, `aten::to`: the Python line's cause), with count, blocked time, and the
-//!   device idle time right after each returns (the cost: the host could not queue ahead).
-//! - **Data loading**: `…DataLoader…` annotations: their time and the part of it during which
+//! - **Synchronization points**: blocking runtime calls (the `sync` role: device/stream/event
+//!   synchronize, synchronous copies), grouped by the call and the outermost framework op
+//!   around it (`aten::item`, `aten::to`: the Python line's cause), with count, blocked
+//!   time, and the device idle time right after each returns (the cost: the host could not
+//!   queue ahead).
+//! - **Data loading**: data-loader annotations: their time and the part of it during which
 //!   the device idles, as a share of the step.
-//! - **Garbage collection**: explicit GC events (names `gc`, `gc:*`, `…garbage collect…`);
-//!   otherwise conjectured, as msprof-analyze does: free time (neither device nor the
-//!   launching threads busy) in one stretch of at least [`GC_GAP_NS`].
-//! - **Allocator churn**: `cudaMalloc`/`cudaFree` (and host/hip variants) after a rank's first
+//! - **Garbage collection**: explicit GC events (the `gc` role); otherwise conjectured, as
+//!   msprof-analyze does: free time (neither device nor the launching threads busy) in one
+//!   stretch of at least [`GC_GAP_NS`].
+//! - **Allocator churn**: allocator calls (`cudaMalloc`, `cudaFree`, ...) after a rank's first
 //!   profiled step, when the caching allocator should be warm.
-//! - **Pageable copies**: `Memcpy HtoD (Pageable -> Device)` (and DtoH to pageable), which
-//!   are staged and synchronous.
+//! - **Pageable copies**: copies from or to pageable host memory, which are staged and
+//!   synchronous.
 
 use super::breakdown::Breakdown;
 use super::intervals::IntervalSet;
+use super::stats::ratio;
 use super::steps::StepSpan;
-use crate::model::{Job, Kind, LaneSide, NONE, Rank};
+use crate::model::{Job, Kind, LaneSide, PageableCopy, Rank, RankId, StepNo};
 use crate::time::Ns;
 use rayon::prelude::*;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// A free stretch at least this long with nothing recorded is a conjectured GC pause
@@ -39,7 +42,7 @@ pub struct RankBusy {
 }
 
 /// Kernel launches.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Launch {
     /// Device events with a launching runtime call.
     pub launched: u64,
@@ -59,7 +62,7 @@ pub struct Launch {
 }
 
 /// Blocking calls of one kind with one cause.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SyncPoint {
     /// The blocking runtime call.
     pub call: String,
@@ -74,11 +77,27 @@ pub struct SyncPoint {
     /// ahead to queue work.
     pub device_idle_after_ns: Ns,
     /// Ranks where it happens.
-    pub ranks: Vec<u32>,
+    pub ranks: Vec<RankId>,
+}
+
+/// A rank and a step (where the longest of something happened).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankStep {
+    /// Rank id.
+    pub rank: RankId,
+    /// Step number.
+    pub step: StepNo,
+}
+
+impl Serialize for RankStep {
+    /// As `[rank, step]` (the report's schema).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (self.rank, self.step).serialize(s)
+    }
 }
 
 /// Data loading.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct DataLoading {
     /// `…DataLoader…` annotations.
     pub count: u64,
@@ -92,16 +111,16 @@ pub struct DataLoading {
     /// The longest single one.
     pub max_ns: Ns,
     /// Its rank and step.
-    pub max_at: Option<(u32, u32)>,
+    pub max_at: Option<RankStep>,
 }
 
 /// A conjectured or recorded GC pause.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GcPause {
     /// Rank.
-    pub rank: u32,
+    pub rank: RankId,
     /// Step.
-    pub step: u32,
+    pub step: StepNo,
     /// Start, rank clock.
     pub start_ns: Ns,
     /// Length.
@@ -111,18 +130,18 @@ pub struct GcPause {
 }
 
 /// Calls of one allocator or copy kind.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct CallStat {
     /// Calls.
     pub count: u64,
     /// Σ durations.
     pub total_ns: Ns,
     /// Ranks where they happen.
-    pub ranks: Vec<u32>,
+    pub ranks: Vec<RankId>,
 }
 
 /// Everything the host analyses find.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Host {
     /// Kernel launches.
     pub launch: Launch,
@@ -140,191 +159,36 @@ pub struct Host {
     pub pageable_d2h: CallStat,
 }
 
-/// Name predicates, evaluated once per distinct name.
-struct Names {
-    blocking: Vec<bool>,
-    aten: Vec<bool>,
-    data_loader: Vec<bool>,
-    gc: Vec<bool>,
-    allocator: Vec<bool>,
-    h2d: Vec<bool>,
-    d2h: Vec<bool>,
-}
-
-impl Names {
-    fn new(job: &Job) -> Names {
-        let mut n = Names {
-            blocking: vec![],
-            aten: vec![],
-            data_loader: vec![],
-            gc: vec![],
-            allocator: vec![],
-            h2d: vec![],
-            d2h: vec![],
-        };
-        for (_, s) in job.strings.iter() {
-            n.blocking.push(is_sync_call(s));
-            n.aten.push(s.starts_with("aten::"));
-            n.data_loader.push(is_data_loader(s));
-            let l = s.to_ascii_lowercase();
-            n.gc.push(l == "gc" || l.starts_with("gc:") || l.contains("garbage collect"));
-            n.allocator.push(matches!(
-                s,
-                "cudaMalloc"
-                    | "cudaFree"
-                    | "cudaMallocHost"
-                    | "cudaFreeHost"
-                    | "cudaHostAlloc"
-                    | "cudaMallocAsync"
-                    | "cudaFreeAsync"
-                    | "hipMalloc"
-                    | "hipFree"
-            ));
-            n.h2d.push(s.starts_with("Memcpy HtoD (Pageable"));
-            n.d2h
-                .push(s.starts_with("Memcpy DtoH") && s.contains("-> Pageable"));
-        }
-        n
-    }
-}
-
-/// Runs the host analyses over the ranks in `ranks` (indices into `job.ranks`) and the step
-/// numbers `in_step` accepts. `busy[r]` and `spans[r]` are per `job.ranks` index.
+/// Runs the host analyses over the ranks and steps `in_scope` accepts. `busy` and `spans` are
+/// per `job.ranks` index; `rows` are every rank's breakdown rows.
 pub fn host(
     job: &Job,
     busy: &[RankBusy],
     spans: &[Vec<StepSpan>],
     rows: &[Breakdown],
-    in_scope: impl Fn(u32, u32) -> bool + Sync,
+    in_scope: impl Fn(RankId, StepNo) -> bool + Sync,
 ) -> Host {
-    let names = Names::new(job);
-    let mut h = Host::default();
     // Ranks in parallel, each into its own partial result, merged in rank order.
     let parts: Vec<(Host, Syncs)> = job
         .ranks
         .par_iter()
         .enumerate()
         .map(|(ri, rank)| {
-            let mut h = Host::default();
-            let mut syncs: BTreeMap<(String, String), SyncPoint> = BTreeMap::new();
-            let step_no = |i: usize| {
-                let s = rank.events.step[i];
-                (s != NONE).then(|| rank.steps[s as usize].number)
+            let scan = RankScan {
+                job,
+                rank,
+                busy: &busy[ri],
+                spans: &spans[ri],
+                in_scope: &in_scope,
             };
-            let ok = |i: usize| step_no(i).is_some_and(|n| in_scope(rank.id, n));
-            let first_step = rank.steps.first().map(|s| s.number);
-            let ev = &rank.events;
-            let mut launch_calls = Vec::new();
-            let mut loaders = Vec::new();
-            for i in 0..ev.len() {
-                if !ok(i) {
-                    continue;
-                }
-                let name = ev.name[i] as usize;
-                let k = ev.kind[i];
-                if k.is_device_work() && ev.link[i] != NONE {
-                    let l = ev.link[i] as usize;
-                    h.launch.launched += 1;
-                    h.launch.shorter_than_launch += u64::from(ev.dur[i] < ev.dur[l]);
-                    h.launch.launch_call_ns += ev.dur[l];
-                    launch_calls.push((ev.start[l], ev.end(l)));
-                }
-                if k == Kind::Annotation && names.data_loader[name] && is_cpu(rank, i) {
-                    loaders.push((ev.start[i], ev.end(i)));
-                    h.data_loading.count += 1;
-                    h.data_loading.total_ns += ev.dur[i];
-                    if ev.dur[i] > h.data_loading.max_ns {
-                        h.data_loading.max_ns = ev.dur[i];
-                        h.data_loading.max_at = step_no(i).map(|s| (rank.id, s));
-                    }
-                }
-                if names.gc[name] && is_cpu(rank, i) {
-                    h.gc.push(GcPause {
-                        rank: rank.id,
-                        step: step_no(i).unwrap_or(0),
-                        start_ns: ev.start[i],
-                        dur_ns: ev.dur[i],
-                        recorded: true,
-                    });
-                }
-                if k == Kind::Launch && names.allocator[name] && step_no(i) != first_step {
-                    add(&mut h.allocator, rank.id, ev.dur[i]);
-                }
-                if k == Kind::Memcpy && names.h2d[name] {
-                    add(&mut h.pageable_h2d, rank.id, ev.dur[i]);
-                }
-                if k == Kind::Memcpy && names.d2h[name] {
-                    add(&mut h.pageable_d2h, rank.id, ev.dur[i]);
-                }
-            }
-            let device = &busy[ri].device;
-            let idle_in = |iv: Vec<(Ns, Ns)>| {
-                let set = IntervalSet::from_intervals(iv);
-                set.total() - set.intersect(device).total()
-            };
-            h.launch.launch_idle_ns += idle_in(launch_calls);
-            h.data_loading.device_idle_ns += idle_in(loaders);
-            for_blocking_calls(job, rank, &names, &ok, |call, cause, dur, end| {
-                // Within the call's step span: the next step's own idle is its own business.
-                let horizon = spans[ri]
-                    .iter()
-                    .find(|s| s.start <= end && end < s.end)
-                    .map_or(end, |s| s.end);
-                let idle_after = device
-                    .gaps_within(end, horizon)
-                    .first()
-                    .filter(|g| g.0 == end)
-                    .map_or(0, |g| g.1 - g.0);
-                let e = syncs
-                    .entry((call.to_string(), cause.to_string()))
-                    .or_insert_with(|| SyncPoint {
-                        call: call.to_string(),
-                        caused_by: cause.to_string(),
-                        count: 0,
-                        blocked_ns: 0,
-                        device_idle_after_ns: 0,
-                        ranks: Vec::new(),
-                    });
-                e.count += 1;
-                e.blocked_ns += dur;
-                e.device_idle_after_ns += idle_after;
-                if e.ranks.last() != Some(&rank.id) {
-                    e.ranks.push(rank.id);
-                }
-            });
-            // Conjectured GC: long free stretches, when the trace records no GC itself.
-            for sp in spans[ri].iter().filter(|s| in_scope(rank.id, s.number)) {
-                for (a, b) in busy[ri].busy.gaps_within(sp.start, sp.end) {
-                    if b - a >= GC_GAP_NS {
-                        h.gc.push(GcPause {
-                            rank: rank.id,
-                            step: sp.number,
-                            start_ns: a,
-                            dur_ns: b - a,
-                            recorded: false,
-                        });
-                    }
-                }
-            }
-            (h, syncs)
+            scan.run()
         })
         .collect();
-    let mut syncs: BTreeMap<(String, String), SyncPoint> = BTreeMap::new();
+    let mut h = Host::default();
+    let mut syncs = Syncs::new();
     for (p, s) in parts {
         merge(&mut h, p);
-        for (k, v) in s {
-            match syncs.get_mut(&k) {
-                Some(e) => {
-                    e.count += v.count;
-                    e.blocked_ns += v.blocked_ns;
-                    e.device_idle_after_ns += v.device_idle_after_ns;
-                    e.ranks.extend(v.ranks);
-                }
-                None => {
-                    syncs.insert(k, v);
-                }
-            }
-        }
+        merge_syncs(&mut syncs, s);
     }
     if h.gc.iter().any(|g| g.recorded) {
         h.gc.retain(|g| g.recorded);
@@ -346,29 +210,173 @@ pub fn host(
     h
 }
 
-/// Runtime calls that block the host until the device catches up: device, stream and event
-/// synchronize, synchronous `cudaMemcpy` (and their hip twins).
-pub fn is_sync_call(name: &str) -> bool {
-    matches!(
-        name,
-        "cudaDeviceSynchronize"
-            | "cudaStreamSynchronize"
-            | "cudaEventSynchronize"
-            | "cudaMemcpy"
-            | "hipDeviceSynchronize"
-            | "hipStreamSynchronize"
-            | "hipEventSynchronize"
-            | "hipMemcpy"
-    )
-}
-
-/// Data-loader annotations (`enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__`).
-pub fn is_data_loader(name: &str) -> bool {
-    name.contains("DataLoader")
-}
-
 /// Sync points by (call, cause).
 type Syncs = BTreeMap<(String, String), SyncPoint>;
+
+/// One rank's host analyses.
+struct RankScan<'a, F> {
+    job: &'a Job,
+    rank: &'a Rank,
+    busy: &'a RankBusy,
+    spans: &'a [StepSpan],
+    in_scope: &'a F,
+}
+
+impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
+    fn ok(&self, i: usize) -> bool {
+        self.rank
+            .step_of(i)
+            .is_some_and(|n| (self.in_scope)(self.rank.id, n))
+    }
+
+    fn run(&self) -> (Host, Syncs) {
+        let mut h = Host::default();
+        let (launch_calls, loaders) = self.events(&mut h);
+        let idle_in = |iv: Vec<(Ns, Ns)>| {
+            let set = IntervalSet::from_intervals(iv);
+            set.total() - set.intersect(&self.busy.device).total()
+        };
+        h.launch.launch_idle_ns += idle_in(launch_calls);
+        h.data_loading.device_idle_ns += idle_in(loaders);
+        let syncs = self.sync_points();
+        self.conjectured_gc(&mut h);
+        (h, syncs)
+    }
+
+    /// One pass over the events in scope: launches, data loading, recorded GC, allocator
+    /// calls and pageable copies; returns the launch calls' and the loaders' intervals.
+    fn events(&self, h: &mut Host) -> (Intervals, Intervals) {
+        let (job, rank) = (self.job, self.rank);
+        let ev = &rank.events;
+        let first_step = rank.steps.first().map(|s| s.number);
+        let mut launch_calls = Vec::new();
+        let mut loaders = Vec::new();
+        for i in 0..ev.len() {
+            if !self.ok(i) {
+                continue;
+            }
+            let role = job.role(ev.name[i]);
+            let k = ev.kind[i];
+            if let Some(l) = ev.link[i].get().filter(|_| k.is_device_work()) {
+                h.launch.launched += 1;
+                h.launch.shorter_than_launch += u64::from(ev.dur[i] < ev.dur[l]);
+                h.launch.launch_call_ns += ev.dur[l];
+                launch_calls.push((ev.start[l], ev.end(l)));
+            }
+            if k == Kind::Annotation && role.data_loader && is_cpu(rank, i) {
+                loaders.push((ev.start[i], ev.end(i)));
+                let d = &mut h.data_loading;
+                d.count += 1;
+                d.total_ns += ev.dur[i];
+                if ev.dur[i] > d.max_ns {
+                    d.max_ns = ev.dur[i];
+                    d.max_at = rank.step_of(i).map(|step| RankStep {
+                        rank: rank.id,
+                        step,
+                    });
+                }
+            }
+            if role.gc && is_cpu(rank, i) {
+                h.gc.push(GcPause {
+                    rank: rank.id,
+                    step: rank.step_of(i).unwrap_or_default(),
+                    start_ns: ev.start[i],
+                    dur_ns: ev.dur[i],
+                    recorded: true,
+                });
+            }
+            if k == Kind::Launch && role.allocator && rank.step_of(i) != first_step {
+                add(&mut h.allocator, rank.id, ev.dur[i]);
+            }
+            match (k, role.pageable) {
+                (Kind::Memcpy, Some(PageableCopy::HostToDevice)) => {
+                    add(&mut h.pageable_h2d, rank.id, ev.dur[i])
+                }
+                (Kind::Memcpy, Some(PageableCopy::DeviceToHost)) => {
+                    add(&mut h.pageable_d2h, rank.id, ev.dur[i])
+                }
+                _ => {}
+            }
+        }
+        (launch_calls, loaders)
+    }
+
+    /// Blocking calls in scope by (call, cause), with the device idle time after each.
+    fn sync_points(&self) -> Syncs {
+        let mut syncs = Syncs::new();
+        let rank = self.rank;
+        let device = &self.busy.device;
+        for_blocking_calls(self.job, rank, &|i| self.ok(i), |call, cause, dur, end| {
+            // Within the call's step span: the next step's own idle is its own business.
+            let horizon = self
+                .spans
+                .iter()
+                .find(|s| s.start <= end && end < s.end)
+                .map_or(end, |s| s.end);
+            let idle_after = device
+                .gaps_within(end, horizon)
+                .first()
+                .filter(|g| g.0 == end)
+                .map_or(0, |g| g.1 - g.0);
+            let e = syncs
+                .entry((call.to_string(), cause.to_string()))
+                .or_insert_with(|| SyncPoint {
+                    call: call.to_string(),
+                    caused_by: cause.to_string(),
+                    count: 0,
+                    blocked_ns: 0,
+                    device_idle_after_ns: 0,
+                    ranks: Vec::new(),
+                });
+            e.count += 1;
+            e.blocked_ns += dur;
+            e.device_idle_after_ns += idle_after;
+            if e.ranks.last() != Some(&rank.id) {
+                e.ranks.push(rank.id);
+            }
+        });
+        syncs
+    }
+
+    /// Conjectured GC: long free stretches (the trace's own GC events win when it has any).
+    fn conjectured_gc(&self, h: &mut Host) {
+        let rank = self.rank;
+        for sp in self
+            .spans
+            .iter()
+            .filter(|s| (self.in_scope)(rank.id, s.number))
+        {
+            for (a, b) in self.busy.busy.gaps_within(sp.start, sp.end) {
+                if b - a >= GC_GAP_NS {
+                    h.gc.push(GcPause {
+                        rank: rank.id,
+                        step: sp.number,
+                        start_ns: a,
+                        dur_ns: b - a,
+                        recorded: false,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Adds one rank's sync points to the job's.
+fn merge_syncs(all: &mut Syncs, s: Syncs) {
+    for (k, v) in s {
+        match all.get_mut(&k) {
+            Some(e) => {
+                e.count += v.count;
+                e.blocked_ns += v.blocked_ns;
+                e.device_idle_after_ns += v.device_idle_after_ns;
+                e.ranks.extend(v.ranks);
+            }
+            None => {
+                all.insert(k, v);
+            }
+        }
+    }
+}
 
 /// Adds one rank's partial result (launch counts, data loading, GC, call stats).
 fn merge(h: &mut Host, p: Host) {
@@ -397,11 +405,14 @@ fn merge(h: &mut Host, p: Host) {
     }
 }
 
+/// Time intervals `[start, end)`, unsorted.
+type Intervals = Vec<(Ns, Ns)>;
+
 fn is_cpu(rank: &Rank, i: usize) -> bool {
     rank.lanes[rank.events.lane[i] as usize].side == LaneSide::Cpu
 }
 
-fn add(s: &mut CallStat, rank: u32, dur: Ns) {
+fn add(s: &mut CallStat, rank: RankId, dur: Ns) {
     s.count += 1;
     s.total_ns += dur;
     if s.ranks.last() != Some(&rank) {
@@ -409,16 +420,11 @@ fn add(s: &mut CallStat, rank: u32, dur: Ns) {
     }
 }
 
-fn ratio(a: i64, b: i64) -> f64 {
-    if b > 0 { a as f64 / b as f64 } else { 0.0 }
-}
-
 /// Calls `f(call, cause, duration, end)` for every blocking call in scope, with the outermost
-/// `aten::` op enclosing it on its thread.
+/// framework op enclosing it on its thread (`-` when none).
 fn for_blocking_calls(
     job: &Job,
     rank: &Rank,
-    names: &Names,
     ok: &dyn Fn(usize) -> bool,
     mut f: impl FnMut(&str, &str, Ns, Ns),
 ) {
@@ -432,11 +438,10 @@ fn for_blocking_calls(
             while open.last().is_some_and(|&p| ev.end(p) <= ev.start[i]) {
                 open.pop();
             }
-            let name = ev.name[i] as usize;
-            if names.blocking[name] && ev.kind[i] == Kind::Launch && ok(i) {
+            if job.role(ev.name[i]).is_blocking() && ev.kind[i] == Kind::Launch && ok(i) {
                 let cause = open
                     .iter()
-                    .find(|&&p| names.aten[ev.name[p] as usize])
+                    .find(|&&p| job.role(ev.name[p]).framework_op)
                     .map_or("-", |&p| job.strings.resolve(ev.name[p]));
                 f(job.strings.resolve(ev.name[i]), cause, ev.dur[i], ev.end(i));
             }

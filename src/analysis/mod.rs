@@ -1,6 +1,7 @@
-//! Pure analyses over the model: every reported number is defined in exactly one file here.
+//! Pure analyses over the model: every reported number is defined in exactly one file here
+//! (docs/metrics.md says which).
 //!
-//! - [`steps`]: rank step spans (DESIGN §4 step window)
+//! - [`steps`]: rank step spans
 //! - [`breakdown`]: compute / overlap / comm / memory / host-bound / free per (rank, step)
 //! - [`step_times`]: per-step span distribution across ranks and the slowest rank
 //! - [`ops`]: top operators
@@ -12,7 +13,7 @@
 //! - [`advisor`]: rules that turn the results into findings with evidence and impact
 //! - [`timeline`]: a step's operator bands per rank or lane (the Marey view)
 //! - [`operator`]: one operator across ranks (the drill-down target)
-//! - [`intervals`]: the interval-union arithmetic they share
+//! - [`intervals`], [`stats`]: the interval-union arithmetic and medians they share
 
 pub mod advisor;
 pub mod breakdown;
@@ -25,15 +26,17 @@ pub mod operator;
 pub mod ops;
 pub mod roofline;
 pub mod ser;
+pub mod stats;
 pub mod step_times;
 pub mod steps;
 pub mod timeline;
 
-use crate::model::{Job, Kind, Sym};
+use crate::model::{Job, Kind, RankId, StepNo, Sym};
 use crate::time::Ns;
-use breakdown::{Breakdown, NameFlags};
+use breakdown::Breakdown;
 use cluster::{Imbalance, SlowStep, Stage, Straggler};
 use comm::{Comm, CommOptions};
+use intervals::IntervalSet;
 use ops::{OpBasis, OpStat, Scope};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -49,14 +52,16 @@ pub struct Analysis {
     pub breakdown: Vec<Breakdown>,
     /// Per-step times over the ranks in scope.
     pub step_times: Vec<StepTime>,
+    /// The slowest step in scope (the longest cluster step time): what views open on.
+    pub slowest_step: Option<StepNo>,
     /// What `top_ops` totals.
     pub op_basis: OpBasis,
     /// Operators by total time (all of them; renderers cut).
     pub top_ops: Vec<OpStat>,
     /// Timed events of the whole job per kind, in `Kind::ALL` order.
     pub events_per_kind: [u64; Kind::ALL.len()],
-    /// Communication kernels carrying collective metadata, by `Collective name`.
-    pub collectives: Vec<(Sym, u64)>,
+    /// Communication kernels carrying collective metadata, per `Collective name`.
+    pub collectives: Vec<NameCount>,
     /// Collective matching, clock offsets, wait vs transit, bandwidth (whole job).
     pub comm: Comm,
     /// Slow steps over all steps and ranks, with culprits.
@@ -79,6 +84,15 @@ pub struct Analysis {
     pub analysis_ns: u64,
 }
 
+/// How many times a name occurs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameCount {
+    /// The name.
+    pub name: Sym,
+    /// Occurrences.
+    pub count: u64,
+}
+
 /// What to analyse and how.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -90,27 +104,30 @@ pub struct Options {
     pub window: Option<critical_path::Window>,
     /// Roofline device and threshold.
     pub roofline: roofline::RooflineOptions,
-    /// The device peak table (embedded + config dir).
+    /// The device peak table (embedded + config dir; empty: the embedded one).
     pub devices: Vec<roofline::peaks::Device>,
     /// The advisor's thresholds.
     pub thresholds: advisor::Thresholds,
 }
 
-/// Runs the analyses. Breakdown, step times and top operators cover `opts.scope`; slow
-/// steps, matching and alignment always cover the whole job (a slow step is slow against the
-/// others; a collective needs all its ranks); communication and straggler summaries cover
-/// the scope's step.
-pub fn analyze(job: &Job, opts: &Options) -> Analysis {
-    let began = Instant::now();
-    let scope = opts.scope;
-    let flags = NameFlags::new(&job.strings);
-    let spans: Vec<Vec<StepSpan>> = job.ranks.par_iter().map(steps::rank_spans).collect();
-    let per_rank: Vec<(Vec<Breakdown>, intervals::IntervalSet, host::RankBusy)> = job
+/// Each rank's interval sets the analyses share, built once.
+struct RankSets {
+    /// Breakdown rows of every rank and step, by (step, rank).
+    rows: Vec<Breakdown>,
+    /// C per rank.
+    compute: Vec<IntervalSet>,
+    /// Device and device-or-host busy sets per rank.
+    busy: Vec<host::RankBusy>,
+}
+
+/// Breakdown rows and interval sets of every rank.
+fn rank_sets(job: &Job, spans: &[Vec<StepSpan>]) -> RankSets {
+    let per_rank: Vec<(Vec<Breakdown>, IntervalSet, host::RankBusy)> = job
         .ranks
         .par_iter()
-        .zip(&spans)
+        .zip(spans)
         .map(|(r, sp)| {
-            let sets = breakdown::rank_sets(r, &flags);
+            let sets = breakdown::rank_sets(r, &job.roles);
             let device = sets.compute.union(&sets.comm).union(&sets.memory);
             let busy = host::RankBusy {
                 busy: device.union(&sets.host),
@@ -123,83 +140,64 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
             )
         })
         .collect();
-    let mut all_rows: Vec<Breakdown> = Vec::new();
-    let mut compute = Vec::with_capacity(per_rank.len());
-    let mut busy = Vec::with_capacity(per_rank.len());
+    let mut out = RankSets {
+        rows: Vec::new(),
+        compute: Vec::with_capacity(per_rank.len()),
+        busy: Vec::with_capacity(per_rank.len()),
+    };
     for (rows, c, b) in per_rank {
-        all_rows.extend(rows);
-        compute.push(c);
-        busy.push(b);
+        out.rows.extend(rows);
+        out.compute.push(c);
+        out.busy.push(b);
     }
-    all_rows.sort_by_key(|b| (b.step, b.rank));
-    let in_step = |s: u32| scope.step.is_none_or(|n| n == s);
+    out.rows.sort_by_key(|b| (b.step, b.rank));
+    out
+}
+
+/// Runs the analyses. Breakdown, step times and top operators cover `opts.scope`; slow
+/// steps, matching and alignment always cover the whole job (a slow step is slow against the
+/// others; a collective needs all its ranks); communication and straggler summaries cover
+/// the scope's step.
+pub fn analyze(job: &Job, opts: &Options) -> Analysis {
+    let began = Instant::now();
+    let scope = opts.scope;
+    let devices = if opts.devices.is_empty() {
+        roofline::peaks::embedded()
+    } else {
+        opts.devices.clone()
+    };
+    let spans: Vec<Vec<StepSpan>> = job.ranks.par_iter().map(steps::rank_spans).collect();
+    let RankSets {
+        rows: all_rows,
+        compute,
+        busy,
+    } = rank_sets(job, &spans);
     let breakdown: Vec<Breakdown> = all_rows
         .iter()
-        .filter(|b| scope.has_rank(b.rank) && in_step(b.step))
+        .filter(|b| scope.has(b.rank, b.step))
         .copied()
         .collect();
     let step_times = step_times::step_times(&breakdown);
-    let span_ns: Vec<Ns> = spans
-        .iter()
-        .map(|sp| {
-            sp.iter()
-                .filter(|s| in_step(s.number))
-                .map(|s| s.len())
-                .sum()
-        })
-        .collect();
-    let comm = comm::analyze(job, &compute, &span_ns, &opts.comm, scope.step);
+    let span_ns = spans_in_step(&spans, scope.step);
+    let comm = comm::analyze(job, &compute, &span_ns, &opts.comm, scope.step, &devices);
     drop(compute);
     let slow_steps = cluster::slow_steps(&step_times::step_times(&all_rows), &all_rows, &comm);
     let (stragglers, imbalance) = cluster::stragglers(&comm, &all_rows, scope.step);
     let stages = cluster::stages(&comm, &all_rows, scope.step);
-    let window = opts.window.clone().or_else(|| {
-        let slowest = step_times
-            .iter()
-            .max_by(|a, b| a.max_ns.cmp(&b.max_ns).then(b.step.cmp(&a.step)));
-        scope
-            .step
-            .or(slowest.map(|s| s.step))
-            .map(critical_path::Window::Step)
-    });
+    let slowest_step = step_times::slowest(&step_times);
+    let window = opts
+        .window
+        .clone()
+        .or_else(|| scope.step.or(slowest_step).map(critical_path::Window::Step));
     let critical_path = window.and_then(|w| critical_path::critical_path(job, &comm, &w));
-    let host = host::host(job, &busy, &spans, &all_rows, |rank, step| {
-        scope.has_rank(rank) && in_step(step)
-    });
+    let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
+    let host = host::host(job, &busy, &spans, &all_rows, in_scope);
     drop(busy);
-    let table;
-    let devices = if opts.devices.is_empty() {
-        table = roofline::peaks::parse(roofline::peaks::EMBEDDED).expect("embedded table");
-        &table
-    } else {
-        &opts.devices
-    };
-    let roofline = roofline::roofline(job, devices, &opts.roofline, |rank, step| {
-        scope.has_rank(rank) && in_step(step)
-    });
+    let roofline = roofline::roofline(job, &devices, &opts.roofline, in_scope);
     let (op_basis, top_ops) = ops::top_ops(job, scope);
-    let events_per_kind = job
-        .ranks
-        .par_iter()
-        .map(|r| {
-            let mut n = [0u64; Kind::ALL.len()];
-            r.events.kind.iter().for_each(|&k| n[k as usize] += 1);
-            n
-        })
-        .reduce(
-            || [0; Kind::ALL.len()],
-            |a, b| std::array::from_fn(|i| a[i] + b[i]),
-        );
-    let mut per_name: std::collections::BTreeMap<Sym, u64> = Default::default();
-    for r in &job.ranks {
-        for c in &r.collectives {
-            if let (Some(name), Kind::Comm) = (c.name, r.events.kind[c.event as usize]) {
-                *per_name.entry(name).or_default() += 1;
-            }
-        }
-    }
     let mut a = Analysis {
-        collectives: per_name.into_iter().collect(),
+        collectives: collectives_by_name(job),
+        events_per_kind: events_per_kind(job),
         comm,
         slow_steps,
         stragglers,
@@ -212,9 +210,9 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         spans,
         breakdown,
         step_times,
+        slowest_step,
         op_basis,
         top_ops,
-        events_per_kind,
         analysis_ns: 0,
     };
     a.findings = advisor::advise(&a.facts(), &opts.thresholds);
@@ -222,25 +220,61 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     a
 }
 
+/// Each rank's Σ step span over the steps of `step` (all steps: `None`).
+fn spans_in_step(spans: &[Vec<StepSpan>], step: Option<StepNo>) -> Vec<Ns> {
+    spans
+        .iter()
+        .map(|sp| {
+            sp.iter()
+                .filter(|s| step.is_none_or(|n| n == s.number))
+                .map(|s| s.len())
+                .sum()
+        })
+        .collect()
+}
+
+/// Timed events of the whole job per kind.
+fn events_per_kind(job: &Job) -> [u64; Kind::ALL.len()] {
+    job.ranks
+        .par_iter()
+        .map(|r| {
+            let mut n = [0u64; Kind::ALL.len()];
+            r.events.kind.iter().for_each(|&k| n[k as usize] += 1);
+            n
+        })
+        .reduce(
+            || [0; Kind::ALL.len()],
+            |a, b| std::array::from_fn(|i| a[i] + b[i]),
+        )
+}
+
+/// Communication kernels with collective metadata, per `Collective name` (by symbol).
+fn collectives_by_name(job: &Job) -> Vec<NameCount> {
+    let mut per_name: std::collections::BTreeMap<Sym, u64> = Default::default();
+    for r in &job.ranks {
+        for c in &r.collectives {
+            if let (Some(name), Kind::Comm) = (c.name, r.events.kind[c.event.0 as usize]) {
+                *per_name.entry(name).or_default() += 1;
+            }
+        }
+    }
+    per_name
+        .into_iter()
+        .map(|(name, count)| NameCount { name, count })
+        .collect()
+}
+
 impl Analysis {
     /// The results the advisor's rules read.
     pub fn facts(&self) -> advisor::Facts<'_> {
-        let mut ranks: Vec<u32> = self.breakdown.iter().map(|b| b.rank).collect();
-        ranks.sort_unstable();
-        ranks.dedup();
-        advisor::Facts {
-            ranks: ranks.len() as u32,
-            steps: &self.step_times,
-            rows: &self.breakdown,
-            comm: &self.comm.types,
-            slow_links: &self.comm.slow_links,
-            slow_steps: &self.slow_steps,
-            stragglers: &self.stragglers,
-            imbalance: &self.imbalance,
-            stages: self.stages.as_deref(),
-            host: Some(&self.host),
-            roofline: Some(&self.roofline),
-            critical: self.critical_path.as_ref(),
-        }
+        advisor::Facts::new(&self.step_times, &self.breakdown)
+            .comm(&self.comm.types, &self.comm.slow_links)
+            .cluster(
+                &self.slow_steps,
+                &self.stragglers,
+                &self.imbalance,
+                self.stages.as_deref(),
+            )
+            .causes(&self.host, &self.roofline, self.critical_path.as_ref())
     }
 }

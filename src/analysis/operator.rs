@@ -8,7 +8,8 @@
 
 use super::critical_path::CriticalPath;
 use super::roofline::{OpRoof, Roofline};
-use crate::model::{Job, Kind, NONE, Rank, Sym};
+use super::stats::median_sorted;
+use crate::model::{EventIx, EventRef, Job, Kind, Rank, RankId, RankIx, StepNo, Sym};
 use crate::time::Ns;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -34,7 +35,7 @@ pub struct Durations {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RankOp {
     /// Rank id.
-    pub rank: u32,
+    pub rank: RankId,
     /// Its durations there.
     pub stats: Durations,
 }
@@ -63,7 +64,7 @@ pub struct OpDetail {
     pub per_rank: Vec<RankOp>,
     /// The rank with the largest total when it exceeds the median rank total by more than
     /// [`SLOW_RANK_EXCESS`] (who is slow at this operator); `None` when ranks are even.
-    pub slowest_rank: Option<u32>,
+    pub slowest_rank: Option<RankId>,
     /// Shapes, most frequent first.
     pub shapes: Vec<ShapeCount>,
     /// Its roofline row.
@@ -72,8 +73,8 @@ pub struct OpDetail {
     pub critical_ns: Ns,
     /// Critical time / the path's total.
     pub critical_share: Option<f64>,
-    /// The longest occurrence: (index in `job.ranks`, event), for its args.
-    pub longest: Option<(usize, u32)>,
+    /// The longest occurrence, for its args.
+    pub longest: Option<EventRef>,
 }
 
 /// How far above the median per-rank total the largest must be to name a slow rank (5%).
@@ -105,7 +106,7 @@ struct Scan {
     kinds: FxHashMap<Kind, u64>,
     launchers: FxHashMap<Sym, u64>,
     shapes: FxHashMap<(Option<Sym>, Option<Sym>), u64>,
-    longest: Option<(Ns, u32)>,
+    longest: Option<(Ns, EventIx)>,
 }
 
 impl Scan {
@@ -132,35 +133,32 @@ impl Scan {
 /// Events per parallel chunk: one huge rank is scanned by all cores.
 const CHUNK: usize = 1 << 18;
 
-fn scan(r: &Rank, name: Sym, step: Option<u32>, range: std::ops::Range<usize>) -> Scan {
+fn scan(r: &Rank, name: Sym, step: Option<StepNo>, range: std::ops::Range<usize>) -> Scan {
     let ev = &r.events;
     let mut out = Scan::default();
     for i in range {
         if ev.name[i] != name || ev.kind[i] == Kind::Sync {
             continue;
         }
-        if let Some(n) = step {
-            let s = ev.step[i];
-            if s == NONE || r.steps[s as usize].number != n {
-                continue;
-            }
+        if step.is_some_and(|n| r.step_of(i) != Some(n)) {
+            continue;
         }
         out.durs.push(ev.dur[i]);
         *out.kinds.entry(ev.kind[i]).or_default() += 1;
         let op = if ev.kind[i] == Kind::HostOp {
-            i as u32
+            EventIx::of(i)
         } else {
             ev.op[i]
         };
-        if op != NONE {
-            *out.launchers.entry(ev.name[op as usize]).or_default() += 1;
+        if let Some(o) = op.get() {
+            *out.launchers.entry(ev.name[o]).or_default() += 1;
             if let Ok(s) = r.shapes.binary_search_by_key(&op, |s| s.event) {
                 let s = &r.shapes[s];
                 *out.shapes.entry((s.dims, s.types)).or_default() += 1;
             }
         }
         if out.longest.is_none_or(|(d, _)| ev.dur[i] > d) {
-            out.longest = Some((ev.dur[i], i as u32));
+            out.longest = Some((ev.dur[i], EventIx::of(i)));
         }
     }
     out
@@ -171,7 +169,7 @@ fn scan(r: &Rank, name: Sym, step: Option<u32>, range: std::ops::Range<usize>) -
 pub fn detail(
     job: &Job,
     name: Sym,
-    step: Option<u32>,
+    step: Option<StepNo>,
     roofline: &Roofline,
     critical: Option<&CriticalPath>,
 ) -> OpDetail {
@@ -188,14 +186,15 @@ pub fn detail(
         .collect();
     let mut all = Scan::default();
     let mut per_rank = Vec::new();
-    let mut longest: Option<(Ns, usize, u32)> = None;
+    let mut longest: Option<(Ns, EventRef)> = None;
     for (idx, mut sc) in scans.into_iter().enumerate() {
         if sc.durs.is_empty() {
             continue;
         }
-        if let Some((d, e)) = sc.longest.take() {
-            if longest.is_none_or(|(best, _, _)| d > best) {
-                longest = Some((d, idx, e));
+        if let Some((d, event)) = sc.longest.take() {
+            if longest.is_none_or(|(best, _)| d > best) {
+                let rank = RankIx::of(idx);
+                longest = Some((d, EventRef { rank, event }));
             }
         }
         per_rank.push(RankOp {
@@ -223,7 +222,7 @@ pub fn detail(
         .filter(|top| {
             let mut totals: Vec<Ns> = per_rank.iter().map(|r| r.stats.total_ns).collect();
             totals.sort_unstable();
-            let median = super::step_times::median_sorted(&totals);
+            let median = median_sorted(&totals);
             top.stats.total_ns as f64 > median as f64 * (1.0 + SLOW_RANK_EXCESS)
         })
         .map(|r| r.rank);
@@ -265,7 +264,7 @@ pub fn detail(
         roofline: roof,
         critical_ns,
         critical_share,
-        longest: longest.map(|(_, i, e)| (i, e)),
+        longest: longest.map(|(_, e)| e),
     }
 }
 
@@ -290,7 +289,7 @@ pub fn names(job: &Job) -> Vec<Sym> {
     let mut out: Vec<Sym> = job
         .strings
         .iter()
-        .filter(|(s, text)| seen[*s as usize] && crate::model::profiler_step_number(text).is_none())
+        .filter(|(s, _)| seen[*s as usize] && !job.role(*s).is_step_marker())
         .map(|(s, _)| s)
         .collect();
     out.sort_by(|a, b| job.strings.resolve(*a).cmp(job.strings.resolve(*b)));

@@ -3,7 +3,7 @@
 //! a nested `cpu_op` on the same thread), so nested operators are not counted twice.
 //! `share` = the group's total / the sum over all groups (shares sum to 1).
 
-use crate::model::{Job, Kind, LaneSide, NONE, Rank, Sym};
+use crate::model::{Job, Kind, LaneSide, Rank, RankId, Role, StepNo, Sym};
 use crate::time::Ns;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -48,26 +48,30 @@ pub struct OpStat {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Scope {
     /// Only this rank.
-    pub rank: Option<u32>,
+    pub rank: Option<RankId>,
     /// Only this step number.
-    pub step: Option<u32>,
+    pub step: Option<StepNo>,
 }
 
 impl Scope {
     /// True when the rank is in scope.
-    pub fn has_rank(&self, r: u32) -> bool {
+    pub fn has_rank(&self, r: RankId) -> bool {
         self.rank.is_none_or(|x| x == r)
+    }
+
+    /// True when the step is in scope.
+    pub fn has_step(&self, s: StepNo) -> bool {
+        self.step.is_none_or(|x| x == s)
+    }
+
+    /// True when both are.
+    pub fn has(&self, r: RankId, s: StepNo) -> bool {
+        self.has_rank(r) && self.has_step(s)
     }
 }
 
 /// The operators by total time, largest first (ties by name), all of them.
 pub fn top_ops(job: &Job, scope: Scope) -> (OpBasis, Vec<OpStat>) {
-    // Step markers (`ProfilerStep#N`, a cpu_op in some profilers) are windows, not operators.
-    let markers: Vec<bool> = job
-        .strings
-        .iter()
-        .map(|(_, s)| crate::model::profiler_step_number(s).is_some())
-        .collect();
     let device = job.ranks.iter().any(|r| !r.is_cpu_only());
     let basis = if device {
         OpBasis::Device
@@ -79,7 +83,7 @@ pub fn top_ops(job: &Job, scope: Scope) -> (OpBasis, Vec<OpStat>) {
         .ranks
         .par_iter()
         .filter(|r| scope.has_rank(r.id))
-        .map(|rank| rank_ops(rank, basis, scope, &markers))
+        .map(|rank| rank_ops(rank, basis, scope, &job.roles))
         .reduce(FxHashMap::default, |mut a, b| {
             for (k, v) in b {
                 let e = a.entry(k).or_default();
@@ -118,15 +122,12 @@ fn rank_ops(
     rank: &Rank,
     basis: OpBasis,
     scope: Scope,
-    markers: &[bool],
+    roles: &[Role],
 ) -> FxHashMap<(Sym, Kind), (u64, Ns)> {
     let mut acc: FxHashMap<(Sym, Kind), (u64, Ns)> = FxHashMap::default();
     let in_step = |i: usize| match scope.step {
         None => true,
-        Some(n) => {
-            let s = rank.events.step[i];
-            s != NONE && rank.steps[s as usize].number == n
-        }
+        Some(n) => rank.step_of(i) == Some(n),
     };
     match basis {
         OpBasis::Device => {
@@ -141,7 +142,8 @@ fn rank_ops(
         }
         OpBasis::HostSelf => {
             for (i, self_ns) in host_self_times(rank) {
-                if in_step(i) && !markers[rank.events.name[i] as usize] {
+                // Step markers (a cpu_op in some profilers) are windows, not operators.
+                if in_step(i) && !roles[rank.events.name[i] as usize].is_step_marker() {
                     let e = acc.entry((rank.events.name[i], Kind::HostOp)).or_default();
                     e.0 += 1;
                     e.1 += self_ns;

@@ -8,6 +8,8 @@
 //! alone cannot name the rank that made the step slow — its own work can.
 
 use super::breakdown::Breakdown;
+use super::stats::median_sorted;
+use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 use std::collections::BTreeMap;
 
@@ -15,7 +17,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StepTime {
     /// Step number.
-    pub step: u32,
+    pub step: StepNo,
     /// Ranks that profiled this step.
     pub ranks: u32,
     /// Longest rank span.
@@ -25,14 +27,14 @@ pub struct StepTime {
     /// Shortest rank span.
     pub min_ns: Ns,
     /// Rank with the most own work.
-    pub slowest_rank: u32,
+    pub slowest_rank: RankId,
     /// That rank's own work.
     pub slowest_rank_work_ns: Ns,
 }
 
 /// Step times from per-(rank, step) breakdowns.
 pub fn step_times(rows: &[Breakdown]) -> Vec<StepTime> {
-    let mut by_step: BTreeMap<u32, Vec<&Breakdown>> = BTreeMap::new();
+    let mut by_step: BTreeMap<StepNo, Vec<&Breakdown>> = BTreeMap::new();
     for r in rows {
         by_step.entry(r.step).or_default().push(r);
     }
@@ -62,17 +64,12 @@ pub fn step_times(rows: &[Breakdown]) -> Vec<StepTime> {
         .collect()
 }
 
-/// Median of sorted values; even count: floor of the mean of the middle two.
-pub fn median_sorted(v: &[Ns]) -> Ns {
-    let n = v.len();
-    if n == 0 {
-        return 0;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]).div_euclid(2)
-    }
+/// The slowest step: the one with the longest cluster step time (ties: the earlier step).
+pub fn slowest(times: &[StepTime]) -> Option<StepNo> {
+    times
+        .iter()
+        .max_by(|a, b| a.max_ns.cmp(&b.max_ns).then(b.step.cmp(&a.step)))
+        .map(|s| s.step)
 }
 
 #[cfg(test)]
@@ -81,8 +78,8 @@ mod tests {
 
     fn row(rank: u32, step: u32, span: Ns, comm: Ns) -> Breakdown {
         Breakdown {
-            rank,
-            step,
+            rank: RankId(rank),
+            step: StepNo(step),
             span_ns: span,
             comm_ns: comm,
             compute_ns: span - comm,
@@ -97,12 +94,10 @@ mod tests {
         let t = step_times(&rows);
         assert_eq!(t.len(), 1);
         assert_eq!((t[0].max_ns, t[0].median_ns, t[0].min_ns), (101, 100, 99));
-        assert_eq!((t[0].slowest_rank, t[0].slowest_rank_work_ns), (1, 96));
-    }
-
-    #[test]
-    fn even_median_floors() {
-        assert_eq!(median_sorted(&[1, 2, 3, 4]), 2);
-        assert_eq!(median_sorted(&[10, 13]), 11);
+        assert_eq!(
+            (t[0].slowest_rank, t[0].slowest_rank_work_ns),
+            (RankId(1), 96)
+        );
+        assert_eq!(slowest(&t), Some(StepNo(5)));
     }
 }

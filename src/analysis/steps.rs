@@ -1,4 +1,4 @@
-//! Rank step spans (DESIGN §4): contiguous, non-overlapping windows that end when the device
+//! Rank step spans (docs/metrics.md, "Step window"): contiguous, non-overlapping windows that end when the device
 //! has finished the step's work (device-bound) or when the host starts the next step
 //! (host-bound), like a synchronous step timer.
 //!
@@ -6,7 +6,7 @@
 //! B_N = max(host start of N, D_{N−1}) (first step: its host start). Span N = [B_N, B_{N+1});
 //! the last step: [B_N, max(host end of N, D_N)].
 
-use crate::model::{NONE, Rank};
+use crate::model::{NO_STEP, Rank, StepNo};
 use crate::time::Ns;
 
 /// One step of one rank.
@@ -15,7 +15,7 @@ pub struct StepSpan {
     /// Index into `Rank::steps`.
     pub index: u32,
     /// The step number (`ProfilerStep#N`).
-    pub number: u32,
+    pub number: StepNo,
     /// B_N.
     pub start: Ns,
     /// B_{N+1}, or the end of the last step.
@@ -44,7 +44,7 @@ pub fn rank_spans(rank: &Rank) -> Vec<StepSpan> {
     let ev = &rank.events;
     for i in 0..ev.len() {
         let s = ev.step[i];
-        if s != NONE && ev.kind[i].is_device_work() {
+        if s != NO_STEP && ev.kind[i].is_device_work() {
             let e = ev.end(i);
             let slot = &mut dmax[s as usize];
             *slot = Some(slot.map_or(e, |m| m.max(e)));

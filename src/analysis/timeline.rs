@@ -9,15 +9,12 @@
 //! rank's row, k counted from the step start: ranks of a data-parallel job run the same
 //! program, so the k-th kernel of a name is the same work everywhere.
 
-use super::breakdown::is_host_collective;
 use super::comm::Comm;
 use super::comm::align::Offset;
-use super::comm::op::CollOp;
 use super::steps::StepSpan;
-use crate::model::{Job, Kind, LaneSide, Rank, Sym};
+use crate::model::{CollOp, EventIx, Job, Kind, LaneSide, Rank, RankId, RankIx, StepNo, Sym};
 use crate::time::Ns;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 
 /// What a band is, for colouring: the kinds of seed 002's Marey graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -72,16 +69,16 @@ pub struct Band {
     /// Operator or kernel name.
     pub name: Sym,
     /// The event (index into the rank's `Events`).
-    pub event: u32,
+    pub event: EventIx,
 }
 
 /// One time axis: a rank, or one lane of a rank.
 #[derive(Debug, Clone)]
 pub struct Row {
     /// Rank id.
-    pub rank: u32,
+    pub rank: RankId,
     /// Index of the rank in `job.ranks`.
-    pub rank_index: u32,
+    pub rank_index: RankIx,
     /// The lane, on a device-level timeline.
     pub lane: Option<u16>,
     /// Row label (`rank 3`, `stream 7`).
@@ -97,7 +94,7 @@ pub struct Row {
 #[derive(Debug, Clone)]
 pub struct Timeline {
     /// Step number.
-    pub step: u32,
+    pub step: StepNo,
     /// Earliest aligned step start over the rows' ranks.
     pub start: Ns,
     /// Latest aligned step end (host or device) over the rows' ranks.
@@ -128,7 +125,7 @@ pub struct Envelope {
 
 /// The step's window on one rank, on its own clock: span start to the later of span end and
 /// device end.
-fn window(spans: &[StepSpan], step: u32) -> Option<(u32, Ns, Ns)> {
+fn window(spans: &[StepSpan], step: StepNo) -> Option<(u32, Ns, Ns)> {
     let s = spans.iter().find(|s| s.number == step)?;
     Some((s.index, s.start, s.end.max(s.device_end.unwrap_or(s.end))))
 }
@@ -146,30 +143,20 @@ fn device_step_events(rank: &Rank, lane: u16, si: u32, to: Ns) -> impl Iterator<
     (lo..hi.max(lo)).filter(move |&i| ev.step[i] == si && ev.kind[i].is_device_work())
 }
 
-/// Band kinds per name, computed once per distinct name.
-struct Kinds<'a> {
-    job: &'a Job,
-    cache: FxHashMap<Sym, BandKind>,
-}
-
-impl Kinds<'_> {
-    fn of(&mut self, name: Sym, kind: Kind) -> BandKind {
-        let job = self.job;
-        *self.cache.entry(name).or_insert_with(|| {
-            let s = job.strings.resolve(name);
-            match kind {
-                Kind::Memcpy | Kind::Memset => BandKind::Memory,
-                Kind::Comm => comm_kind(s),
-                _ if is_host_collective(s) => comm_kind(s),
-                Kind::Compute => BandKind::Compute,
-                _ => BandKind::Host,
-            }
-        })
+/// The band kind of an event, from its kind and its name's role.
+fn band_kind(job: &Job, name: Sym, kind: Kind) -> BandKind {
+    let role = job.role(name);
+    match kind {
+        Kind::Memcpy | Kind::Memset => BandKind::Memory,
+        Kind::Comm => comm_kind(role.collective),
+        _ if role.host_collective.is_some() => comm_kind(role.collective),
+        Kind::Compute => BandKind::Compute,
+        _ => BandKind::Host,
     }
 }
 
-fn comm_kind(name: &str) -> BandKind {
-    match CollOp::from_event_name(name) {
+fn comm_kind(op: CollOp) -> BandKind {
+    match op {
         CollOp::Send => BandKind::Send,
         CollOp::Recv => BandKind::Recv,
         _ => BandKind::Collective,
@@ -193,19 +180,15 @@ fn top_level(rank: &Rank, lane: u16, from: Ns, to: Ns, keep: impl Fn(usize) -> b
     out
 }
 
-fn band(rank: &Rank, i: usize, off: Ns, kinds: &mut Kinds<'_>) -> Band {
+fn band(job: &Job, rank: &Rank, i: usize, off: Ns) -> Band {
     let ev = &rank.events;
     Band {
         start: ev.start[i] + off,
         end: ev.end(i) + off,
-        kind: kinds.of(ev.name[i], ev.kind[i]),
+        kind: band_kind(job, ev.name[i], ev.kind[i]),
         name: ev.name[i],
-        event: i as u32,
+        event: EventIx::of(i),
     }
-}
-
-fn is_marker(strings: &crate::model::Interner, name: Sym) -> bool {
-    crate::model::profiler_step_number(strings.resolve(name)).is_some()
 }
 
 fn host_kind(k: Kind) -> bool {
@@ -219,14 +202,10 @@ fn rank_row(
     idx: usize,
     spans: &[StepSpan],
     off: Ns,
-    step: u32,
+    step: StepNo,
 ) -> Option<(Row, Ns, Ns)> {
     let rank = &job.ranks[idx];
     let (si, from, to) = window(spans, step)?;
-    let mut kinds = Kinds {
-        job,
-        cache: FxHashMap::default(),
-    };
     let ev = &rank.events;
     let mut bands: Vec<Band> = Vec::new();
     if rank.is_cpu_only() {
@@ -235,9 +214,9 @@ fn rank_row(
                 continue;
             }
             for i in top_level(rank, l as u16, from, to, |i| {
-                ev.kind[i] == Kind::HostOp && !is_marker(&job.strings, ev.name[i])
+                ev.kind[i] == Kind::HostOp && !job.role(ev.name[i]).is_step_marker()
             }) {
-                bands.push(band(rank, i, off, &mut kinds));
+                bands.push(band(job, rank, i, off));
             }
         }
     } else {
@@ -246,14 +225,14 @@ fn rank_row(
                 continue;
             }
             for i in device_step_events(rank, l as u16, si, to) {
-                bands.push(band(rank, i, off, &mut kinds));
+                bands.push(band(job, rank, i, off));
             }
         }
     }
     bands.sort_by_key(|b| (b.start, b.end, b.event));
     let row = Row {
         rank: rank.id,
-        rank_index: idx as u32,
+        rank_index: RankIx::of(idx),
         lane: None,
         label: format!("rank {}", rank.id),
         max_len: max_len(&bands),
@@ -263,7 +242,7 @@ fn rank_row(
 }
 
 /// The cluster timeline of a step: one row per rank that has the step, aligned clocks.
-pub fn cluster(job: &Job, spans: &[Vec<StepSpan>], offsets: &[Offset], step: u32) -> Timeline {
+pub fn cluster(job: &Job, spans: &[Vec<StepSpan>], offsets: &[Offset], step: StepNo) -> Timeline {
     let rows: Vec<(Row, Ns, Ns)> = (0..job.ranks.len())
         .into_par_iter()
         .filter_map(|i| {
@@ -281,17 +260,14 @@ pub fn lanes(
     job: &Job,
     spans: &[Vec<StepSpan>],
     offsets: &[Offset],
-    idx: usize,
-    step: u32,
+    ix: RankIx,
+    step: StepNo,
 ) -> Timeline {
+    let idx = ix.get();
     let rank = &job.ranks[idx];
     let off = offsets.get(idx).map_or(0, |o| o.offset_ns);
     let Some((si, from, to)) = window(&spans[idx], step) else {
         return assemble(step, Vec::new());
-    };
-    let mut kinds = Kinds {
-        job,
-        cache: FxHashMap::default(),
     };
     let ev = &rank.events;
     let mut rows = Vec::new();
@@ -301,7 +277,7 @@ pub fn lanes(
             LaneSide::Device => device_step_events(rank, l, si, to).collect(),
             // The step marker spans the whole step: the work is what it contains.
             LaneSide::Cpu => top_level(rank, l, from, to, |i| {
-                host_kind(ev.kind[i]) && !is_marker(&job.strings, ev.name[i])
+                host_kind(ev.kind[i]) && !job.role(ev.name[i]).is_step_marker()
             }),
             LaneSide::Other => continue,
         };
@@ -310,12 +286,12 @@ pub fn lanes(
         }
         let bands: Vec<Band> = picked
             .into_iter()
-            .map(|i| band(rank, i, off, &mut kinds))
+            .map(|i| band(job, rank, i, off))
             .collect();
         rows.push((
             Row {
                 rank: rank.id,
-                rank_index: idx as u32,
+                rank_index: ix,
                 lane: Some(l),
                 label: job.strings.resolve(lane.name).to_string(),
                 max_len: max_len(&bands),
@@ -332,7 +308,7 @@ fn max_len(bands: &[Band]) -> Ns {
     bands.iter().map(|b| b.end - b.start).max().unwrap_or(0)
 }
 
-fn assemble(step: u32, rows: Vec<(Row, Ns, Ns)>) -> Timeline {
+fn assemble(step: StepNo, rows: Vec<(Row, Ns, Ns)>) -> Timeline {
     let start = rows.iter().map(|r| r.1).min().unwrap_or(0);
     let end = rows.iter().map(|r| r.2).max().unwrap_or(0);
     Timeline {
@@ -376,20 +352,20 @@ impl Timeline {
         band: &Band,
     ) -> Option<Vec<Option<Band>>> {
         let ri = self.rows.get(row)?.rank_index;
-        let calls = comm.calls.per_rank.get(ri as usize)?;
+        let calls = comm.calls.per_rank.get(ri.get())?;
         let c = calls.iter().position(|c| c.event == band.event)? as u32;
         let inst = comm.matching.instances.iter().find(|i| {
             i.members
-                .binary_search_by_key(&ri, |m| m.0)
-                .is_ok_and(|p| i.members[p].1 == c)
+                .binary_search_by_key(&ri, |m| m.rank)
+                .is_ok_and(|p| i.members[p].call == c)
         })?;
         let mut out = vec![None; self.rows.len()];
-        for &(mr, mc) in &inst.members {
+        for m in &inst.members {
             // Cluster rows are in rank order: one row per rank index.
-            let Ok(at) = self.rows.binary_search_by_key(&mr, |r| r.rank_index) else {
+            let Ok(at) = self.rows.binary_search_by_key(&m.rank, |r| r.rank_index) else {
                 continue;
             };
-            let ev = comm.calls.per_rank[mr as usize][mc as usize].event;
+            let ev = comm.calls.per_rank[m.rank.get()][m.call as usize].event;
             out[at] = self.rows[at].bands.iter().find(|b| b.event == ev).copied();
         }
         Some(out)
@@ -401,7 +377,7 @@ impl Timeline {
     }
 
     /// The row index of a rank (cluster timelines).
-    pub fn row_of_rank(&self, rank: u32) -> Option<usize> {
+    pub fn row_of_rank(&self, rank: RankId) -> Option<usize> {
         self.rows.iter().position(|r| r.rank == rank)
     }
 }
@@ -438,22 +414,22 @@ mod tests {
             end,
             kind: BandKind::Compute,
             name,
-            event: 0,
+            event: EventIx(0),
         }
     }
 
     #[test]
     fn envelope_of_the_kth_occurrence() {
         let row = |rank, bands| Row {
-            rank,
-            rank_index: rank,
+            rank: RankId(rank),
+            rank_index: RankIx(rank),
             lane: None,
             label: String::new(),
             max_len: 20,
             bands,
         };
         let tl = Timeline {
-            step: 1,
+            step: StepNo(1),
             start: 0,
             end: 100,
             rows: vec![
@@ -477,6 +453,6 @@ mod tests {
             (40, 42, 45, 50, 55, 61, 2)
         );
         assert!(tl.envelope(0..3, 7, 2).is_none());
-        assert_eq!(tl.row_of_rank(2), Some(2));
+        assert_eq!(tl.row_of_rank(RankId(2)), Some(2));
     }
 }

@@ -1,27 +1,10 @@
 //! Paths → per-rank inputs: files as given, directories searched recursively for traces, `-`
-//! for stdin; and rank ids guessed from file names (`rank-3`, `rank3`, `rank_3`).
+//! for stdin, each with the format it is in; and rank ids guessed from file names (`rank-3`,
+//! `rank3`, `rank_3`).
 
-use crate::error::InputError;
+use super::{Format, Input, Origin};
+use crate::error::Error;
 use std::path::{Path, PathBuf};
-
-/// One input to load as one rank.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Input {
-    /// A trace file.
-    File(PathBuf),
-    /// Standard input.
-    Stdin,
-}
-
-impl Input {
-    /// The label used in messages and reports.
-    pub fn label(&self) -> String {
-        match self {
-            Input::File(p) => p.display().to_string(),
-            Input::Stdin => "-".to_string(),
-        }
-    }
-}
 
 /// True for names a trace writer produces: `*.json`, `*.json.gz` (incl. `*.pt.trace.json`).
 pub fn is_trace_name(name: &str) -> bool {
@@ -29,32 +12,44 @@ pub fn is_trace_name(name: &str) -> bool {
     n.ends_with(".json") || n.ends_with(".json.gz")
 }
 
+/// The format a file is in (a file given by name is taken as a trace: its reader says when
+/// it is not one).
+pub fn format_of(_path: &Path) -> Format {
+    Format::Kineto
+}
+
 /// Expands the command-line paths into inputs, in a deterministic order.
-pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, InputError> {
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
     let mut out = Vec::new();
     for p in paths {
         if p.as_os_str() == "-" {
-            out.push(Input::Stdin);
+            out.push(Input {
+                origin: Origin::Stdin,
+                format: Format::Kineto,
+            });
             continue;
         }
         let label = p.display().to_string();
-        let meta = std::fs::metadata(p)
-            .map_err(|e| InputError::whole(&label, format!("cannot read: {e}")))?;
-        if meta.is_dir() {
+        let meta =
+            std::fs::metadata(p).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+        let files = if meta.is_dir() {
             let mut found = Vec::new();
-            walk(p, &mut found)
-                .map_err(|e| InputError::whole(&label, format!("cannot list: {e}")))?;
+            walk(p, &mut found).map_err(|e| Error::input(&label, format!("cannot list: {e}")))?;
             if found.is_empty() {
-                return Err(InputError::whole(
+                return Err(Error::input(
                     &label,
                     "no trace files (*.json, *.json.gz) in this directory",
                 ));
             }
             found.sort();
-            out.extend(found.into_iter().map(Input::File));
+            found
         } else {
-            out.push(Input::File(p.clone()));
-        }
+            vec![p.clone()]
+        };
+        out.extend(files.into_iter().map(|f| Input {
+            format: format_of(&f),
+            origin: Origin::File(f),
+        }));
     }
     Ok(out)
 }

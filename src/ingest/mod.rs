@@ -1,27 +1,147 @@
-//! Bytes → model: find the inputs, read them in parallel (memory-mapped, one rank per rayon
-//! task, each big file split into parallel chunks), resolve rank ids, intern names job-wide.
+//! Bytes → model. Discovery turns paths into [`Input`]s (`where` a rank's data is, `what`
+//! format it is in); [`load`] reads them in parallel — each through its format's reader — and
+//! [`assemble`] makes one job of the ranks: rank ids resolved, names interned job-wide, every
+//! name's role assigned from the role tables.
+//!
+//! A new input format is a module here that turns one input into a [`RankDraft`], plus a
+//! [`Format`] variant that discovery recognizes and [`load`] dispatches on
+//! (docs/architecture.md).
 
+mod assemble;
+pub mod chrome;
+pub mod demo;
 pub mod discover;
 pub mod kineto;
 pub mod progress;
+pub mod roles;
 pub mod source;
+mod steps;
 
-use crate::error::InputError;
-use crate::model::{Job, RankFrom};
-use discover::Input;
-use kineto::{ParseOptions, RankDraft};
+use crate::error::Error;
+use crate::model::{Interner, ProcessGroup, Rank, RankId};
+use demo::DemoJob;
+use progress::Counters;
 use rayon::prelude::*;
+use roles::RoleTable;
 use source::Source;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
+
+/// Where one rank's data is.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// A file.
+    File(PathBuf),
+    /// Standard input.
+    Stdin,
+    /// Rank `rank` of a generated demo job.
+    Demo(Arc<DemoJob>, u32),
+}
+
+/// What format an input is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// PyTorch profiler (Kineto) Chrome-trace JSON.
+    Kineto,
+}
+
+/// One input, read as one rank.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// Where it is.
+    pub origin: Origin,
+    /// What it is.
+    pub format: Format,
+}
+
+impl Input {
+    /// The file at `path`, its format told by its name.
+    pub fn file(path: PathBuf) -> Input {
+        Input {
+            format: discover::format_of(&path),
+            origin: Origin::File(path),
+        }
+    }
+
+    /// The label used in messages and reports (the path as given, `-`, `demo:rank-N`).
+    pub fn label(&self) -> String {
+        match &self.origin {
+            Origin::File(p) => p.display().to_string(),
+            Origin::Stdin => "-".to_string(),
+            Origin::Demo(_, r) => format!("demo:rank-{r}"),
+        }
+    }
+
+    /// The rank a file name states (`rank-3.json`), when it is a file.
+    fn rank_hint(&self) -> Option<RankId> {
+        match &self.origin {
+            Origin::File(p) => discover::rank_from_name(p).map(RankId),
+            _ => None,
+        }
+    }
+
+    /// The input's bytes.
+    fn open(&self) -> Result<Source, Error> {
+        match &self.origin {
+            Origin::File(p) => source::open(p),
+            Origin::Stdin => source::stdin(),
+            Origin::Demo(job, r) => Ok(job.source(*r)),
+        }
+    }
+
+    /// The text of one event again, for views that show its args (`None`: not kept, stdin).
+    pub fn event_text(&self, raw: crate::model::RawSpan) -> Result<String, String> {
+        match &self.origin {
+            Origin::File(p) => source::event_text(p, raw).map_err(|e| e.to_string()),
+            Origin::Stdin => Err("stdin is not kept after loading".into()),
+            Origin::Demo(job, r) => {
+                let t = job.rank_text(*r);
+                let (a, b) = (raw.offset as usize, raw.offset as usize + raw.len as usize);
+                t.get(a..b)
+                    .map(str::to_string)
+                    .ok_or_else(|| "the demo trace changed".to_string())
+            }
+        }
+    }
+}
+
+/// The inputs of a generated demo job, one per rank.
+pub fn demo_inputs(spec: demo::DemoSpec) -> Vec<Input> {
+    let job = DemoJob::new(spec);
+    (0..spec.ranks)
+        .map(|r| Input {
+            origin: Origin::Demo(job.clone(), r),
+            format: Format::Kineto,
+        })
+        .collect()
+}
+
+/// A rank read from one input, with names interned in its own table (re-interned into the
+/// job's table when the job is assembled).
+pub struct RankDraft {
+    /// The rank, with [`crate::model::Sym`]s into `strings`.
+    pub rank: Rank,
+    /// The rank-local string table.
+    pub strings: Interner,
+    /// The rank id the input states (`distributedInfo.rank`).
+    pub declared_rank: Option<RankId>,
+    /// The world size the input states.
+    pub world_size: Option<u32>,
+    /// The process groups the input declares.
+    pub groups: Vec<ProcessGroup>,
+    /// Things the user should know about this input (lossy names, clamped durations).
+    pub warnings: Vec<String>,
+}
 
 /// A loaded job and what did not load.
 #[derive(Debug)]
 pub struct Loaded {
     /// The ranks that loaded.
-    pub job: Job,
+    pub job: crate::model::Job,
     /// Inputs that could not be read, with why (the others loaded).
-    pub skipped: Vec<InputError>,
+    pub skipped: Vec<Error>,
     /// Warnings about inputs that did load.
     pub warnings: Vec<String>,
     /// Wall time of the load, ns.
@@ -29,94 +149,80 @@ pub struct Loaded {
 }
 
 /// What to load beyond the defaults.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone)]
 pub struct LoadOptions {
     /// Keep `python_function` frames (`with_stack=True`) as events of kind other; by default
     /// they are counted and dropped (they can be most of a trace).
     pub python_stacks: bool,
+    /// The role tables names are read with.
+    pub roles: Arc<RoleTable>,
 }
 
-/// Loads inputs from the file system (or stdin). Unreadable inputs are skipped when at least
-/// one loads; when none does, the first error is returned.
-pub fn load(inputs: &[Input], opts: LoadOptions) -> Result<Loaded, InputError> {
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            python_stacks: false,
+            roles: Arc::new(RoleTable::embedded()),
+        }
+    }
+}
+
+/// Loads inputs, showing progress on stderr when it is a terminal and the load is slow.
+/// Unreadable inputs are skipped when at least one loads; when none does, the first error is
+/// returned.
+pub fn load(inputs: &[Input], opts: &LoadOptions) -> Result<Loaded, Error> {
     let progress = progress::Progress::start(inputs.len());
     let loaded = load_counted(inputs, opts, &progress.counters);
     drop(progress);
     loaded
 }
 
-/// [`load`] without the stderr display, bumping `counters` (made with
-/// [`progress::Counters::new`] for `inputs.len()` files) as it goes: the TUI's loading view
-/// reads them.
+/// [`load`] without the stderr display, bumping `counters` (made with [`Counters::new`] for
+/// `inputs.len()` inputs) as it goes: the TUI's loading view reads them.
 pub fn load_counted(
     inputs: &[Input],
-    opts: LoadOptions,
-    counters: &progress::Counters,
-) -> Result<Loaded, InputError> {
+    opts: &LoadOptions,
+    counters: &Counters,
+) -> Result<Loaded, Error> {
     let began = Instant::now();
-    let results: Vec<Result<RankDraft, InputError>> = inputs
+    let results: Vec<Result<RankDraft, Error>> = inputs
         .par_iter()
         .enumerate()
         .map(|(i, input)| {
             counted(counters, i, || {
-                let src = match input {
-                    Input::File(p) => source::open(p),
-                    Input::Stdin => source::stdin(),
-                };
-                let parse = ParseOptions {
-                    bytes_done: &counters.bytes,
-                    python_stacks: opts.python_stacks,
-                };
-                src.and_then(|s| kineto::read(&s, &parse))
+                let mut d = read(input, opts, counters)?;
+                d.rank.source.input = i;
+                Ok(d)
             })
         })
         .collect();
-    let hints: Vec<Option<u32>> = inputs
-        .iter()
-        .map(|i| match i {
-            Input::File(p) => discover::rank_from_name(p),
-            Input::Stdin => None,
-        })
-        .collect();
-    let mut loaded = assemble(results, &hints)?;
+    let hints: Vec<Option<RankId>> = inputs.iter().map(Input::rank_hint).collect();
+    let mut loaded = assemble::assemble(results, &hints, &opts.roles)?;
     loaded.load_ns = began.elapsed().as_nanos() as u64;
     Ok(loaded)
 }
 
-/// Loads sources already in memory (the demo cluster, tests), one rank each.
-pub fn load_sources(sources: Vec<Source>, opts: LoadOptions) -> Result<Loaded, InputError> {
-    let counters = progress::Counters::new(sources.len());
-    load_sources_counted(sources, opts, &counters)
-}
-
-/// [`load_sources`], bumping `counters` as it goes (the TUI's loading view).
-pub fn load_sources_counted(
-    sources: Vec<Source>,
-    opts: LoadOptions,
-    counters: &progress::Counters,
-) -> Result<Loaded, InputError> {
-    let began = Instant::now();
-    let parse = ParseOptions {
-        bytes_done: &counters.bytes,
-        python_stacks: opts.python_stacks,
-    };
-    let results: Vec<_> = sources
-        .par_iter()
-        .enumerate()
-        .map(|(i, s)| counted(counters, i, || kineto::read(s, &parse)))
-        .collect();
-    let hints = vec![None; results.len()];
-    let mut loaded = assemble(results, &hints)?;
-    loaded.load_ns = began.elapsed().as_nanos() as u64;
-    Ok(loaded)
+/// Reads one input with its format's reader.
+fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<RankDraft, Error> {
+    let src = input.open()?;
+    match input.format {
+        Format::Kineto => kineto::read(
+            &src,
+            &kineto::ReadOptions {
+                roles: &opts.roles,
+                bytes_done: &counters.bytes,
+                python_stacks: opts.python_stacks,
+            },
+        ),
+    }
 }
 
 /// Runs one input's read, recording its state and counts.
 fn counted(
-    counters: &progress::Counters,
+    counters: &Counters,
     i: usize,
-    read: impl FnOnce() -> Result<RankDraft, InputError>,
-) -> Result<RankDraft, InputError> {
+    read: impl FnOnce() -> Result<RankDraft, Error>,
+) -> Result<RankDraft, Error> {
     counters.set_file(i, progress::FILE_READING);
     let r = read();
     if let Ok(d) = &r {
@@ -132,118 +238,4 @@ fn counted(
     };
     counters.set_file(i, state);
     r
-}
-
-/// Resolves rank ids (trace, then file name, then discovery order) and interns names job-wide.
-fn assemble(
-    results: Vec<Result<RankDraft, InputError>>,
-    hints: &[Option<u32>],
-) -> Result<Loaded, InputError> {
-    let mut skipped = Vec::new();
-    let mut drafts = Vec::new();
-    for (r, hint) in results.into_iter().zip(hints) {
-        match r {
-            Ok(d) => drafts.push((d, *hint)),
-            Err(e) => skipped.push(e),
-        }
-    }
-    if drafts.is_empty() {
-        return Err(skipped
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| InputError::whole("-", "no inputs")));
-    }
-    let mut warnings = Vec::new();
-    let mut notes = Vec::new();
-    let mut claimed: std::collections::BTreeMap<u32, String> = Default::default();
-    let mut unresolved = Vec::new();
-    for (idx, (d, hint)) in drafts.iter_mut().enumerate() {
-        let (id, from) = match (d.declared_rank, *hint) {
-            (Some(r), _) => (r, RankFrom::DistributedInfo),
-            (None, Some(r)) => (r, RankFrom::FileName),
-            (None, None) => {
-                unresolved.push(idx);
-                continue;
-            }
-        };
-        if let Some(other) = claimed.get(&id) {
-            return Err(InputError::whole(
-                &d.rank.source.path,
-                format!("rank {id} is claimed by both {other} and this file"),
-            ));
-        }
-        claimed.insert(id, d.rank.source.path.clone());
-        d.rank.id = id;
-        d.rank.source.rank_from = from;
-    }
-    let mut next = 0u32;
-    for idx in unresolved {
-        while claimed.contains_key(&next) {
-            next += 1;
-        }
-        let d = &mut drafts[idx].0;
-        d.rank.id = next;
-        d.rank.source.rank_from = RankFrom::DiscoveryOrder;
-        claimed.insert(next, d.rank.source.path.clone());
-        notes.push(format!(
-            "{}: no rank in the trace or its file name; taken as rank {next} (discovery order)",
-            d.rank.source.path
-        ));
-    }
-    let mut job = Job::default();
-    drafts.sort_by_key(|(d, _)| d.rank.id);
-    for (mut d, _) in drafts {
-        warnings.append(&mut d.warnings);
-        job.world_size = job.world_size.max(d.world_size);
-        job.groups.append(&mut d.groups);
-        let map: Vec<u32> = d
-            .strings
-            .iter()
-            .map(|(_, s)| job.strings.intern(s))
-            .collect();
-        let r = &mut d.rank;
-        r.events
-            .name
-            .par_iter_mut()
-            .for_each(|n| *n = map[*n as usize]);
-        for l in &mut r.lanes {
-            l.pid = map[l.pid as usize];
-            l.tid = map[l.tid as usize];
-            l.name = map[l.name as usize];
-        }
-        r.devices.iter_mut().for_each(|n| *n = map[*n as usize]);
-        r.unknown_categories
-            .iter_mut()
-            .for_each(|(n, _)| *n = map[*n as usize]);
-        for c in &mut r.collectives {
-            for s in [&mut c.name, &mut c.dtype, &mut c.group, &mut c.group_ranks]
-                .into_iter()
-                .flatten()
-            {
-                *s = map[*s as usize];
-            }
-        }
-        for o in &mut r.shapes {
-            for s in [&mut o.dims, &mut o.types].into_iter().flatten() {
-                *s = map[*s as usize];
-            }
-        }
-        if r.steps.len() == 1 && r.steps[0].synthetic {
-            notes.push(format!(
-                "rank {}: no ProfilerStep markers; the whole trace is analysed as one step",
-                r.id
-            ));
-        }
-        job.ranks.push(d.rank);
-    }
-    // Every rank repeats the groups it belongs to: keep each (name, ranks) once.
-    job.groups.sort();
-    job.groups.dedup();
-    job.notes = notes;
-    Ok(Loaded {
-        job,
-        skipped,
-        warnings,
-        load_ns: 0,
-    })
 }

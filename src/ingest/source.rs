@@ -1,7 +1,7 @@
 //! Bytes of one input: plain files are memory-mapped (zero copy, paged in on demand), gzip is
 //! inflated once into a buffer sized from the gzip trailer, stdin is read to a buffer.
 
-use crate::error::{InputError, Position};
+use crate::error::{Error, Position};
 use flate2::bufread::MultiGzDecoder;
 use memmap2::Mmap;
 use std::fs::File;
@@ -42,21 +42,17 @@ pub struct Source {
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Opens a trace file: mmap when plain, inflate when gzip (detected by magic bytes, not name).
-pub fn open(path: &Path) -> Result<Source, InputError> {
+pub fn open(path: &Path) -> Result<Source, Error> {
     let label = path.display().to_string();
-    let file =
-        File::open(path).map_err(|e| InputError::whole(&label, format!("cannot read: {e}")))?;
+    let file = File::open(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
     let meta = file
         .metadata()
-        .map_err(|e| InputError::whole(&label, format!("cannot read: {e}")))?;
+        .map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
     if meta.is_dir() {
-        return Err(InputError::whole(
-            &label,
-            "is a directory, not a trace file",
-        ));
+        return Err(Error::input(&label, "is a directory, not a trace file"));
     }
     if meta.len() == 0 {
-        return Err(InputError::at(&label, 0, "empty file"));
+        return Err(Error::input_at(&label, 0, "empty file"));
     }
     // SAFETY: the map is read-only; a trace file truncated by another process while mapped
     // would fault, the same hazard every mmap-based reader (ripgrep, etc.) accepts.
@@ -64,31 +60,31 @@ pub fn open(path: &Path) -> Result<Source, InputError> {
     // taken by two parser threads contending for the address-space lock (measured: 0.38 s
     // vs 0.50 s for 186 MB); every byte is read anyway.
     let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
-        .map_err(|e| InputError::whole(&label, format!("cannot map: {e}")))?;
+        .map_err(|e| Error::input(&label, format!("cannot map: {e}")))?;
     from_bytes(label, Text::Mapped(map), meta.len())
 }
 
 /// Reads all of stdin (plain or gzip).
-pub fn stdin() -> Result<Source, InputError> {
+pub fn stdin() -> Result<Source, Error> {
     let mut buf = Vec::new();
     std::io::stdin()
         .lock()
         .read_to_end(&mut buf)
-        .map_err(|e| InputError::whole("-", format!("cannot read stdin: {e}")))?;
+        .map_err(|e| Error::input("-", format!("cannot read stdin: {e}")))?;
     if buf.is_empty() {
-        return Err(InputError::at("-", 0, "empty input on stdin"));
+        return Err(Error::input_at("-", 0, "empty input on stdin"));
     }
     let len = buf.len() as u64;
     from_bytes("-".to_string(), Text::Owned(buf), len)
 }
 
 /// Wraps bytes already in memory (generated demo traces, tests).
-pub fn from_memory(label: impl Into<String>, bytes: Vec<u8>) -> Result<Source, InputError> {
+pub fn from_memory(label: impl Into<String>, bytes: Vec<u8>) -> Result<Source, Error> {
     let len = bytes.len() as u64;
     from_bytes(label.into(), Text::Owned(bytes), len)
 }
 
-fn from_bytes(label: String, raw: Text, file_bytes: u64) -> Result<Source, InputError> {
+fn from_bytes(label: String, raw: Text, file_bytes: u64) -> Result<Source, Error> {
     if raw.starts_with(&GZIP_MAGIC) {
         let text = inflate(&label, &raw)?;
         Ok(Source {
@@ -108,7 +104,7 @@ fn from_bytes(label: String, raw: Text, file_bytes: u64) -> Result<Source, Input
 }
 
 /// Inflates a (possibly multi-member) gzip stream into one buffer.
-fn inflate(label: &str, gz: &[u8]) -> Result<Vec<u8>, InputError> {
+fn inflate(label: &str, gz: &[u8]) -> Result<Vec<u8>, Error> {
     // ISIZE (last 4 bytes) is the uncompressed size mod 2^32: presizing avoids the 2× peak of
     // a doubling Vec on gigabyte traces. It is only a hint (multi-member, >4 GiB, corrupt).
     let hint = gz
@@ -126,20 +122,16 @@ fn inflate(label: &str, gz: &[u8]) -> Result<Vec<u8>, InputError> {
         } else {
             format!("corrupt gzip stream: {e}")
         };
-        return Err(InputError {
-            path: label.to_string(),
-            pos: Some(Position::CompressedByte(at)),
-            msg: what,
-        });
+        return Err(Error::input_pos(label, Position::CompressedByte(at), what));
     }
     Ok(out)
 }
 
 /// The text of one event of a trace file, read again on demand (a view showing its `args`):
 /// a plain file is mapped and sliced; gzip is inflated only up to the event's end.
-pub fn event_text(path: &Path, raw: crate::model::RawSpan) -> Result<String, InputError> {
+pub fn event_text(path: &Path, raw: crate::model::RawSpan) -> Result<String, Error> {
     let label = path.display().to_string();
-    let fail = |e: std::io::Error| InputError::whole(&label, format!("cannot read: {e}"));
+    let fail = |e: std::io::Error| Error::input(&label, format!("cannot read: {e}"));
     let file = File::open(path).map_err(fail)?;
     let (from, to) = (raw.offset as usize, raw.offset as usize + raw.len as usize);
     // SAFETY: read-only map, as in `open`.
@@ -155,7 +147,7 @@ pub fn event_text(path: &Path, raw: crate::model::RawSpan) -> Result<String, Inp
         map.get(from..to).map(<[u8]>::to_vec).unwrap_or_default()
     };
     if bytes.is_empty() {
-        return Err(InputError::at(
+        return Err(Error::input_at(
             &label,
             raw.offset,
             "the file changed since it was loaded",

@@ -1,13 +1,13 @@
 //! Columnar (struct-of-arrays) storage of timed events: scanning one column touches only the
 //! bytes it needs, which is what makes analyses over millions of events fast.
 
-use super::Sym;
+use super::{EventIx, Sym};
 use crate::time::Ns;
 
-/// "No index": an unlinked event, or an event outside every step.
-pub const NONE: u32 = u32::MAX;
+/// In [`Events::step`]: an event outside every step.
+pub const NO_STEP: u32 = u32::MAX;
 
-/// What an event is, decided once at load time (DESIGN §3).
+/// What an event is, decided once at load time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum Kind {
@@ -92,13 +92,15 @@ pub struct Events {
     pub lane: Vec<u16>,
     /// Classification.
     pub kind: Vec<Kind>,
-    /// Step index into `Rank::steps` (device work: the step of its launching call), or [`NONE`].
+    /// Step index into `Rank::steps` (device work: the step of its launching call), or
+    /// [`NO_STEP`].
     pub step: Vec<u32>,
     /// Launch link by correlation id: device event → its runtime call, runtime call → the
-    /// device event it launched; [`NONE`] when unpaired.
-    pub link: Vec<u32>,
-    /// The `cpu_op` this runtime call or device event belongs to (by `External id`), or [`NONE`].
-    pub op: Vec<u32>,
+    /// device event it launched; [`EventIx::NONE`] when unpaired.
+    pub link: Vec<EventIx>,
+    /// The `cpu_op` this runtime call or device event belongs to (by `External id`), or
+    /// [`EventIx::NONE`].
+    pub op: Vec<EventIx>,
     /// Where the event's text is, for lazy `args`.
     pub raw: Vec<RawSpan>,
 }

@@ -1,13 +1,18 @@
-//! The normalized job (DESIGN §3): ranks, their lanes, columnar events and host steps, with
-//! names interned once for the whole job. Built by `ingest`, read by `analysis`.
+//! The normalized job (docs/architecture.md): ranks, their lanes, columnar events and host
+//! steps, with names interned once for the whole job and each name's [`Role`]. Built by
+//! `ingest`, read by `analysis`.
 
 mod event;
+mod ids;
 mod interner;
 mod lane;
+mod role;
 
-pub use event::{Events, Kind, NONE, RawSpan};
+pub use event::{Events, Kind, NO_STEP, RawSpan};
+pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
 pub use interner::{Interner, Sym};
 pub use lane::{Lane, LaneSide};
+pub use role::{CollOp, Family, GemmForm, HostCollective, OpFamily, PageableCopy, Role, SyncCall};
 
 use crate::time::Ns;
 
@@ -18,6 +23,10 @@ pub struct Job {
     pub ranks: Vec<Rank>,
     /// Every name (events, lanes) of every rank, interned once.
     pub strings: Interner,
+    /// What each interned name means, indexed by [`Sym`].
+    pub roles: Vec<Role>,
+    /// Every step number of any rank, ascending.
+    pub steps: Vec<StepNo>,
     /// World size as the traces state it (`distributedInfo.world_size`), when any does.
     pub world_size: Option<u32>,
     /// Process groups declared by any rank (`distributedInfo.pg_config`), each once, by name.
@@ -34,14 +43,14 @@ pub struct ProcessGroup {
     /// `pg_desc` (`default_pg`, ...).
     pub description: String,
     /// Global ranks of the group.
-    pub ranks: Vec<u32>,
+    pub ranks: Vec<RankId>,
 }
 
 /// One rank's trace, normalized.
 #[derive(Debug, Default)]
 pub struct Rank {
     /// Global rank id.
-    pub id: u32,
+    pub id: RankId,
     /// Where the rank came from.
     pub source: SourceInfo,
     /// GPU/NPU streams and CPU threads, indexed by `Events::lane`.
@@ -70,7 +79,7 @@ pub struct Rank {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpShape {
     /// The `cpu_op` event.
-    pub event: u32,
+    pub event: EventIx,
     /// `Input Dims` as written (`[[8, 16], [16, 32]]`), interned: shapes repeat.
     pub dims: Option<Sym>,
     /// `Input type` as written (`["float", "float"]`), interned.
@@ -83,7 +92,7 @@ pub struct OpShape {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Collective {
     /// The event (index into `Rank::events`).
-    pub event: u32,
+    pub event: EventIx,
     /// `Collective name` (`allreduce`, `broadcast`, ...).
     pub name: Option<Sym>,
     /// `In msg nelems` (or, on gloo annotations and c10d ops, the elements of the first input
@@ -112,6 +121,9 @@ pub struct Collective {
 pub struct SourceInfo {
     /// The path as given (or `-`, or `demo:rank-N`).
     pub path: String,
+    /// Its position among the inputs it was loaded from (views read an event's args again
+    /// from that input).
+    pub input: usize,
     /// Bytes on disk (compressed size for gzip).
     pub file_bytes: u64,
     /// Bytes of JSON text parsed.
@@ -132,16 +144,11 @@ pub enum RankFrom {
     DiscoveryOrder,
 }
 
-/// The `N` of a `ProfilerStep#N` step marker (the profiler's step annotation).
-pub fn profiler_step_number(name: &str) -> Option<u32> {
-    name.strip_prefix("ProfilerStep#")?.parse().ok()
-}
-
 /// One host step: the `ProfilerStep#N` annotation (or the whole trace when there is none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostStep {
     /// The `N` of `ProfilerStep#N`; 0 for the synthetic whole-trace step.
-    pub number: u32,
+    pub number: StepNo,
     /// Host start of the step annotation.
     pub start: Ns,
     /// Host end of the step annotation.
@@ -176,7 +183,30 @@ impl Dropped {
     }
 }
 
+impl Job {
+    /// The role of a name.
+    pub fn role(&self, name: Sym) -> &Role {
+        &self.roles[name as usize]
+    }
+
+    /// The position of the rank with id `id`.
+    pub fn rank_ix(&self, id: RankId) -> Option<RankIx> {
+        self.ranks.iter().position(|r| r.id == id).map(RankIx::of)
+    }
+
+    /// The rank at a position.
+    pub fn rank(&self, ix: RankIx) -> &Rank {
+        &self.ranks[ix.get()]
+    }
+}
+
 impl Rank {
+    /// The step number of event `i`, `None` outside every step.
+    pub fn step_of(&self, i: usize) -> Option<StepNo> {
+        let s = self.events.step[i];
+        (s != NO_STEP).then(|| self.steps[s as usize].number)
+    }
+
     /// True when the rank has no device work at all (a CPU-only trace: DESIGN §4 fallback).
     pub fn is_cpu_only(&self) -> bool {
         // Device work only ever sits on device lanes: scan those alone.

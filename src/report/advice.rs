@@ -1,17 +1,16 @@
 //! The findings (what to fix first), host and roofline tables of the text and markdown
 //! reports.
 
-use super::table::{Table, gbps, join, pct};
-use crate::analysis::advisor::Finding;
+use super::json::{FindingRow, RooflineView};
+use super::table::Table;
 use crate::analysis::host::Host;
-use crate::analysis::roofline::Roofline;
-use crate::time::human;
+use crate::format::{fit, gbps, human, join, pct};
 
 /// Findings shown in text and markdown (JSON lists all).
 pub const FINDINGS: usize = 12;
 
 /// The findings as numbered notes: title and impact, evidence, cause, suggestions.
-pub fn findings(list: &[Finding]) -> Table {
+pub fn findings(list: &[FindingRow]) -> Table {
     let mut t = Table {
         title: if list.is_empty() {
             "What to fix first: nothing found above the thresholds (docs/advisor.md)".to_string()
@@ -43,12 +42,7 @@ pub fn findings(list: &[Finding]) -> Table {
             ev.push(format!("steps {}", join(&e.steps)));
         }
         if !e.ops.is_empty() {
-            let ops: Vec<String> = e
-                .ops
-                .iter()
-                .take(4)
-                .map(|o| super::text_cut(o, 40))
-                .collect();
+            let ops: Vec<String> = e.ops.iter().take(4).map(|o| fit(o, 40)).collect();
             ev.push(ops.join(", "));
         }
         if !ev.is_empty() {
@@ -157,19 +151,19 @@ pub fn host(h: &Host) -> Option<Table> {
 }
 
 /// Roofline classes and the top operators.
-pub fn roofline(r: &Roofline) -> Option<Table> {
-    let total: i64 = r.classes.values().map(|c| c.time_ns).sum();
-    if total == 0 {
+pub fn roofline(view: &RooflineView) -> Option<Table> {
+    let r = &view.roofline;
+    if r.kernel_time() == 0 {
         return None;
     }
     let classes: Vec<String> = r
         .classes
         .iter()
         .filter(|(_, c)| c.kernels > 0)
-        .map(|(k, c)| format!("{k} {} ({})", pct(c.share), human(c.time_ns)))
+        .map(|(k, c)| format!("{} {} ({})", k.as_str(), pct(c.share), human(c.time_ns)))
         .collect();
     let mut notes = vec![format!("kernel time: {}", classes.join(", "))];
-    notes.extend(r.note.clone());
+    notes.extend(view.note.clone());
     Some(Table {
         title: format!(
             "Roofline ({}; U = {})",

@@ -1,13 +1,14 @@
 //! The critical-path table of the text and markdown reports.
 
-use super::table::{Table, pct};
+use super::table::Table;
 use crate::analysis::critical_path::CriticalPath;
-use crate::time::human;
+use crate::format::{fit, human, join, pct};
+use crate::model::RankId;
 
 /// Critical operators listed.
 pub const CRITICAL_OPS: usize = 10;
 
-/// The critical path as the JSON report carries it: the [`super::JSON_PATH_OPS`] longest
+/// The critical path as the report carries it: the [`super::JSON_PATH_OPS`] longest
 /// stretches, in path order, and as many critical operators (a big trace's path has 10⁵
 /// stretches; `ops_total` says how many).
 pub fn for_json(c: &CriticalPath) -> CriticalPath {
@@ -36,14 +37,20 @@ pub fn for_json(c: &CriticalPath) -> CriticalPath {
 /// The critical path as a table: its length, time by category, and the operators on it.
 pub fn table(c: &CriticalPath) -> Table {
     let total = c.total_ns.max(1) as f64;
-    let cats: Vec<String> = c
+    // Categories by name, as the JSON writes them.
+    let mut by_name: Vec<(&str, i64)> = c
         .by_category
         .iter()
-        .filter(|(_, v)| **v > 0)
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    by_name.sort_unstable();
+    let cats: Vec<String> = by_name
+        .iter()
+        .filter(|(_, v)| *v > 0)
         .map(|(k, v)| format!("{k} {} ({})", human(*v), pct(*v as f64 / total)))
         .collect();
-    let ranks: Vec<u32> = {
-        let mut r: Vec<u32> = c.ops.iter().map(|o| o.rank).collect();
+    let ranks: Vec<RankId> = {
+        let mut r: Vec<RankId> = c.ops.iter().map(|o| o.rank).collect();
         r.sort_unstable();
         r.dedup();
         r
@@ -53,7 +60,7 @@ pub fn table(c: &CriticalPath) -> Table {
             "Critical path of {}: {} through rank(s) {} ({} ops on the path)",
             c.window,
             human(c.total_ns),
-            super::table::join(&ranks),
+            join(&ranks),
             c.ops.len()
         ),
         header: vec!["<operator", "<category", "count", "on path", "share"],
@@ -63,7 +70,7 @@ pub fn table(c: &CriticalPath) -> Table {
             .take(CRITICAL_OPS)
             .map(|o| {
                 vec![
-                    super::text_cut(&o.name, 48),
+                    fit(&o.name, 48),
                     o.category.as_str().to_string(),
                     o.count.to_string(),
                     human(o.total_ns),

@@ -1,7 +1,8 @@
 //! Markdown report: the same content as the text report, as tables for PRs and wikis.
 
 use super::text::{MAX_RANK_ROWS, TOP_OPS};
-use super::{Report, closing_lists, focus_step, nonzero_counts, rows_of_step, timings_line};
+use super::{Report, closing_lists, nonzero_counts, rows_of_step, timings_line};
+use crate::model::StepNo;
 use std::fmt::Write;
 
 /// Renders the markdown report.
@@ -14,7 +15,7 @@ pub fn render(r: &Report) -> String {
         .map(|w| format!(" of world {w}"))
         .unwrap_or_default();
     let _ = writeln!(o, "- **ranks**: {}{world}", j.ranks);
-    let steps: Vec<String> = j.steps.iter().map(u32::to_string).collect();
+    let steps: Vec<String> = j.steps.iter().map(StepNo::to_string).collect();
     let _ = writeln!(
         o,
         "- **steps**: {}",
@@ -41,7 +42,7 @@ pub fn render(r: &Report) -> String {
     for s in &r.steps {
         let _ = writeln!(o, "| {} |", s.cells().join(" | "));
     }
-    if let Some(step) = focus_step(r) {
+    if let Some(step) = r.focus_step {
         let rows = rows_of_step(r, step);
         let _ = writeln!(o, "\n## Breakdown of step {step}\n");
         let _ = writeln!(

@@ -1,20 +1,32 @@
 //! The report: one serializable structure built from the load and the analyses, rendered as
 //! text (humans, ≤ 100 columns), markdown, or JSON (the stable schema of
-//! `docs/report-schema.md`). Rendering never computes a number.
+//! `docs/report-schema.md`). Rendering never computes a number; the words come from
+//! `crate::prose`.
 
-pub mod advice;
-pub mod cluster;
-pub mod critical;
+mod advice;
+mod cluster;
+mod cluster_tables;
+mod critical;
+mod job;
+pub mod json;
 mod markdown;
-pub mod table;
+mod table;
 mod text;
+
+pub use cluster::{ClusterSection, CommSection, GroupInfo};
+pub use job::JobInfo;
+pub use table::Table;
 
 use crate::analysis::Analysis;
 use crate::analysis::breakdown::Breakdown;
+use crate::analysis::critical_path::CriticalPath;
+use crate::analysis::host::Host;
 use crate::analysis::ops::Scope;
+use crate::format::human;
 use crate::ingest::Loaded;
-use crate::model::{Job, Kind, RankFrom};
-use crate::time::{Ns, human};
+use crate::model::{RankId, StepNo};
+use crate::time::Ns;
+use json::{FindingRow, RooflineView};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -26,7 +38,7 @@ pub const JSON_TOP_OPS: usize = 50;
 pub const JSON_PATH_OPS: usize = 500;
 
 /// Output format of `report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Plain text for terminals and logs.
     Text,
@@ -52,106 +64,39 @@ pub struct Report {
     /// Operators by total time.
     pub top_ops: Vec<OpRow>,
     /// Clock offsets, slow steps, stragglers, imbalance, pipeline stages.
-    pub cluster: cluster::ClusterSection,
+    pub cluster: ClusterSection,
     /// Collective statistics, worst instances, point-to-point matrix, slow links.
-    pub communication: cluster::CommSection,
+    pub communication: CommSection,
     /// The critical path of the slowest step (or `--step`, or `--window`).
-    pub critical_path: Option<crate::analysis::critical_path::CriticalPath>,
+    pub critical_path: Option<CriticalPath>,
     /// Launch, synchronization, data loading, GC, allocator and pageable-copy findings.
-    pub host: crate::analysis::host::Host,
+    pub host: Host,
     /// Roofline classes and operators.
-    pub roofline: crate::analysis::roofline::Roofline,
+    pub roofline: RooflineView,
     /// Findings, largest impact first: what to fix first.
-    pub findings: Vec<crate::analysis::advisor::Finding>,
+    pub findings: Vec<FindingRow>,
     /// Wall time of load and analysis (the only non-deterministic part).
     pub timings: Timings,
     /// Inputs that could not be read while others loaded.
     pub skipped: Vec<Skipped>,
     /// The scope the report was restricted to (`--step`, `--rank`).
     pub scope: ScopeInfo,
-}
-
-/// What was loaded.
-#[derive(Debug, Serialize)]
-pub struct JobInfo {
-    /// Number of ranks loaded.
-    pub ranks: usize,
-    /// Their ids, ascending.
-    pub rank_ids: Vec<u32>,
-    /// world_size
-    pub world_size: Option<u32>,
-    /// devices
-    pub devices: Vec<DeviceRow>,
-    /// Process groups from `distributedInfo.pg_config`, by name.
-    pub process_groups: Vec<GroupRow>,
-    /// Step numbers seen on any rank, ascending (`[0]` for a trace without step markers).
-    pub steps: Vec<u32>,
-    /// Timed events stored, by kind (every kind present, zeros included).
-    pub events: BTreeMap<&'static str, u64>,
-    /// Events read but not stored, by reason.
-    pub dropped: BTreeMap<&'static str, u64>,
-    /// Communication kernels with collective metadata (newer PyTorch), by `Collective name`.
-    pub collectives: BTreeMap<String, u64>,
-    /// Timed events of categories stepscope does not know, by category.
-    pub unknown_categories: BTreeMap<String, u64>,
-    /// sources
-    pub sources: Vec<SourceRow>,
-    /// notes
-    pub notes: Vec<String>,
-    /// warnings
-    pub warnings: Vec<String>,
-}
-
-/// A process group.
-#[derive(Debug, Serialize)]
-pub struct GroupRow {
-    /// `pg_name`.
-    pub name: String,
-    /// `pg_desc`.
-    pub description: String,
-    /// Number of ranks.
-    pub size: usize,
-    /// Global ranks.
-    pub ranks: Vec<u32>,
-}
-
-/// A device model and how many ranks report it.
-#[derive(Debug, Serialize)]
-pub struct DeviceRow {
-    /// Name.
-    pub name: String,
-    /// Ranks reporting this device.
-    pub ranks: u32,
-}
-
-/// One rank's input.
-#[derive(Debug, Serialize)]
-pub struct SourceRow {
-    /// Rank id.
-    pub rank: u32,
-    /// The input path as given.
-    pub path: String,
-    /// `distributed_info`, `file_name` or `discovery_order`.
-    pub rank_from: &'static str,
-    /// Size on disk (compressed size for gzip).
-    pub file_bytes: u64,
-    /// JSON bytes parsed.
-    pub json_bytes: u64,
-    /// Timed events stored.
-    pub events: u64,
+    /// The step shown in detail: `--step`, else the slowest.
+    #[serde(skip)]
+    pub focus_step: Option<StepNo>,
 }
 
 /// One step across ranks.
 #[derive(Debug, Serialize)]
 pub struct StepRow {
     /// Step number.
-    pub step: u32,
+    pub step: StepNo,
     /// Ranks concerned.
     pub ranks: u32,
     /// Distribution of rank span lengths.
     pub time_ns: TimeStats,
     /// Rank with the most own work.
-    pub slowest_rank: u32,
+    pub slowest_rank: RankId,
     /// That rank's own work (span − exposed comm).
     pub slowest_rank_work_ns: Ns,
 }
@@ -216,9 +161,9 @@ pub struct Skipped {
 #[derive(Debug, Serialize)]
 pub struct ScopeInfo {
     /// Step number.
-    pub step: Option<u32>,
+    pub step: Option<StepNo>,
     /// Rank id.
-    pub rank: Option<u32>,
+    pub rank: Option<RankId>,
 }
 
 /// Builds the report from a load and its analysis.
@@ -230,10 +175,11 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         communication,
         critical_path: a.critical_path.as_ref().map(critical::for_json),
         host: a.host.clone(),
-        roofline: a.roofline.clone(),
-        findings: a.findings.clone(),
+        roofline: RooflineView::of(&a.roofline),
+        findings: a.findings.iter().map(FindingRow::of).collect(),
         schema: SCHEMA,
-        job: job_info(loaded, a),
+        job: job::job_info(loaded, a),
+        focus_step: scope.step.or(a.slowest_step),
         steps: a
             .step_times
             .iter()
@@ -287,87 +233,6 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
             step: scope.step,
             rank: scope.rank,
         },
-    }
-}
-
-fn job_info(loaded: &Loaded, a: &Analysis) -> JobInfo {
-    let job: &Job = &loaded.job;
-    let mut dropped = crate::model::Dropped::default();
-    let mut unknown: BTreeMap<String, u64> = BTreeMap::new();
-    let mut devices: BTreeMap<String, u32> = BTreeMap::new();
-    let mut steps: Vec<u32> = Vec::new();
-    for r in &job.ranks {
-        dropped.add(&r.dropped);
-        for (c, n) in &r.unknown_categories {
-            *unknown
-                .entry(job.strings.resolve(*c).to_string())
-                .or_default() += n;
-        }
-        let mut names: Vec<&str> = r.devices.iter().map(|d| job.strings.resolve(*d)).collect();
-        names.sort_unstable();
-        names.dedup();
-        for n in names {
-            *devices.entry(n.to_string()).or_default() += 1;
-        }
-        steps.extend(r.steps.iter().map(|s| s.number));
-    }
-    steps.sort_unstable();
-    steps.dedup();
-    JobInfo {
-        ranks: job.ranks.len(),
-        rank_ids: job.ranks.iter().map(|r| r.id).collect(),
-        world_size: job.world_size,
-        devices: devices
-            .into_iter()
-            .map(|(name, ranks)| DeviceRow { name, ranks })
-            .collect(),
-        collectives: a
-            .collectives
-            .iter()
-            .map(|(n, c)| (job.strings.resolve(*n).to_string(), *c))
-            .collect(),
-        process_groups: job
-            .groups
-            .iter()
-            .map(|g| GroupRow {
-                name: g.name.clone(),
-                description: g.description.clone(),
-                size: g.ranks.len(),
-                ranks: g.ranks.clone(),
-            })
-            .collect(),
-        steps,
-        events: Kind::ALL
-            .iter()
-            .zip(a.events_per_kind)
-            .map(|(k, n)| (k.as_str(), n))
-            .collect(),
-        dropped: BTreeMap::from([
-            ("python_function", dropped.python_function),
-            ("flow", dropped.flow),
-            ("instant", dropped.instant),
-            ("metadata", dropped.metadata),
-            ("other_phase", dropped.other_phase),
-        ]),
-        unknown_categories: unknown,
-        sources: job
-            .ranks
-            .iter()
-            .map(|r| SourceRow {
-                rank: r.id,
-                path: r.source.path.clone(),
-                rank_from: match r.source.rank_from {
-                    RankFrom::DistributedInfo => "distributed_info",
-                    RankFrom::FileName => "file_name",
-                    RankFrom::DiscoveryOrder => "discovery_order",
-                },
-                file_bytes: r.source.file_bytes,
-                json_bytes: r.source.json_bytes,
-                events: r.events.len() as u64,
-            })
-            .collect(),
-        notes: job.notes.clone(),
-        warnings: loaded.warnings.clone(),
     }
 }
 
@@ -427,7 +292,7 @@ impl OpRow {
             self.count.to_string(),
             human(self.total_ns),
             human(self.mean_ns),
-            format!("{:.1}%", self.share * 100.0),
+            crate::format::pct(self.share),
         ]
     }
 }
@@ -456,7 +321,7 @@ pub fn closing_lists(r: &Report) -> [(&'static str, Vec<&str>); 3] {
 }
 
 /// Every section table after the per-step ones, in reading order.
-pub fn tables(r: &Report) -> Vec<table::Table> {
+pub fn tables(r: &Report) -> Vec<Table> {
     let mut out = cluster::tables(&r.cluster, &r.communication);
     if let Some(c) = &r.critical_path {
         out.push(critical::table(c));
@@ -464,11 +329,6 @@ pub fn tables(r: &Report) -> Vec<table::Table> {
     out.extend(advice::roofline(&r.roofline));
     out.extend(advice::host(&r.host));
     out
-}
-
-/// A name cut to `width` characters (`…` marks the cut).
-pub fn text_cut(s: &str, width: usize) -> String {
-    text::ellipsize(s, width)
 }
 
 /// The timings line (the one part of a report that varies between runs).
@@ -480,19 +340,8 @@ pub fn timings_line(r: &Report) -> String {
     )
 }
 
-/// The step shown in detail when none is asked for: the one with the longest max time.
-pub fn focus_step(r: &Report) -> Option<u32> {
-    if let Some(s) = r.scope.step {
-        return Some(s);
-    }
-    r.steps
-        .iter()
-        .max_by(|a, b| a.time_ns.max.cmp(&b.time_ns.max).then(b.step.cmp(&a.step)))
-        .map(|s| s.step)
-}
-
 /// Breakdown rows of one step, most own work first (ties by rank).
-pub fn rows_of_step(r: &Report, step: u32) -> Vec<&BreakdownRow> {
+pub fn rows_of_step(r: &Report, step: StepNo) -> Vec<&BreakdownRow> {
     let mut rows: Vec<&BreakdownRow> = r
         .breakdown
         .iter()

@@ -1,6 +1,7 @@
 //! Plain-text report: what a person reads in a terminal or a CI log; fits 100 columns.
 
-use super::{Report, closing_lists, focus_step, nonzero_counts, rows_of_step, timings_line};
+use super::{Report, closing_lists, nonzero_counts, rows_of_step, timings_line};
+use crate::format::fit;
 use std::fmt::Write;
 
 /// Ranks listed in the per-step breakdown before the rest are summarized.
@@ -12,6 +13,28 @@ const NAME_WIDTH: usize = 48;
 /// Renders the text report.
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
+    header(&mut o, r);
+    table(&mut o, &super::advice::findings(&r.findings));
+    steps(&mut o, r);
+    breakdown(&mut o, r);
+    top_ops(&mut o, r);
+    for t in super::tables(r) {
+        table(&mut o, &t);
+    }
+    for (title, lines) in closing_lists(r) {
+        if !lines.is_empty() {
+            let _ = writeln!(o, "\n{title}");
+            for l in lines {
+                let _ = writeln!(o, "  {l}");
+            }
+        }
+    }
+    let _ = writeln!(o, "\n{}", timings_line(r));
+    o
+}
+
+/// What was loaded: ranks, steps, devices, events, collectives, the scope.
+fn header(o: &mut String, r: &Report) {
     let j = &r.job;
     let world = j
         .world_size
@@ -28,7 +51,7 @@ pub fn render(r: &Report) -> String {
     }
     let kinds = nonzero_counts(&j.events);
     let total: u64 = j.events.values().sum();
-    wrap_list(&mut o, &format!("  events: {total}: "), &kinds);
+    wrap_list(o, &format!("  events: {total}: "), &kinds);
     for (prefix, list) in [
         ("  collectives: ", nonzero_counts(&j.collectives)),
         ("  not stored: ", nonzero_counts(&j.dropped)),
@@ -38,7 +61,7 @@ pub fn render(r: &Report) -> String {
         ),
     ] {
         if !list.is_empty() {
-            wrap_list(&mut o, prefix, &list);
+            wrap_list(o, prefix, &list);
         }
     }
     if let Some(s) = r.scope.step {
@@ -47,9 +70,10 @@ pub fn render(r: &Report) -> String {
     if let Some(rk) = r.scope.rank {
         let _ = writeln!(o, "  scope: rank {rk}");
     }
+}
 
-    table(&mut o, &super::advice::findings(&r.findings));
-
+/// Step times across ranks, the focus step marked.
+fn steps(o: &mut String, r: &Report) {
     let _ = writeln!(
         o,
         "\nSteps (span per rank; slowest = most own work = span - exposed comm)"
@@ -59,9 +83,12 @@ pub fn render(r: &Report) -> String {
         "  {:>8}  {:>10}  {:>10}  {:>10}  {:>5}  slowest rank (own work)",
         "step", "max", "median", "min", "ranks"
     );
-    let focus = focus_step(r);
     for s in &r.steps {
-        let mark = if Some(s.step) == focus { " <" } else { "" };
+        let mark = if Some(s.step) == r.focus_step {
+            " <"
+        } else {
+            ""
+        };
         let c = s.cells();
         let _ = writeln!(
             o,
@@ -69,76 +96,69 @@ pub fn render(r: &Report) -> String {
             c[0], c[1], c[2], c[3], c[4], c[5]
         );
     }
+}
 
-    if let Some(step) = focus {
-        let rows = rows_of_step(r, step);
-        let _ = writeln!(
-            o,
-            "\nBreakdown of step {step} (ranks by own work; parts sum to the span)"
-        );
+/// The focus step's breakdown, ranks by own work.
+fn breakdown(o: &mut String, r: &Report) {
+    let Some(step) = r.focus_step else {
+        return;
+    };
+    let rows = rows_of_step(r, step);
+    let _ = writeln!(
+        o,
+        "\nBreakdown of step {step} (ranks by own work; parts sum to the span)"
+    );
+    let _ = writeln!(
+        o,
+        "  {:>5}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
+        "rank", "span", "compute", "overlap", "comm", "memory", "host", "free"
+    );
+    for b in rows.iter().take(MAX_RANK_ROWS) {
+        let c = b.cells();
         let _ = writeln!(
             o,
             "  {:>5}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
-            "rank", "span", "compute", "overlap", "comm", "memory", "host", "free"
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
         );
-        for b in rows.iter().take(MAX_RANK_ROWS) {
-            let c = b.cells();
-            let _ = writeln!(
-                o,
-                "  {:>5}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
-                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
-            );
-        }
-        if rows.len() > MAX_RANK_ROWS {
-            let _ = writeln!(
-                o,
-                "  ... {} more rank(s): --format json lists all",
-                rows.len() - MAX_RANK_ROWS
-            );
-        }
     }
+    if rows.len() > MAX_RANK_ROWS {
+        let _ = writeln!(
+            o,
+            "  ... {} more rank(s): --format json lists all",
+            rows.len() - MAX_RANK_ROWS
+        );
+    }
+}
 
-    if !r.top_ops.is_empty() {
-        let basis = if r.top_ops_basis == "device" {
-            "device time"
-        } else {
-            "host self time (CPU-only job)"
-        };
-        let _ = writeln!(o, "\nTop operators by {basis}");
+/// Operators by device (or host self) time.
+fn top_ops(o: &mut String, r: &Report) {
+    if r.top_ops.is_empty() {
+        return;
+    }
+    let basis = if r.top_ops_basis == "device" {
+        "device time"
+    } else {
+        "host self time (CPU-only job)"
+    };
+    let _ = writeln!(o, "\nTop operators by {basis}");
+    let _ = writeln!(
+        o,
+        "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}",
+        "name", "kind", "count", "total", "mean", "share"
+    );
+    for op in r.top_ops.iter().take(TOP_OPS) {
+        let c = op.cells();
         let _ = writeln!(
             o,
             "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}",
-            "name", "kind", "count", "total", "mean", "share"
+            fit(&op.name, NAME_WIDTH),
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4]
         );
-        for op in r.top_ops.iter().take(TOP_OPS) {
-            let c = op.cells();
-            let _ = writeln!(
-                o,
-                "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}",
-                ellipsize(&op.name, NAME_WIDTH),
-                c[0],
-                c[1],
-                c[2],
-                c[3],
-                c[4]
-            );
-        }
     }
-
-    for t in super::tables(r) {
-        table(&mut o, &t);
-    }
-
-    for (title, lines) in closing_lists(r) {
-        if !lines.is_empty() {
-            let _ = writeln!(o, "\n{title}");
-            for l in lines {
-                let _ = writeln!(o, "  {l}");
-            }
-        }
-    }
-    let _ = writeln!(o, "\n{}", timings_line(r));
-    o
 }
 
 /// Writes a table: columns padded to their widest cell (headers starting with `<` are
@@ -168,7 +188,7 @@ fn table(o: &mut String, t: &super::table::Table) {
                     l.push_str(&format!(" {}{cell}", " ".repeat(pad)));
                 }
             }
-            ellipsize(l.trim_end(), 100)
+            fit(l.trim_end(), 100)
         };
         let _ = writeln!(o, "{}", line(&heads));
         for r in rows {
@@ -244,14 +264,4 @@ fn wrap_list(o: &mut String, prefix: &str, items: &[String]) {
         first = false;
     }
     let _ = writeln!(o, "{line}");
-}
-
-/// Cuts a name to `width` characters, marking the cut with `…`.
-pub fn ellipsize(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(width - 1).collect();
-    out.push('…');
-    out
 }

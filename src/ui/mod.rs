@@ -1,45 +1,28 @@
-//! The terminal UI (DESIGN §5): panes over the analysis results, a drill-down stack
-//! cluster → device → operator, fuzzy search, keymaps and themes from files, and the
-//! `snapshot` renderer that draws a pane to text for CI. No analysis code lives here: panes
-//! render results of `crate::analysis`.
+//! The terminal UI (DESIGN §5). Two layers:
 //!
-//! - [`app`]: the one state struct and its actions
-//! - [`nav`]: what Enter opens, evidence jumps, timeline zoom and moves
-//! - [`keymap`], [`theme`], [`config`]: the TOML files
-//! - [`search`]: fuzzy operator search
-//! - [`draw`], [`widgets`], [`panes`]: drawing
-//! - [`run`]: the terminal loop; [`work`]: background analyses; [`snapshot`]: text rendering
+//! - [`shell`]: what every screen shares — keymap and theme files, footer hints and the help
+//!   overlay from one command list, mouse hit areas, background work and the event loop on
+//!   one channel, the terminal guard, text snapshots. Knows nothing about traces.
+//! - the screens: [`loading`] while a job loads, then the trace [`browser`] (panes over the
+//!   analysis results, a drill-down stack cluster → device → operator, fuzzy search).
+//!
+//! [`run`] opens a terminal on them. No analysis lives here: panes render results of
+//! `crate::analysis`, and word findings through `crate::prose`.
 
-pub mod app;
-pub mod args;
-pub mod config;
-pub mod draw;
-pub mod keymap;
-pub mod nav;
-pub mod panes;
+pub mod browser;
+pub mod loading;
 pub mod run;
-pub mod search;
-pub mod snapshot;
-pub mod theme;
-pub mod widgets;
-pub mod work;
+pub mod shell;
 
-/// Where a mouse click lands: rows of a list (the first visible index), or a pane tab.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HitTarget {
-    /// The rows of the current view's list; the area's first line is this index.
-    Rows(usize),
-    /// Every other line is a row (timeline with Marey joins between rows).
-    SpacedRows(usize),
-    /// A pane tab.
-    Tab(app::Pane),
-}
+pub use run::{UiOptions, headless, run};
 
-/// A clickable area recorded while drawing.
-#[derive(Debug, Clone, Copy)]
-pub struct Hit {
-    /// Screen area.
-    pub area: ratatui::layout::Rect,
-    /// What it selects.
-    pub target: HitTarget,
+use crate::error::Error;
+use crate::session::Session;
+
+/// What the UI's screens receive besides terminal input.
+pub enum UiMsg {
+    /// The job finished loading and analysing (or failed).
+    Loaded(Box<Result<Session, Error>>),
+    /// A background analysis finished.
+    Work(browser::work::Done),
 }

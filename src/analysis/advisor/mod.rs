@@ -1,23 +1,25 @@
 //! The advisor (Hermes §4.3, Table 4): rules that turn the analyses' results into findings —
-//! what is wrong, the evidence (ranks, steps, operators, numbers), the cause, and what to
-//! change — each with an impact estimate on step time that sets its severity (DESIGN §4:
-//! high ≥ 5%, medium ≥ 3%, else low). Rules live in [`rules`]; thresholds in [`thresholds`]
-//! (docs/advisor.md).
+//! what is wrong (a typed [`Claim`]), the evidence (ranks, steps, operators, numbers with
+//! their units), where a view shows it (a [`Focus`]) — each with an impact estimate on step
+//! time that sets its severity (high ≥ 5%, medium ≥ 3%, else low). The words — title, cause,
+//! what to change — are the faces' (`crate::prose`).
+//!
+//! Rules live in [`rules`], one file per category; what they read is [`Facts`]; thresholds
+//! are in [`thresholds`] (docs/advisor.md).
 
+mod draft;
+mod facts;
 pub mod rules;
 pub mod thresholds;
 
-use super::breakdown::Breakdown;
-use super::cluster::{Imbalance, SlowStep, Stage, Straggler};
-use super::comm::stats::{SlowLink, TypeStats};
-use super::critical_path::CriticalPath;
-use super::host::Host;
-use super::roofline::Roofline;
-use super::step_times::StepTime;
-use crate::time::Ns;
-use serde::Serialize;
-use std::collections::BTreeMap;
+pub use draft::Draft;
+pub use facts::Facts;
 pub use thresholds::Thresholds;
+
+use crate::model::{RankId, StepNo};
+use crate::time::Ns;
+use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
 
 /// Hermes Table 4 categories (+ memory).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -51,19 +53,8 @@ impl Category {
     }
 }
 
-impl Severity {
-    /// Stable name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Low => "low",
-            Severity::Medium => "medium",
-            Severity::High => "high",
-        }
-    }
-}
-
 /// How much a finding costs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// < medium_pct of step time.
@@ -74,17 +65,105 @@ pub enum Severity {
     High,
 }
 
+impl Severity {
+    /// Every severity, mildest first.
+    pub const ALL: [Severity; 3] = [Severity::Low, Severity::Medium, Severity::High];
+
+    /// Stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+        }
+    }
+}
+
+/// A number with its unit, so every face formats it the same way.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Quantity {
+    /// A duration.
+    Ns(Ns),
+    /// A count.
+    Count(u64),
+    /// A fraction (0.25 = 25%).
+    Ratio(f64),
+    /// Bandwidth, GB/s.
+    Gbps(f64),
+    /// Compute rate, TFLOP/s.
+    Tflops(f64),
+    /// Arithmetic intensity, FLOP per byte.
+    FlopPerByte(f64),
+    /// A z-score.
+    Z(f64),
+}
+
+impl Quantity {
+    /// The bare value (what the JSON report writes).
+    pub fn value(self) -> f64 {
+        match self {
+            Quantity::Ns(v) => v as f64,
+            Quantity::Count(v) => v as f64,
+            Quantity::Ratio(v)
+            | Quantity::Gbps(v)
+            | Quantity::Tflops(v)
+            | Quantity::FlopPerByte(v)
+            | Quantity::Z(v) => v,
+        }
+    }
+}
+
+impl Serialize for Quantity {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.value())
+    }
+}
+
 /// What a finding is based on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Evidence {
     /// Ranks concerned.
-    pub ranks: Vec<u32>,
+    pub ranks: Vec<RankId>,
     /// Steps concerned.
-    pub steps: Vec<u32>,
-    /// Operators, kernels or collective types concerned.
+    pub steps: Vec<StepNo>,
+    /// Operators, kernels, collective types or breakdown parts concerned.
     pub ops: Vec<String>,
     /// The numbers behind it, by name.
-    pub numbers: BTreeMap<&'static str, f64>,
+    pub numbers: BTreeMap<&'static str, Quantity>,
+}
+
+/// Where a view shows a finding's evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    /// The communication view (at the first evidence rank's row).
+    Comm,
+    /// The critical path of the step.
+    CriticalPath,
+    /// The first evidence operator that exists, else the first rank's device view, else
+    /// this view.
+    Evidence(View),
+}
+
+/// A view without a selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// The overview.
+    Overview,
+    /// The roofline.
+    Roofline,
+}
+
+/// What a finding claims, per rule: the facts its title states.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// Parallelism rules.
+    Parallel(rules::parallel::Claim),
+    /// Communication rules.
+    Communication(rules::communication::Claim),
+    /// Host, input and memory rules.
+    Host(rules::host::Claim),
+    /// Kernel rules.
+    Compute(rules::compute::Claim),
 }
 
 /// One piece of advice.
@@ -101,99 +180,35 @@ pub struct Finding {
     /// impact / Σ cluster step time.
     #[serde(serialize_with = "crate::analysis::ser::f64_6")]
     pub impact_pct: f64,
-    /// One line.
-    pub title: String,
-    /// Numbers and references.
+    /// Ranks, steps, operators and numbers.
     pub evidence: Evidence,
-    /// Why it happens.
-    pub cause: String,
-    /// What to change.
-    pub suggestions: Vec<String>,
-}
-
-/// The analysis results the rules read (borrowed; tests build them by hand).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Facts<'a> {
-    /// Ranks in scope.
-    pub ranks: u32,
-    /// Per-step cluster times in scope.
-    pub steps: &'a [StepTime],
-    /// Breakdown rows in scope.
-    pub rows: &'a [Breakdown],
-    /// Communication per type and group.
-    pub comm: &'a [TypeStats],
-    /// Ranks with outlier transit.
-    pub slow_links: &'a [SlowLink],
-    /// Slow steps.
-    pub slow_steps: &'a [SlowStep],
-    /// Stragglers.
-    pub stragglers: &'a [Straggler],
-    /// Part imbalance.
-    pub imbalance: &'a [Imbalance],
-    /// Pipeline stages.
-    pub stages: Option<&'a [Stage]>,
-    /// Host analyses.
-    pub host: Option<&'a Host>,
-    /// Roofline.
-    pub roofline: Option<&'a Roofline>,
-    /// Critical path.
-    pub critical: Option<&'a CriticalPath>,
-}
-
-impl Facts<'_> {
-    /// Σ cluster step time (max rank span) over the steps: what impacts are relative to.
-    pub fn step_ns(&self) -> Ns {
-        self.steps.iter().map(|s| s.max_ns).sum()
-    }
-}
-
-/// A finding before its severity is known.
-pub struct Draft {
-    /// Rule id.
-    pub rule: &'static str,
-    /// Category.
-    pub category: Category,
-    /// Impact, ns over the steps in scope.
-    pub impact_ns: Ns,
-    /// Title.
-    pub title: String,
-    /// Evidence.
-    pub evidence: Evidence,
-    /// Cause.
-    pub cause: &'static str,
-    /// Suggestions.
-    pub suggestions: &'static [&'static str],
+    /// Where a view shows it.
+    #[serde(skip)]
+    pub focus: Focus,
+    /// What it claims (the faces word it).
+    #[serde(skip)]
+    pub claim: Claim,
 }
 
 /// Runs every rule; findings by impact, largest first (ties: rule id).
 pub fn advise(f: &Facts, t: &Thresholds) -> Vec<Finding> {
     let step = f.step_ns();
-    let mut out: Vec<Finding> = rules::ALL
-        .iter()
-        .flat_map(|rule| rule(f, t))
-        .map(|d| {
+    let mut out: Vec<Finding> = rules::all()
+        .filter_map(|rule| Some((rule, (rule.detect)(f, t)?)))
+        .map(|(rule, d)| {
             let pct = if step > 0 {
                 d.impact_ns as f64 / step as f64
             } else {
                 0.0
             };
-            Finding {
-                rule: d.rule,
-                category: d.category,
-                severity: if pct >= t.high_pct {
-                    Severity::High
-                } else if pct >= t.medium_pct {
-                    Severity::Medium
-                } else {
-                    Severity::Low
-                },
-                impact_ns: d.impact_ns,
-                impact_pct: pct,
-                title: d.title,
-                evidence: d.evidence,
-                cause: d.cause.to_string(),
-                suggestions: d.suggestions.iter().map(|s| s.to_string()).collect(),
-            }
+            let severity = if pct >= t.high_pct {
+                Severity::High
+            } else if pct >= t.medium_pct {
+                Severity::Medium
+            } else {
+                Severity::Low
+            };
+            d.finish(rule.id, rule.category, severity, pct)
         })
         .collect();
     out.sort_by(|a, b| b.impact_ns.cmp(&a.impact_ns).then(a.rule.cmp(b.rule)));

@@ -1,6 +1,8 @@
 //! The advisor's named thresholds (docs/advisor.md), overridable in the `[advisor]` table of
 //! `<config dir>/stepscope/config.toml`.
 
+use crate::config;
+use crate::error::Error;
 use serde::{Deserialize, Serialize};
 
 /// Every threshold a rule uses, by name.
@@ -84,16 +86,14 @@ impl Thresholds {
         Ok(c.advisor)
     }
 
-    /// The user's thresholds (`<config dir>/stepscope/config.toml`), else the defaults.
-    pub fn load() -> Result<Thresholds, String> {
-        let Some(p) = directories::ProjectDirs::from("", "", "stepscope")
-            .map(|d| d.config_dir().join("config.toml"))
-            .filter(|p| p.is_file())
-        else {
+    /// The user's thresholds (`<config dir>/stepscope/config.toml`), else the defaults. A
+    /// broken file is a configuration error (`config.toml: PATH: message`).
+    pub fn load() -> Result<Thresholds, Error> {
+        let Some(layer) = config::user_layer("config.toml")? else {
             return Ok(Thresholds::default());
         };
-        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        Thresholds::parse(&text).map_err(|e| format!("{}: {e}", p.display()))
+        Thresholds::parse(&layer.text)
+            .map_err(|e| Error::config("config.toml", None, format!("{}: {e}", layer.label)))
     }
 }
 

@@ -1,4 +1,4 @@
-//! Clock alignment (DESIGN §4). Ranks on different hosts have different clocks; the ends of
+//! Clock alignment (docs/metrics.md, "Clock alignment"). Ranks on different hosts have different clocks; the ends of
 //! one collective are simultaneous to within its transfer time, so each rank is shifted to
 //! make the ends of the collectives it shares with the reference rank (the lowest rank id)
 //! coincide. Ranks that share nothing with the reference align through a rank already
@@ -10,15 +10,16 @@
 //! of a few is robust to that while equal to the first whenever the ends agree.
 
 use super::calls::Calls;
-use super::matching::Instance;
-use crate::model::Job;
+use super::matching::{Instance, Member};
+use crate::analysis::stats::median_sorted;
+use crate::model::{Job, RankId};
 use crate::time::Ns;
 
 /// Shared instances an offset is estimated from.
 pub const SAMPLES: usize = 8;
 
 /// How clocks are aligned (`--align`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Align {
     /// Shift ranks so shared collectives end together.
@@ -32,12 +33,12 @@ pub enum Align {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Offset {
     /// Rank id.
-    pub rank: u32,
+    pub rank: RankId,
     /// Offset, ns.
     pub offset_ns: Ns,
     /// The rank it was aligned to (itself for the reference; `None`: no shared collective,
     /// left unshifted).
-    pub via: Option<u32>,
+    pub via: Option<RankId>,
     /// Instances the offset was estimated from.
     pub samples: u32,
 }
@@ -59,26 +60,27 @@ pub fn offsets(job: &Job, calls: &Calls, instances: &[Instance], align: Align) -
         return out;
     }
     out[0].via = Some(out[0].rank);
-    let end = |r: u32, c: u32| {
-        let call = &calls.per_rank[r as usize][c as usize];
-        job.ranks[r as usize].events.end(call.event as usize)
+    let end = |m: &Member| {
+        let call = &calls.per_rank[m.rank.get()][m.call as usize];
+        job.rank(m.rank).events.end(call.event.0 as usize)
     };
     // Earliest instances first, on the clock of each instance's first member.
     let mut order: Vec<&Instance> = instances.iter().filter(|i| i.members.len() >= 2).collect();
-    order.sort_by_key(|i| (i.step, end(i.members[0].0, i.members[0].1)));
+    order.sort_by_key(|i| (i.step, end(&i.members[0])));
     let mut aligned = vec![false; n];
     aligned[0] = true;
     loop {
         let mut samples: Vec<Vec<Ns>> = vec![Vec::new(); n];
-        let mut via: Vec<Option<u32>> = vec![None; n];
+        let mut via: Vec<Option<usize>> = vec![None; n];
         for inst in &order {
             // The anchor: the reference rank when it takes part, else the lowest aligned.
-            let Some(&(a, ac)) = inst.members.iter().find(|m| aligned[m.0 as usize]) else {
+            let Some(anchor) = inst.members.iter().find(|m| aligned[m.rank.get()]) else {
                 continue;
             };
-            let anchor_end = end(a, ac) + out[a as usize].offset_ns;
-            for &(r, c) in &inst.members {
-                let r = r as usize;
+            let a = anchor.rank.get();
+            let anchor_end = end(anchor) + out[a].offset_ns;
+            for m in &inst.members {
+                let r = m.rank.get();
                 if aligned[r] || samples[r].len() >= SAMPLES {
                     continue;
                 }
@@ -86,7 +88,7 @@ pub fn offsets(job: &Job, calls: &Calls, instances: &[Instance], align: Align) -
                     continue;
                 }
                 via[r] = Some(a);
-                samples[r].push(anchor_end - end(r as u32, c));
+                samples[r].push(anchor_end - end(m));
             }
         }
         let mut progress = false;
@@ -96,8 +98,8 @@ pub fn offsets(job: &Job, calls: &Calls, instances: &[Instance], align: Align) -
             }
             let s = &mut samples[r];
             s.sort_unstable();
-            out[r].offset_ns = super::super::step_times::median_sorted(s);
-            out[r].via = via[r].map(|a| job.ranks[a as usize].id);
+            out[r].offset_ns = median_sorted(s);
+            out[r].via = via[r].map(|a| job.ranks[a].id);
             out[r].samples = s.len() as u32;
             aligned[r] = true;
             progress = true;

@@ -1,17 +1,20 @@
-//! Collective calls of each rank (issue 3, "collective matching"): which timed event carries
-//! the transfer, its operation, process group, bytes, sequence number and peer.
+//! Collective calls of each rank: which timed event carries the transfer, its operation,
+//! process group, bytes, sequence number and peer.
 //!
 //! - GPU ranks: every communication kernel. Metadata comes from the kernel's own args, else
-//!   from the `record_param_comms` its launching call belongs to (External id) or that
-//!   encloses that call on its thread; traces without either fall back to the kernel name
-//!   and the world group.
-//! - CPU-only gloo ranks: the transfer (with the wait for peers) is the `gloo:*` annotation
-//!   on a `pt_gloo_runloop` thread; the `c10d::*` op on the main thread only enqueues it and
-//!   is paired with it by order and element count.
-//! - Other CPU-only ranks: `record_param_comms` with a `Collective name`, else `c10d::*` ops.
+//!   from the collective record (`record_param_comms`) its launching call belongs to
+//!   (External id) or that encloses that call on its thread; traces without either fall back
+//!   to the kernel name and the world group.
+//! - CPU-only ranks with a CPU backend's transfers (gloo): the transfer (with the wait for
+//!   peers) is the backend's annotation on its run-loop thread (`gloo:*`); the framework's
+//!   enqueue op on the main thread (`c10d::*`) is paired with it by order and element count.
+//! - Other CPU-only ranks: collective records with a `Collective name`, else enqueue ops.
 
-use super::op::{CollOp, dtype_bytes};
-use crate::model::{Collective, Job, Kind, LaneSide, NONE, Rank};
+use super::RankCount;
+use super::op::dtype_bytes;
+use crate::model::{
+    CollOp, Collective, EventIx, HostCollective, Job, Kind, LaneSide, Rank, RankId, StepNo,
+};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
 
@@ -19,7 +22,7 @@ use rustc_hash::FxHashMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Call {
     /// The timed event of the transfer (kernel, gloo annotation or host op).
-    pub event: u32,
+    pub event: EventIx,
     /// What it does.
     pub op: CollOp,
     /// Index into [`Calls::groups`].
@@ -29,13 +32,13 @@ pub struct Call {
     /// `Seq` in its group, when the trace records it.
     pub seq: Option<u64>,
     /// The other rank of a point-to-point call (global id), when known.
-    pub peer: Option<u32>,
+    pub peer: Option<RankId>,
     /// Step number of the call (its launching call's step), `None` outside every step.
-    pub step: Option<u32>,
+    pub step: Option<StepNo>,
     /// Issue time on the rank's clock (the launching call for kernels): orders calls.
     pub order: Ns,
-    /// The `c10d::*` op that enqueued a gloo transfer, when paired.
-    pub enqueue: Option<u32>,
+    /// The enqueue op (`c10d::*`) of a CPU backend's transfer, when paired.
+    pub enqueue: Option<EventIx>,
 }
 
 /// Where a group's membership came from.
@@ -58,7 +61,7 @@ pub struct CommGroup {
     /// `pg_desc` (`default_pg`), when declared.
     pub description: String,
     /// Global ranks of the group.
-    pub members: Vec<u32>,
+    pub members: Vec<RankId>,
     /// Where the membership came from.
     pub source: GroupSource,
 }
@@ -70,8 +73,8 @@ pub struct Calls {
     pub groups: Vec<CommGroup>,
     /// Calls per rank (in `job.ranks` order), sorted by `order`.
     pub per_rank: Vec<Vec<Call>>,
-    /// Gloo transfers and enqueue ops that could not be paired, per rank id (count).
-    pub unpaired_enqueues: Vec<(u32, u64)>,
+    /// Enqueue ops without a transfer of the same size, per rank.
+    pub unpaired_enqueues: Vec<RankCount>,
 }
 
 /// Finds every rank's collective calls.
@@ -85,7 +88,10 @@ pub fn find_calls(job: &Job) -> Calls {
     let mut unpaired_enqueues = Vec::new();
     for (r, (calls, unpaired)) in job.ranks.iter().zip(raw) {
         if unpaired > 0 {
-            unpaired_enqueues.push((r.id, unpaired));
+            unpaired_enqueues.push(RankCount {
+                rank: r.id,
+                calls: unpaired,
+            });
         }
         let mut out: Vec<Call> = calls
             .into_iter()
@@ -134,137 +140,138 @@ pub fn find_calls(job: &Job) -> Calls {
 
 /// A call before its group is resolved.
 struct RawCall<'j> {
-    event: u32,
+    event: EventIx,
     op: CollOp,
     meta: Option<&'j Collective>,
     bytes: Option<u64>,
-    step: Option<u32>,
+    step: Option<StepNo>,
     order: Ns,
-    enqueue: Option<u32>,
+    enqueue: Option<EventIx>,
 }
 
-/// The calls of one rank and how many gloo enqueue ops stayed unpaired.
+/// The calls of one rank and how many enqueue ops stayed unpaired.
 fn rank_calls<'j>(job: &'j Job, rank: &'j Rank) -> (Vec<RawCall<'j>>, u64) {
     let ev = &rank.events;
-    let name = |i: usize| job.strings.resolve(ev.name[i]);
-    let meta_of = |i: u32| -> Option<&'j Collective> {
-        let k = rank
-            .collectives
-            .binary_search_by_key(&i, |c| c.event)
-            .ok()?;
-        Some(&rank.collectives[k])
-    };
-    let step = |i: usize| {
-        let s = ev.step[i];
-        (s != NONE).then(|| rank.steps[s as usize].number)
-    };
-    let mut calls = Vec::new();
+    let host = |i: usize| job.role(ev.name[i]).host_collective;
     if !rank.is_cpu_only() {
-        let enclosing = EnclosingComms::new(rank);
-        for i in 0..ev.len() {
-            if ev.kind[i] != Kind::Comm || rank.lanes[ev.lane[i] as usize].side != LaneSide::Device
-            {
-                continue;
-            }
-            let launch = ev.link[i];
-            let meta = meta_of(i as u32).filter(|m| m.name.is_some() || m.group.is_some());
-            let meta = meta.or_else(|| {
-                if launch == NONE {
-                    return None;
-                }
-                let op = ev.op[launch as usize];
-                (op != NONE)
-                    .then(|| meta_of(op))
-                    .flatten()
-                    .or_else(|| enclosing.at(rank, launch as usize).and_then(meta_of))
-            });
-            let order = if launch == NONE {
-                ev.start[i]
-            } else {
-                ev.start[launch as usize]
-            };
-            calls.push(raw_call(job, i as u32, name(i), meta, step(i), order));
-        }
-        return (calls, 0);
+        return (device_calls(job, rank), 0);
     }
-    let is_gloo = |i: usize| name(i).starts_with("gloo:");
-    let transfers: Vec<usize> = (0..ev.len()).filter(|&i| is_gloo(i)).collect();
+    let transfers: Vec<usize> = (0..ev.len())
+        .filter(|&i| host(i) == Some(HostCollective::Transfer))
+        .collect();
     if !transfers.is_empty() {
-        let mut transfers = transfers;
-        transfers.sort_by_key(|&i| (ev.start[i], i));
-        let mut enqueues: Vec<usize> = (0..ev.len())
-            .filter(|&i| ev.kind[i] == Kind::HostOp && name(i).starts_with("c10d::"))
-            .collect();
-        enqueues.sort_by_key(|&i| (ev.start[i], i));
-        let elems = |i: usize| meta_of(i as u32).and_then(|m| m.in_nelems);
-        let mut unpaired = 0;
-        let mut next = 0;
-        for &t in &transfers {
-            // The k-th enqueue pairs with the k-th transfer when their sizes agree; an
-            // enqueue without a transfer (a size mismatch) is skipped and counted.
-            let mut enqueue = None;
-            while next < enqueues.len() && ev.start[enqueues[next]] <= ev.start[t] {
-                let e = enqueues[next];
-                next += 1;
-                if elems(e).is_none() || elems(t).is_none() || elems(e) == elems(t) {
-                    enqueue = Some(e as u32);
-                    break;
-                }
-                unpaired += 1;
-            }
-            let mut c = raw_call(
-                job,
-                t as u32,
-                name(t),
-                meta_of(t as u32),
-                step(t),
-                ev.start[t],
-            );
-            c.enqueue = enqueue;
-            calls.push(c);
-        }
-        unpaired += (enqueues.len() - next) as u64;
-        return (calls, unpaired);
+        return transfer_calls(job, rank, transfers);
     }
     // Other CPU-only backends: the host ops themselves are the calls.
     let with_meta: Vec<usize> = (0..ev.len())
         .filter(|&i| {
-            name(i) == "record_param_comms" && meta_of(i as u32).is_some_and(|m| m.name.is_some())
+            host(i) == Some(HostCollective::Metadata)
+                && meta_of(rank, EventIx::of(i)).is_some_and(|m| m.name.is_some())
         })
         .collect();
     let ops: Vec<usize> = if with_meta.is_empty() {
         (0..ev.len())
-            .filter(|&i| ev.kind[i] == Kind::HostOp && name(i).starts_with("c10d::"))
+            .filter(|&i| ev.kind[i] == Kind::HostOp && host(i) == Some(HostCollective::Enqueue))
             .collect()
     } else {
         with_meta
     };
-    for i in ops {
-        calls.push(raw_call(
-            job,
-            i as u32,
-            name(i),
-            meta_of(i as u32),
-            step(i),
-            ev.start[i],
-        ));
-    }
+    let calls = ops
+        .into_iter()
+        .map(|i| raw_call(job, rank, i, meta_of(rank, EventIx::of(i)), ev.start[i]))
+        .collect();
     (calls, 0)
 }
 
+/// The collective metadata of event `i`.
+fn meta_of(rank: &Rank, i: EventIx) -> Option<&Collective> {
+    let k = rank
+        .collectives
+        .binary_search_by_key(&i, |c| c.event)
+        .ok()?;
+    Some(&rank.collectives[k])
+}
+
+/// A GPU rank's calls: its communication kernels, with their metadata.
+fn device_calls<'j>(job: &'j Job, rank: &'j Rank) -> Vec<RawCall<'j>> {
+    let ev = &rank.events;
+    let enclosing = EnclosingComms::new(rank);
+    let mut calls = Vec::new();
+    for i in 0..ev.len() {
+        if ev.kind[i] != Kind::Comm || rank.lanes[ev.lane[i] as usize].side != LaneSide::Device {
+            continue;
+        }
+        let launch = ev.link[i].get();
+        let meta = meta_of(rank, EventIx::of(i)).filter(|m| m.name.is_some() || m.group.is_some());
+        let meta = meta.or_else(|| {
+            let l = launch?;
+            let op = ev.op[l];
+            (!op.is_none())
+                .then(|| meta_of(rank, op))
+                .flatten()
+                .or_else(|| enclosing.at(rank, l).and_then(|e| meta_of(rank, e)))
+        });
+        let order = ev.start[launch.unwrap_or(i)];
+        calls.push(raw_call(job, rank, i, meta, order));
+    }
+    calls
+}
+
+/// A CPU-only rank's transfers (`transfers`: event indices), each paired with its enqueue
+/// op; and how many enqueue ops stayed unpaired.
+fn transfer_calls<'j>(
+    job: &'j Job,
+    rank: &'j Rank,
+    mut transfers: Vec<usize>,
+) -> (Vec<RawCall<'j>>, u64) {
+    let ev = &rank.events;
+    transfers.sort_by_key(|&i| (ev.start[i], i));
+    let mut enqueues: Vec<usize> = (0..ev.len())
+        .filter(|&i| {
+            ev.kind[i] == Kind::HostOp
+                && job.role(ev.name[i]).host_collective == Some(HostCollective::Enqueue)
+        })
+        .collect();
+    enqueues.sort_by_key(|&i| (ev.start[i], i));
+    let elems = |i: usize| meta_of(rank, EventIx::of(i)).and_then(|m| m.in_nelems);
+    let mut unpaired = 0;
+    let mut next = 0;
+    let mut calls = Vec::new();
+    for &t in &transfers {
+        // The k-th enqueue pairs with the k-th transfer when their sizes agree; an enqueue
+        // without a transfer (a size mismatch) is skipped and counted.
+        let mut enqueue = None;
+        while next < enqueues.len() && ev.start[enqueues[next]] <= ev.start[t] {
+            let e = enqueues[next];
+            next += 1;
+            if elems(e).is_none() || elems(t).is_none() || elems(e) == elems(t) {
+                enqueue = Some(EventIx::of(e));
+                break;
+            }
+            unpaired += 1;
+        }
+        let mut c = raw_call(job, rank, t, meta_of(rank, EventIx::of(t)), ev.start[t]);
+        c.enqueue = enqueue;
+        calls.push(c);
+    }
+    unpaired += (enqueues.len() - next) as u64;
+    (calls, unpaired)
+}
+
+/// The call of event `i`: its operation from the metadata's `Collective name`, else from the
+/// event's name (both roles), and its bytes.
 fn raw_call<'j>(
     job: &Job,
-    event: u32,
-    name: &str,
+    rank: &Rank,
+    i: usize,
     meta: Option<&'j Collective>,
-    step: Option<u32>,
     order: Ns,
 ) -> RawCall<'j> {
     let op = meta
         .and_then(|m| m.name)
-        .map(|n| CollOp::from_name(job.strings.resolve(n)))
+        .map(|n| job.role(n).collective)
         .filter(|op| *op != CollOp::Other)
-        .unwrap_or_else(|| CollOp::from_event_name(name));
+        .unwrap_or_else(|| job.role(rank.events.name[i]).collective);
     let bytes = meta.and_then(|m| {
         let size = dtype_bytes(job.strings.resolve(m.dtype?))?;
         let elems = match (m.in_nelems, m.out_nelems) {
@@ -276,11 +283,11 @@ fn raw_call<'j>(
         elems.checked_mul(size)
     });
     RawCall {
-        event,
+        event: EventIx::of(i),
         op,
         meta,
         bytes,
-        step,
+        step: rank.step_of(i),
         order,
         enqueue: None,
     }
@@ -288,10 +295,15 @@ fn raw_call<'j>(
 
 /// The peer of a point-to-point call: `Src Rank`/`Dst Rank` (group-local, mapped through the
 /// group's members), else the other member of a two-rank group.
-fn peer_of(me: u32, meta: Option<&Collective>, members: &[u32]) -> Option<u32> {
+fn peer_of(me: RankId, meta: Option<&Collective>, members: &[RankId]) -> Option<RankId> {
     if let Some(local) = meta.and_then(|m| m.dst_rank.or(m.src_rank)) {
         let local = u32::try_from(local).ok()?;
-        return Some(members.get(local as usize).copied().unwrap_or(local));
+        return Some(
+            members
+                .get(local as usize)
+                .copied()
+                .unwrap_or(RankId(local)),
+        );
     }
     match members {
         [a, b] if *a == me => Some(*b),
@@ -300,22 +312,22 @@ fn peer_of(me: u32, meta: Option<&Collective>, members: &[u32]) -> Option<u32> {
     }
 }
 
-/// Host events with collective metadata per CPU lane, for "the `record_param_comms` that
+/// Host events with collective metadata per CPU lane, for "the collective record that
 /// encloses this launch" lookups.
 struct EnclosingComms {
     /// (lane, start, end, event), sorted.
-    spans: Vec<(u16, Ns, Ns, u32)>,
+    spans: Vec<(u16, Ns, Ns, EventIx)>,
 }
 
 impl EnclosingComms {
     fn new(rank: &Rank) -> Self {
         let ev = &rank.events;
-        let mut spans: Vec<(u16, Ns, Ns, u32)> = rank
+        let mut spans: Vec<(u16, Ns, Ns, EventIx)> = rank
             .collectives
             .iter()
-            .filter(|c| c.name.is_some() && ev.kind[c.event as usize] == Kind::HostOp)
+            .filter(|c| c.name.is_some() && ev.kind[c.event.0 as usize] == Kind::HostOp)
             .map(|c| {
-                let i = c.event as usize;
+                let i = c.event.0 as usize;
                 (ev.lane[i], ev.start[i], ev.end(i), c.event)
             })
             .collect();
@@ -324,7 +336,7 @@ impl EnclosingComms {
     }
 
     /// The innermost metadata event on the launch's lane that contains the launch's start.
-    fn at(&self, rank: &Rank, launch: usize) -> Option<u32> {
+    fn at(&self, rank: &Rank, launch: usize) -> Option<EventIx> {
         let (lane, t) = (rank.events.lane[launch], rank.events.start[launch]);
         let k = self.spans.partition_point(|s| (s.0, s.1) <= (lane, t));
         // Spans enclosing `t` start before it; the nearest such start is the innermost.
@@ -343,13 +355,13 @@ struct Groups {
     list: Vec<CommGroup>,
     by_name: FxHashMap<String, u32>,
     world: Option<u32>,
-    world_members: Vec<u32>,
+    world_members: Vec<RankId>,
 }
 
 impl Groups {
     fn new(job: &Job) -> Self {
         let world_members = match job.world_size {
-            Some(n) => (0..n).collect(),
+            Some(n) => (0..n).map(RankId).collect(),
             None => job.ranks.iter().map(|r| r.id).collect(),
         };
         let mut g = Groups {
@@ -433,12 +445,15 @@ impl Groups {
 }
 
 /// `"[0, 1, 2]"` → `[0, 1, 2]`.
-pub fn parse_rank_list(s: &str) -> Option<Vec<u32>> {
+pub fn parse_rank_list(s: &str) -> Option<Vec<RankId>> {
     let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?;
     if inner.trim().is_empty() {
         return Some(Vec::new());
     }
-    inner.split(',').map(|t| t.trim().parse().ok()).collect()
+    inner
+        .split(',')
+        .map(|t| t.trim().parse().ok().map(RankId))
+        .collect()
 }
 
 #[cfg(test)]
@@ -447,8 +462,9 @@ mod tests {
 
     #[test]
     fn rank_lists_parse() {
-        assert_eq!(parse_rank_list("[0, 1, 2]"), Some(vec![0, 1, 2]));
-        assert_eq!(parse_rank_list(" [7] "), Some(vec![7]));
+        let ids = |v: &[u32]| Some(v.iter().copied().map(RankId).collect::<Vec<_>>());
+        assert_eq!(parse_rank_list("[0, 1, 2]"), ids(&[0, 1, 2]));
+        assert_eq!(parse_rank_list(" [7] "), ids(&[7]));
         assert_eq!(parse_rank_list("[]"), Some(vec![]));
         assert_eq!(parse_rank_list("0, 1"), None);
         assert_eq!(parse_rank_list("[0, x]"), None);

@@ -2,7 +2,9 @@
 //! crosses — intra-node (NVLink, PCIe) when all its ranks sit on one node, inter-node
 //! (InfiniBand, RoCE) otherwise. Ranks map to nodes as `rank / ranks_per_node`.
 
-use crate::model::Job;
+use crate::analysis::roofline::peaks::{self, Device};
+use crate::error::Error;
+use crate::model::{Job, RankId};
 
 /// Known links: (name, description, GB/s per direction).
 pub const LINKS: &[(&str, &str, f64)] = &[
@@ -30,7 +32,7 @@ pub struct Link {
 
 impl Link {
     /// A table name (`nvlink4`) or a number of GB/s (`120`).
-    pub fn parse(s: &str) -> Result<Link, String> {
+    pub fn parse(s: &str) -> Result<Link, Error> {
         if let Some((name, _, gbps)) = LINKS.iter().find(|l| l.0.eq_ignore_ascii_case(s)) {
             return Ok(Link {
                 name: name.to_string(),
@@ -42,9 +44,12 @@ impl Link {
                 name: "custom".to_string(),
                 peak_gbps: g,
             }),
-            _ => Err(format!(
-                "unknown link `{s}`: use GB/s or one of {}",
-                LINKS.iter().map(|l| l.0).collect::<Vec<_>>().join(", ")
+            _ => Err(Error::usage(
+                "",
+                format!(
+                    "unknown link `{s}`: use GB/s or one of {}",
+                    LINKS.iter().map(|l| l.0).collect::<Vec<_>>().join(", ")
+                ),
             )),
         }
     }
@@ -82,41 +87,47 @@ pub struct TopologyOptions {
 
 impl Topology {
     /// The topology of a job: options first, else what the traces say, else defaults
-    /// (NVLink 4 unless the devices are A100s, InfiniBand NDR).
-    pub fn of(job: &Job, opts: &TopologyOptions) -> Topology {
+    /// (the device table's `intra_link` of the job's devices — NVLink 3 for A100s — else
+    /// NVLink 4; InfiniBand NDR between nodes).
+    pub fn of(job: &Job, opts: &TopologyOptions, table: &[Device]) -> Topology {
         let devices = job.ranks.iter().map(|r| r.devices.len()).max().unwrap_or(0) as u32;
         let (ranks_per_node, from) = match opts.ranks_per_node {
             Some(n) => (n.max(1), "option"),
             None if devices > 0 => (devices, "deviceProperties"),
             None => (DEFAULT_RANKS_PER_NODE, "default"),
         };
-        let a100 = job.ranks.iter().any(|r| {
-            r.devices
-                .iter()
-                .any(|d| job.strings.resolve(*d).contains("A100"))
-        });
+        let table_link = job
+            .ranks
+            .iter()
+            .flat_map(|r| r.devices.iter())
+            .find_map(|d| {
+                peaks::by_trace_name(table, job.strings.resolve(*d))?
+                    .intra_link
+                    .clone()
+            });
         Topology {
             ranks_per_node,
             ranks_per_node_from: from,
-            intra: opts
-                .intra
-                .clone()
-                .unwrap_or_else(|| Link::named(if a100 { "nvlink3" } else { "nvlink4" })),
+            intra: opts.intra.clone().unwrap_or_else(|| {
+                table_link
+                    .and_then(|l| Link::parse(&l).ok())
+                    .unwrap_or_else(|| Link::named("nvlink4"))
+            }),
             inter: opts.inter.clone().unwrap_or_else(|| Link::named("ib-ndr")),
             host_only: job.ranks.iter().all(|r| r.is_cpu_only()),
         }
     }
 
     /// True when all `ranks` sit on one node.
-    pub fn intra_node(&self, ranks: &[u32]) -> bool {
-        let node = |r: &u32| r / self.ranks_per_node;
+    pub fn intra_node(&self, ranks: &[RankId]) -> bool {
+        let node = |r: &RankId| r.0 / self.ranks_per_node;
         ranks
             .first()
             .is_none_or(|f| ranks.iter().all(|r| node(r) == node(f)))
     }
 
     /// The link a group of ranks crosses, `None` for CPU-only jobs.
-    pub fn link(&self, ranks: &[u32]) -> Option<&Link> {
+    pub fn link(&self, ranks: &[RankId]) -> Option<&Link> {
         if self.host_only {
             None
         } else if self.intra_node(ranks) {
@@ -146,6 +157,7 @@ mod tests {
         assert!(
             Link::parse("carrier pigeon")
                 .unwrap_err()
+                .to_string()
                 .contains("nvlink4")
         );
     }
@@ -159,9 +171,10 @@ mod tests {
             inter: Link::named("ib-ndr"),
             host_only: false,
         };
-        assert!(t.intra_node(&[0, 1, 2, 3]));
-        assert!(!t.intra_node(&[3, 4]));
-        assert_eq!(t.link(&[4, 7]).unwrap().name, "nvlink4");
-        assert_eq!(t.link(&[0, 8]).unwrap().name, "ib-ndr");
+        let ids = |v: &[u32]| v.iter().copied().map(RankId).collect::<Vec<_>>();
+        assert!(t.intra_node(&ids(&[0, 1, 2, 3])));
+        assert!(!t.intra_node(&ids(&[3, 4])));
+        assert_eq!(t.link(&ids(&[4, 7])).unwrap().name, "nvlink4");
+        assert_eq!(t.link(&ids(&[0, 8])).unwrap().name, "ib-ndr");
     }
 }

@@ -1,4 +1,4 @@
-//! Collective instances (DESIGN §4): the k-th collective of process group G on each member
+//! Collective instances (docs/metrics.md, "Collective instance"): the k-th collective of process group G on each member
 //! rank forms one instance. Calls key on (group, `Seq`) when every call of the group has a
 //! `Seq`; otherwise on (group, step number, k-th call of the group in that step), so a rank
 //! that profiled other steps does not shift every pairing. A step whose member ranks made
@@ -9,13 +9,31 @@
 //! the k-th receive at b from a (NCCL requires that order). Calls without a known peer are
 //! counted as unpaired.
 
+use super::RankCount;
 use super::calls::{Call, Calls};
-use super::op::CollOp;
-use crate::model::Job;
+use crate::model::{CollOp, Job, RankId, RankIx, StepNo};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// (rank index in `job.ranks`, call index in `Calls::per_rank`) of each participant.
-type Members = Vec<(u32, u32)>;
+/// One participant of an instance: its rank and its call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Member {
+    /// The rank's position in `job.ranks` (and in `Calls::per_rank`).
+    pub rank: RankIx,
+    /// The call's index in the rank's `Calls::per_rank` list.
+    pub call: u32,
+}
+
+/// The direction of a point-to-point transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct P2p {
+    /// Sender.
+    pub src: RankId,
+    /// Receiver.
+    pub dst: RankId,
+}
+
+type Members = Vec<Member>;
 
 /// One collective instance: the calls that perform it, one per participating rank.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,28 +43,47 @@ pub struct Instance {
     /// The operation.
     pub op: CollOp,
     /// Step number (`None` outside every step).
-    pub step: Option<u32>,
+    pub step: Option<StepNo>,
     /// `Seq`, or the position of the call in its (group, step).
     pub index: u64,
     /// Bytes (the largest any participant reports).
     pub bytes: Option<u64>,
     /// Sender and receiver of a point-to-point transfer, when the direction is known.
-    pub p2p: Option<(u32, u32)>,
-    /// (rank index in `job.ranks`, call index in `Calls::per_rank`), by rank.
-    pub members: Vec<(u32, u32)>,
+    pub p2p: Option<P2p>,
+    /// The participants, in rank order.
+    pub members: Vec<Member>,
+}
+
+/// Why calls could not be matched into instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MismatchKind {
+    /// The member ranks made different numbers of calls in the step.
+    Counts,
+    /// The call at this position is not the same operation on every rank.
+    Operation {
+        /// Its position in the (group, step).
+        index: u64,
+    },
 }
 
 /// Calls that could not be matched into instances, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Mismatch {
     /// Group name.
     pub group: String,
     /// Step number (`None`: outside steps, or keyed by `Seq`).
-    pub step: Option<u32>,
-    /// Calls per rank id of the group in that step.
-    pub calls: Vec<(u32, u64)>,
+    pub step: Option<StepNo>,
+    /// Calls per rank of the group in that step (written `[rank, calls]`).
+    #[serde(serialize_with = "pairs")]
+    pub calls: Vec<RankCount>,
     /// What disagrees.
-    pub reason: String,
+    #[serde(skip)]
+    pub kind: MismatchKind,
+}
+
+/// Rank counts as `[rank, count]` pairs (the report's schema).
+fn pairs<S: serde::Serializer>(v: &[RankCount], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|c| (c.rank, c.calls)))
 }
 
 /// All instances of the job and what could not be matched.
@@ -56,20 +93,29 @@ pub struct Matching {
     pub instances: Vec<Instance>,
     /// Steps of groups whose calls could not be matched.
     pub mismatches: Vec<Mismatch>,
-    /// Point-to-point calls without a known peer or partner, per rank id.
-    pub unpaired_p2p: Vec<(u32, u64)>,
-    /// Group members that are not in the job, per group name (instances use those present).
-    pub missing_members: Vec<(String, Vec<u32>)>,
+    /// Point-to-point calls without a known peer or partner, per rank.
+    pub unpaired_p2p: Vec<RankCount>,
+    /// Group members that are not in the job, per group (instances use those present).
+    pub missing_members: Vec<MissingMembers>,
+}
+
+/// Members of a group that are not in the job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingMembers {
+    /// Group name.
+    pub group: String,
+    /// The ranks not loaded.
+    pub ranks: Vec<RankId>,
 }
 
 /// Matches every group's calls across ranks.
 pub fn match_calls(job: &Job, calls: &Calls) -> Matching {
     let mut m = Matching::default();
-    let index_of: BTreeMap<u32, u32> = job
+    let index_of: BTreeMap<RankId, RankIx> = job
         .ranks
         .iter()
         .enumerate()
-        .map(|(i, r)| (r.id, i as u32))
+        .map(|(i, r)| (r.id, RankIx::of(i)))
         .collect();
     for (g, group) in calls.groups.iter().enumerate() {
         let g = g as u32;
@@ -80,19 +126,22 @@ pub fn match_calls(job: &Job, calls: &Calls) -> Matching {
         {
             continue;
         }
-        let present: Vec<u32> = group
+        let present: Vec<RankIx> = group
             .members
             .iter()
             .filter_map(|id| index_of.get(id).copied())
             .collect();
-        let missing: Vec<u32> = group
+        let missing: Vec<RankId> = group
             .members
             .iter()
             .filter(|id| !index_of.contains_key(id))
             .copied()
             .collect();
         if !missing.is_empty() {
-            m.missing_members.push((group.name.clone(), missing));
+            m.missing_members.push(MissingMembers {
+                group: group.name.clone(),
+                ranks: missing,
+            });
         }
         collectives(job, calls, g, &present, &mut m);
         point_to_point(job, calls, g, &present, &mut m);
@@ -103,19 +152,19 @@ pub fn match_calls(job: &Job, calls: &Calls) -> Matching {
 }
 
 /// Collective (non-p2p) instances of group `g`.
-fn collectives(job: &Job, calls: &Calls, g: u32, present: &[u32], m: &mut Matching) {
-    let of = |r: u32| {
-        calls.per_rank[r as usize]
+fn collectives(job: &Job, calls: &Calls, g: u32, present: &[RankIx], m: &mut Matching) {
+    let of = |r: RankIx| {
+        calls.per_rank[r.get()]
             .iter()
             .enumerate()
             .filter(move |(_, c)| c.group == g && !c.op.is_p2p())
     };
     let by_seq = present.iter().all(|&r| of(r).all(|(_, c)| c.seq.is_some()));
     // key → (rank, call) in rank order.
-    let mut buckets: BTreeMap<(Option<u32>, u64), Members> = BTreeMap::new();
-    let mut counts: BTreeMap<Option<u32>, Vec<(u32, u64)>> = BTreeMap::new();
+    let mut buckets: BTreeMap<(Option<StepNo>, u64), Members> = BTreeMap::new();
+    let mut counts: BTreeMap<Option<StepNo>, Vec<RankCount>> = BTreeMap::new();
     for &r in present {
-        let mut k_in_step: BTreeMap<Option<u32>, u64> = BTreeMap::new();
+        let mut k_in_step: BTreeMap<Option<StepNo>, u64> = BTreeMap::new();
         for (ci, c) in of(r) {
             let key = if by_seq {
                 (None, c.seq.unwrap_or_default())
@@ -124,23 +173,29 @@ fn collectives(job: &Job, calls: &Calls, g: u32, present: &[u32], m: &mut Matchi
                 *k += 1;
                 (c.step, *k - 1)
             };
-            buckets.entry(key).or_default().push((r, ci as u32));
+            buckets.entry(key).or_default().push(Member {
+                rank: r,
+                call: ci as u32,
+            });
         }
         if !by_seq {
             // Every step this rank profiled counts, including steps where it made no call.
-            let rank = &job.ranks[r as usize];
+            let rank = job.rank(r);
             for s in rank.steps.iter().filter(|s| !s.synthetic) {
                 k_in_step.entry(Some(s.number)).or_default();
             }
             for (step, n) in k_in_step {
-                counts.entry(step).or_default().push((rank.id, n));
+                counts.entry(step).or_default().push(RankCount {
+                    rank: rank.id,
+                    calls: n,
+                });
             }
         }
     }
     let group_name = &calls.groups[g as usize].name;
-    let bad_steps: Vec<Option<u32>> = counts
+    let bad_steps: Vec<Option<StepNo>> = counts
         .iter()
-        .filter(|(_, c)| c.iter().any(|x| x.1 != c[0].1))
+        .filter(|(_, c)| c.iter().any(|x| x.calls != c[0].calls))
         .map(|(s, _)| *s)
         .collect();
     for (step, c) in &counts {
@@ -149,7 +204,7 @@ fn collectives(job: &Job, calls: &Calls, g: u32, present: &[u32], m: &mut Matchi
                 group: group_name.clone(),
                 step: *step,
                 calls: c.clone(),
-                reason: "member ranks made different numbers of calls".to_string(),
+                kind: MismatchKind::Counts,
             });
         }
     }
@@ -157,17 +212,20 @@ fn collectives(job: &Job, calls: &Calls, g: u32, present: &[u32], m: &mut Matchi
         if bad_steps.contains(&step) || members.len() < 2 {
             continue;
         }
-        let first = calls.per_rank[members[0].0 as usize][members[0].1 as usize];
-        let call = |&(r, c): &(u32, u32)| -> &Call { &calls.per_rank[r as usize][c as usize] };
+        let call = |x: &Member| -> &Call { &calls.per_rank[x.rank.get()][x.call as usize] };
+        let first = *call(&members[0]);
         if members.iter().any(|x| call(x).op != first.op) {
             m.mismatches.push(Mismatch {
                 group: group_name.clone(),
                 step: if by_seq { first.step } else { step },
                 calls: members
                     .iter()
-                    .map(|&(r, _)| (job.ranks[r as usize].id, 1))
+                    .map(|x| RankCount {
+                        rank: job.rank(x.rank).id,
+                        calls: 1,
+                    })
                     .collect(),
-                reason: format!("call {index} is not the same operation on every rank"),
+                kind: MismatchKind::Operation { index },
             });
             continue;
         }
@@ -184,14 +242,14 @@ fn collectives(job: &Job, calls: &Calls, g: u32, present: &[u32], m: &mut Matchi
 }
 
 /// Point-to-point instances of group `g`.
-fn point_to_point(job: &Job, calls: &Calls, g: u32, present: &[u32], m: &mut Matching) {
+fn point_to_point(job: &Job, calls: &Calls, g: u32, present: &[RankIx], m: &mut Matching) {
     // (sender, receiver, k) → members; SendRecv has no direction: (low, high).
-    let mut pairs: BTreeMap<(u32, u32, bool, u64), Members> = BTreeMap::new();
+    let mut pairs: BTreeMap<(RankId, RankId, bool, u64), Members> = BTreeMap::new();
     for &r in present {
-        let me = job.ranks[r as usize].id;
-        let mut k: BTreeMap<(u32, u32, bool), u64> = BTreeMap::new();
+        let me = job.rank(r).id;
+        let mut k: BTreeMap<(RankId, RankId, bool), u64> = BTreeMap::new();
         let mut unpaired = 0;
-        for (ci, c) in calls.per_rank[r as usize].iter().enumerate() {
+        for (ci, c) in calls.per_rank[r.get()].iter().enumerate() {
             if c.group != g || !c.op.is_p2p() {
                 continue;
             }
@@ -208,7 +266,10 @@ fn point_to_point(job: &Job, calls: &Calls, g: u32, present: &[u32], m: &mut Mat
             pairs
                 .entry((key.0, key.1, key.2, *n))
                 .or_default()
-                .push((r, ci as u32));
+                .push(Member {
+                    rank: r,
+                    call: ci as u32,
+                });
             *n += 1;
         }
         if unpaired > 0 {
@@ -216,13 +277,13 @@ fn point_to_point(job: &Job, calls: &Calls, g: u32, present: &[u32], m: &mut Mat
         }
     }
     for ((src, dst, directed, index), members) in pairs {
-        let call = |&(r, c): &(u32, u32)| calls.per_rank[r as usize][c as usize];
+        let call = |x: &Member| calls.per_rank[x.rank.get()][x.call as usize];
         let ok = members.len() == 2
-            && members[0].0 != members[1].0
+            && members[0].rank != members[1].rank
             && (!directed || call(&members[0]).op != call(&members[1]).op);
         if !ok {
-            for &(r, _) in &members {
-                add(&mut m.unpaired_p2p, job.ranks[r as usize].id, 1);
+            for x in &members {
+                add(&mut m.unpaired_p2p, job.rank(x.rank).id, 1);
             }
             continue;
         }
@@ -233,15 +294,15 @@ fn point_to_point(job: &Job, calls: &Calls, g: u32, present: &[u32], m: &mut Mat
             step: first.step,
             index,
             bytes: members.iter().filter_map(|x| call(x).bytes).max(),
-            p2p: directed.then_some((src, dst)),
+            p2p: directed.then_some(P2p { src, dst }),
             members,
         });
     }
 }
 
-fn add(v: &mut Vec<(u32, u64)>, rank: u32, n: u64) {
-    match v.iter_mut().find(|x| x.0 == rank) {
-        Some(x) => x.1 += n,
-        None => v.push((rank, n)),
+fn add(v: &mut Vec<RankCount>, rank: RankId, n: u64) {
+    match v.iter_mut().find(|x| x.rank == rank) {
+        Some(x) => x.calls += n,
+        None => v.push(RankCount { rank, calls: n }),
     }
 }

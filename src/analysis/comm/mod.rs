@@ -1,9 +1,9 @@
-//! Communication analysis (issue 3; DESIGN §4 clock alignment and collective instance):
-//! find each rank's collective calls, match them across ranks into instances, align the
-//! ranks' clocks on them, time every instance (wait vs transit, bandwidth) and summarize per
+//! Communication analysis (docs/metrics.md, "Clock alignment", "Collective instance"): find
+//! each rank's collective calls, match them across ranks into instances, align the ranks'
+//! clocks on them, time every instance (wait vs transit, bandwidth) and summarize per
 //! collective type and group.
 //!
-//! - [`op`] — operation types and bus-bandwidth factors
+//! - [`op`] — bus-bandwidth factors and element sizes
 //! - [`calls`] — per-rank calls and their groups
 //! - [`matching`] — instances
 //! - [`align`] — clock offsets
@@ -22,15 +22,35 @@ pub mod stats;
 pub mod timing;
 
 use crate::analysis::intervals::IntervalSet;
-use crate::model::Job;
+use crate::analysis::roofline::peaks::Device;
+use crate::model::{Job, RankId, StepNo};
 use crate::time::Ns;
 use align::{Align, Offset};
 use calls::Calls;
 use links::{Topology, TopologyOptions};
-use matching::Matching;
+use matching::{Instance, Matching};
 use rayon::prelude::*;
+use serde::Serialize;
 use stats::{P2pCell, SlowLink, TypeStats, WorstInstance};
 use timing::{MemberTiming, Timing};
+
+/// A count of calls of one rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RankCount {
+    /// Rank id.
+    pub rank: RankId,
+    /// Calls.
+    pub calls: u64,
+}
+
+/// An instance's timing summary and its members' timing (in member order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedInstance {
+    /// The summary.
+    pub timing: Timing,
+    /// Per member.
+    pub members: Vec<MemberTiming>,
+}
 
 /// Options of the communication analysis.
 #[derive(Debug, Clone, Default)]
@@ -53,7 +73,7 @@ pub struct Comm {
     /// Per-rank clock offsets (`job.ranks` order).
     pub offsets: Vec<Offset>,
     /// Each instance's timing and members, in `matching.instances` order.
-    pub timed: Vec<(Timing, Vec<MemberTiming>)>,
+    pub timed: Vec<TimedInstance>,
     /// Ranks per node and links.
     pub topology: Topology,
     /// Per type and group.
@@ -66,29 +86,46 @@ pub struct Comm {
     pub slow_links: Vec<SlowLink>,
 }
 
+impl Comm {
+    /// Every instance with its timing.
+    pub fn instances(&self) -> impl Iterator<Item = (&Instance, &TimedInstance)> {
+        self.matching.instances.iter().zip(&self.timed)
+    }
+
+    /// The number of ranks in group `g`.
+    pub fn group_size(&self, g: u32) -> u32 {
+        self.calls.groups[g as usize].members.len() as u32
+    }
+}
+
 /// Runs the communication analysis. `compute` is each rank's C set and `span_ns` each
 /// rank's Σ step span over the steps in scope (`job.ranks` order); `step` limits the
-/// summaries (not the matching or alignment) to one step.
+/// summaries (not the matching or alignment) to one step; `devices` (the peak table) gives
+/// the default link between a node's devices.
 pub fn analyze(
     job: &Job,
     compute: &[IntervalSet],
     span_ns: &[Ns],
     opts: &CommOptions,
-    step: Option<u32>,
+    step: Option<StepNo>,
+    devices: &[Device],
 ) -> Comm {
     let calls = calls::find_calls(job);
     let matching = matching::match_calls(job, &calls);
     let offsets = align::offsets(job, &calls, &matching.instances, opts.align);
-    let timed: Vec<(Timing, Vec<MemberTiming>)> = matching
+    let timed: Vec<TimedInstance> = matching
         .instances
         .par_iter()
         .map(|inst| {
-            let m = timing::members(job, &calls, inst, &offsets);
+            let members = timing::members(job, &calls, inst, &offsets);
             let size = calls.groups[inst.group as usize].members.len() as u32;
-            (timing::summarize(inst, &m, size), m)
+            TimedInstance {
+                timing: timing::summarize(inst, &members, size),
+                members,
+            }
         })
         .collect();
-    let topology = Topology::of(job, &opts.topology);
+    let topology = Topology::of(job, &opts.topology, devices);
     let m = stats::Matched {
         calls: &calls,
         instances: &matching.instances,

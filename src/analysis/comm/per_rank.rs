@@ -4,14 +4,15 @@
 //! data left through this rank's links once everyone had arrived.
 
 use super::Comm;
-use super::calls::Calls;
+use super::op::bus_factor;
+use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 
 /// One rank's collectives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankComm {
     /// Rank id.
-    pub rank: u32,
+    pub rank: RankId,
     /// Instances (point-to-point excluded).
     pub instances: u64,
     /// Σ waits for the last arriver.
@@ -25,16 +26,14 @@ pub struct RankComm {
 }
 
 /// Per-rank collective summary over the instances of `step` (all steps: `None`), rank order.
-pub fn per_rank(comm: &Comm, step: Option<u32>) -> Vec<RankComm> {
-    let calls: &Calls = &comm.calls;
-    let mut acc: std::collections::BTreeMap<u32, (u64, Ns, Ns, Vec<f64>)> = Default::default();
-    for (inst, (_, members)) in comm.matching.instances.iter().zip(&comm.timed) {
+pub fn per_rank(comm: &Comm, step: Option<StepNo>) -> Vec<RankComm> {
+    let mut acc: std::collections::BTreeMap<RankId, (u64, Ns, Ns, Vec<f64>)> = Default::default();
+    for (inst, t) in comm.instances() {
         if inst.op.is_p2p() || step.is_some_and(|s| inst.step != Some(s)) {
             continue;
         }
-        let size = calls.groups[inst.group as usize].members.len() as u32;
-        let (num, den) = inst.op.bus_factor(size);
-        for m in members {
+        let (num, den) = bus_factor(inst.op, comm.group_size(inst.group));
+        for m in &t.members {
             let a = acc.entry(m.rank).or_default();
             a.0 += 1;
             a.1 += m.wait_ns;

@@ -14,13 +14,15 @@
 //!   flagged when more than [`SMALL_SHARE`] of the calls are small.
 //! - Misaligned: sizes above [`ALIGNMENT`] bytes that are not a multiple of it.
 
+use super::TimedInstance;
 use super::calls::Calls;
 use super::links::Topology;
 use super::matching::Instance;
-use super::op::CollOp;
+use super::op::bus_factor;
 use super::timing::{MemberTiming, Timing};
 use crate::analysis::intervals::IntervalSet;
-use crate::model::Job;
+use crate::analysis::stats::{median_f64, median_sorted, median_u64, ratio};
+use crate::model::{CollOp, Job, RankId, StepNo};
 use crate::time::Ns;
 use std::collections::BTreeMap;
 
@@ -152,7 +154,7 @@ pub struct WorstInstance {
     /// Operation.
     pub op: CollOp,
     /// Step.
-    pub step: Option<u32>,
+    pub step: Option<StepNo>,
     /// Position in its (group, step), or `Seq`.
     pub index: u64,
     /// Bytes.
@@ -168,9 +170,9 @@ pub struct WorstInstance {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct P2pCell {
     /// Sender.
-    pub src: u32,
+    pub src: RankId,
     /// Receiver.
-    pub dst: u32,
+    pub dst: RankId,
     /// Transfers.
     pub transfers: u64,
     /// Σ bytes (transfers of unknown size add nothing).
@@ -188,7 +190,7 @@ pub struct SlowLink {
     /// Group name.
     pub group: String,
     /// Rank.
-    pub rank: u32,
+    pub rank: RankId,
     /// Its mean transit over the group's instances.
     pub transit_ns: Ns,
     /// Median of the members' mean transits.
@@ -208,18 +210,18 @@ pub struct Matched<'a> {
     /// Instances.
     pub instances: &'a [Instance],
     /// Each instance's timing and members (same order as `instances`).
-    pub timed: &'a [(Timing, Vec<MemberTiming>)],
+    pub timed: &'a [TimedInstance],
     /// Only this step, when set.
-    pub step: Option<u32>,
+    pub step: Option<StepNo>,
 }
 
 impl Matched<'_> {
-    fn in_scope(&self, step: Option<u32>) -> bool {
+    fn in_scope(&self, step: Option<StepNo>) -> bool {
         self.step.is_none() || step == self.step
     }
 
     /// Instances in scope with their timing.
-    fn each(&self) -> impl Iterator<Item = (&Instance, &(Timing, Vec<MemberTiming>))> {
+    fn each(&self) -> impl Iterator<Item = (&Instance, &TimedInstance)> {
         self.instances
             .iter()
             .zip(self.timed)
@@ -255,7 +257,7 @@ pub fn type_stats(
         let ev = &job.ranks[r].events;
         let mut per: BTreeMap<(u32, CollOp), Vec<(Ns, Ns)>> = BTreeMap::new();
         for c in rc.iter().filter(|c| m.in_scope(c.step)) {
-            let e = c.event as usize;
+            let e = c.event.index();
             let key = (c.group, key_op(c.op));
             per.entry(key).or_default().push((ev.start[e], ev.end(e)));
             acc.entry(key).or_default().sizes.extend(c.bytes);
@@ -269,12 +271,12 @@ pub fn type_stats(
             a.spans += span_ns[r];
         }
     }
-    for (inst, (t, members)) in m.each() {
+    for (inst, t) in m.each() {
         let a = acc.entry((inst.group, key_op(inst.op))).or_default();
         a.instances += 1;
-        a.wait += t.wait_ns;
-        a.transit += members.iter().map(|x| x.transit_ns).sum::<Ns>();
-        a.busbw.extend(t.busbw_gbps);
+        a.wait += t.timing.wait_ns;
+        a.transit += t.members.iter().map(|x| x.transit_ns).sum::<Ns>();
+        a.busbw.extend(t.timing.busbw_gbps);
     }
     let mut out: Vec<TypeStats> = acc
         .into_iter()
@@ -346,9 +348,9 @@ fn key_op(op: CollOp) -> CollOp {
 pub fn worst_instances(m: &Matched) -> Vec<WorstInstance> {
     let (calls, instances, timed) = (m.calls, m.instances, m.timed);
     let mut order: Vec<usize> = (0..instances.len())
-        .filter(|&i| m.in_scope(instances[i].step) && timed[i].0.wait_ns > 0)
+        .filter(|&i| m.in_scope(instances[i].step) && timed[i].timing.wait_ns > 0)
         .collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(timed[i].0.wait_ns));
+    order.sort_by_key(|&i| std::cmp::Reverse(timed[i].timing.wait_ns));
     order.truncate(WORST);
     order
         .into_iter()
@@ -360,8 +362,8 @@ pub fn worst_instances(m: &Matched) -> Vec<WorstInstance> {
                 step: inst.step,
                 index: inst.index,
                 bytes: inst.bytes,
-                timing: timed[i].0,
-                members: timed[i].1.clone(),
+                timing: timed[i].timing,
+                members: timed[i].members.clone(),
             }
         })
         .collect()
@@ -369,15 +371,15 @@ pub fn worst_instances(m: &Matched) -> Vec<WorstInstance> {
 
 /// Send/recv traffic by (sender, receiver).
 pub fn p2p_matrix(m: &Matched) -> Vec<P2pCell> {
-    let mut cells: BTreeMap<(u32, u32), (u64, u64, Ns)> = BTreeMap::new();
-    for (inst, (t, _)) in m.each() {
+    let mut cells: BTreeMap<(RankId, RankId), (u64, u64, Ns)> = BTreeMap::new();
+    for (inst, t) in m.each() {
         let Some(pair) = inst.p2p else {
             continue;
         };
-        let c = cells.entry(pair).or_default();
+        let c = cells.entry((pair.src, pair.dst)).or_default();
         c.0 += 1;
         c.1 += inst.bytes.unwrap_or(0);
-        c.2 += t.transit_ns;
+        c.2 += t.timing.transit_ns;
     }
     cells
         .into_iter()
@@ -397,15 +399,15 @@ pub fn p2p_matrix(m: &Matched) -> Vec<P2pCell> {
 pub fn slow_links(m: &Matched) -> Vec<SlowLink> {
     let calls = m.calls;
     // group → rank → (Σ transit, n, Σ bus bytes)
-    let mut per: BTreeMap<u32, BTreeMap<u32, (Ns, u64, f64)>> = BTreeMap::new();
-    for (inst, (_, members)) in m.each() {
+    let mut per: BTreeMap<u32, BTreeMap<RankId, (Ns, u64, f64)>> = BTreeMap::new();
+    for (inst, t) in m.each() {
         if inst.op.is_p2p() {
             continue;
         }
         let size = calls.groups[inst.group as usize].members.len() as u32;
-        let (num, den) = inst.op.bus_factor(size);
+        let (num, den) = bus_factor(inst.op, size);
         let g = per.entry(inst.group).or_default();
-        for x in members {
+        for x in &t.members {
             let e = g.entry(x.rank).or_default();
             e.0 += x.transit_ns;
             e.1 += 1;
@@ -417,13 +419,13 @@ pub fn slow_links(m: &Matched) -> Vec<SlowLink> {
         if ranks.len() < 3 {
             continue;
         }
-        let means: Vec<(u32, Ns, f64)> = ranks
+        let means: Vec<(RankId, Ns, f64)> = ranks
             .iter()
             .map(|(&r, &(t, n, b))| (r, t / n as Ns, b / n as f64))
             .collect();
         let mut sorted: Vec<Ns> = means.iter().map(|m| m.1).collect();
         sorted.sort_unstable();
-        let median = crate::analysis::step_times::median_sorted(&sorted);
+        let median = median_sorted(&sorted);
         let mean = sorted.iter().map(|&x| x as f64).sum::<f64>() / sorted.len() as f64;
         let var = sorted
             .iter()
@@ -451,27 +453,4 @@ pub fn slow_links(m: &Matched) -> Vec<SlowLink> {
         }
     }
     out
-}
-
-fn median_u64(sorted: &[u64]) -> u64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2
-    }
-}
-
-fn median_f64(sorted: &[f64]) -> Option<f64> {
-    let n = sorted.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(sorted[n / 2]),
-        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
-    }
-}
-
-/// a / b as a fraction, 0 when b is 0.
-pub fn ratio(a: Ns, b: Ns) -> f64 {
-    if b > 0 { a as f64 / b as f64 } else { 0.0 }
 }

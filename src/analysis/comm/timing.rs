@@ -1,4 +1,4 @@
-//! Per-instance timing in aligned time (DESIGN §4 "collective instance"):
+//! Per-instance timing in aligned time (docs/metrics.md, "Collective instance"):
 //! arrival skew = max start − min start; last arriver = the rank with the latest start;
 //! per-rank wait = max start − own start; transit = end − max start, with "end" the last
 //! arriver's end (its whole duration is transfer: everyone else had arrived);
@@ -8,14 +8,15 @@
 use super::align::Offset;
 use super::calls::Calls;
 use super::matching::Instance;
-use crate::model::Job;
+use super::op::bus_factor;
+use crate::model::{Job, RankId};
 use crate::time::Ns;
 
 /// One participant of an instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct MemberTiming {
     /// Rank id.
-    pub rank: u32,
+    pub rank: RankId,
     /// Aligned start.
     pub start_ns: Ns,
     /// Aligned end.
@@ -32,7 +33,7 @@ pub struct Timing {
     /// max start − min start.
     pub skew_ns: Ns,
     /// Rank with the latest start (ties: lowest id).
-    pub last_arriver: u32,
+    pub last_arriver: RankId,
     /// The last arriver's duration: the transfer with nobody left to wait for.
     pub transit_ns: Ns,
     /// Σ per-rank waits.
@@ -54,13 +55,13 @@ pub struct Timing {
 
 /// Members' aligned timing, in member order.
 pub fn members(job: &Job, calls: &Calls, inst: &Instance, offsets: &[Offset]) -> Vec<MemberTiming> {
-    let spans: Vec<(u32, Ns, Ns)> = inst
+    let spans: Vec<(RankId, Ns, Ns)> = inst
         .members
         .iter()
-        .map(|&(r, c)| {
-            let rank = &job.ranks[r as usize];
-            let e = calls.per_rank[r as usize][c as usize].event as usize;
-            let off = offsets[r as usize].offset_ns;
+        .map(|m| {
+            let rank = job.rank(m.rank);
+            let e = calls.per_rank[m.rank.get()][m.call as usize].event.0 as usize;
+            let off = offsets[m.rank.get()].offset_ns;
             (
                 rank.id,
                 rank.events.start[e] + off,
@@ -89,7 +90,7 @@ pub fn summarize(inst: &Instance, m: &[MemberTiming], group_size: u32) -> Timing
         Some(b) if b.start_ns >= x.start_ns => Some(b),
         _ => Some(x),
     });
-    let (last_arriver, transit) = last.map_or((0, 0), |l| (l.rank, l.end_ns - l.start_ns));
+    let (last_arriver, transit) = last.map_or((RankId(0), 0), |l| (l.rank, l.end_ns - l.start_ns));
     let durs = m.iter().map(|x| x.end_ns - x.start_ns);
     let busy: Ns = durs.clone().sum();
     let max_dur = durs.max().unwrap_or(0);
@@ -102,7 +103,7 @@ pub fn summarize(inst: &Instance, m: &[MemberTiming], group_size: u32) -> Timing
         Some(b) if transit > 0 => Some(b as f64 / transit as f64),
         _ => None,
     };
-    let (num, den) = inst.op.bus_factor(group_size);
+    let (num, den) = bus_factor(inst.op, group_size);
     Timing {
         skew_ns: last.map_or(0, |l| l.start_ns) - first,
         last_arriver,
@@ -119,13 +120,13 @@ pub fn summarize(inst: &Instance, m: &[MemberTiming], group_size: u32) -> Timing
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::comm::op::CollOp;
+    use crate::model::CollOp;
 
     fn inst(op: CollOp, bytes: u64) -> Instance {
         Instance {
             group: 0,
             op,
-            step: Some(1),
+            step: Some(crate::model::StepNo(1)),
             index: 0,
             bytes: Some(bytes),
             p2p: None,
@@ -135,7 +136,7 @@ mod tests {
 
     fn member(rank: u32, start: Ns, end: Ns, last: Ns) -> MemberTiming {
         MemberTiming {
-            rank,
+            rank: RankId(rank),
             start_ns: start,
             end_ns: end,
             wait_ns: last - start,
@@ -164,7 +165,7 @@ mod tests {
             assert_eq!(t.algbw_gbps, Some(1000.0), "{op:?}");
             assert_eq!(t.busbw_gbps, Some(busbw), "{op:?}");
             assert_eq!(t.skew_ns, 40_000);
-            assert_eq!(t.last_arriver, 3);
+            assert_eq!(t.last_arriver, RankId(3));
             assert_eq!(t.transit_ns, 100_000);
             assert_eq!(t.wait_ns, 40_000 + 30_000 + 20_000);
             // Durations 140, 130, 120, 100 µs: 1 − 122.5/140.
@@ -178,7 +179,7 @@ mod tests {
         let mut i = inst(CollOp::AllReduce, 0);
         i.bytes = None;
         let t = summarize(&i, &m, 2);
-        assert_eq!((t.last_arriver, t.skew_ns, t.wait_ns), (4, 0, 0));
+        assert_eq!((t.last_arriver, t.skew_ns, t.wait_ns), (RankId(4), 0, 0));
         assert_eq!((t.algbw_gbps, t.busbw_gbps), (None, None));
         assert_eq!(t.r_wait, 0.0);
     }

@@ -1,6 +1,8 @@
 //! The device peak table: embedded TOML (`devices.toml`), extended by
 //! `<config dir>/stepscope/devices.toml`, picked by `--device` or the trace's device name.
 
+use crate::config::{self, Layer};
+use crate::error::Error;
 use serde::{Deserialize, Serialize};
 
 /// The embedded table.
@@ -28,6 +30,9 @@ pub struct Device {
     /// Where the figures come from.
     #[serde(default)]
     pub source: String,
+    /// The link between devices of one node by default (`nvlink3`), when not NVLink 4.
+    #[serde(default, skip_serializing)]
+    pub intra_link: Option<String>,
 }
 
 impl Device {
@@ -54,21 +59,26 @@ struct Table {
     device: Vec<Device>,
 }
 
-/// The table: user entries (config dir) first, then the embedded ones.
-pub fn table() -> Result<Vec<Device>, String> {
+/// The table: user entries (`<config dir>/stepscope/devices.toml`) first, then the embedded
+/// ones. A broken user table is a configuration error (`devices.toml: PATH: message`).
+pub fn table() -> Result<Vec<Device>, Error> {
     let mut out = Vec::new();
-    if let Some(p) = directories::ProjectDirs::from("", "", "stepscope")
-        .map(|d| d.config_dir().join("devices.toml"))
-        .filter(|p| p.is_file())
-    {
-        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        out.extend(parse(&text).map_err(|e| format!("{}: {e}", p.display()))?);
+    if let Some(layer) = config::user_layer("devices.toml")? {
+        let devices = parse(&layer.text)
+            .map_err(|e| Error::config("devices.toml", None, format!("{}: {e}", layer.label)))?;
+        out.extend(devices);
     }
-    out.extend(parse(EMBEDDED).expect("the embedded device table parses"));
+    out.extend(embedded());
     Ok(out)
 }
 
-/// Parses a device table.
+/// The embedded table alone.
+pub fn embedded() -> Vec<Device> {
+    parse(&Layer::embedded("devices.toml", EMBEDDED).text)
+        .expect("the embedded device table parses")
+}
+
+/// Parses a device table; the error is the message alone (one line).
 pub fn parse(text: &str) -> Result<Vec<Device>, String> {
     let t: Table = toml::from_str(text).map_err(|e| e.to_string().replace('\n', " "))?;
     for d in &t.device {

@@ -1,12 +1,13 @@
-//! FLOPs and bytes of an operator from its `Input Dims`, `Input type` and `flops` args
-//! (reference/methods.md §16.2). GEMMs: 2·M·K·N (batched: × batch), bytes = inputs + output;
-//! `linear`: input `[…, K]`, weight `[N, K]`; convolutions: 2·N·C_out·Π(out)·C_in/groups·Π(k)
+//! FLOPs and bytes of an operator from its `Input Dims`, `Input type` and `flops` args, by
+//! its family (a role). GEMMs: 2·M·K·N (batched: × batch), bytes = inputs + output;
+//! `linear`-form GEMMs: input `[…, K]`, weight `[N, K]`; convolutions: 2·N·C_out·Π(out)·C_in/groups·Π(k)
 //! with the output spatial size taken as the input's (stride and padding are not in the
 //! args: an upper bound); attention: 4·B·H·S_q·S_k·D; norms, softmax, elementwise and
 //! reductions: bytes only (inputs + an output the size of the first input). `flops`, when the
 //! profile recorded it, replaces the estimate.
 
-use super::super::comm::op::dtype_bytes;
+use crate::analysis::comm::op::dtype_bytes;
+use crate::model::{Family, GemmForm, OpFamily};
 
 /// What an operator computes and moves.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -17,40 +18,6 @@ pub struct Work {
     pub bytes: f64,
     /// GEMM dimensions (M, N, K) when it is one: tensor-core alignment.
     pub gemm: Option<(u64, u64, u64)>,
-}
-
-/// The operator family, for FLOP rules and advice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Family {
-    /// Matrix multiplications.
-    #[default]
-    Gemm,
-    /// Convolutions.
-    Conv,
-    /// Attention.
-    Attention,
-    /// Normalizations and softmax.
-    Norm,
-    /// Elementwise and reductions.
-    Elementwise,
-}
-
-/// The family of an operator name.
-pub fn family(op: &str) -> Option<Family> {
-    let n = op.strip_prefix("aten::").unwrap_or(op);
-    Some(match n {
-        "mm" | "addmm" | "bmm" | "baddbmm" | "matmul" | "linear" => Family::Gemm,
-        "conv1d" | "conv2d" | "conv3d" | "convolution" | "_convolution" | "cudnn_convolution" => {
-            Family::Conv
-        }
-        _ if n.contains("attention") => Family::Attention,
-        "layer_norm" | "native_layer_norm" | "rms_norm" | "_fused_rms_norm" | "softmax"
-        | "_softmax" => Family::Norm,
-        "add" | "add_" | "mul" | "mul_" | "sub" | "div" | "div_" | "gelu" | "silu" | "silu_"
-        | "relu" | "relu_" | "sigmoid" | "tanh" | "sum" | "mean" => Family::Elementwise,
-        _ => return None,
-    })
 }
 
 /// Dimensions of each input (`[]` for scalars and tensor lists): `[[8, 16], [], [[4]]]` →
@@ -121,25 +88,24 @@ fn numel(d: &[u64]) -> f64 {
     d.iter().map(|&x| x as f64).product()
 }
 
-/// FLOPs and bytes of `op` with these inputs; `None` when the shapes do not fit the rule.
+/// FLOPs and bytes of an operator of family `fam` with these inputs; `None` when the shapes
+/// do not fit the rule.
 pub fn work(
-    op: &str,
+    fam: OpFamily,
     dims: &[Vec<u64>],
     dtype: Option<&str>,
     flops_arg: Option<u64>,
 ) -> Option<Work> {
     let size = dtype.and_then(dtype_bytes).unwrap_or(2) as f64;
-    let fam = family(op)?;
-    let n = op.strip_prefix("aten::").unwrap_or(op);
     let inputs: f64 = dims
         .iter()
         .filter(|d| !d.is_empty())
         .map(|d| numel(d))
         .sum();
-    let mut w = match fam {
+    let mut w = match fam.family {
         Family::Gemm => {
-            let (a, b, bias) = match n {
-                "addmm" | "baddbmm" => (
+            let (a, b, bias) = match fam.form {
+                GemmForm::BiasFirst => (
                     dims.get(1)?,
                     dims.get(2)?,
                     dims.first().map_or(0.0, |d| numel(d)),
@@ -150,7 +116,7 @@ pub fn work(
                     dims.get(2).map_or(0.0, |d| numel(d)),
                 ),
             };
-            let (batch, m, k, nn) = if n == "linear" {
+            let (batch, m, k, nn) = if fam.form == GemmForm::Linear {
                 // input [..., K], weight [N, K]
                 let (k, rest) = a.split_last()?;
                 let (nn, wk) = (*b.first()?, *b.get(1)?);
@@ -219,16 +185,29 @@ mod tests {
         parse_dims(s).unwrap()
     }
 
+    /// The family the shipped role table gives an operator name.
+    fn f(op: &str) -> OpFamily {
+        crate::ingest::roles::RoleTable::embedded()
+            .op_family(op.as_bytes())
+            .unwrap_or_else(|| panic!("{op} has a family"))
+    }
+
     #[test]
     fn gemm_flops_and_bytes() {
         // 8×16 · 16×32: 2·8·16·32 = 8192 FLOPs; (128 + 512 + 256) floats.
-        let w = work("aten::mm", &d("[[8, 16], [16, 32]]"), Some("float"), None).unwrap();
+        let w = work(
+            f("aten::mm"),
+            &d("[[8, 16], [16, 32]]"),
+            Some("float"),
+            None,
+        )
+        .unwrap();
         assert_eq!(w.flops, Some(8192.0));
         assert_eq!(w.bytes, 896.0 * 4.0);
         assert_eq!(w.gemm, Some((8, 32, 16)));
         // addmm: bias first.
         let w = work(
-            "aten::addmm",
+            f("aten::addmm"),
             &d("[[32], [8, 16], [16, 32]]"),
             Some("float"),
             None,
@@ -238,7 +217,7 @@ mod tests {
         assert_eq!(w.bytes, (32.0 + 896.0) * 4.0);
         // linear: [4, 2048, 2048] × weight [6144, 2048]: 2·8192·2048·6144.
         let w = work(
-            "aten::linear",
+            f("aten::linear"),
             &d("[[4, 2048, 2048], [6144, 2048], [6144]]"),
             Some("c10::BFloat16"),
             None,
@@ -248,7 +227,7 @@ mod tests {
         assert_eq!(w.gemm, Some((8192, 6144, 2048)));
         // bmm: 2·B·M·K·N.
         let w = work(
-            "aten::bmm",
+            f("aten::bmm"),
             &d("[[3, 4, 5], [3, 5, 6]]"),
             Some("float"),
             None,
@@ -257,7 +236,7 @@ mod tests {
         assert_eq!(w.flops, Some(2.0 * 3.0 * 4.0 * 5.0 * 6.0));
         // Shapes that do not multiply: no estimate.
         assert_eq!(
-            work("aten::mm", &d("[[8, 16], [17, 32]]"), None, None),
+            work(f("aten::mm"), &d("[[8, 16], [17, 32]]"), None, None),
             None
         );
     }
@@ -265,7 +244,7 @@ mod tests {
     #[test]
     fn attention_conv_and_bytes_only() {
         let w = work(
-            "aten::scaled_dot_product_attention",
+            f("aten::scaled_dot_product_attention"),
             &d("[[4, 16, 2048, 128], [4, 16, 2048, 128], [4, 16, 2048, 128]]"),
             Some("c10::BFloat16"),
             None,
@@ -274,25 +253,35 @@ mod tests {
         assert_eq!(w.flops, Some(4.0 * 4.0 * 16.0 * 2048.0 * 2048.0 * 128.0));
         // conv2d: N=2, C_in=3, 8×8, weight [16, 3, 3, 3]: 2·2·16·64·3·9.
         let w = work(
-            "aten::conv2d",
+            f("aten::conv2d"),
             &d("[[2, 3, 8, 8], [16, 3, 3, 3], [16]]"),
             Some("float"),
             None,
         )
         .unwrap();
         assert_eq!(w.flops, Some(2.0 * 2.0 * 16.0 * 64.0 * 3.0 * 9.0));
-        let w = work("aten::add", &d("[[1024], [1024], []]"), Some("float"), None).unwrap();
+        let w = work(
+            f("aten::add"),
+            &d("[[1024], [1024], []]"),
+            Some("float"),
+            None,
+        )
+        .unwrap();
         assert_eq!((w.flops, w.bytes), (None, 3.0 * 1024.0 * 4.0));
         // The profiler's flops win.
         let w = work(
-            "aten::mm",
+            f("aten::mm"),
             &d("[[8, 16], [16, 32]]"),
             Some("float"),
             Some(100),
         )
         .unwrap();
         assert_eq!(w.flops, Some(100.0));
-        assert_eq!(work("aten::unknown_op", &d("[[1]]"), None, None), None);
+        assert!(
+            crate::ingest::roles::RoleTable::embedded()
+                .op_family(b"aten::unknown_op")
+                .is_none()
+        );
         assert_eq!(
             first_type(r#"["", "c10::BFloat16"]"#).as_deref(),
             Some("c10::BFloat16")

@@ -1,7 +1,7 @@
 //! Links between events: launch links by correlation id and operator links by External id.
 
-use super::chunk::NO_ID;
-use crate::model::{Kind, LaneSide, NONE, Rank};
+use crate::ingest::chrome::chunk::NO_ID;
+use crate::model::{EventIx, Kind, LaneSide, Rank};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 /// External id (runtime call / device activity → `cpu_op`). An External id shared by several
 /// operators is ambiguous and links nothing.
 pub fn link(rank: &mut Rank, corr: &[u64], ext: &[u64]) {
+    const NONE: u32 = u32::MAX;
     const AMBIGUOUS: u32 = NONE - 1;
     let ev = &rank.events;
     let lanes = &rank.lanes;
@@ -58,17 +59,17 @@ pub fn link(rank: &mut Rank, corr: &[u64], ext: &[u64]) {
         .collect();
     let ev = &mut rank.events;
     for (i, &(launch, op)) in found.iter().enumerate() {
-        ev.op[i] = op;
+        ev.op[i] = EventIx(op);
         if launch != NONE {
-            ev.link[i] = launch;
-            if ev.link[launch as usize] == NONE {
-                ev.link[launch as usize] = i as u32;
+            ev.link[i] = EventIx(launch);
+            if ev.link[launch as usize].is_none() {
+                ev.link[launch as usize] = EventIx::of(i);
             }
         }
     }
 }
 
-/// id → event index. Profiler ids (correlation, External id) are mostly dense counters, so
+/// id → event index (`u32::MAX`: none). Profiler ids (correlation, External id) are mostly dense counters, so
 /// a direct-address table is used when the id range is small; otherwise a hash map.
 enum IdTable {
     Dense { min: u64, slots: Vec<u32> },
@@ -84,12 +85,12 @@ impl IdTable {
             .fold((u64::MAX, 0), |(lo, hi), &(id, _)| (lo.min(id), hi.max(id)));
         let put = |slot: &mut u32, v: u32| {
             *slot = match dup {
-                Some(marker) if *slot != NONE => marker,
+                Some(marker) if *slot != u32::MAX => marker,
                 _ => v,
             }
         };
         if !entries.is_empty() && hi - lo < 4 * entries.len() as u64 + 1024 {
-            let mut slots = vec![NONE; (hi - lo + 1) as usize];
+            let mut slots = vec![u32::MAX; (hi - lo + 1) as usize];
             for &(id, v) in &entries {
                 put(&mut slots[(id - lo) as usize], v);
             }
@@ -97,7 +98,7 @@ impl IdTable {
         } else {
             let mut map = FxHashMap::with_capacity_and_hasher(entries.len(), Default::default());
             for &(id, v) in &entries {
-                put(map.entry(id).or_insert(NONE), v);
+                put(map.entry(id).or_insert(u32::MAX), v);
             }
             IdTable::Sparse(map)
         }
@@ -109,8 +110,8 @@ impl IdTable {
                 .checked_sub(*min)
                 .and_then(|o| slots.get(o as usize))
                 .copied()
-                .unwrap_or(NONE),
-            IdTable::Sparse(m) => m.get(&id).copied().unwrap_or(NONE),
+                .unwrap_or(u32::MAX),
+            IdTable::Sparse(m) => m.get(&id).copied().unwrap_or(u32::MAX),
         }
     }
 }

@@ -1,29 +1,150 @@
-//! PyTorch profiler (Kineto) Chrome-trace JSON: `reference/kineto.md` in the shared folder.
+//! PyTorch profiler (Kineto) traces: a Chrome-JSON dialect (`reference/kineto.md` in the
+//! shared folder). This module holds what is Kineto's — its event categories, its header keys
+//! ([`header`]), what its operator args become ([`args`]), launch and operator links by
+//! correlation and External id ([`link`]), `ProfilerStep#N` steps ([`steps`]) — and reuses
+//! the Chrome-JSON machinery (`super::chrome`) for everything else. Vendor names (CUDA, NCCL)
+//! come from the role tables.
 
-mod build;
-mod chunk;
-mod fast;
-mod lanes;
+mod args;
+mod header;
 mod link;
-mod parse;
-mod raw;
-mod steps;
 
-pub use build::RankDraft;
-pub use parse::ParseOptions;
-
+use super::RankDraft;
+use super::chrome::document::{self, ParseOptions};
+use super::chrome::raw::OpArgs;
+use super::chrome::{Class, Dialect, SideTable, merge};
+use super::roles::RoleTable;
 use super::source::Source;
-use crate::error::InputError;
-use crate::model::{RankFrom, SourceInfo};
+use crate::error::Error;
+use crate::model::{HostCollective, Rank, RankFrom, RankId, SourceInfo};
+use std::sync::atomic::AtomicU64;
 
-/// Parses one rank's trace into a [`RankDraft`].
-pub fn read(src: &Source, opts: &ParseOptions<'_>) -> Result<RankDraft, InputError> {
-    let parsed = parse::parse(&src.label, &src.text, opts)?;
-    let info = SourceInfo {
-        path: src.label.clone(),
-        file_bytes: src.file_bytes,
-        json_bytes: src.text.len() as u64,
-        rank_from: RankFrom::DistributedInfo,
+/// The Kineto dialect: categories by name, vocabulary from the role tables.
+pub struct Kineto<'r> {
+    roles: &'r RoleTable,
+}
+
+impl<'r> Kineto<'r> {
+    /// The dialect with these role tables.
+    pub fn new(roles: &'r RoleTable) -> Self {
+        Kineto { roles }
+    }
+
+    /// Host ops whose args describe a collective (its metadata, or sizes of gloo transfers
+    /// and c10d enqueues): everything but annotations of GPU collectives.
+    fn collective_call(&self, name: &[u8]) -> bool {
+        matches!(
+            self.roles.host_collective(name),
+            Some(HostCollective::Enqueue | HostCollective::Transfer | HostCollective::Metadata)
+        )
+    }
+}
+
+impl Dialect for Kineto<'_> {
+    fn class(&self, cat: &[u8]) -> Class {
+        match cat {
+            b"cpu_op" | b"Operator" => Class::HostOp,
+            b"user_annotation" => Class::Annotation,
+            b"gpu_user_annotation" => Class::DeviceAnnotation,
+            b"python_function" => Class::StackFrame,
+            b"cuda_runtime" | b"cuda_driver" | b"Runtime" | b"Driver" => Class::Runtime,
+            b"kernel" | b"Kernel" => Class::Kernel,
+            b"gpu_memcpy" | b"Memcpy" => Class::Memcpy,
+            b"gpu_memset" | b"Memset" => Class::Memset,
+            b"cuda_sync" => Class::Sync,
+            b"Trace" => Class::Trace,
+            _ => Class::Unknown,
+        }
+    }
+
+    fn stack_frame_category(&self) -> &'static [u8] {
+        b"python_function"
+    }
+
+    fn link_ids_only(&self, cat: &[u8], name: &[u8]) -> bool {
+        // Collective calls carry their metadata or sizes in args, roofline operators their
+        // shapes: read all of theirs.
+        matches!(cat, b"cpu_op" | b"user_annotation")
+            && !self.collective_call(name)
+            && self.roles.op_family(name).is_none()
+    }
+
+    fn is_comm_kernel(&self, name: &[u8]) -> bool {
+        self.roles.is_comm_kernel(name)
+    }
+
+    fn side_table(&self, class: Class, name: &[u8], args: &OpArgs<'_>) -> Option<SideTable> {
+        // Sizes alone (`Input Dims`) describe a collective only on collective calls.
+        if self.collective_call(name) || args.has_metadata() {
+            Some(SideTable::Collective)
+        } else if class == Class::HostOp
+            && self.roles.op_family(name).is_some()
+            && (args.input_dims.is_some() || args.flops.is_some())
+        {
+            Some(SideTable::Shape)
+        } else {
+            None
+        }
+    }
+}
+
+/// How to read one trace.
+pub struct ReadOptions<'a> {
+    /// The role tables.
+    pub roles: &'a RoleTable,
+    /// Advanced as chunks finish (load progress).
+    pub bytes_done: &'a AtomicU64,
+    /// Keep `python_function` frames (as events of kind other) instead of only counting them.
+    pub python_stacks: bool,
+}
+
+/// Parses one rank's Kineto trace into a [`RankDraft`].
+pub fn read(src: &Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
+    let label = &src.label;
+    let dialect = Kineto::new(opts.roles);
+    let parse = ParseOptions {
+        dialect: &dialect,
+        bytes_done: opts.bytes_done,
+        stack_frames: opts.python_stacks,
     };
-    build::build(&src.label, parsed, info)
+    let mut head = header::Header::default();
+    let chunks = document::parse(label, &src.text, &parse, &mut |key, at, raw| {
+        head.read(label, key, at, raw)
+    })?
+    .ok_or_else(|| Error::input_at(label, 0, head.not_a_trace()))?;
+    let m = merge::merge(label, &chunks, head.base_ns)?;
+    let mut strings = m.strings;
+    let mut rank = Rank {
+        id: RankId(0),
+        source: SourceInfo {
+            path: label.clone(),
+            input: 0,
+            file_bytes: src.file_bytes,
+            json_bytes: src.text.len() as u64,
+            rank_from: RankFrom::DistributedInfo,
+        },
+        lanes: m.lanes,
+        events: m.events,
+        devices: head
+            .device_names
+            .iter()
+            .map(|n| strings.intern(n))
+            .collect(),
+        dropped: m.dropped,
+        ..Rank::default()
+    };
+    rank.collectives = args::collectives(&chunks, &m.final_index, &mut strings);
+    rank.shapes = args::shapes(&chunks, &m.final_index, &mut strings);
+    rank.unknown_categories = merge::intern_categories(&mut strings, m.unknown_categories);
+    link::link(&mut rank, &m.corr, &m.ext);
+    super::steps::find_steps(&mut rank, &strings, opts.roles);
+    super::steps::assign_steps(&mut rank);
+    Ok(RankDraft {
+        groups: head.groups(),
+        declared_rank: head.distributed_u32("rank").map(RankId),
+        world_size: head.distributed_u32("world_size"),
+        rank,
+        strings,
+        warnings: m.warnings,
+    })
 }

@@ -1,0 +1,81 @@
+//! A finding before its severity is known, built by a rule step by step.
+
+use super::{Category, Claim, Evidence, Finding, Focus, Quantity, Severity, View};
+use crate::model::{RankId, StepNo};
+use crate::time::Ns;
+
+/// A finding in the making: a rule fills in its evidence, focus and claim; the advisor sets
+/// its rule, category and severity.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    /// Impact, ns over the steps in scope.
+    pub impact_ns: Ns,
+    /// Evidence.
+    pub evidence: Evidence,
+    /// Where a view shows it (default: its evidence, else the overview).
+    pub focus: Focus,
+    /// What it claims.
+    pub claim: Claim,
+}
+
+impl Draft {
+    /// A draft claiming `claim`, costing `impact_ns`.
+    pub fn new(impact_ns: Ns, claim: Claim) -> Draft {
+        Draft {
+            impact_ns,
+            evidence: Evidence::default(),
+            focus: Focus::Evidence(View::Overview),
+            claim,
+        }
+    }
+
+    /// The ranks concerned.
+    pub fn ranks(mut self, ranks: impl IntoIterator<Item = RankId>) -> Draft {
+        self.evidence.ranks = ranks.into_iter().collect();
+        self
+    }
+
+    /// The steps concerned.
+    pub fn steps(mut self, steps: impl IntoIterator<Item = StepNo>) -> Draft {
+        self.evidence.steps = steps.into_iter().collect();
+        self
+    }
+
+    /// The operators (kernels, collective types, parts) concerned.
+    pub fn ops<S: Into<String>>(mut self, ops: impl IntoIterator<Item = S>) -> Draft {
+        self.evidence.ops = ops.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// One number behind it.
+    pub fn number(mut self, name: &'static str, q: Quantity) -> Draft {
+        self.evidence.numbers.insert(name, q);
+        self
+    }
+
+    /// Where a view shows it.
+    pub fn focus(mut self, focus: Focus) -> Draft {
+        self.focus = focus;
+        self
+    }
+
+    /// The finding of rule `rule` (of `category`), with its severity and impact share.
+    pub fn finish(
+        self,
+        rule: &'static str,
+        category: Category,
+        severity: Severity,
+        impact_pct: f64,
+    ) -> Finding {
+        Finding {
+            rule,
+            category,
+            severity,
+            impact_ns: self.impact_ns,
+            impact_pct,
+            evidence: self.evidence,
+            focus: self.focus,
+            claim: self.claim,
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! What the rules read: borrowed results of the other analyses. One constructor, used by
+//! the analysis and by the rules' tests alike.
+
+use crate::analysis::breakdown::Breakdown;
+use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler};
+use crate::analysis::comm::stats::{SlowLink, TypeStats};
+use crate::analysis::critical_path::CriticalPath;
+use crate::analysis::host::Host;
+use crate::analysis::roofline::Roofline;
+use crate::analysis::step_times::StepTime;
+use crate::model::RankId;
+use crate::time::Ns;
+
+/// The analysis results the rules read.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Facts<'a> {
+    /// Ranks in scope (those with breakdown rows).
+    pub ranks: u32,
+    /// Per-step cluster times in scope.
+    pub steps: &'a [StepTime],
+    /// Breakdown rows in scope.
+    pub rows: &'a [Breakdown],
+    /// Communication per type and group.
+    pub comm: &'a [TypeStats],
+    /// Ranks with outlier transit.
+    pub slow_links: &'a [SlowLink],
+    /// Slow steps.
+    pub slow_steps: &'a [SlowStep],
+    /// Stragglers.
+    pub stragglers: &'a [Straggler],
+    /// Part imbalance.
+    pub imbalance: &'a [Imbalance],
+    /// Pipeline stages.
+    pub stages: Option<&'a [Stage]>,
+    /// Host analyses.
+    pub host: Option<&'a Host>,
+    /// Roofline.
+    pub roofline: Option<&'a Roofline>,
+    /// Critical path.
+    pub critical: Option<&'a CriticalPath>,
+}
+
+impl<'a> Facts<'a> {
+    /// Facts over these step times and breakdown rows (the ranks are the rows' ranks), with
+    /// no other results yet.
+    pub fn new(steps: &'a [StepTime], rows: &'a [Breakdown]) -> Facts<'a> {
+        let mut ranks: Vec<RankId> = rows.iter().map(|b| b.rank).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        Facts {
+            ranks: ranks.len() as u32,
+            steps,
+            rows,
+            ..Facts::default()
+        }
+    }
+
+    /// With the communication results.
+    pub fn comm(mut self, types: &'a [TypeStats], slow_links: &'a [SlowLink]) -> Facts<'a> {
+        self.comm = types;
+        self.slow_links = slow_links;
+        self
+    }
+
+    /// With the cluster results.
+    pub fn cluster(
+        mut self,
+        slow_steps: &'a [SlowStep],
+        stragglers: &'a [Straggler],
+        imbalance: &'a [Imbalance],
+        stages: Option<&'a [Stage]>,
+    ) -> Facts<'a> {
+        self.slow_steps = slow_steps;
+        self.stragglers = stragglers;
+        self.imbalance = imbalance;
+        self.stages = stages;
+        self
+    }
+
+    /// With the host, roofline and critical-path results.
+    pub fn causes(
+        mut self,
+        host: &'a Host,
+        roofline: &'a Roofline,
+        critical: Option<&'a CriticalPath>,
+    ) -> Facts<'a> {
+        self.host = Some(host);
+        self.roofline = Some(roofline);
+        self.critical = critical;
+        self
+    }
+
+    /// Σ cluster step time (max rank span) over the steps: what impacts are relative to.
+    pub fn step_ns(&self) -> Ns {
+        self.steps.iter().map(|s| s.max_ns).sum()
+    }
+}

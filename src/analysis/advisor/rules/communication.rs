@@ -1,0 +1,286 @@
+//! Communication: poor overlap, waiting for late ranks, low bandwidth, small or misaligned
+//! messages, slow links. Their evidence is seen in the communication view.
+
+use super::{Rule, describe, per_rank, rows_span, share};
+use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
+use crate::model::{CollOp, RankId};
+use crate::time::Ns;
+
+/// The communication rules.
+pub const RULES: &[Rule] = &[
+    Rule {
+        id: "poor_overlap",
+        category: Category::Communication,
+        detect: poor_overlap,
+    },
+    Rule {
+        id: "comm_wait_dominated",
+        category: Category::Communication,
+        detect: comm_wait_dominated,
+    },
+    Rule {
+        id: "low_bandwidth",
+        category: Category::Communication,
+        detect: low_bandwidth,
+    },
+    Rule {
+        id: "small_messages",
+        category: Category::Communication,
+        detect: small_messages,
+    },
+    Rule {
+        id: "misaligned_sizes",
+        category: Category::Communication,
+        detect: misaligned_sizes,
+    },
+    Rule {
+        id: "slow_link",
+        category: Category::Communication,
+        detect: slow_link,
+    },
+];
+
+/// A collective type in a group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeInGroup {
+    /// The operation.
+    pub op: CollOp,
+    /// The group.
+    pub group: String,
+}
+
+/// What a communication finding claims.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// Little communication is hidden behind compute.
+    PoorOverlap {
+        /// Hidden / all communication.
+        ratio: f64,
+        /// Exposed communication per rank.
+        exposed_ns: Ns,
+        /// Exposed / span.
+        exposed_share: f64,
+    },
+    /// Collectives that mostly wait for a late rank (the worst type).
+    WaitDominated {
+        /// The type.
+        of: TypeInGroup,
+        /// wait / (wait + transit).
+        wait_ratio: f64,
+    },
+    /// Transfers far below the link's peak (the worst type).
+    LowBandwidth {
+        /// The type.
+        of: TypeInGroup,
+        /// Median busbw.
+        busbw_gbps: f64,
+        /// busbw / peak.
+        of_peak: f64,
+        /// The link judged against.
+        link: Option<String>,
+    },
+    /// Many small messages (the worst type).
+    SmallMessages {
+        /// The type.
+        of: TypeInGroup,
+        /// Small calls.
+        small: u64,
+        /// All calls.
+        calls: u64,
+        /// The threshold, bytes.
+        threshold: u64,
+    },
+    /// Sizes not a multiple of 512 B (the worst type).
+    Misaligned {
+        /// The type.
+        of: TypeInGroup,
+        /// Misaligned calls.
+        calls: u64,
+    },
+    /// A rank whose transfers are slower than its group's.
+    SlowLink {
+        /// The rank.
+        rank: RankId,
+        /// Its group.
+        group: String,
+        /// Its mean transit.
+        transit_ns: Ns,
+        /// The group's median.
+        median_ns: Ns,
+    },
+}
+
+fn claim(c: Claim) -> crate::analysis::advisor::Claim {
+    crate::analysis::advisor::Claim::Communication(c)
+}
+
+fn type_in(op: CollOp, group: &str) -> TypeInGroup {
+    TypeInGroup {
+        op,
+        group: group.to_string(),
+    }
+}
+
+/// Communication not hidden behind compute.
+pub fn poor_overlap(f: &Facts, t: &Thresholds) -> Option<Draft> {
+    let (hidden, exposed): (Ns, Ns) = f
+        .rows
+        .iter()
+        .fold((0, 0), |a, b| (a.0 + b.overlap_ns, a.1 + b.comm_ns));
+    let ratio = share(hidden, hidden + exposed);
+    let exposed_share = share(exposed, rows_span(f));
+    if hidden + exposed == 0 || ratio >= t.overlap_ratio || exposed_share < t.exposed_comm_share {
+        return None;
+    }
+    // Waiting for a late rank is not an overlap problem: count transfer only.
+    let waiting = f
+        .comm
+        .iter()
+        .map(|c| c.wait_ratio.unwrap_or(0.0))
+        .fold(0.0, f64::max);
+    let impact = per_rank((exposed as f64 * (1.0 - waiting)) as Ns, f);
+    let c = Claim::PoorOverlap {
+        ratio,
+        exposed_ns: per_rank(exposed, f),
+        exposed_share,
+    };
+    Some(
+        Draft::new(impact, claim(c))
+            .steps(f.steps.iter().map(|s| s.step))
+            .ops(f.comm.iter().map(|c| c.op.as_str()))
+            .number("overlap_ratio", Quantity::Ratio(ratio))
+            .number("exposed_share", Quantity::Ratio(exposed_share))
+            .focus(Focus::Comm),
+    )
+}
+
+/// Collectives dominated by waiting for a late rank — when no straggler or slow-step finding
+/// already names that rank (one finding per cause).
+pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
+    if f.stragglers.iter().any(|s| s.flagged) || !f.slow_steps.is_empty() {
+        return None;
+    }
+    let w: Vec<_> = f.comm.iter().filter(|c| c.wait_dominated).collect();
+    let worst = w.iter().max_by_key(|c| c.exposed_ns)?;
+    let impact: Ns = w
+        .iter()
+        .map(|c| (c.exposed_ns as f64 * c.wait_ratio.unwrap_or(0.0)) as Ns)
+        .sum();
+    if share(impact, rows_span(f)) < t.exposed_comm_share / 5.0 {
+        return None;
+    }
+    let wait_ratio = worst.wait_ratio.unwrap_or(0.0);
+    let c = Claim::WaitDominated {
+        of: type_in(worst.op, &worst.group),
+        wait_ratio,
+    };
+    Some(
+        Draft::new(per_rank(impact, f), claim(c))
+            .ops(w.iter().map(|c| describe(c.op, &c.group)))
+            .number("wait_ratio", Quantity::Ratio(wait_ratio))
+            .number("exposed_ns", Quantity::Ns(worst.exposed_ns))
+            .focus(Focus::Comm),
+    )
+}
+
+/// Transfers far below the link's peak.
+pub fn low_bandwidth(f: &Facts, t: &Thresholds) -> Option<Draft> {
+    let low: Vec<_> = f
+        .comm
+        .iter()
+        .filter(|c| !c.wait_dominated && c.busbw_of_peak.is_some_and(|b| b < t.busbw_of_peak))
+        .filter(|c| c.bytes.as_ref().is_some_and(|b| b.median >= 1 << 20))
+        .collect();
+    let worst = low.iter().max_by_key(|c| c.exposed_ns)?;
+    let impact: Ns = low
+        .iter()
+        .map(|c| {
+            (c.exposed_ns as f64
+                * (1.0 - c.busbw_of_peak.unwrap_or(1.0) / t.busbw_of_peak).max(0.0))
+                as Ns
+        })
+        .sum();
+    let c = Claim::LowBandwidth {
+        of: type_in(worst.op, &worst.group),
+        busbw_gbps: worst.busbw_gbps.unwrap_or(0.0),
+        of_peak: worst.busbw_of_peak.unwrap_or(0.0),
+        link: worst.link.clone(),
+    };
+    Some(
+        Draft::new(per_rank(impact, f), claim(c))
+            .ops(low.iter().map(|c| describe(c.op, &c.group)))
+            .number(
+                "busbw_gbps",
+                Quantity::Gbps(worst.busbw_gbps.unwrap_or(0.0)),
+            )
+            .number("peak_gbps", Quantity::Gbps(worst.peak_gbps.unwrap_or(0.0)))
+            .focus(Focus::Comm),
+    )
+}
+
+/// Many small messages.
+pub fn small_messages(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let small: Vec<_> = f.comm.iter().filter(|c| c.small_flag).collect();
+    let worst = small.iter().max_by_key(|c| c.exposed_ns)?;
+    let impact: Ns = small
+        .iter()
+        .map(|c| (c.exposed_ns as f64 * share(c.small_calls as Ns, c.calls as Ns)) as Ns)
+        .sum();
+    let c = Claim::SmallMessages {
+        of: type_in(worst.op, &worst.group),
+        small: worst.small_calls,
+        calls: worst.calls,
+        threshold: worst.small_threshold,
+    };
+    Some(
+        Draft::new(per_rank(impact, f) / 2, claim(c))
+            .ops(small.iter().map(|c| describe(c.op, &c.group)))
+            .number("small_calls", Quantity::Count(worst.small_calls))
+            .number("calls", Quantity::Count(worst.calls))
+            .focus(Focus::Comm),
+    )
+}
+
+/// Message sizes not a multiple of 512 B.
+pub fn misaligned_sizes(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let m: Vec<_> = f.comm.iter().filter(|c| c.misaligned_calls > 0).collect();
+    let worst = m.iter().max_by_key(|c| c.misaligned_calls)?;
+    let c = Claim::Misaligned {
+        of: type_in(worst.op, &worst.group),
+        calls: worst.misaligned_calls,
+    };
+    Some(
+        Draft::new(0, claim(c))
+            .ops(m.iter().map(|c| describe(c.op, &c.group)))
+            .number("misaligned_calls", Quantity::Count(worst.misaligned_calls))
+            .focus(Focus::Comm),
+    )
+}
+
+/// A rank whose transfers are consistently slower.
+pub fn slow_link(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let worst = f
+        .slow_links
+        .iter()
+        .max_by_key(|s| s.transit_ns - s.group_median_ns)?;
+    let per_step_instances = f
+        .comm
+        .iter()
+        .find(|c| c.group == worst.group)
+        .map_or(1, |c| c.instances.max(1) as Ns);
+    let c = Claim::SlowLink {
+        rank: worst.rank,
+        group: worst.group.clone(),
+        transit_ns: worst.transit_ns,
+        median_ns: worst.group_median_ns,
+    };
+    let impact = (worst.transit_ns - worst.group_median_ns) * per_step_instances;
+    Some(
+        Draft::new(impact, claim(c))
+            .ranks(f.slow_links.iter().map(|s| s.rank))
+            .ops([worst.group.clone()])
+            .number("z", Quantity::Z(worst.z))
+            .number("transit_ns", Quantity::Ns(worst.transit_ns))
+            .focus(Focus::Comm),
+    )
+}

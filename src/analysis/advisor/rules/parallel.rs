@@ -1,0 +1,157 @@
+//! Parallelism: persistent stragglers, slow steps, pipeline-stage and rank imbalance.
+
+use super::Rule;
+use crate::analysis::advisor::{Category, Draft, Facts, Quantity, Thresholds};
+use crate::analysis::cluster::{Imbalance, SlowStep};
+use crate::model::RankId;
+use crate::time::Ns;
+
+/// The parallelism rules.
+pub const RULES: &[Rule] = &[
+    Rule {
+        id: "straggler",
+        category: Category::Parallel,
+        detect: straggler,
+    },
+    Rule {
+        id: "slow_step",
+        category: Category::Parallel,
+        detect: slow_step,
+    },
+    Rule {
+        id: "stage_imbalance",
+        category: Category::Parallel,
+        detect: stage_imbalance,
+    },
+    Rule {
+        id: "rank_imbalance",
+        category: Category::Parallel,
+        detect: rank_imbalance,
+    },
+];
+
+/// What a parallelism finding claims.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// A rank the others wait for, step after step (the first flagged one).
+    Straggler {
+        /// The rank.
+        rank: RankId,
+        /// The wait it imposed.
+        imposed_wait_ns: Ns,
+        /// Its share of the group's waiting.
+        share: f64,
+        /// The group.
+        group: String,
+    },
+    /// Slow steps (the first one).
+    SlowStep(SlowStep),
+    /// A pipeline stage computing more than the stage mean.
+    StageImbalance {
+        /// The stage.
+        stage: u32,
+        /// Its compute over the stage mean, minus 1.
+        excess: f64,
+    },
+    /// A part spread unequally over a group.
+    RankImbalance(Imbalance),
+}
+
+fn claim(c: Claim) -> crate::analysis::advisor::Claim {
+    crate::analysis::advisor::Claim::Parallel(c)
+}
+
+/// Persistent stragglers: the rank the others wait for, step after step.
+pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let s: Vec<_> = f.stragglers.iter().filter(|s| s.flagged).collect();
+    let first = *s.first()?;
+    // The others' average wait: what the step loses to the straggler.
+    let impact: Ns = s
+        .iter()
+        .map(|x| x.imposed_wait_ns / Ns::from(f.ranks.saturating_sub(1).max(1)))
+        .sum();
+    let c = Claim::Straggler {
+        rank: first.rank,
+        imposed_wait_ns: first.imposed_wait_ns,
+        share: first.share,
+        group: first.group.clone(),
+    };
+    Some(
+        Draft::new(impact, claim(c))
+            .ranks(s.iter().map(|x| x.rank))
+            .steps(first.steps.iter().filter_map(|x| x.step))
+            .ops(first.excess.iter().map(|e| e.part.as_str()))
+            .number("last_arrivals", Quantity::Count(first.last_arrivals))
+            .number("instances", Quantity::Count(first.instances))
+            .number("imposed_wait_ns", Quantity::Ns(first.imposed_wait_ns))
+            .number("top_steps", Quantity::Count(first.top_steps)),
+    )
+}
+
+/// Slow steps and their culprits.
+pub fn slow_step(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let first = f.slow_steps.first()?;
+    let mut ranks: Vec<RankId> = f.slow_steps.iter().filter_map(|s| s.culprit_rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let impact = f.slow_steps.iter().map(|s| s.time_ns - s.median_ns).sum();
+    Some(
+        Draft::new(impact, claim(Claim::SlowStep(first.clone())))
+            .ranks(ranks)
+            .steps(f.slow_steps.iter().map(|s| s.step))
+            .ops(first.part.iter().map(|p| p.as_str()))
+            .number("time_ns", Quantity::Ns(first.time_ns))
+            .number("median_ns", Quantity::Ns(first.median_ns))
+            .number("growth_ns", Quantity::Ns(first.growth_ns)),
+    )
+}
+
+/// Pipeline stages with unequal compute.
+pub fn stage_imbalance(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let stages = f.stages?;
+    let bad: Vec<_> = stages.iter().filter(|s| s.flagged).collect();
+    if bad.is_empty() {
+        return None;
+    }
+    let mean = stages.iter().map(|s| s.compute_ns).sum::<Ns>() / stages.len() as Ns;
+    let steps = f.steps.len().max(1) as Ns;
+    let worst = bad.iter().max_by_key(|s| s.compute_ns)?;
+    let c = Claim::StageImbalance {
+        stage: worst.stage,
+        excess: worst.excess,
+    };
+    Some(
+        Draft::new((worst.compute_ns - mean) * steps, claim(c))
+            .ranks(bad.iter().flat_map(|s| s.ranks.iter().copied()))
+            .steps(f.steps.iter().map(|s| s.step))
+            .number("compute_ns", Quantity::Ns(worst.compute_ns))
+            .number("mean_ns", Quantity::Ns(mean))
+            .number("recv_wait_ns", Quantity::Ns(worst.recv_wait_ns)),
+    )
+}
+
+/// A breakdown part unequal across a group (the msprof-analyze slow-rank rule), when no
+/// persistent straggler already explains it.
+pub fn rank_imbalance(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    if f.stragglers.iter().any(|s| s.flagged) {
+        return None;
+    }
+    let worst = f
+        .imbalance
+        .iter()
+        .filter(|i| i.flagged)
+        .max_by(|a, b| a.spread.total_cmp(&b.spread))?;
+    let steps = f.steps.len().max(1) as Ns;
+    Some(
+        Draft::new(
+            (worst.max_ns - worst.min_ns) / steps,
+            claim(Claim::RankImbalance(worst.clone())),
+        )
+        .ranks([worst.max_rank, worst.min_rank])
+        .steps(f.steps.iter().map(|s| s.step))
+        .ops([worst.part.as_str()])
+        .number("spread", Quantity::Ratio(worst.spread))
+        .number("max_ns", Quantity::Ns(worst.max_ns))
+        .number("min_ns", Quantity::Ns(worst.min_ns)),
+    )
+}

@@ -1,0 +1,460 @@
+//! Each rule fires on its case with an exact impact, stays silent on a healthy job, and
+//! defers to the rule that names the same cause.
+
+use super::communication::*;
+use super::compute::*;
+use super::host::*;
+use super::parallel::*;
+use super::{Draft, Facts, Thresholds};
+use crate::analysis::breakdown::{Breakdown, Part};
+use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler};
+use crate::analysis::comm::stats::{Sizes, SlowLink, TypeStats};
+use crate::analysis::critical_path::{Category as Cp, CriticalOp, CriticalPath};
+use crate::analysis::host::{CallStat, GcPause, Host, SyncPoint};
+use crate::analysis::roofline::peaks::Device;
+use crate::analysis::roofline::{Class, OpRoof, Roofline};
+use crate::analysis::step_times::StepTime;
+use crate::model::{CollOp, Family, RankId, StepNo};
+use crate::time::Ns;
+
+type RuleFn = fn(&Facts, &Thresholds) -> Option<Draft>;
+
+fn ids(v: &[u32]) -> Vec<RankId> {
+    v.iter().copied().map(RankId).collect()
+}
+
+/// Owned results for a `Facts`: 2 ranks, 2 steps of 100 ms.
+#[derive(Default)]
+struct World {
+    steps: Vec<StepTime>,
+    rows: Vec<Breakdown>,
+    comm: Vec<TypeStats>,
+    slow_links: Vec<SlowLink>,
+    slow_steps: Vec<SlowStep>,
+    stragglers: Vec<Straggler>,
+    imbalance: Vec<Imbalance>,
+    stages: Option<Vec<Stage>>,
+    host: Host,
+    roofline: Roofline,
+    critical: Option<CriticalPath>,
+}
+
+const MS: Ns = 1_000_000;
+
+impl World {
+    fn new() -> World {
+        let row = |rank, step| Breakdown {
+            rank: RankId(rank),
+            step: StepNo(step),
+            span_ns: 100 * MS,
+            compute_ns: 100 * MS,
+            ..Default::default()
+        };
+        World {
+            steps: (1..=2)
+                .map(|step| StepTime {
+                    step: StepNo(step),
+                    ranks: 2,
+                    max_ns: 100 * MS,
+                    ..Default::default()
+                })
+                .collect(),
+            rows: vec![row(0, 1), row(1, 1), row(0, 2), row(1, 2)],
+            ..Default::default()
+        }
+    }
+    fn facts(&self) -> Facts<'_> {
+        Facts::new(&self.steps, &self.rows)
+            .comm(&self.comm, &self.slow_links)
+            .cluster(
+                &self.slow_steps,
+                &self.stragglers,
+                &self.imbalance,
+                self.stages.as_deref(),
+            )
+            .causes(&self.host, &self.roofline, self.critical.as_ref())
+    }
+    fn run(&self, rule: RuleFn) -> Option<Draft> {
+        rule(&self.facts(), &Thresholds::default())
+    }
+}
+
+fn h100() -> Device {
+    let table = crate::analysis::roofline::peaks::embedded();
+    crate::analysis::roofline::peaks::by_name(&table, "H100-SXM")
+        .unwrap()
+        .clone()
+}
+
+fn comm(f: impl FnOnce(&mut TypeStats)) -> TypeStats {
+    let mut t = TypeStats {
+        op: CollOp::AllReduce,
+        group: "0".into(),
+        calls: 10,
+        instances: 5,
+        exposed_ns: 20 * MS,
+        ..Default::default()
+    };
+    f(&mut t);
+    t
+}
+
+/// Every rule stays silent on a healthy world (the "must not" half of each test pair).
+#[test]
+fn a_healthy_job_has_no_findings() {
+    let w = World::new();
+    for rule in super::all() {
+        assert!(
+            w.run(rule.detect).is_none(),
+            "{} fired on a healthy job",
+            rule.id
+        );
+    }
+}
+
+#[test]
+fn straggler_fires_only_when_flagged() {
+    let mut w = World::new();
+    let s = Straggler {
+        group: "0".into(),
+        rank: RankId(1),
+        imposed_wait_ns: 30 * MS,
+        share: 0.9,
+        ..Default::default()
+    };
+    w.stragglers = vec![s.clone()];
+    assert!(w.run(straggler).is_none());
+    w.stragglers = vec![Straggler { flagged: true, ..s }];
+    let d = w.run(straggler).unwrap();
+    assert_eq!(
+        (d.impact_ns, d.evidence.ranks.clone()),
+        (30 * MS, ids(&[1]))
+    );
+}
+
+#[test]
+fn slow_step_and_stage_imbalance() {
+    let mut w = World::new();
+    w.slow_steps = vec![SlowStep {
+        step: StepNo(2),
+        time_ns: 150 * MS,
+        median_ns: 100 * MS,
+        culprit_rank: Some(RankId(1)),
+        ..Default::default()
+    }];
+    let d = w.run(slow_step).unwrap();
+    assert_eq!(
+        (
+            d.impact_ns,
+            d.evidence.ranks.clone(),
+            d.evidence.steps.clone()
+        ),
+        (50 * MS, ids(&[1]), vec![StepNo(2)])
+    );
+    let stage = |stage, compute, flagged| Stage {
+        stage,
+        ranks: vec![RankId(stage)],
+        compute_ns: compute,
+        flagged,
+        ..Default::default()
+    };
+    w.stages = Some(vec![stage(0, 60 * MS, false), stage(1, 60 * MS, false)]);
+    assert!(w.run(stage_imbalance).is_none());
+    w.stages = Some(vec![stage(0, 90 * MS, true), stage(1, 30 * MS, false)]);
+    // (90 − mean 60) × 2 steps.
+    assert_eq!(w.run(stage_imbalance).unwrap().impact_ns, 60 * MS);
+}
+
+#[test]
+fn rank_imbalance_defers_to_a_straggler() {
+    let mut w = World::new();
+    w.imbalance = vec![Imbalance {
+        group: "0".into(),
+        part: Part::Compute,
+        max_rank: RankId(1),
+        max_ns: 220 * MS,
+        min_rank: RankId(0),
+        min_ns: 200 * MS,
+        spread: 0.1,
+        flagged: true,
+    }];
+    assert_eq!(w.run(rank_imbalance).unwrap().impact_ns, 10 * MS);
+    w.stragglers = vec![Straggler {
+        flagged: true,
+        ..Default::default()
+    }];
+    assert!(w.run(rank_imbalance).is_none());
+    w.stragglers.clear();
+    w.imbalance[0].flagged = false;
+    assert!(w.run(rank_imbalance).is_none());
+}
+
+#[test]
+fn overlap_wait_bandwidth_small_misaligned() {
+    let mut w = World::new();
+    // 20% of the span exposed, nothing hidden.
+    for r in &mut w.rows {
+        r.comm_ns = 20 * MS;
+        r.compute_ns = 80 * MS;
+    }
+    w.comm = vec![comm(|_| {})];
+    assert_eq!(w.run(poor_overlap).unwrap().impact_ns, 40 * MS);
+    for r in &mut w.rows {
+        r.overlap_ns = 30 * MS;
+        r.compute_ns = 50 * MS;
+    }
+    assert!(w.run(poor_overlap).is_none());
+
+    w.comm = vec![comm(|c| {
+        c.wait_dominated = true;
+        c.wait_ratio = Some(0.5);
+    })];
+    assert_eq!(w.run(comm_wait_dominated).unwrap().impact_ns, 5 * MS);
+    w.slow_steps = vec![SlowStep::default()];
+    assert!(
+        w.run(comm_wait_dominated).is_none(),
+        "the slow step names the cause"
+    );
+    w.slow_steps.clear();
+
+    let sizes = Some(Sizes {
+        median: 64 << 20,
+        ..Default::default()
+    });
+    w.comm = vec![comm(|c| {
+        c.busbw_of_peak = Some(0.25);
+        c.bytes = sizes.clone();
+    })];
+    assert_eq!(w.run(low_bandwidth).unwrap().impact_ns, 5 * MS);
+    w.comm[0].busbw_of_peak = Some(0.6);
+    assert!(w.run(low_bandwidth).is_none());
+
+    w.comm = vec![comm(|c| {
+        c.small_flag = true;
+        c.small_calls = 5;
+    })];
+    assert_eq!(w.run(small_messages).unwrap().impact_ns, 10 * MS / 2 / 2);
+    w.comm[0].small_flag = false;
+    assert!(w.run(small_messages).is_none());
+
+    w.comm = vec![comm(|c| c.misaligned_calls = 3)];
+    assert_eq!(w.run(misaligned_sizes).unwrap().impact_ns, 0);
+    w.comm[0].misaligned_calls = 0;
+    assert!(w.run(misaligned_sizes).is_none());
+}
+
+#[test]
+fn slow_link_fires_on_outliers() {
+    let mut w = World::new();
+    w.comm = vec![comm(|_| {})];
+    assert!(w.run(slow_link).is_none());
+    w.slow_links = vec![SlowLink {
+        group: "0".into(),
+        rank: RankId(1),
+        transit_ns: 3 * MS,
+        group_median_ns: MS,
+        z: 4.0,
+        busbw_gbps: None,
+    }];
+    // 2 ms more per instance × 5 instances.
+    assert_eq!(w.run(slow_link).unwrap().impact_ns, 10 * MS);
+}
+
+#[test]
+fn host_rules() {
+    let mut w = World::new();
+    w.host.data_loading.count = 4;
+    w.host.data_loading.device_idle_ns = 10 * MS;
+    w.host.data_loading.share_of_step = 0.025;
+    assert_eq!(w.run(dataloader).unwrap().impact_ns, 5 * MS);
+    w.host.data_loading.share_of_step = 0.01;
+    assert!(w.run(dataloader).is_none());
+
+    w.host.launch.launched = 1000;
+    w.host.launch.span_ns = 400 * MS;
+    w.host.launch.host_bound_ns = 40 * MS;
+    // 40 ms host-bound minus 10 ms of data loading = 30 ms (7.5%).
+    assert_eq!(w.run(launch_bound).unwrap().impact_ns, 15 * MS);
+    w.host.launch.host_bound_ns = 20 * MS;
+    assert!(w.run(launch_bound).is_none());
+
+    w.host.launch.shorter_share = 0.5;
+    w.host.launch.launch_idle_ns = 8 * MS;
+    assert_eq!(w.run(tiny_kernels).unwrap().impact_ns, 4 * MS);
+    w.host.launch.launched = 50;
+    assert!(w.run(tiny_kernels).is_none());
+
+    w.host.syncs = vec![SyncPoint {
+        call: "cudaStreamSynchronize".into(),
+        caused_by: "aten::item".into(),
+        count: 2,
+        blocked_ns: MS,
+        device_idle_after_ns: 0,
+        ranks: ids(&[0]),
+    }];
+    assert!(w.run(sync_points).is_none());
+    w.host.syncs[0].device_idle_after_ns = 6 * MS;
+    assert_eq!(w.run(sync_points).unwrap().impact_ns, 3 * MS);
+
+    w.host.gc = vec![GcPause {
+        rank: RankId(1),
+        step: StepNo(2),
+        start_ns: 0,
+        dur_ns: 250 * MS,
+        recorded: false,
+    }];
+    assert_eq!(w.run(gc).unwrap().impact_ns, 125 * MS);
+
+    w.host.allocator = CallStat {
+        count: 3,
+        total_ns: 2 * MS,
+        ranks: ids(&[0]),
+    };
+    assert_eq!(w.run(allocator_churn).unwrap().impact_ns, MS);
+    w.host.pageable_h2d = CallStat {
+        count: 1,
+        total_ns: 4 * MS,
+        ranks: ids(&[1]),
+    };
+    assert_eq!(w.run(pageable_memcpy).unwrap().impact_ns, 2 * MS);
+}
+
+#[test]
+fn free_time_and_critical_path() {
+    let mut w = World::new();
+    for r in &mut w.rows {
+        r.free_ns = 15 * MS;
+        r.compute_ns = 85 * MS;
+    }
+    assert_eq!(w.run(free_time).unwrap().impact_ns, 30 * MS);
+    for r in &mut w.rows {
+        r.free_ns = 5 * MS;
+    }
+    assert!(w.run(free_time).is_none());
+
+    let op = |name: &str, category, total_ns| CriticalOp {
+        name: name.into(),
+        category,
+        count: 1,
+        total_ns,
+        data_loader: false,
+    };
+    let mut c = CriticalPath {
+        total_ns: 100 * MS,
+        top_ops: vec![
+            op("cudaMalloc", Cp::Cpu, 70 * MS),
+            op("gemm", Cp::GpuCompute, 30 * MS),
+        ],
+        ..Default::default()
+    };
+    c.by_category.insert(Cp::Cpu, 70 * MS);
+    c.by_category.insert(Cp::GpuCompute, 30 * MS);
+    w.critical = Some(c.clone());
+    let d = w.run(critical_path_host).unwrap();
+    assert_eq!(
+        (d.impact_ns, d.evidence.ops.clone()),
+        (70 * MS, vec!["cudaMalloc".to_string()])
+    );
+    // Data loading on the path belongs to the dataloader rule.
+    c.top_ops[0].name = "enumerate(DataLoader)#x".into();
+    c.top_ops[0].data_loader = true;
+    w.critical = Some(c);
+    assert!(w.run(critical_path_host).is_none());
+}
+
+#[test]
+fn roofline_rules() {
+    let mut w = World::new();
+    w.roofline.device = Some(h100());
+    w.roofline.u = 0.8;
+    w.roofline.classes.insert(
+        Class::UnderUtilized,
+        crate::analysis::roofline::ClassShare {
+            kernels: 2,
+            time_ns: 100 * MS,
+            share: 1.0,
+        },
+    );
+    let gemm = OpRoof {
+        op: "aten::mm".into(),
+        family: Family::Gemm,
+        dtype: Some("c10::BFloat16".into()),
+        class: Class::UnderUtilized,
+        kernels: 2,
+        time_ns: 40 * MS,
+        flops_of_peak: Some(0.2),
+        ..Default::default()
+    };
+    w.roofline.ops = vec![gemm.clone()];
+    // 40 ms × (1 − 0.2/0.8) over 2 ranks.
+    assert_eq!(w.run(under_utilized_gemms).unwrap().impact_ns, 15 * MS);
+    assert!(w.run(gemm_shape_alignment).is_none());
+    assert!(w.run(fp32_gemms).is_none());
+    w.roofline.ops = vec![OpRoof {
+        unaligned_gemms: 1,
+        dtype: Some("float".into()),
+        ..gemm.clone()
+    }];
+    assert_eq!(w.run(gemm_shape_alignment).unwrap().impact_ns, 15 * MS / 2);
+    // 40 ms × (1 − 66.9/494.7) / 2 ranks.
+    let fp32 = w.run(fp32_gemms).unwrap().impact_ns;
+    assert_eq!(fp32, (40.0 * MS as f64 * (1.0 - 66.9 / 494.7)) as Ns / 2);
+    w.roofline.ops = vec![OpRoof {
+        flops_of_peak: Some(0.7),
+        ..gemm.clone()
+    }];
+    assert!(w.run(under_utilized_gemms).is_none());
+
+    let ew = OpRoof {
+        op: "aten::add".into(),
+        family: Family::Elementwise,
+        class: Class::MemoryBound,
+        time_ns: 20 * MS,
+        ..Default::default()
+    };
+    w.roofline.ops = vec![ew.clone()];
+    assert_eq!(w.run(memory_bound_elementwise).unwrap().impact_ns, 5 * MS);
+    w.roofline.ops = vec![OpRoof {
+        time_ns: 2 * MS,
+        ..ew
+    }];
+    assert!(w.run(memory_bound_elementwise).is_none());
+
+    w.roofline.classes.insert(
+        Class::Unknown,
+        crate::analysis::roofline::ClassShare {
+            kernels: 9,
+            time_ns: 300 * MS,
+            share: 0.75,
+        },
+    );
+    assert_eq!(w.run(roofline_unknown).unwrap().impact_ns, 0);
+}
+
+#[test]
+fn severity_follows_impact() {
+    let mut w = World::new();
+    w.slow_steps = vec![SlowStep {
+        step: StepNo(2),
+        time_ns: 110 * MS,
+        median_ns: 100 * MS,
+        ..Default::default()
+    }];
+    let t = Thresholds::default();
+    // 10 ms of 200 ms = 5%: high.
+    let f = crate::analysis::advisor::advise(&w.facts(), &t);
+    assert_eq!(
+        (f[0].rule, f[0].severity),
+        ("slow_step", crate::analysis::advisor::Severity::High)
+    );
+    w.slow_steps[0].time_ns = 107 * MS;
+    assert_eq!(
+        crate::analysis::advisor::advise(&w.facts(), &t)[0].severity,
+        crate::analysis::advisor::Severity::Medium
+    );
+    w.slow_steps[0].time_ns = 101 * MS;
+    assert_eq!(
+        crate::analysis::advisor::advise(&w.facts(), &t)[0].severity,
+        crate::analysis::advisor::Severity::Low
+    );
+}

@@ -1,0 +1,176 @@
+//! Slow steps and their culprits (see the module above for the rule).
+
+use super::{MAD_FACTOR_E4, MIN_EXCESS_PCT};
+use crate::analysis::breakdown::{Breakdown, Part};
+use crate::analysis::comm::Comm;
+use crate::analysis::stats::median_sorted;
+use crate::analysis::step_times::StepTime;
+use crate::model::{RankId, StepNo};
+use crate::time::Ns;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How many of a step's collectives a rank arrived last at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LastArrivals {
+    /// Instances it arrived last at.
+    pub last: u64,
+    /// Instances of the step it took part in.
+    pub of: u64,
+}
+
+impl Serialize for LastArrivals {
+    /// As `[last, of]` (the report's schema).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (self.last, self.of).serialize(s)
+    }
+}
+
+/// A step flagged slow.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SlowStep {
+    /// Step number.
+    pub step: StepNo,
+    /// Cluster step time (max rank span).
+    pub time_ns: Ns,
+    /// Median cluster step time over the steps.
+    pub median_ns: Ns,
+    /// The threshold it exceeded.
+    pub threshold_ns: Ns,
+    /// The rank whose own work grew the most.
+    pub culprit_rank: Option<RankId>,
+    /// Its own-work growth over its median step.
+    pub growth_ns: Ns,
+    /// The own-work part that grew the most in it.
+    pub part: Option<Part>,
+    /// That part's growth.
+    pub part_growth_ns: Ns,
+    /// Collectives of the step the culprit arrived last at.
+    pub last_arrivals: LastArrivals,
+}
+
+/// Slow-step threshold over the cluster step times: (median, limit); `None` with no steps.
+pub fn threshold(times: &[Ns]) -> Option<(Ns, Ns)> {
+    if times.is_empty() {
+        return None;
+    }
+    let mut t = times.to_vec();
+    t.sort_unstable();
+    let median = median_sorted(&t);
+    let mut dev: Vec<Ns> = t.iter().map(|x| (x - median).abs()).collect();
+    dev.sort_unstable();
+    let mad = median_sorted(&dev);
+    let excess = (mad * MAD_FACTOR_E4 / 10_000).max(median * MIN_EXCESS_PCT / 100);
+    Some((median, median + excess))
+}
+
+/// Slow steps and their culprits.
+pub fn slow_steps(step_times: &[StepTime], rows: &[Breakdown], comm: &Comm) -> Vec<SlowStep> {
+    let times: Vec<Ns> = step_times.iter().map(|s| s.max_ns).collect();
+    let Some((median, limit)) = threshold(&times) else {
+        return Vec::new();
+    };
+    let mut by_rank: BTreeMap<RankId, Vec<&Breakdown>> = BTreeMap::new();
+    for r in rows {
+        by_rank.entry(r.rank).or_default().push(r);
+    }
+    step_times
+        .iter()
+        .filter(|s| s.max_ns > limit)
+        .map(|s| {
+            let c = culprit(s.step, &by_rank);
+            SlowStep {
+                step: s.step,
+                time_ns: s.max_ns,
+                median_ns: median,
+                threshold_ns: limit,
+                culprit_rank: c.map(|c| c.rank),
+                growth_ns: c.map_or(0, |c| c.growth),
+                part: c.map(|c| c.part),
+                part_growth_ns: c.map_or(0, |c| c.part_growth),
+                last_arrivals: c.map_or_else(LastArrivals::default, |c| {
+                    last_arrivals_in_step(comm, c.rank, s.step)
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The rank whose own work grew most in a step.
+#[derive(Clone, Copy)]
+struct Culprit {
+    rank: RankId,
+    growth: Ns,
+    part: Part,
+    part_growth: Ns,
+}
+
+/// The rank whose own work in `step` grew the most over its median of its other steps (ties:
+/// lowest rank), with the own-work part that grew the most (ties: the earlier part).
+fn culprit(step: StepNo, by_rank: &BTreeMap<RankId, Vec<&Breakdown>>) -> Option<Culprit> {
+    let mut best: Option<Culprit> = None;
+    for (&rank, rows) in by_rank {
+        let Some(this) = rows.iter().find(|b| b.step == step) else {
+            continue;
+        };
+        let others: Vec<&&Breakdown> = rows.iter().filter(|b| b.step != step).collect();
+        if others.is_empty() {
+            continue;
+        }
+        let med = |f: &dyn Fn(&Breakdown) -> Ns| {
+            let mut v: Vec<Ns> = others.iter().map(|b| f(b)).collect();
+            v.sort_unstable();
+            median_sorted(&v)
+        };
+        let growth = this.own_work_ns() - med(&|b| b.own_work_ns());
+        let (k, part_growth) = (0..Part::OWN_WORK.len())
+            .map(|k| {
+                let p = Part::OWN_WORK[k];
+                (k, this.own_part(p) - med(&|b| b.own_part(p)))
+            })
+            .max_by_key(|&(k, g)| (g, std::cmp::Reverse(k)))
+            .unwrap_or((0, 0));
+        if growth > 0 && best.is_none_or(|b| growth > b.growth) {
+            best = Some(Culprit {
+                rank,
+                growth,
+                part: Part::OWN_WORK[k],
+                part_growth,
+            });
+        }
+    }
+    best
+}
+
+/// The instances of `step` the rank arrived last at, of those it took part in.
+fn last_arrivals_in_step(comm: &Comm, rank: RankId, step: StepNo) -> LastArrivals {
+    let mut n = LastArrivals::default();
+    for (inst, t) in comm.instances() {
+        if inst.step != Some(step) || inst.op.is_p2p() || !t.members.iter().any(|x| x.rank == rank)
+        {
+            continue;
+        }
+        n.of += 1;
+        if t.timing.skew_ns > 0 && t.timing.last_arriver == rank {
+            n.last += 1;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_step_threshold() {
+        // Median 100; deviations 0,0,2,2,50 → MAD 2; 3·1.4826·2 = 8.8956 → 8 ns (floor), but
+        // 5% of the median (5) is smaller: threshold 108.
+        assert_eq!(threshold(&[100, 98, 102, 150, 100]), Some((100, 108)));
+        // MAD 0: the 5% floor applies.
+        assert_eq!(threshold(&[1000, 1000, 1000, 1300]), Some((1000, 1050)));
+        assert_eq!(threshold(&[]), None);
+        // Even count: the median is the floor of the mean of the middle two.
+        assert_eq!(threshold(&[10, 11]).unwrap().0, 10);
+    }
+}

@@ -1,0 +1,123 @@
+//! Pipeline stages from point-to-point traffic (see the module above).
+
+use super::STAGE_IMBALANCE;
+use crate::analysis::breakdown::Breakdown;
+use crate::analysis::comm::Comm;
+use crate::analysis::comm::matching::P2p;
+use crate::model::{RankId, StepNo};
+use crate::time::Ns;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One pipeline stage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Stage {
+    /// Stage index (0 = first to send forward).
+    pub stage: u32,
+    /// Its ranks.
+    pub ranks: Vec<RankId>,
+    /// Mean compute (incl. overlapped) per (rank, step).
+    pub compute_ns: Ns,
+    /// Σ over its ranks of waits in receives (the bubble before data arrives), per step.
+    pub recv_wait_ns: Ns,
+    /// compute / mean stage compute − 1.
+    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
+    pub excess: f64,
+    /// excess ≥ [`STAGE_IMBALANCE`].
+    pub flagged: bool,
+}
+
+/// Pipeline stages from directed send/recv instances: the earliest transfer between two
+/// ranks is the forward direction; a rank's stage is its depth in that forward graph.
+/// `None` without directed point-to-point traffic, or when the graph has a cycle.
+pub fn stages(comm: &Comm, rows: &[Breakdown], step: Option<StepNo>) -> Option<Vec<Stage>> {
+    let mut first: BTreeMap<(RankId, RankId), (Ns, RankId, RankId)> = BTreeMap::new();
+    for (inst, t) in comm.instances() {
+        let Some(P2p { src, dst }) = inst.p2p else {
+            continue;
+        };
+        let at = t.members.iter().map(|x| x.start_ns).min().unwrap_or(0);
+        let key = (src.min(dst), src.max(dst));
+        let e = first.entry(key).or_insert((at, src, dst));
+        if at < e.0 {
+            *e = (at, src, dst);
+        }
+    }
+    if first.is_empty() {
+        return None;
+    }
+    let edges: Vec<(RankId, RankId)> = first.values().map(|e| (e.1, e.2)).collect();
+    let nodes: BTreeSet<RankId> = edges.iter().flat_map(|e| [e.0, e.1]).collect();
+    // Longest-path depth by relaxation; more rounds than nodes means a cycle.
+    let mut depth: BTreeMap<RankId, u32> = nodes.iter().map(|&n| (n, 0)).collect();
+    for round in 0..=nodes.len() {
+        let mut changed = false;
+        for &(a, b) in &edges {
+            if depth[&b] < depth[&a] + 1 {
+                depth.insert(b, depth[&a] + 1);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+        if round == nodes.len() {
+            return None;
+        }
+    }
+    let mut by_stage: BTreeMap<u32, Vec<RankId>> = BTreeMap::new();
+    for (&r, &d) in &depth {
+        by_stage.entry(d).or_default().push(r);
+    }
+    let steps: BTreeSet<StepNo> = rows
+        .iter()
+        .map(|b| b.step)
+        .filter(|s| step.is_none_or(|x| x == *s))
+        .collect();
+    let n_steps = steps.len().max(1) as Ns;
+    let mut recv_wait: BTreeMap<u32, Ns> = BTreeMap::new();
+    for (inst, t) in comm.instances() {
+        let Some(P2p { dst, .. }) = inst.p2p else {
+            continue;
+        };
+        if step.is_some() && inst.step != step {
+            continue;
+        }
+        if let Some(x) = t.members.iter().find(|x| x.rank == dst) {
+            *recv_wait.entry(depth[&dst]).or_default() += x.wait_ns;
+        }
+    }
+    let mut out: Vec<Stage> = by_stage
+        .into_iter()
+        .map(|(stage, ranks)| {
+            let v: Vec<Ns> = rows
+                .iter()
+                .filter(|b| ranks.contains(&b.rank) && steps.contains(&b.step))
+                .map(|b| b.compute_ns + b.overlap_ns)
+                .collect();
+            let compute = if v.is_empty() {
+                0
+            } else {
+                v.iter().sum::<Ns>() / v.len() as Ns
+            };
+            Stage {
+                stage,
+                ranks,
+                compute_ns: compute,
+                recv_wait_ns: recv_wait.get(&stage).copied().unwrap_or(0) / n_steps,
+                excess: 0.0,
+                flagged: false,
+            }
+        })
+        .collect();
+    let mean = out.iter().map(|s| s.compute_ns as f64).sum::<f64>() / out.len() as f64;
+    for s in &mut out {
+        s.excess = if mean > 0.0 {
+            s.compute_ns as f64 / mean - 1.0
+        } else {
+            0.0
+        };
+        s.flagged = s.excess >= STAGE_IMBALANCE;
+    }
+    Some(out)
+}

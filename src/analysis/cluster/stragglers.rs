@@ -1,0 +1,298 @@
+//! Stragglers and part imbalance per communication domain (see the module above).
+
+use super::{IMBALANCE, MIN_STEPS_FOR_PERSISTENCE, PERSISTENCE, STRAGGLER_SHARE};
+use crate::analysis::breakdown::{Breakdown, Part};
+use crate::analysis::comm::Comm;
+use crate::analysis::stats::median_sorted;
+use crate::model::{RankId, StepNo};
+use crate::time::Ns;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One step of a straggler.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StragglerStep {
+    /// Step number.
+    pub step: Option<StepNo>,
+    /// Instances it arrived last at.
+    pub last_arrivals: u64,
+    /// Wait it imposed.
+    pub imposed_wait_ns: Ns,
+}
+
+/// A breakdown part of a rank against its domain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PartExcess {
+    /// The own-work part.
+    pub part: Part,
+    /// The rank's Σ over its steps.
+    pub rank_ns: Ns,
+    /// The domain members' median of that Σ.
+    pub median_ns: Ns,
+}
+
+/// A rank the others in a domain waited for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Straggler {
+    /// Group name.
+    pub group: String,
+    /// Rank id.
+    pub rank: RankId,
+    /// Instances it arrived last at (with a nonzero skew).
+    pub last_arrivals: u64,
+    /// Instances of the domain it took part in.
+    pub instances: u64,
+    /// Σ of the others' waits at the instances it arrived last at.
+    pub imposed_wait_ns: Ns,
+    /// imposed_wait / all the waiting in the domain.
+    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
+    pub share: f64,
+    /// Steps in which it imposed the most wait, of `steps_with_wait`.
+    pub top_steps: u64,
+    /// Steps of the domain in which anyone waited.
+    pub steps_with_wait: u64,
+    /// Persistent: `top_steps` ≥ [`PERSISTENCE`] × `steps_with_wait` (with at least
+    /// [`MIN_STEPS_FOR_PERSISTENCE`] steps; else share ≥ [`STRAGGLER_SHARE`]).
+    pub flagged: bool,
+    /// Parts above the domain median by more than [`IMBALANCE`] of the mean span.
+    pub excess: Vec<PartExcess>,
+    /// Per step.
+    pub steps: Vec<StragglerStep>,
+}
+
+/// Spread of one part over a domain's members.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Imbalance {
+    /// Group name.
+    pub group: String,
+    /// The own-work part.
+    pub part: Part,
+    /// Rank with the most.
+    pub max_rank: RankId,
+    /// Its Σ.
+    pub max_ns: Ns,
+    /// Rank with the least.
+    pub min_rank: RankId,
+    /// Its Σ.
+    pub min_ns: Ns,
+    /// (max − min) / mean Σ span.
+    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
+    pub spread: f64,
+    /// spread > [`IMBALANCE`].
+    pub flagged: bool,
+}
+
+/// One rank's arrivals in a domain.
+#[derive(Default)]
+struct RankWaits {
+    /// Instances it arrived last at.
+    last: u64,
+    /// Instances it took part in.
+    instances: u64,
+    /// Σ of the others' waits at those.
+    imposed: Ns,
+    /// Per step: (last arrivals, imposed wait).
+    steps: BTreeMap<Option<StepNo>, (u64, Ns)>,
+}
+
+/// The waiting in one domain: per member, and all of it.
+struct DomainWaits {
+    ranks: BTreeMap<RankId, RankWaits>,
+    total: Ns,
+}
+
+/// Σ own-work parts and span over the steps in scope, per member.
+struct PartSums {
+    per_rank: BTreeMap<RankId, ([Ns; 4], Ns)>,
+    mean_span: f64,
+}
+
+/// Stragglers and imbalance of every domain with at least two ranks present.
+pub fn stragglers(
+    comm: &Comm,
+    rows: &[Breakdown],
+    step: Option<StepNo>,
+) -> (Vec<Straggler>, Vec<Imbalance>) {
+    let mut out = Vec::new();
+    let mut imbalance = Vec::new();
+    for (g, group) in comm.calls.groups.iter().enumerate() {
+        let waits = domain_waits(comm, g as u32, step);
+        if waits.ranks.len() < 2 {
+            continue;
+        }
+        let members: BTreeSet<RankId> = waits.ranks.keys().copied().collect();
+        let sums = part_sums(rows, &members, step);
+        let (medians, spread) = part_spread(&sums, &group.name);
+        imbalance.extend(spread);
+        let top = top_imposers(&waits);
+        let mut ranked: Vec<Straggler> = waits
+            .ranks
+            .into_iter()
+            .filter(|(_, a)| a.last > 0)
+            .map(|(rank, a)| straggler(&group.name, rank, a, waits.total, &top, &sums, &medians))
+            .collect();
+        ranked.sort_by_key(|s| (std::cmp::Reverse(s.imposed_wait_ns), s.rank));
+        out.extend(ranked);
+    }
+    (out, imbalance)
+}
+
+/// Who arrived last at the domain's (non-p2p) instances of `step`, and the wait it imposed.
+fn domain_waits(comm: &Comm, g: u32, step: Option<StepNo>) -> DomainWaits {
+    let mut w = DomainWaits {
+        ranks: BTreeMap::new(),
+        total: 0,
+    };
+    for (inst, t) in comm.instances() {
+        if inst.group != g || inst.op.is_p2p() || (step.is_some() && inst.step != step) {
+            continue;
+        }
+        let t_wait = t.timing.wait_ns;
+        w.total += t_wait;
+        for x in &t.members {
+            w.ranks.entry(x.rank).or_default().instances += 1;
+        }
+        if t.timing.skew_ns > 0 {
+            let a = w.ranks.entry(t.timing.last_arriver).or_default();
+            a.last += 1;
+            a.imposed += t_wait;
+            let s = a.steps.entry(inst.step).or_default();
+            s.0 += 1;
+            s.1 += t_wait;
+        }
+    }
+    w
+}
+
+/// The top imposer of each step (ties: lowest rank): (wait, rank) per step.
+fn top_imposers(w: &DomainWaits) -> BTreeMap<Option<StepNo>, (Ns, RankId)> {
+    let mut top: BTreeMap<Option<StepNo>, (Ns, RankId)> = BTreeMap::new();
+    for (&rank, a) in &w.ranks {
+        for (&st, &(_, wait)) in &a.steps {
+            let e = top.entry(st).or_insert((wait, rank));
+            if wait > e.0 {
+                *e = (wait, rank);
+            }
+        }
+    }
+    top
+}
+
+/// Σ own-work parts over the steps in scope per member, and the members' mean Σ span.
+fn part_sums(rows: &[Breakdown], members: &BTreeSet<RankId>, step: Option<StepNo>) -> PartSums {
+    let mut per_rank: BTreeMap<RankId, ([Ns; 4], Ns)> = BTreeMap::new();
+    for b in rows.iter().filter(|b| members.contains(&b.rank)) {
+        if step.is_some_and(|s| s != b.step) {
+            continue;
+        }
+        let e = per_rank.entry(b.rank).or_default();
+        for (k, v) in e.0.iter_mut().enumerate() {
+            *v += b.own_part(Part::OWN_WORK[k]);
+        }
+        e.1 += b.span_ns;
+    }
+    let mean_span = if per_rank.is_empty() {
+        0.0
+    } else {
+        per_rank.values().map(|s| s.1 as f64).sum::<f64>() / per_rank.len() as f64
+    };
+    PartSums {
+        per_rank,
+        mean_span,
+    }
+}
+
+/// Per own-work part: the members' median Σ, and its spread over the domain.
+fn part_spread(sums: &PartSums, group: &str) -> ([Ns; 4], Vec<Imbalance>) {
+    let mut medians = [0; 4];
+    let mut out = Vec::new();
+    for (k, part) in Part::OWN_WORK.iter().enumerate() {
+        let mut v: Vec<(Ns, RankId)> = sums.per_rank.iter().map(|(&r, s)| (s.0[k], r)).collect();
+        if v.len() < 2 {
+            continue;
+        }
+        v.sort_unstable();
+        let vals: Vec<Ns> = v.iter().map(|x| x.0).collect();
+        medians[k] = median_sorted(&vals);
+        let min = v[0];
+        let max = *v
+            .iter()
+            .max_by_key(|x| (x.0, std::cmp::Reverse(x.1)))
+            .expect("two or more");
+        let spread = if sums.mean_span > 0.0 {
+            (max.0 - min.0) as f64 / sums.mean_span
+        } else {
+            0.0
+        };
+        out.push(Imbalance {
+            group: group.to_string(),
+            part: *part,
+            max_rank: max.1,
+            max_ns: max.0,
+            min_rank: min.1,
+            min_ns: min.0,
+            spread,
+            flagged: spread > IMBALANCE,
+        });
+    }
+    (medians, out)
+}
+
+/// One rank that arrived last at least once, judged for persistence.
+fn straggler(
+    group: &str,
+    rank: RankId,
+    a: RankWaits,
+    total_wait: Ns,
+    top: &BTreeMap<Option<StepNo>, (Ns, RankId)>,
+    sums: &PartSums,
+    medians: &[Ns; 4],
+) -> Straggler {
+    let share = if total_wait > 0 {
+        a.imposed as f64 / total_wait as f64
+    } else {
+        0.0
+    };
+    let excess: Vec<PartExcess> = sums
+        .per_rank
+        .get(&rank)
+        .map(|s| {
+            (0..Part::OWN_WORK.len())
+                .filter(|&k| (s.0[k] - medians[k]) as f64 > IMBALANCE * sums.mean_span)
+                .map(|k| PartExcess {
+                    part: Part::OWN_WORK[k],
+                    rank_ns: s.0[k],
+                    median_ns: medians[k],
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let steps_with_wait = top.values().filter(|t| t.0 > 0).count() as u64;
+    let top_steps = top.values().filter(|t| t.1 == rank && t.0 > 0).count() as u64;
+    let flagged = if steps_with_wait >= MIN_STEPS_FOR_PERSISTENCE {
+        top_steps as f64 >= PERSISTENCE * steps_with_wait as f64
+    } else {
+        share >= STRAGGLER_SHARE
+    };
+    Straggler {
+        group: group.to_string(),
+        rank,
+        last_arrivals: a.last,
+        instances: a.instances,
+        imposed_wait_ns: a.imposed,
+        share,
+        top_steps,
+        steps_with_wait,
+        flagged,
+        excess,
+        steps: a
+            .steps
+            .into_iter()
+            .map(|(step, (l, w))| StragglerStep {
+                step,
+                last_arrivals: l,
+                imposed_wait_ns: w,
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,181 @@
+//! The dependency graph of a window and its longest path. A value of its own, so that a
+//! what-if analysis can re-weight edges (a faster kernel, a rank that no longer waits) and
+//! ask for the longest path again.
+
+use super::Category;
+use crate::model::{EventIx, RankIx};
+use crate::time::Ns;
+use std::collections::BTreeMap;
+
+/// One weighted dependency.
+#[derive(Debug, Clone, Copy)]
+pub struct Edge {
+    /// Source node.
+    pub from: u32,
+    /// Target node.
+    pub to: u32,
+    /// Weight (never negative).
+    pub w: Ns,
+    /// What the time is spent on; `None` for pure ordering edges.
+    pub cat: Option<Category>,
+    /// The rank of the event that spends it.
+    pub rank: RankIx,
+    /// The event that spends it.
+    pub event: EventIx,
+}
+
+/// Nodes (a rank and a time each) and edges of one window, over every rank.
+#[derive(Debug, Default)]
+pub struct Graph {
+    /// (rank, time) per node.
+    pub nodes: Vec<(RankIx, Ns)>,
+    /// The edges.
+    pub edges: Vec<Edge>,
+    /// The wait stretch of a collective kernel, by (rank, event): zeroed when its instance
+    /// joins the ranks (the last arriver's path then carries that time).
+    pub waits: BTreeMap<(RankIx, EventIx), usize>,
+}
+
+impl Graph {
+    /// Adds a node at time `t` of a rank.
+    pub fn node(&mut self, rank: RankIx, t: Ns) -> u32 {
+        self.nodes.push((rank, t));
+        self.nodes.len() as u32 - 1
+    }
+
+    /// Adds an edge (negative weights count as 0).
+    pub fn edge(
+        &mut self,
+        from: u32,
+        to: u32,
+        w: Ns,
+        cat: Option<Category>,
+        rank: RankIx,
+        event: EventIx,
+    ) {
+        self.edges.push(Edge {
+            from,
+            to,
+            w: w.max(0),
+            cat,
+            rank,
+            event,
+        });
+    }
+
+    /// Appends another graph (one rank's), shifting its node and edge indices; returns the
+    /// node offset.
+    pub fn append(&mut self, other: Graph) -> u32 {
+        let (off, eoff) = (self.nodes.len() as u32, self.edges.len());
+        self.nodes.extend(other.nodes);
+        self.edges.extend(other.edges.into_iter().map(|mut e| {
+            e.from += off;
+            e.to += off;
+            e
+        }));
+        self.waits
+            .extend(other.waits.into_iter().map(|(k, v)| (k, v + eoff)));
+        off
+    }
+
+    /// The longest path (weight, then least wait, then the earliest-created edge) by dynamic
+    /// programming over a topological order: its weight and its edges in order. `None` for a
+    /// graph with a cycle or no edges. Out-edges are laid out contiguously per node and the
+    /// order is depth-first (Kahn's algorithm with a stack), which follows each rank's chains
+    /// and keeps memory access local.
+    pub fn longest_path(&self) -> Option<(Ns, Vec<u32>)> {
+        let n = self.nodes.len();
+        if self.edges.is_empty() {
+            return None;
+        }
+        let (first, by_from, mut indeg) = self.csr();
+        let mut stack: Vec<u32> = (0..n as u32)
+            .rev()
+            .filter(|&v| indeg[v as usize] == 0)
+            .collect();
+        // best[v] = ((total, −wait), predecessor edge)
+        let mut best: Vec<((Ns, Ns), u32)> = vec![((0, 0), u32::MAX); n];
+        let mut seen = 0;
+        while let Some(v) = stack.pop() {
+            seen += 1;
+            let (score, _) = best[v as usize];
+            for &k in &by_from[first[v as usize] as usize..first[v as usize + 1] as usize] {
+                let e = &self.edges[k as usize];
+                let wait = if e.cat == Some(Category::Wait) {
+                    e.w
+                } else {
+                    0
+                };
+                let cand = (score.0 + e.w, score.1 - wait);
+                let to = e.to as usize;
+                let (old, pk) = best[to];
+                if pk == u32::MAX || cand > old || (cand == old && k < pk) {
+                    best[to] = (cand, k);
+                }
+                indeg[to] -= 1;
+                if indeg[to] == 0 {
+                    stack.push(e.to);
+                }
+            }
+        }
+        if seen != n {
+            return None;
+        }
+        let end = (0..n).max_by_key(|&v| (best[v].0, std::cmp::Reverse(v)))?;
+        let mut path = Vec::new();
+        let mut v = end;
+        while best[v].1 != u32::MAX {
+            let k = best[v].1;
+            path.push(k);
+            v = self.edges[k as usize].from as usize;
+        }
+        path.reverse();
+        Some((best[end].0.0, path))
+    }
+
+    /// Out-edges by source (CSR): `first[v]..first[v + 1]` index `by_from`; and in-degrees.
+    fn csr(&self) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+        let n = self.nodes.len();
+        let mut first = vec![0u32; n + 1];
+        let mut indeg = vec![0u32; n];
+        for e in &self.edges {
+            first[e.from as usize + 1] += 1;
+            indeg[e.to as usize] += 1;
+        }
+        for v in 0..n {
+            first[v + 1] += first[v];
+        }
+        let mut fill = first.clone();
+        let mut by_from = vec![0u32; self.edges.len()];
+        for (k, e) in self.edges.iter().enumerate() {
+            by_from[fill[e.from as usize] as usize] = k as u32;
+            fill[e.from as usize] += 1;
+        }
+        (first, by_from, indeg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_path_prefers_weight_then_less_wait() {
+        // 0 → 1 (5 cpu) → 3 (5 cpu), 0 → 2 (5 wait) → 3 (5 cpu): equal weight, less wait
+        // wins; 3 → 4 (1) ends both.
+        let mut g = Graph::default();
+        let r = RankIx(0);
+        let n: Vec<u32> = (0..5).map(|t| g.node(r, t)).collect();
+        let e = EventIx(0);
+        g.edge(n[0], n[2], 5, Some(Category::Wait), r, e);
+        g.edge(n[2], n[3], 5, Some(Category::Cpu), r, e);
+        g.edge(n[0], n[1], 5, Some(Category::Cpu), r, e);
+        g.edge(n[1], n[3], 5, Some(Category::Cpu), r, e);
+        g.edge(n[3], n[4], 1, None, r, e);
+        let (w, path) = g.longest_path().unwrap();
+        assert_eq!((w, path), (11, vec![2, 3, 4]));
+        // A cycle has no longest path.
+        g.edge(n[4], n[0], 1, None, r, e);
+        assert!(g.longest_path().is_none());
+    }
+}

@@ -1,0 +1,68 @@
+//! The cross-rank part of the graph: each collective instance of the window joins its
+//! members' graphs, so the path can pass to the rank everyone waited for.
+
+use super::Category;
+use super::Window;
+use super::graph::Graph;
+use super::rank::DeviceNodes;
+use crate::analysis::comm::Comm;
+use crate::model::{EventIx, Job, RankIx};
+use crate::time::Ns;
+use rustc_hash::FxHashMap;
+
+/// Per rank (index): each collective kernel in an instance of the window → its wait.
+pub fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<FxHashMap<u32, Ns>> {
+    let mut out = vec![FxHashMap::default(); job.ranks.len()];
+    for (inst, t) in comm.instances() {
+        if let Window::Step(n) = win {
+            if inst.step != Some(*n) {
+                continue;
+            }
+        }
+        for (k, m) in inst.members.iter().enumerate() {
+            let event = comm.calls.per_rank[m.rank.get()][m.call as usize].event;
+            out[m.rank.get()].insert(event.0, t.members[k].wait_ns);
+        }
+    }
+    out
+}
+
+/// Cross-rank edges: the last arriver's kernel start → every member's kernel end, weighted
+/// by the transfer; the early members' waits then weigh 0 (the last arriver's path carries
+/// that time). `device_nodes[r]`: rank r's device nodes and the offset of its nodes in `g`.
+pub fn join_collectives(
+    g: &mut Graph,
+    job: &Job,
+    comm: &Comm,
+    device_nodes: &[(DeviceNodes, u32)],
+) {
+    for (inst, t) in comm.instances() {
+        let node = |m: &crate::analysis::comm::matching::Member| {
+            let e = comm.calls.per_rank[m.rank.get()][m.call as usize].event;
+            let (nodes, off) = &device_nodes[m.rank.get()];
+            nodes
+                .get(&e.0)
+                .map(|&(s, t)| (m.rank, e, (s + off, t + off)))
+        };
+        let Some(members) = inst.members.iter().map(node).collect::<Option<Vec<_>>>() else {
+            continue;
+        };
+        let Some(last) = inst
+            .members
+            .iter()
+            .position(|m| job.rank(m.rank).id == t.timing.last_arriver)
+        else {
+            continue;
+        };
+        let (lr, le, (ls, _)): (RankIx, EventIx, (u32, u32)) = members[last];
+        for (k, &(r, e, (_, end))) in members.iter().enumerate() {
+            if k != last {
+                let transit = t.timing.transit_ns;
+                g.edge(ls, end, transit, Some(Category::Communication), lr, le);
+                if let Some(&w) = g.waits.get(&(r, e)) {
+                    g.edges[w].w = 0;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! One rank's part of the graph over a window, in four stages: host chains (nested ops per
+//! thread), device events launched from the window, device dependencies (stream order, launch
+//! delays, waits on other streams) and synchronizations (see the module above for each edge).
+
+use super::graph::Graph;
+use super::{Category, KERNEL_GAP_MAX_NS};
+use crate::model::{EventIx, Kind, LaneSide, Rank, RankIx, Role, SyncCall};
+use crate::time::Ns;
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// Device event → (start node, end node).
+pub type DeviceNodes = FxHashMap<u32, (u32, u32)>;
+
+/// A rank's window: host time `[lo, hi)` and, for a step, the step's index (device work then
+/// belongs to it by its launching call's step).
+#[derive(Debug, Clone, Copy)]
+pub struct RankWindow {
+    /// Start of the window.
+    pub lo: Ns,
+    /// End of the window.
+    pub hi: Ns,
+    /// The step's index in `Rank::steps`, for a step window.
+    pub step_idx: Option<u32>,
+}
+
+/// Builds one rank's graph.
+pub struct RankGraph<'a> {
+    rank: &'a Rank,
+    roles: &'a [Role],
+    ri: RankIx,
+    /// The graph being built.
+    pub g: Graph,
+    /// Device event → its nodes.
+    pub device_nodes: DeviceNodes,
+    /// Host call → its nodes.
+    call_nodes: FxHashMap<u32, (u32, u32)>,
+    /// Blocking calls in event order (sync edges are created in a deterministic order).
+    blocking_calls: Vec<u32>,
+    /// Device events in the window, stream by stream in order.
+    device: Vec<usize>,
+}
+
+impl<'a> RankGraph<'a> {
+    /// Builds the graph of `rank` (at index `ri`) over `win`; `in_comm` maps each collective
+    /// kernel of the window's instances to its wait.
+    pub fn build(
+        rank: &'a Rank,
+        roles: &'a [Role],
+        ri: RankIx,
+        win: RankWindow,
+        in_comm: &FxHashMap<u32, Ns>,
+    ) -> RankGraph<'a> {
+        let mut b = RankGraph {
+            rank,
+            roles,
+            ri,
+            g: Graph::default(),
+            device_nodes: FxHashMap::default(),
+            call_nodes: FxHashMap::default(),
+            blocking_calls: Vec::new(),
+            device: Vec::new(),
+        };
+        for (l, lane) in rank.lanes.iter().enumerate() {
+            if lane.side == LaneSide::Cpu {
+                b.host_lane(l as u16, win);
+            }
+        }
+        b.device_events(win, in_comm);
+        b.device_dependencies();
+        b.syncs();
+        b
+    }
+
+    fn role(&self, i: usize) -> &Role {
+        &self.roles[self.rank.events.name[i] as usize]
+    }
+
+    /// Blocking on the critical path: synchronizations and polls.
+    fn blocking(&self, i: usize) -> bool {
+        self.role(i).sync.is_some()
+    }
+
+    /// Closes the innermost open op of a thread: its last segment (from its cursor to its
+    /// end), attributed to it; the parent's cursor moves to its end. Returns its end node.
+    fn close(&mut self, stack: &mut Vec<(usize, u32)>) -> u32 {
+        let (i, cursor) = stack.pop().expect("non-empty");
+        let end = self.call_nodes[&(i as u32)].1;
+        let blocking = self.blocking(i);
+        let w = if blocking {
+            0
+        } else {
+            self.rank.events.end(i) - self.g.nodes[cursor as usize].1
+        };
+        let cat = if blocking {
+            Category::Wait
+        } else {
+            Category::Cpu
+        };
+        self.g
+            .edge(cursor, end, w, Some(cat), self.ri, EventIx::of(i));
+        if let Some(top) = stack.last_mut() {
+            top.1 = end;
+        }
+        end
+    }
+
+    /// One host thread's ops and runtime calls in the window, as nested chains.
+    fn host_lane(&mut self, lane: u16, win: RankWindow) {
+        let rank = self.rank;
+        let ev = &rank.events;
+        let mut stack: Vec<(usize, u32)> = Vec::new(); // (event, cursor node)
+        let mut prev_top_end: Option<u32> = None;
+        // Events of a lane are sorted by start: only the window's slice is visited.
+        let r = rank.lane_events(lane);
+        let from = r.start + ev.start[r.clone()].partition_point(|&t| t < win.lo);
+        let to = r.start + ev.start[r.clone()].partition_point(|&t| t < win.hi);
+        for i in from..to {
+            let k = ev.kind[i];
+            let work = matches!(k, Kind::HostOp | Kind::Launch)
+                || (k == Kind::Annotation && self.role(i).data_loader);
+            if !work || ev.dur[i] <= 0 || self.role(i).is_step_marker() {
+                continue;
+            }
+            while let Some(&(p, _)) = stack.last() {
+                if ev.end(p) <= ev.start[i] || ev.end(p) < ev.end(i) {
+                    let end = self.close(&mut stack);
+                    if stack.is_empty() {
+                        prev_top_end = Some(end);
+                    }
+                } else {
+                    break;
+                }
+            }
+            let s = self.g.node(self.ri, ev.start[i]);
+            let e = self.g.node(self.ri, ev.end(i));
+            self.call_nodes.insert(i as u32, (s, e));
+            if self.blocking(i) {
+                self.blocking_calls.push(i as u32);
+            }
+            match stack.last() {
+                Some(&(p, c)) => {
+                    let blocked = self.blocking(p);
+                    let cat = if blocked {
+                        Category::Wait
+                    } else {
+                        Category::Cpu
+                    };
+                    let w = if blocked {
+                        0
+                    } else {
+                        ev.start[i] - self.g.nodes[c as usize].1
+                    };
+                    self.g.edge(c, s, w, Some(cat), self.ri, EventIx::of(p));
+                }
+                None => {
+                    if let Some(pe) = prev_top_end {
+                        self.g.edge(pe, s, 0, None, self.ri, EventIx::of(i));
+                    }
+                }
+            }
+            stack.push((i, s));
+        }
+        while !stack.is_empty() {
+            self.close(&mut stack);
+        }
+    }
+
+    /// Device events launched from the window, per stream in order; a collective kernel's
+    /// wait for its last arriver is split off as its own edge.
+    fn device_events(&mut self, win: RankWindow, in_comm: &FxHashMap<u32, Ns>) {
+        let (rank, ri) = (self.rank, self.ri);
+        let ev = &rank.events;
+        for (l, lane) in rank.lanes.iter().enumerate() {
+            if lane.side != LaneSide::Device {
+                continue;
+            }
+            for i in rank.lane_events(l as u16) {
+                if !ev.kind[i].is_device_work() {
+                    continue;
+                }
+                let inside = match win.step_idx {
+                    Some(k) => ev.step[i] == k,
+                    None => ev.link[i]
+                        .get()
+                        .is_some_and(|l| (win.lo..win.hi).contains(&ev.start[l])),
+                };
+                if !inside {
+                    continue;
+                }
+                let g = &mut self.g;
+                let s = g.node(ri, ev.start[i]);
+                let e = g.node(ri, ev.end(i));
+                self.device_nodes.insert(i as u32, (s, e));
+                self.device.push(i);
+                let cat = if ev.kind[i] == Kind::Comm {
+                    Category::Communication
+                } else {
+                    Category::GpuCompute
+                };
+                let event = EventIx::of(i);
+                match in_comm.get(&(i as u32)) {
+                    Some(&wait) if wait > 0 && wait < ev.dur[i] => {
+                        let mid = g.node(ri, ev.start[i] + wait);
+                        g.waits.insert((ri, event), g.edges.len());
+                        g.edge(s, mid, wait, Some(Category::Wait), ri, event);
+                        g.edge(mid, e, ev.dur[i] - wait, Some(cat), ri, event);
+                    }
+                    _ => g.edge(s, e, ev.dur[i], Some(cat), ri, event),
+                }
+            }
+        }
+    }
+
+    /// What each device event waited for: the previous event of its stream (a short gap), its
+    /// launch (when the device was waiting for the host), or other device work that ended
+    /// after the launch returned (a stream or event wait the trace does not spell out).
+    fn device_dependencies(&mut self) {
+        let (rank, ri) = (self.rank, self.ri);
+        let ev = &rank.events;
+        let mut by_end: Vec<(Ns, usize)> = self.device.iter().map(|&i| (ev.end(i), i)).collect();
+        by_end.sort_unstable();
+        let mut prev_on_lane: BTreeMap<u16, usize> = BTreeMap::new();
+        for &i in &self.device {
+            let g = &mut self.g;
+            let (s, _) = self.device_nodes[&(i as u32)];
+            let start = ev.start[i];
+            let event = EventIx::of(i);
+            let prev = prev_on_lane.insert(ev.lane[i], i);
+            if let Some(p) = prev {
+                let gap = start - ev.end(p);
+                if (0..KERNEL_GAP_MAX_NS).contains(&gap) {
+                    let pe = self.device_nodes[&(p as u32)].1;
+                    g.edge(pe, s, gap, Some(Category::KernelGap), ri, event);
+                }
+            }
+            let Some(launch) = ev.link[i].get() else {
+                continue;
+            };
+            let Some(&(ls, _)) = self.call_nodes.get(&(launch as u32)) else {
+                continue;
+            };
+            let returned = ev.end(launch);
+            let k = by_end.partition_point(|&(e, _)| e <= start);
+            let waited = by_end[..k]
+                .iter()
+                .rev()
+                .find(|&&(_, d)| d != i)
+                .filter(|&&(e, _)| e > returned);
+            let by = ev.link[i];
+            match waited {
+                Some(&(e, d)) => {
+                    if Some(d) != prev {
+                        let de = self.device_nodes[&(d as u32)].1;
+                        g.edge(de, s, start - e, Some(Category::KernelGap), ri, event);
+                    }
+                    g.edge(ls, s, 0, Some(Category::LaunchOverhead), ri, by);
+                }
+                None => {
+                    let delay = start - ev.start[launch];
+                    g.edge(ls, s, delay, Some(Category::LaunchOverhead), ri, by);
+                }
+            }
+        }
+    }
+
+    /// Each blocking call ends after the last device event of the stream it synchronized
+    /// (every stream for a device-wide sync), weight 0.
+    fn syncs(&mut self) {
+        let rank = self.rank;
+        let ev = &rank.events;
+        let mut lane_ends: BTreeMap<u16, Vec<(Ns, u32)>> = BTreeMap::new();
+        for (&d, &(_, de)) in self.device_nodes.iter() {
+            lane_ends
+                .entry(ev.lane[d as usize])
+                .or_default()
+                .push((ev.end(d as usize), de));
+        }
+        for v in lane_ends.values_mut() {
+            v.sort_unstable();
+        }
+        for k in 0..self.blocking_calls.len() {
+            let c = self.blocking_calls[k] as usize;
+            let call_end = self.call_nodes[&(c as u32)].1;
+            let t = ev.end(c);
+            let device_wide = self.role(c).sync == Some(SyncCall::Device);
+            // The stream a stream/event sync waited on: its sync record's lane.
+            let lane = ev.link[c]
+                .get()
+                .filter(|_| !device_wide)
+                .map(|l| ev.lane[l]);
+            for (l, ends) in &lane_ends {
+                if lane.is_some_and(|x| x != *l) {
+                    continue;
+                }
+                let n = ends.partition_point(|&(e, _)| e <= t);
+                if n > 0 {
+                    self.g
+                        .edge(ends[n - 1].1, call_end, 0, None, self.ri, EventIx::of(c));
+                }
+            }
+        }
+    }
+}

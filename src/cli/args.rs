@@ -1,0 +1,270 @@
+//! The command line's words: options every command takes, each subcommand's arguments, and
+//! the value parsers. Clap lives only here, in the binary; the library takes the typed
+//! [`Settings`] these become.
+
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use stepscope::analysis::advisor::Severity;
+use stepscope::analysis::comm::CommOptions;
+use stepscope::analysis::comm::align::Align;
+use stepscope::analysis::comm::links::{Link, TopologyOptions};
+use stepscope::analysis::critical_path::Window;
+use stepscope::analysis::ops::Scope;
+use stepscope::model::{RankId, StepNo};
+use stepscope::report::Format;
+use stepscope::session::Settings;
+use stepscope::ui::UiOptions;
+
+/// Options every command takes.
+#[derive(Debug, Args, Clone)]
+pub struct Global {
+    /// Worker threads for loading and analysis (default: all cores).
+    #[arg(long, global = true, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Keep python_function frames (with_stack=True) as events of kind `other`; by default
+    /// they are counted and dropped.
+    #[arg(long, global = true)]
+    pub python_stacks: bool,
+    /// Clock alignment: shift ranks so shared collectives end together, or keep raw clocks.
+    #[arg(long, global = true, value_enum, default_value_t = AlignArg::Collective)]
+    pub align: AlignArg,
+    /// Ranks per node, for intra- vs inter-node links (default: the devices a trace lists
+    /// in deviceProperties, else 8).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub ranks_per_node: Option<u32>,
+    /// Intra-node link peak: nvlink4, nvlink3, pcie4, pcie5, or GB/s per direction
+    /// (default: nvlink4, nvlink3 on A100).
+    #[arg(long, global = true, value_name = "LINK", value_parser = parse_link)]
+    pub intra_link: Option<Link>,
+    /// Inter-node link peak: ib-ndr, ib-hdr, roce-200, or GB/s per NIC (default: ib-ndr).
+    #[arg(long, global = true, value_name = "LINK", value_parser = parse_link)]
+    pub inter_link: Option<Link>,
+    /// Roofline peaks of this device table entry (H100-SXM, A100-80GB, MI300X, ...) instead
+    /// of the one the traces name.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub device: Option<String>,
+    /// Roofline threshold U: memory- or compute-bound at ≥ U of the peak (0 < U ≤ 1).
+    #[arg(long, global = true, value_name = "U", default_value_t = 0.8, value_parser = parse_u)]
+    pub roofline_u: f64,
+    /// Critical-path window: the INSTANCE-th (0-based) user annotation named NAME instead of
+    /// a step (default: --step, else the slowest step).
+    #[arg(long, global = true, value_name = "NAME[:INSTANCE]", value_parser = parse_window)]
+    pub window: Option<Window>,
+    /// TUI colours: dark, light, mono, or a theme file (default: dark; mono under NO_COLOR).
+    #[arg(long, global = true, value_name = "NAME|FILE")]
+    pub theme: Option<String>,
+    /// TUI key bindings: default, or a keymap file.
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME|FILE",
+        default_value = "default"
+    )]
+    pub keymap: String,
+    /// Draw with ASCII only (terminals without Unicode).
+    #[arg(long, global = true)]
+    pub ascii: bool,
+    /// Do not capture the mouse (keep the terminal's own selection).
+    #[arg(long, global = true)]
+    pub no_mouse: bool,
+}
+
+impl Global {
+    /// The settings these flags select, over `scope`.
+    pub fn settings(&self, scope: Scope) -> Settings {
+        Settings {
+            scope,
+            comm: CommOptions {
+                align: self.align.into(),
+                topology: TopologyOptions {
+                    ranks_per_node: self.ranks_per_node,
+                    intra: self.intra_link.clone(),
+                    inter: self.inter_link.clone(),
+                },
+            },
+            window: self.window.clone(),
+            device: self.device.clone(),
+            roofline_u: self.roofline_u,
+            python_stacks: self.python_stacks,
+        }
+    }
+
+    /// How the TUI looks and takes input.
+    pub fn ui(&self) -> UiOptions {
+        UiOptions {
+            theme: self.theme.clone(),
+            keymap: self.keymap.clone(),
+            ascii: self.ascii,
+            mouse: !self.no_mouse,
+        }
+    }
+}
+
+/// `--align`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AlignArg {
+    /// Shift ranks so shared collectives end together.
+    Collective,
+    /// Keep each rank's raw clock.
+    None,
+}
+
+impl From<AlignArg> for Align {
+    fn from(a: AlignArg) -> Align {
+        match a {
+            AlignArg::Collective => Align::Collective,
+            AlignArg::None => Align::None,
+        }
+    }
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Plain text for terminals and logs.
+    Text,
+    /// JSON (schema `stepscope.report/1`).
+    Json,
+    /// Markdown (for PR comments and wikis).
+    Md,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Text => Format::Text,
+            FormatArg::Json => Format::Json,
+            FormatArg::Md => Format::Md,
+        }
+    }
+}
+
+/// `--fail-on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SeverityArg {
+    /// < medium_pct of step time.
+    Low,
+    /// ≥ medium_pct.
+    Medium,
+    /// ≥ high_pct.
+    High,
+}
+
+impl From<SeverityArg> for Severity {
+    fn from(s: SeverityArg) -> Severity {
+        match s {
+            SeverityArg::Low => Severity::Low,
+            SeverityArg::Medium => Severity::Medium,
+            SeverityArg::High => Severity::High,
+        }
+    }
+}
+
+fn parse_u(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(u) if u > 0.0 && u <= 1.0 => Ok(u),
+        _ => Err(format!("`{s}` is not in (0, 1]")),
+    }
+}
+
+fn parse_link(s: &str) -> Result<Link, String> {
+    Link::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_window(s: &str) -> Result<Window, String> {
+    Window::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_size(s: &str) -> Result<(u16, u16), String> {
+    let (w, h) = s
+        .split_once('x')
+        .ok_or_else(|| format!("`{s}` is not COLSxROWS"))?;
+    match (w.parse::<u16>(), h.parse::<u16>()) {
+        (Ok(w), Ok(h)) if (20..=1000).contains(&w) && (8..=1000).contains(&h) => Ok((w, h)),
+        _ => Err(format!("`{s}`: COLS 20–1000 and ROWS 8–1000")),
+    }
+}
+
+/// `--step` and `--rank` as a scope.
+fn scope(step: Option<u32>, rank: Option<u32>) -> Scope {
+    Scope {
+        step: step.map(StepNo),
+        rank: rank.map(RankId),
+    }
+}
+
+/// `stepscope snapshot`.
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// Trace files, directories, or - for stdin; none: the demo cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The pane.
+    #[arg(long, value_parser = ["overview", "timeline", "critical", "roofline", "advisor", "operator", "comm"], default_value = "overview")]
+    pub view: String,
+    /// Screen size, COLSxROWS.
+    #[arg(long, default_value = "120x40", value_parser = parse_size)]
+    pub size: (u16, u16),
+    /// Select this step (default: the slowest).
+    #[arg(long, value_name = "N")]
+    pub step: Option<u32>,
+    /// Drill into this rank (device level).
+    #[arg(long, value_name = "R")]
+    pub rank: Option<u32>,
+    /// Open this operator (exact name).
+    #[arg(long, value_name = "NAME")]
+    pub op: Option<String>,
+    /// Keys to press first: characters, and <enter>, <esc>, <tab>, <ctrl-c>, <lt> ...
+    #[arg(long, value_name = "KEYS", default_value = "")]
+    pub keys: String,
+}
+
+/// `stepscope report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Trace files, directories, or - for stdin; none: the demo cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+    /// Only this step number (ProfilerStep#N).
+    #[arg(long, value_name = "N")]
+    pub step: Option<u32>,
+    /// Only this rank.
+    #[arg(long, value_name = "R")]
+    pub rank: Option<u32>,
+    /// Exit 1 when a finding of this severity or worse exists (a CI gate).
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<SeverityArg>,
+}
+
+impl ReportArgs {
+    /// The ranks and steps the report covers.
+    pub fn scope(&self) -> Scope {
+        scope(self.step, self.rank)
+    }
+}
+
+/// `stepscope demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Directory to write rank-N.pt.trace.json.gz into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Number of ranks.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub ranks: u32,
+    /// Profiled steps per rank.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub steps: u32,
+    /// Multiply events per step (12 transformer layers per unit) to make big traces.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100000))]
+    pub scale: u32,
+    /// All-reduce each gradient bucket as N smaller collectives (more collectives per step).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub split_buckets: u32,
+    /// Write plain .json instead of .json.gz.
+    #[arg(long)]
+    pub plain: bool,
+}

@@ -1,0 +1,89 @@
+//! The commands: the report, a TUI pane drawn to text, the demo cluster written as files.
+
+use super::EXIT_FINDINGS;
+use super::args::{DemoArgs, Global, SnapshotArgs};
+use std::io::Write;
+use std::path::PathBuf;
+use stepscope::analysis::advisor::Severity;
+use stepscope::error::Error;
+use stepscope::report::{self, Format};
+use stepscope::session::{self, DemoSpec, Session, Settings};
+use stepscope::ui::browser::Pane;
+use stepscope::ui::browser::setup::{self, Setup};
+use stepscope::ui::shell::{keymap, snapshot as draw};
+
+/// Writes `text` to stdout; a closed pipe (`| head`) is not an error worth a message.
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
+/// `stepscope report` (and no command off a terminal): the report of `paths`.
+pub fn report(
+    paths: &[PathBuf],
+    format: Format,
+    settings: &Settings,
+    fail_on: Option<Severity>,
+) -> Result<i32, Error> {
+    let s = Session::open(paths, settings)?;
+    print(&report::render(
+        &report::build(&s.loaded, &s.analysis, s.opts.scope),
+        format,
+    ));
+    let tripped = fail_on.is_some_and(|sev| s.analysis.findings.iter().any(|f| f.severity >= sev));
+    // The process exits next: freeing millions of events one allocation at a time would only
+    // delay the exit (the OS reclaims it all at once).
+    std::mem::forget(s);
+    Ok(if tripped { EXIT_FINDINGS } else { 0 })
+}
+
+/// `stepscope snapshot`: one pane drawn to text after the setup's moves and keys.
+pub fn snapshot(a: &SnapshotArgs, g: &Global) -> Result<i32, Error> {
+    let usage = |msg: String| Error::usage("snapshot", msg);
+    let keys = keymap::parse_script(&a.keys).map_err(usage)?;
+    let (theme, keys_map) = g.ui().resolve()?;
+    let settings = g.settings(Default::default());
+    let opts = settings.analysis_options()?;
+    let inputs = session::inputs(&a.paths)?;
+    let loaded = session::load(&inputs, &settings.load_options()?)?;
+    let s = Session::analyse(loaded, opts, session::title(&a.paths), inputs)?;
+    let mut shell = stepscope::ui::headless(s, keys_map, theme, g.ascii, a.size);
+    let set = Setup {
+        view: Pane::from_name(&a.view),
+        step: a.step.map(stepscope::model::StepNo),
+        rank: a.rank.map(stepscope::model::RankId),
+        op: a.op.clone(),
+        keys,
+    };
+    setup::prepare(&mut shell, &set).map_err(usage)?;
+    print(&draw::render(&shell));
+    std::mem::forget(shell);
+    Ok(0)
+}
+
+/// `stepscope demo`: the demo cluster as Kineto trace files.
+pub fn demo(a: &DemoArgs) -> Result<(), Error> {
+    let spec = DemoSpec {
+        ranks: a.ranks,
+        steps: a.steps,
+        scale: a.scale,
+        split: a.split_buckets,
+    };
+    let label = a.out.display().to_string();
+    let files = session::write_demo(spec, &a.out, !a.plain)
+        .map_err(|e| Error::input(&label, format!("cannot write: {e}")))?;
+    let bytes: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    eprintln!(
+        "wrote {} rank file(s), {:.1} MB, to {label} (straggler rank {}, slow step {} caused by rank {})",
+        files.len(),
+        bytes as f64 / 1e6,
+        spec.straggler(),
+        spec.slow_step(),
+        spec.culprit()
+    );
+    Ok(())
+}

@@ -1,0 +1,104 @@
+//! Command line (DESIGN §2): parse, dispatch, and map failures to exit codes — 0 ok, 1
+//! `--fail-on` tripped, 2 bad input, usage or configuration, 70 an internal failure, 74 the
+//! terminal failed.
+
+mod args;
+mod commands;
+
+use args::{DemoArgs, Global, ReportArgs, SnapshotArgs};
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use stepscope::analysis::ops::Scope;
+use stepscope::error::ErrorKind;
+use stepscope::report::Format;
+
+/// Exit code when `--fail-on` trips.
+pub const EXIT_FINDINGS: i32 = 1;
+
+/// Why is this distributed training step slow? Reads per-rank PyTorch profiler (Kineto)
+/// traces, splits every step of every rank into compute / overlap / comm / memory /
+/// host-bound / free time, and reports the slow steps, ranks and operators.
+#[derive(Debug, Parser)]
+#[command(name = "stepscope", version)]
+#[command(
+    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n\nExit codes: 0 ok, 1 --fail-on tripped, 2 bad input or usage."
+)]
+pub struct Cli {
+    /// Trace files (.json, .json.gz), directories searched recursively, or - for stdin.
+    /// Without a PATH: the embedded demo cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Options shared by every command.
+    #[command(flatten)]
+    pub global: Global,
+
+    /// The subcommand; none opens the traces (until the TUI lands: prints the report).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the report (text, JSON or markdown) for traces or the demo cluster.
+    Report(ReportArgs),
+    /// Write the demo cluster as real Kineto trace files.
+    Demo(DemoArgs),
+    /// Draw one TUI pane to plain text (deterministic; for CI and docs).
+    Snapshot(SnapshotArgs),
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                ErrorKind::Usage.exit_code()
+            } else {
+                0
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    if let Some(n) = cli.global.threads {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global()
+        {
+            eprintln!("error: --threads: {e}");
+            return ErrorKind::Usage.exit_code();
+        }
+    }
+    let g = &cli.global;
+    let result = match &cli.command {
+        Some(Command::Report(a)) => commands::report(
+            &a.paths,
+            a.format.into(),
+            &g.settings(a.scope()),
+            a.fail_on.map(Into::into),
+        ),
+        Some(Command::Demo(a)) => commands::demo(a).map(|()| 0),
+        Some(Command::Snapshot(a)) => commands::snapshot(a, g),
+        // The TUI on a terminal; the text report when stdout is a pipe or a file.
+        None if std::io::stdout().is_terminal() => {
+            stepscope::ui::run(&cli.paths, &g.settings(Scope::default()), &g.ui())
+        }
+        None => commands::report(
+            &cli.paths,
+            Format::Text,
+            &g.settings(Scope::default()),
+            None,
+        ),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}

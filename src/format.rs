@@ -1,0 +1,166 @@
+//! How numbers are written, for every face (text and markdown reports, the TUI): durations
+//! with a unit that keeps 3–4 significant digits, percentages, bandwidth, bytes, rank lists,
+//! and names cut to a width. One home, so a number reads the same everywhere.
+
+use crate::time::Ns;
+use std::fmt::Display;
+
+/// Nanoseconds for humans with a unit that keeps 3–4 significant digits (`12.3 ms`).
+pub fn human(ns: Ns) -> String {
+    let a = ns.unsigned_abs();
+    let sign = if ns < 0 { "-" } else { "" };
+    if a < 1_000 {
+        format!("{sign}{a} ns")
+    } else if a < 1_000_000 {
+        format!("{sign}{} µs", fixed(a, 1_000))
+    } else if a < 1_000_000_000 {
+        format!("{sign}{} ms", fixed(a, 1_000_000))
+    } else {
+        format!("{sign}{} s", fixed(a, 1_000_000_000))
+    }
+}
+
+/// `a / unit` with one decimal (two below 10), rounded half up, using integers only.
+fn fixed(a: u64, unit: u64) -> String {
+    let decimals = if a < 10 * unit { 2 } else { 1 };
+    let scale = if decimals == 2 { 100 } else { 10 };
+    let scaled = (u128::from(a) * scale as u128 + u128::from(unit) / 2) / u128::from(unit);
+    let whole = scaled / scale as u128;
+    let frac = scaled % scale as u128;
+    if decimals == 2 {
+        format!("{whole}.{frac:02}")
+    } else {
+        format!("{whole}.{frac}")
+    }
+}
+
+/// A signed duration: `+1.20 ms`, `-300 ns`.
+pub fn signed(ns: Ns) -> String {
+    if ns >= 0 {
+        format!("+{}", human(ns))
+    } else {
+        format!("-{}", human(-ns))
+    }
+}
+
+/// A fraction as a percentage with one decimal: `12.3%`.
+pub fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// A fraction as a whole percentage: `12%`.
+pub fn pct0(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// A share of `total`, one decimal: `12.3%` (`total` 0 counts as 1 ns).
+pub fn share(part: Ns, total: Ns) -> String {
+    format!("{:.1}%", part as f64 * 100.0 / total.max(1) as f64)
+}
+
+/// GB/s with one decimal: `360.0 GB/s`.
+pub fn gbps(x: f64) -> String {
+    format!("{x:.1} GB/s")
+}
+
+/// Bytes with a binary unit: `48.0 MiB`.
+pub fn bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Ids joined by commas: `0,1,5`.
+pub fn join<T: Display>(v: &[T]) -> String {
+    v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Ids with consecutive runs folded (`0-199`, `3,5-7`): a 1024-rank list stays one line.
+pub fn ranges<T: Copy + Into<u32>>(ids: &[T]) -> String {
+    let mut sorted: Vec<u32> = ids.iter().map(|&x| x.into()).collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i {
+            format!("{}-{}", sorted[i], sorted[j])
+        } else {
+            sorted[i].to_string()
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+/// `s` cut to `w` characters, the cut marked with `…`.
+pub fn fit(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        return s.to_string();
+    }
+    if w == 0 {
+        return String::new();
+    }
+    let mut out: String = s.chars().take(w - 1).collect();
+    out.push('…');
+    out
+}
+
+/// `s` padded or cut to exactly `w` characters.
+pub fn pad(s: &str, w: usize) -> String {
+    format!("{:<w$}", fit(s, w))
+}
+
+/// `s` right-aligned in `w` characters (cut when longer).
+pub fn rpad(s: &str, w: usize) -> String {
+    format!("{:>w$}", fit(s, w))
+}
+
+/// A number of no particular unit: whole when it is whole, else three decimals.
+pub fn plain(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_units() {
+        assert_eq!(human(999), "999 ns");
+        assert_eq!(human(1_500), "1.50 µs");
+        assert_eq!(human(12_345_678), "12.3 ms");
+        assert_eq!(human(2_000_000_000), "2.00 s");
+        assert_eq!(signed(-1_500), "-1.50 µs");
+    }
+
+    #[test]
+    fn lists_and_fitting() {
+        assert_eq!(ranges(&[5u32, 0, 1, 2, 7, 6, 9]), "0-2,5-7,9");
+        assert_eq!(ranges::<u32>(&[]), "");
+        assert_eq!(join(&[1, 2]), "1,2");
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("abc", 0), "");
+        assert_eq!(pad("ab", 4), "ab  ");
+        assert_eq!(bytes(50_331_648), "48.0 MiB");
+        assert_eq!((pct(0.1234), pct0(0.1234)), ("12.3%".into(), "12%".into()));
+        assert_eq!((plain(3.0), plain(0.25)), ("3".into(), "0.250".into()));
+    }
+}

@@ -1,0 +1,144 @@
+//! One job from the ranks that loaded: rank ids resolved (the trace's own, then a file-name
+//! token, then discovery order), ranks sorted by id, every name interned once job-wide, and
+//! each name's role assigned.
+
+use super::roles::RoleTable;
+use super::{Loaded, RankDraft};
+use crate::error::Error;
+use crate::model::{Job, RankFrom, RankId, StepNo};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+/// Assembles the job. `hints` are the rank ids file names state, per input; when no input
+/// loaded, the first error is returned.
+pub fn assemble(
+    results: Vec<Result<RankDraft, Error>>,
+    hints: &[Option<RankId>],
+    roles: &RoleTable,
+) -> Result<Loaded, Error> {
+    let mut skipped = Vec::new();
+    let mut drafts = Vec::new();
+    for (r, hint) in results.into_iter().zip(hints) {
+        match r {
+            Ok(d) => drafts.push((d, *hint)),
+            Err(e) => skipped.push(e),
+        }
+    }
+    if drafts.is_empty() {
+        return Err(skipped
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Error::input("-", "no inputs")));
+    }
+    let mut notes = resolve_ranks(&mut drafts)?;
+    drafts.sort_by_key(|(d, _)| d.rank.id);
+    let mut job = Job::default();
+    let mut warnings = Vec::new();
+    for (mut d, _) in drafts {
+        warnings.append(&mut d.warnings);
+        job.world_size = job.world_size.max(d.world_size);
+        job.groups.append(&mut d.groups);
+        let r = &d.rank;
+        if r.steps.len() == 1 && r.steps[0].synthetic {
+            notes.push(format!(
+                "rank {}: no ProfilerStep markers; the whole trace is analysed as one step",
+                r.id
+            ));
+        }
+        job.ranks.push(reintern(d, &mut job.strings));
+    }
+    // Every rank repeats the groups it belongs to: keep each (name, ranks) once.
+    job.groups.sort();
+    job.groups.dedup();
+    job.notes = notes;
+    job.roles = roles.assign(&job.strings);
+    let mut steps: Vec<StepNo> = job
+        .ranks
+        .iter()
+        .flat_map(|r| r.steps.iter().map(|s| s.number))
+        .collect();
+    steps.sort_unstable();
+    steps.dedup();
+    job.steps = steps;
+    Ok(Loaded {
+        job,
+        skipped,
+        warnings,
+        load_ns: 0,
+    })
+}
+
+/// Sets each draft's rank id: the trace's own, else its file name's, else the lowest id not
+/// taken (in discovery order, with a note). Two inputs claiming one id is an error.
+fn resolve_ranks(drafts: &mut [(RankDraft, Option<RankId>)]) -> Result<Vec<String>, Error> {
+    let mut notes = Vec::new();
+    let mut claimed: BTreeMap<RankId, String> = BTreeMap::new();
+    let mut unresolved = Vec::new();
+    for (idx, (d, hint)) in drafts.iter_mut().enumerate() {
+        let (id, from) = match (d.declared_rank, *hint) {
+            (Some(r), _) => (r, RankFrom::DistributedInfo),
+            (None, Some(r)) => (r, RankFrom::FileName),
+            (None, None) => {
+                unresolved.push(idx);
+                continue;
+            }
+        };
+        if let Some(other) = claimed.get(&id) {
+            return Err(Error::input(
+                &d.rank.source.path,
+                format!("rank {id} is claimed by both {other} and this file"),
+            ));
+        }
+        claimed.insert(id, d.rank.source.path.clone());
+        d.rank.id = id;
+        d.rank.source.rank_from = from;
+    }
+    let mut next = 0u32;
+    for idx in unresolved {
+        while claimed.contains_key(&RankId(next)) {
+            next += 1;
+        }
+        let d = &mut drafts[idx].0;
+        d.rank.id = RankId(next);
+        d.rank.source.rank_from = RankFrom::DiscoveryOrder;
+        claimed.insert(RankId(next), d.rank.source.path.clone());
+        notes.push(format!(
+            "{}: no rank in the trace or its file name; taken as rank {next} (discovery order)",
+            d.rank.source.path
+        ));
+    }
+    Ok(notes)
+}
+
+/// The draft's rank with its names re-interned into the job's table.
+fn reintern(d: RankDraft, strings: &mut crate::model::Interner) -> crate::model::Rank {
+    let map: Vec<u32> = d.strings.iter().map(|(_, s)| strings.intern(s)).collect();
+    let mut r = d.rank;
+    r.events
+        .name
+        .par_iter_mut()
+        .for_each(|n| *n = map[*n as usize]);
+    for l in &mut r.lanes {
+        l.pid = map[l.pid as usize];
+        l.tid = map[l.tid as usize];
+        l.name = map[l.name as usize];
+    }
+    r.devices.iter_mut().for_each(|n| *n = map[*n as usize]);
+    r.unknown_categories
+        .iter_mut()
+        .for_each(|(n, _)| *n = map[*n as usize]);
+    for c in &mut r.collectives {
+        for s in [&mut c.name, &mut c.dtype, &mut c.group, &mut c.group_ranks]
+            .into_iter()
+            .flatten()
+        {
+            *s = map[*s as usize];
+        }
+    }
+    for o in &mut r.shapes {
+        for s in [&mut o.dims, &mut o.types].into_iter().flatten() {
+            *s = map[*s as usize];
+        }
+    }
+    r
+}

@@ -1,0 +1,321 @@
+//! Accumulates the events of one chunk of a `traceEvents` array into columns, with chunk-local
+//! name and lane tables (merged per rank afterwards, so chunks never contend on shared maps).
+
+use super::raw::{Id, OpArgs, RawEvent};
+use super::{Class, Dialect, SideTable};
+use crate::model::{Dropped, Kind, RawSpan};
+use crate::time::{Ns, micros_text_to_ns};
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+
+/// "No id" in the `corr`/`ext` columns.
+pub const NO_ID: u64 = u64::MAX;
+
+/// A name as a hash key that hashes only its length and its first and last 16 bytes: kernel
+/// names run to hundreds of bytes, and hashing all of them for every event is the cost that
+/// matters. Equality still compares every byte.
+#[derive(Debug, PartialEq, Eq)]
+struct NameKey<'a>(Cow<'a, [u8]>);
+
+impl std::hash::Hash for NameKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let b = &*self.0;
+        h.write_usize(b.len());
+        h.write(&b[..b.len().min(16)]);
+        h.write(&b[b.len().saturating_sub(16)..]);
+    }
+}
+
+/// A lane as seen in one chunk.
+#[derive(Debug, Clone)]
+pub struct LaneDraft<'a> {
+    pub pid: Id<'a>,
+    pub tid: Id<'a>,
+    /// Events of device-only categories seen on the lane.
+    pub device_events: u32,
+    /// Events of host-only categories seen on the lane.
+    pub cpu_events: u32,
+}
+
+/// A metadata record (`process_name`, `process_labels`, `thread_name`).
+#[derive(Debug, Clone)]
+pub struct Meta {
+    pub what: MetaKind,
+    pub pid: Id<'static>,
+    pub tid: Option<Id<'static>>,
+    pub value: String,
+}
+
+/// Which metadata record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaKind {
+    ProcessName,
+    ProcessLabels,
+    ThreadName,
+}
+
+/// Event columns of a chunk (names and lanes chunk-local).
+#[derive(Debug, Default)]
+pub struct Columns {
+    pub start: Vec<Ns>,
+    pub dur: Vec<Ns>,
+    pub name: Vec<u32>,
+    pub lane: Vec<u32>,
+    pub kind: Vec<Kind>,
+    pub corr: Vec<u64>,
+    pub ext: Vec<u64>,
+    pub raw: Vec<RawSpan>,
+}
+
+/// Everything one chunk produced.
+#[derive(Debug, Default)]
+pub struct Chunk<'a> {
+    pub cols: Columns,
+    pub names: Vec<Cow<'a, [u8]>>,
+    name_ids: FxHashMap<NameKey<'a>, u32>,
+    /// Per chunk-local name: 0 not yet known, 1 communication kernel name, 2 not.
+    comm_name: Vec<u8>,
+    pub lanes: Vec<LaneDraft<'a>>,
+    lane_ids: FxHashMap<(Id<'a>, Id<'a>), u32>,
+    pub meta: Vec<Meta>,
+    pub dropped: Dropped,
+    /// Timed events of unknown categories, by category.
+    pub unknown_cats: FxHashMap<Vec<u8>, u64>,
+    /// Collective metadata of stored events: (index in this chunk's columns, args).
+    pub coll: Vec<(u32, OpArgs<'a>)>,
+    /// Shapes and FLOPs of the operators the roofline reads: (index, args).
+    pub shapes: Vec<(u32, OpArgs<'a>)>,
+    /// Keep stack frames (`python_function`, kind other) rather than only counting them.
+    pub stack_frames: bool,
+    /// Events whose negative duration was clamped to 0: count and the first offset.
+    pub negative_dur: (u64, u64),
+}
+
+/// A problem with one event: where it starts and what is wrong.
+pub type EventError = (u64, String);
+
+/// Bytes per timed event assumed when presizing columns (typical Kineto events with their
+/// flows are 150–300 bytes); a wrong guess costs a reallocation, nothing more.
+const BYTES_PER_EVENT_GUESS: usize = 256;
+
+impl<'a> Chunk<'a> {
+    /// A chunk with columns presized for about `bytes` of JSON.
+    pub fn with_capacity(bytes: usize) -> Self {
+        let n = bytes / BYTES_PER_EVENT_GUESS;
+        let mut c = Chunk::default();
+        let cols = &mut c.cols;
+        cols.start.reserve(n);
+        cols.dur.reserve(n);
+        cols.name.reserve(n);
+        cols.lane.reserve(n);
+        cols.kind.reserve(n);
+        cols.corr.reserve(n);
+        cols.ext.reserve(n);
+        cols.raw.reserve(n);
+        c
+    }
+
+    /// True when the chunk saw no event of any phase.
+    pub fn is_empty(&self) -> bool {
+        self.cols.start.is_empty() && self.meta.is_empty() && self.dropped == Dropped::default()
+    }
+
+    fn name_id(&mut self, name: Cow<'a, [u8]>) -> u32 {
+        let key = NameKey(name);
+        if let Some(&id) = self.name_ids.get(&key) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(key.0.clone());
+        self.comm_name.push(0);
+        self.name_ids.insert(key, id);
+        id
+    }
+
+    fn lane_id(&mut self, pid: Id<'a>, tid: Id<'a>) -> u32 {
+        // Runs of events on one lane are common (a kernel stream, a thread's op stack).
+        if let Some(&last) = self.cols.lane.last() {
+            let l = &self.lanes[last as usize];
+            if l.pid == pid && l.tid == tid {
+                return last;
+            }
+        }
+        let key = (pid, tid);
+        if let Some(&id) = self.lane_ids.get(&key) {
+            return id;
+        }
+        let id = self.lanes.len() as u32;
+        self.lanes.push(LaneDraft {
+            pid: key.0.clone(),
+            tid: key.1.clone(),
+            device_events: 0,
+            cpu_events: 0,
+        });
+        self.lane_ids.insert(key, id);
+        id
+    }
+
+    fn is_comm_name(&mut self, id: u32, d: &dyn Dialect) -> bool {
+        let flag = &mut self.comm_name[id as usize];
+        if *flag == 0 {
+            *flag = if d.is_comm_kernel(&self.names[id as usize]) {
+                1
+            } else {
+                2
+            };
+        }
+        *flag == 1
+    }
+
+    /// Adds one parsed event that starts at byte `offset` and spans `len` bytes.
+    pub fn push(
+        &mut self,
+        ev: RawEvent<'a>,
+        offset: u64,
+        len: usize,
+        d: &dyn Dialect,
+    ) -> Result<(), EventError> {
+        let ph = ev.ph.as_ref().map(|p| &*p.0).unwrap_or(b"");
+        match ph {
+            b"X" => {}
+            b"M" => {
+                self.dropped.metadata += 1;
+                self.push_meta(ev);
+                return Ok(());
+            }
+            b"i" | b"I" | b"n" => {
+                self.dropped.instant += 1;
+                return Ok(());
+            }
+            b"s" | b"t" | b"f" => {
+                self.dropped.flow += 1;
+                return Ok(());
+            }
+            _ => {
+                self.dropped.other_phase += 1;
+                return Ok(());
+            }
+        }
+        let class = ev
+            .cat
+            .as_ref()
+            .map(|c| d.class(&c.0))
+            .unwrap_or(Class::Unknown);
+        if class == Class::StackFrame && !self.stack_frames {
+            self.dropped.python_function += 1;
+            return Ok(());
+        }
+        let ts = ev
+            .ts
+            .ok_or_else(|| (offset, "complete event (ph X) without `ts`".to_string()))?;
+        let dur = ev
+            .dur
+            .ok_or_else(|| (offset, "complete event (ph X) without `dur`".to_string()))?;
+        let start =
+            micros_text_to_ns(ts.0).map_err(|e| (offset, format!("`ts` {}: {e}", clip(ts.0))))?;
+        let mut dur = micros_text_to_ns(dur.0)
+            .map_err(|e| (offset, format!("`dur` {}: {e}", clip(dur.0))))?;
+        if dur < 0 {
+            if self.negative_dur.0 == 0 {
+                self.negative_dur.1 = offset;
+            }
+            self.negative_dur.0 += 1;
+            dur = 0;
+        }
+        start.checked_add(dur).ok_or_else(|| {
+            (
+                offset,
+                "`ts` + `dur` overflows 64-bit nanoseconds".to_string(),
+            )
+        })?;
+        let name = self.name_id(ev.name.map(|n| n.0).unwrap_or(Cow::Borrowed(b"")));
+        let pid = ev.pid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
+        let tid = ev.tid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
+        let lane = self.lane_id(pid, tid);
+        let mut args = ev.args.unwrap_or_default();
+        let kind = match class {
+            Class::HostOp => Kind::HostOp,
+            Class::Annotation | Class::DeviceAnnotation => Kind::Annotation,
+            Class::Runtime => Kind::Launch,
+            Class::Kernel => {
+                if args.collective || self.is_comm_name(name, d) {
+                    Kind::Comm
+                } else {
+                    Kind::Compute
+                }
+            }
+            Class::Memcpy => Kind::Memcpy,
+            Class::Memset => Kind::Memset,
+            Class::Sync => Kind::Sync,
+            Class::Trace | Class::StackFrame => Kind::Other,
+            Class::Unknown => {
+                let key = match ev.cat {
+                    Some(c) if !c.0.is_empty() => c.0.into_owned(),
+                    _ => b"(no category)".to_vec(),
+                };
+                *self.unknown_cats.entry(key).or_default() += 1;
+                Kind::Other
+            }
+        };
+        let l = &mut self.lanes[lane as usize];
+        if class.is_device() {
+            l.device_events += 1;
+        } else if class.is_cpu() {
+            l.cpu_events += 1;
+        }
+        let c = &mut self.cols;
+        c.start.push(start);
+        c.dur.push(dur);
+        c.name.push(name);
+        c.lane.push(lane);
+        c.kind.push(kind);
+        c.corr.push(args.correlation.unwrap_or(NO_ID));
+        c.ext.push(args.external_id.unwrap_or(NO_ID));
+        if let Some(meta) = args.op.take() {
+            let at = c.start.len() as u32 - 1;
+            match d.side_table(class, &self.names[name as usize], &meta) {
+                Some(SideTable::Collective) => self.coll.push((at, *meta)),
+                Some(SideTable::Shape) => self.shapes.push((at, *meta)),
+                None => {}
+            }
+        }
+        c.raw.push(RawSpan {
+            offset,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+        });
+        Ok(())
+    }
+
+    fn push_meta(&mut self, ev: RawEvent<'a>) {
+        let what = match ev.name.as_ref().map(|n| &*n.0) {
+            Some(b"process_name") => MetaKind::ProcessName,
+            Some(b"process_labels") => MetaKind::ProcessLabels,
+            Some(b"thread_name") => MetaKind::ThreadName,
+            _ => return,
+        };
+        let Some(args) = ev.args else { return };
+        let value = match what {
+            MetaKind::ProcessLabels => args.labels,
+            _ => args.name,
+        };
+        let (Some(value), Some(pid)) = (value, ev.pid) else {
+            return;
+        };
+        self.meta.push(Meta {
+            what,
+            pid: pid.into_owned(),
+            tid: ev.tid.map(Id::into_owned),
+            value: String::from_utf8_lossy(&value.0).trim().to_string(),
+        });
+    }
+}
+
+/// Shortens a value quoted in an error message.
+fn clip(s: &[u8]) -> String {
+    let s = String::from_utf8_lossy(s);
+    if s.chars().count() <= 40 {
+        s.into_owned()
+    } else {
+        format!("{}…", s.chars().take(40).collect::<String>())
+    }
+}

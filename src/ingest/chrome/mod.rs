@@ -1,0 +1,94 @@
+//! Chrome-trace JSON (`{"traceEvents": [...]}` or a bare array): the machinery every dialect
+//! shares — the top-level walk and the parallel split of `traceEvents` into chunks
+//! ([`document`]), the fast scanner with its serde fallback ([`fast`], [`scan`], [`raw`]),
+//! per-chunk columns and name/lane tables ([`chunk`]), and the merge into one rank's columns
+//! sorted by lane ([`merge`], [`lanes`]).
+//!
+//! What the events *mean* is a [`Dialect`]'s: which categories are kernels or host ops, which
+//! names are communication kernels, which operator args to keep. Kineto is one dialect
+//! (`super::kineto`); Ascend's `trace_view.json` is another Chrome-JSON dialect that reuses
+//! all of this.
+
+pub mod chunk;
+pub mod document;
+pub mod fast;
+pub mod lanes;
+pub mod merge;
+pub mod raw;
+pub mod scan;
+
+use raw::OpArgs;
+
+/// What events of a category are, as far as the model cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A framework operator on a host thread.
+    HostOp,
+    /// A user annotation (`record_function` range) on a host thread.
+    Annotation,
+    /// A user annotation projected onto a device stream.
+    DeviceAnnotation,
+    /// A Python stack frame (`with_stack=True`): counted, kept only when asked for.
+    StackFrame,
+    /// A runtime or driver API call (kernel launches, copies, synchronizations).
+    Runtime,
+    /// A device kernel.
+    Kernel,
+    /// A device memory copy.
+    Memcpy,
+    /// A device memory set.
+    Memset,
+    /// A device synchronization record.
+    Sync,
+    /// A profiler span.
+    Trace,
+    /// A category the dialect does not know (counted by name, kept as `other`).
+    Unknown,
+}
+
+impl Class {
+    /// Classes that only occur on device lanes.
+    pub fn is_device(self) -> bool {
+        matches!(
+            self,
+            Class::Kernel | Class::Memcpy | Class::Memset | Class::Sync | Class::DeviceAnnotation
+        )
+    }
+
+    /// Classes that only occur on host threads.
+    pub fn is_cpu(self) -> bool {
+        matches!(
+            self,
+            Class::HostOp | Class::Annotation | Class::Runtime | Class::StackFrame
+        )
+    }
+}
+
+/// Which side table an event's operator args go to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SideTable {
+    /// Collective metadata (`model::Collective`).
+    Collective,
+    /// Operator shapes for the roofline (`model::OpShape`).
+    Shape,
+}
+
+/// The semantics of one Chrome-JSON dialect. Called per event from parallel chunks, so the
+/// answers must be cheap (a `match`, a role-table lookup on the name).
+pub trait Dialect: Sync {
+    /// What events of category `cat` are.
+    fn class(&self, cat: &[u8]) -> Class;
+
+    /// The category of stack-frame events, skipped by the fast path unless they are kept.
+    fn stack_frame_category(&self) -> &'static [u8];
+
+    /// True when an event of category `cat` named `name` needs only the link ids of its args
+    /// (most host ops): the fast path then skips the rest of the object unread.
+    fn link_ids_only(&self, cat: &[u8], name: &[u8]) -> bool;
+
+    /// True for a communication kernel name (its kind is `Comm`).
+    fn is_comm_kernel(&self, name: &[u8]) -> bool;
+
+    /// Where an event's operator args are kept, if anywhere.
+    fn side_table(&self, class: Class, name: &[u8], args: &OpArgs<'_>) -> Option<SideTable>;
+}

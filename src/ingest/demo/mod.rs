@@ -1,0 +1,158 @@
+//! The embedded demo cluster, an input source like a trace directory: a deterministic data-parallel transformer job on H100s, written as
+//! real Kineto JSON (the same bytes `stepscope demo --out` saves), so the demo exercises the
+//! real loader. Defaults: 8 ranks × 6 profiled steps (`ProfilerStep#10..#15`), a straggler
+//! rank whose kernels run 25% slower, and one slow step in which one rank's data loader pauses
+//! for 300 ms while every other rank waits for it in the first gradient all-reduce.
+//!
+//! The timeline is simulated, not drawn: kernels queue on their stream behind earlier work and
+//! their launch, each all-reduce ends together on every rank (the last arriver's start plus
+//! the transfer), and each step ends with a `.item()` that synchronizes the host with the
+//! device. Ranks get small clock offsets, as ranks on different hosts do.
+
+mod json;
+mod sim;
+
+use super::source::{self, Source};
+use crate::time::Ns;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Size and shape of the generated job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DemoSpec {
+    /// Number of ranks (world size).
+    pub ranks: u32,
+    /// Profiled steps per rank.
+    pub steps: u32,
+    /// Multiplies transformer layers (and so events per step) for benchmarks.
+    pub scale: u32,
+    /// Each gradient bucket is all-reduced as this many smaller collectives (more
+    /// collectives per step without bigger traces, for scale benchmarks).
+    pub split: u32,
+}
+
+impl Default for DemoSpec {
+    fn default() -> Self {
+        DemoSpec {
+            ranks: 8,
+            steps: 6,
+            scale: 1,
+            split: 1,
+        }
+    }
+}
+
+/// The number of the first profiled step (profiler schedules skip warm-up steps).
+pub const FIRST_STEP: u32 = 10;
+/// Extra kernel time of the straggler rank, in percent.
+pub const STRAGGLER_SLOWDOWN_PCT: i64 = 25;
+/// The data-loader pause of the slow step's culprit.
+pub const PAUSE_NS: Ns = 300_000_000;
+const LAYERS_PER_SCALE: u32 = 12;
+/// Transformer layers whose gradients share one all-reduce bucket.
+pub(super) const LAYERS_PER_BUCKET: u32 = 3;
+/// Elements (bf16) of a gradient bucket: 48 MiB.
+pub(super) const BUCKET_ELEMS: u64 = 25_165_824;
+/// Clock origin of the traces (µs, arbitrary as in newer Kineto) and the epoch base.
+pub(super) const ORIGIN_NS: Ns = 4_458_676_000_000_000;
+pub(super) const BASE_TIME_NS: Ns = 1_795_300_000_000_000_000;
+
+impl DemoSpec {
+    /// The rank whose kernels are slower in every step.
+    pub fn straggler(&self) -> u32 {
+        3.min(self.ranks - 1)
+    }
+    /// The rank that pauses in the slow step.
+    pub fn culprit(&self) -> u32 {
+        5.min(self.ranks - 1)
+    }
+    /// The step number with the pause.
+    pub fn slow_step(&self) -> u32 {
+        FIRST_STEP + 3.min(self.steps - 1)
+    }
+    pub(super) fn layers(&self) -> u32 {
+        LAYERS_PER_SCALE * self.scale.max(1)
+    }
+    /// All-reduces per step.
+    pub(super) fn buckets(&self) -> u32 {
+        self.layers().div_ceil(LAYERS_PER_BUCKET) * self.split.max(1)
+    }
+    /// Elements of one all-reduce.
+    pub(super) fn bucket_elems(&self) -> u64 {
+        BUCKET_ELEMS / u64::from(self.split.max(1))
+    }
+    /// Clock offset of a rank's host, within ±6 ms: its trace reads true time + this.
+    pub fn clock_offset(&self, rank: u32) -> Ns {
+        (i64::from(rank * 7919 % 13) - 6) * 1_000_000 + i64::from(rank) * 1_337
+    }
+}
+
+pub use sim::BUSBW_GBPS;
+
+/// A demo job ready to generate: its spec and the cluster schedule (simulated once, shared by
+/// every rank's input).
+#[derive(Debug)]
+pub struct DemoJob {
+    spec: DemoSpec,
+    schedule: sim::Schedule,
+}
+
+impl DemoJob {
+    /// Simulates the cluster of `spec`.
+    pub fn new(spec: DemoSpec) -> Arc<DemoJob> {
+        Arc::new(DemoJob {
+            spec,
+            schedule: sim::schedule(spec),
+        })
+    }
+
+    /// The spec.
+    pub fn spec(&self) -> DemoSpec {
+        self.spec
+    }
+
+    /// One rank's trace text.
+    pub fn rank_text(&self, rank: u32) -> String {
+        json::rank_json(self.spec, rank, &self.schedule)
+    }
+
+    /// One rank's trace as a source labelled `demo:rank-N`.
+    pub fn source(&self, rank: u32) -> Source {
+        source::from_memory(
+            format!("demo:rank-{rank}"),
+            self.rank_text(rank).into_bytes(),
+        )
+        .expect("generated JSON is not gzip")
+    }
+}
+
+/// Writes the demo job as `rank-N.pt.trace.json.gz` (or `.json` when `gzip` is false).
+pub fn write(spec: DemoSpec, dir: &Path, gzip: bool) -> std::io::Result<Vec<PathBuf>> {
+    use rayon::prelude::*;
+    std::fs::create_dir_all(dir)?;
+    let job = DemoJob::new(spec);
+    (0..spec.ranks)
+        .into_par_iter()
+        .map(|r| {
+            let text = job.rank_text(r);
+            let name = if gzip {
+                format!("rank-{r}.pt.trace.json.gz")
+            } else {
+                format!("rank-{r}.pt.trace.json")
+            };
+            let path = dir.join(name);
+            let file = std::io::BufWriter::new(std::fs::File::create(&path)?);
+            if gzip {
+                let mut enc = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+                enc.write_all(text.as_bytes())?;
+                enc.finish()?.flush()?;
+            } else {
+                let mut f = file;
+                f.write_all(text.as_bytes())?;
+                f.flush()?;
+            }
+            Ok(path)
+        })
+        .collect()
+}

@@ -1,0 +1,461 @@
+//! The role tables: vendor vocabulary (CUDA, HIP, NCCL, gloo, PyTorch op names) turned into
+//! the [`Role`]s analyses read. The shipped table is `roles.toml` beside this file; the
+//! user's `<config dir>/stepscope/roles.toml` adds to it; a new input format adds its own
+//! vocabulary to `roles.toml` (or ships a table of its own and appends it with
+//! [`RoleTable::extend`]).
+
+mod pattern;
+
+use crate::config::{self, Layer};
+use crate::error::Error;
+use crate::model::{
+    CollOp, Family, GemmForm, HostCollective, Interner, OpFamily, PageableCopy, Role, StepNo,
+    SyncCall,
+};
+use pattern::Patterns;
+use rayon::prelude::*;
+use serde::Deserialize;
+
+/// The shipped table.
+pub const EMBEDDED: &str = include_str!("roles.toml");
+
+/// Patterns of one role: a list, or a table with `ignore_case`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Entry {
+    List(Vec<String>),
+    Table {
+        patterns: Vec<String>,
+        #[serde(default)]
+        ignore_case: bool,
+    },
+}
+
+impl Default for Entry {
+    fn default() -> Self {
+        Entry::List(Vec::new())
+    }
+}
+
+impl Entry {
+    fn patterns(&self) -> (&[String], bool) {
+        match self {
+            Entry::List(v) => (v, false),
+            Entry::Table {
+                patterns,
+                ignore_case,
+            } => (patterns, *ignore_case),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct SyncFile {
+    device: Entry,
+    stream: Entry,
+    query: Entry,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct PageableFile {
+    host_to_device: Entry,
+    device_to_host: Entry,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct HostCollectiveFile {
+    enqueue: Entry,
+    transfer: Entry,
+    annotation: Entry,
+    metadata: Entry,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpTokens {
+    op: String,
+    tokens: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct CollectiveFile {
+    kernel_prefixes: Vec<String>,
+    call_prefixes: Vec<String>,
+    ops: Vec<OpTokens>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct FamilyFile {
+    gemm: Entry,
+    gemm_bias_first: Entry,
+    linear: Entry,
+    conv: Entry,
+    attention: Entry,
+    norm: Entry,
+    elementwise: Entry,
+}
+
+/// A role table file as written.
+#[derive(Debug, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct File {
+    step_marker: Entry,
+    comm_kernel: Entry,
+    allocator: Entry,
+    data_loader: Entry,
+    gc: Entry,
+    framework_op: Entry,
+    sync: SyncFile,
+    pageable_copy: PageableFile,
+    host_collective: HostCollectiveFile,
+    collective: CollectiveFile,
+    op_family: FamilyFile,
+}
+
+/// The compiled role tables.
+#[derive(Debug, Clone, Default)]
+pub struct RoleTable {
+    step_prefixes: Vec<Vec<u8>>,
+    comm_kernel: Patterns,
+    allocator: Patterns,
+    data_loader: Patterns,
+    gc: Patterns,
+    framework_op: Patterns,
+    sync: Vec<(SyncCall, Patterns)>,
+    pageable: Vec<(PageableCopy, Patterns)>,
+    host_collective: Vec<(HostCollective, Patterns)>,
+    kernel_prefixes: Vec<String>,
+    call_prefixes: Vec<String>,
+    ops: Vec<(CollOp, Vec<String>)>,
+    op_family: Vec<(OpFamily, Patterns)>,
+}
+
+/// Extends `target` with an entry's patterns (compiled with the entry's case rule).
+fn add(target: &mut Patterns, e: &Entry) {
+    let (texts, ignore_case) = e.patterns();
+    if texts.is_empty() {
+        return;
+    }
+    if target.is_empty() {
+        *target = Patterns::new(texts, ignore_case);
+    } else {
+        target.extend(texts);
+    }
+}
+
+fn add_keyed<K: PartialEq + Copy>(v: &mut Vec<(K, Patterns)>, key: K, e: &Entry) {
+    match v.iter_mut().find(|x| x.0 == key) {
+        Some(x) => add(&mut x.1, e),
+        None => {
+            let mut p = Patterns::default();
+            add(&mut p, e);
+            v.push((key, p));
+        }
+    }
+}
+
+/// A collective token as names are compared with it: lowercase letters and digits.
+fn normalize(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+impl RoleTable {
+    /// The shipped table extended by the user's (`<config dir>/stepscope/roles.toml`).
+    pub fn load() -> Result<RoleTable, Error> {
+        let mut t = RoleTable::embedded();
+        if let Some(layer) = config::user_layer("roles.toml")? {
+            t.extend(&layer)?;
+        }
+        Ok(t)
+    }
+
+    /// The shipped table alone.
+    pub fn embedded() -> RoleTable {
+        let mut t = RoleTable::default();
+        t.extend(&Layer::embedded("roles.toml", EMBEDDED))
+            .expect("the shipped role table is valid");
+        t
+    }
+
+    /// Adds a table's patterns, prefixes and tokens to these.
+    pub fn extend(&mut self, layer: &Layer) -> Result<(), Error> {
+        let f: File = toml::from_str(&layer.text).map_err(|e| {
+            let line = e.span().map(|s| config::line_of(&layer.text, s.start));
+            Error::config(&layer.label, line, e.message().trim())
+        })?;
+        for p in f.step_marker.patterns().0 {
+            let g = pattern::Glob::new(p);
+            match g.prefix_only().filter(|_| p.contains('*')) {
+                Some(prefix) => self.step_prefixes.push(prefix.to_vec()),
+                None => {
+                    return Err(config::key_error(
+                        layer,
+                        "step_marker",
+                        format!("`{p}`: a step marker is `PREFIX*` (the number follows)"),
+                    ));
+                }
+            }
+        }
+        add(&mut self.comm_kernel, &f.comm_kernel);
+        add(&mut self.allocator, &f.allocator);
+        add(&mut self.data_loader, &f.data_loader);
+        add(&mut self.gc, &f.gc);
+        add(&mut self.framework_op, &f.framework_op);
+        add_keyed(&mut self.sync, SyncCall::Device, &f.sync.device);
+        add_keyed(&mut self.sync, SyncCall::Stream, &f.sync.stream);
+        add_keyed(&mut self.sync, SyncCall::Query, &f.sync.query);
+        let p = &f.pageable_copy;
+        add_keyed(
+            &mut self.pageable,
+            PageableCopy::HostToDevice,
+            &p.host_to_device,
+        );
+        add_keyed(
+            &mut self.pageable,
+            PageableCopy::DeviceToHost,
+            &p.device_to_host,
+        );
+        let h = &f.host_collective;
+        add_keyed(
+            &mut self.host_collective,
+            HostCollective::Enqueue,
+            &h.enqueue,
+        );
+        add_keyed(
+            &mut self.host_collective,
+            HostCollective::Transfer,
+            &h.transfer,
+        );
+        add_keyed(
+            &mut self.host_collective,
+            HostCollective::Annotation,
+            &h.annotation,
+        );
+        add_keyed(
+            &mut self.host_collective,
+            HostCollective::Metadata,
+            &h.metadata,
+        );
+        let c = f.collective;
+        self.kernel_prefixes.extend(c.kernel_prefixes);
+        self.call_prefixes.extend(c.call_prefixes);
+        for o in c.ops {
+            let Some(op) = CollOp::ALL.into_iter().find(|x| x.as_str() == o.op) else {
+                return Err(config::key_error(
+                    layer,
+                    "ops",
+                    format!("unknown collective `{}`", o.op),
+                ));
+            };
+            let tokens = o.tokens.iter().map(|t| normalize(t)).collect();
+            self.ops.push((op, tokens));
+        }
+        let fam = |family, form| OpFamily { family, form };
+        let o = &f.op_family;
+        for (key, e) in [
+            (fam(Family::Gemm, GemmForm::Plain), &o.gemm),
+            (fam(Family::Gemm, GemmForm::BiasFirst), &o.gemm_bias_first),
+            (fam(Family::Gemm, GemmForm::Linear), &o.linear),
+            (fam(Family::Conv, GemmForm::Plain), &o.conv),
+            (fam(Family::Attention, GemmForm::Plain), &o.attention),
+            (fam(Family::Norm, GemmForm::Plain), &o.norm),
+            (fam(Family::Elementwise, GemmForm::Plain), &o.elementwise),
+        ] {
+            add_keyed(&mut self.op_family, key, e);
+        }
+        Ok(())
+    }
+
+    /// The step number of a step marker name.
+    pub fn step_number(&self, name: &str) -> Option<StepNo> {
+        self.step_prefixes
+            .iter()
+            .find_map(|p| name.as_bytes().strip_prefix(p.as_slice()))
+            .and_then(|rest| std::str::from_utf8(rest).ok()?.parse().ok())
+            .map(StepNo)
+    }
+
+    /// True for a communication kernel name.
+    pub fn is_comm_kernel(&self, name: &[u8]) -> bool {
+        self.comm_kernel.matches(name)
+    }
+
+    /// The host-side collective call a name is.
+    pub fn host_collective(&self, name: &[u8]) -> Option<HostCollective> {
+        first(&self.host_collective, name)
+    }
+
+    /// The roofline family of an operator name.
+    pub fn op_family(&self, name: &[u8]) -> Option<OpFamily> {
+        first(&self.op_family, name)
+    }
+
+    /// The collective a name performs (`Other` when none).
+    pub fn collective(&self, name: &str) -> CollOp {
+        let token = self
+            .kernel_prefixes
+            .iter()
+            .find_map(|p| name.strip_prefix(p.as_str()))
+            .map(|rest| rest.split(['_', '(']).next().unwrap_or(""))
+            .or_else(|| {
+                self.call_prefixes
+                    .iter()
+                    .find_map(|p| name.strip_prefix(p.as_str()))
+            })
+            .unwrap_or(name);
+        let s = normalize(token);
+        self.ops
+            .iter()
+            .find(|(_, tokens)| tokens.iter().any(|t| s.contains(t.as_str())))
+            .map_or(CollOp::Other, |x| x.0)
+    }
+
+    /// Everything one name means.
+    pub fn role(&self, name: &str) -> Role {
+        let b = name.as_bytes();
+        Role {
+            step: self.step_number(name),
+            sync: first(&self.sync, b),
+            host_collective: self.host_collective(b),
+            comm_kernel: self.is_comm_kernel(b),
+            collective: self.collective(name),
+            op_family: self.op_family(b),
+            allocator: self.allocator.matches(b),
+            pageable: first(&self.pageable, b),
+            data_loader: self.data_loader.matches(b),
+            gc: self.gc.matches(b),
+            framework_op: self.framework_op.matches(b),
+        }
+    }
+
+    /// The roles of every interned name, indexed by its symbol.
+    pub fn assign(&self, strings: &Interner) -> Vec<Role> {
+        let names: Vec<&str> = strings.iter().map(|(_, s)| s).collect();
+        names.par_iter().map(|s| self.role(s)).collect()
+    }
+}
+
+/// The key of the first pattern set `name` matches.
+fn first<K: Copy>(v: &[(K, Patterns)], name: &[u8]) -> Option<K> {
+    v.iter().find(|(_, p)| p.matches(name)).map(|x| x.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_table_names_vendor_vocabulary() {
+        let t = RoleTable::embedded();
+        let r = |s: &str| t.role(s);
+        assert_eq!(r("ProfilerStep#13").step, Some(StepNo(13)));
+        assert_eq!(r("ProfilerStep#x").step, None);
+        assert_eq!(r("cudaDeviceSynchronize").sync, Some(SyncCall::Device));
+        assert_eq!(r("hipMemcpy").sync, Some(SyncCall::Stream));
+        assert_eq!(r("cudaEventQuery").sync, Some(SyncCall::Query));
+        assert!(r("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)").comm_kernel);
+        assert!(r("void foo<ncclKernel_bar>").comm_kernel);
+        assert!(!r("sm90_xmma_gemm").comm_kernel);
+        assert_eq!(
+            r("c10d::allreduce_").host_collective,
+            Some(HostCollective::Enqueue)
+        );
+        assert_eq!(
+            r("gloo:all_reduce").host_collective,
+            Some(HostCollective::Transfer)
+        );
+        assert_eq!(
+            r("record_param_comms").host_collective,
+            Some(HostCollective::Metadata)
+        );
+        assert_eq!(
+            r("Memcpy DtoH (Device -> Pageable)").pageable,
+            Some(PageableCopy::DeviceToHost)
+        );
+        assert!(r("GC: gen 2").gc && r("enumerate(DataLoader)#x").data_loader);
+        assert!(r("cudaFree").allocator && r("aten::item").framework_op);
+        let f = r("aten::addmm").op_family.unwrap();
+        assert_eq!((f.family, f.form), (Family::Gemm, GemmForm::BiasFirst));
+        assert_eq!(r("aten::mmx").op_family, None);
+    }
+
+    #[test]
+    fn collectives_from_kernel_call_and_arg_names() {
+        let t = RoleTable::embedded();
+        for (n, op) in [
+            ("allreduce", CollOp::AllReduce),
+            ("_allgather_base", CollOp::AllGather),
+            ("allgather_into_tensor_coalesced", CollOp::AllGather),
+            ("reduce_scatter_tensor", CollOp::ReduceScatter),
+            ("all_to_all", CollOp::AllToAll),
+            ("alltoall_base", CollOp::AllToAll),
+            ("broadcast", CollOp::Broadcast),
+            ("send", CollOp::Send),
+            ("recv", CollOp::Recv),
+            ("reduce", CollOp::Reduce),
+            ("barrier", CollOp::Barrier),
+            ("scatter", CollOp::Gather),
+            ("mystery", CollOp::Other),
+            (
+                "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
+                CollOp::AllReduce,
+            ),
+            (
+                "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*)",
+                CollOp::SendRecv,
+            ),
+            (
+                "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
+                CollOp::SendRecv,
+            ),
+            (
+                "ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclWorkElem)",
+                CollOp::Broadcast,
+            ),
+            (
+                "ncclKernel_ReduceScatter_RING_LL_Sum_bf16",
+                CollOp::ReduceScatter,
+            ),
+            ("nccl:all_to_all", CollOp::AllToAll),
+            ("gloo:all_reduce", CollOp::AllReduce),
+            ("c10d::allreduce_", CollOp::AllReduce),
+            ("hcom_allReduce__123_0_1", CollOp::AllReduce),
+        ] {
+            assert_eq!(t.collective(n), op, "{n}");
+        }
+    }
+
+    #[test]
+    fn a_user_table_adds_to_the_shipped_one_and_bad_ones_name_the_line() {
+        let mut t = RoleTable::embedded();
+        let user = Layer::embedded(
+            "u.toml",
+            "comm_kernel = [\"my_allreduce*\"]\n[sync]\nstream = [\"mySync\"]\n",
+        );
+        t.extend(&user).unwrap();
+        assert!(t.role("my_allreduce_kernel").comm_kernel);
+        assert!(
+            t.role("ncclKernel_x").comm_kernel,
+            "the shipped patterns stay"
+        );
+        assert_eq!(t.role("mySync").sync, Some(SyncCall::Stream));
+        let bad = |text: &str| {
+            RoleTable::embedded()
+                .extend(&Layer::embedded("u.toml", text))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad("\n\nsyncc = []\n").starts_with("embedded:u.toml: line 3: "));
+        assert!(bad("step_marker = [\"*Step\"]\n").contains("PREFIX*"));
+        let e = bad("[collective]\nops = [{ op = \"allreduce\", tokens = [] }]\n");
+        assert!(e.contains("unknown collective `allreduce`"), "{e}");
+    }
+}

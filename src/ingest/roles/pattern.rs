@@ -1,0 +1,162 @@
+//! Name patterns of the role tables: exact names, or globs where `*` stands for any text.
+//! A set of patterns answers "does this name match any of them" with one hash lookup for the
+//! exact names and a short scan of the globs (names are matched once each, not per event).
+
+use rustc_hash::FxHashSet;
+
+/// One glob: literal parts that must occur in order, anchored at the ends unless the glob
+/// starts or ends with `*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Glob {
+    parts: Vec<Vec<u8>>,
+    open_start: bool,
+    open_end: bool,
+}
+
+impl Glob {
+    /// Parses `text`, a pattern with at least one `*`.
+    pub fn new(text: &str) -> Glob {
+        Glob {
+            parts: text
+                .split('*')
+                .filter(|p| !p.is_empty())
+                .map(|p| p.as_bytes().to_vec())
+                .collect(),
+            open_start: text.starts_with('*'),
+            open_end: text.ends_with('*'),
+        }
+    }
+
+    /// True when `name` matches.
+    pub fn matches(&self, name: &[u8]) -> bool {
+        let mut rest = name;
+        for (k, part) in self.parts.iter().enumerate() {
+            let first = k == 0;
+            let last = k + 1 == self.parts.len();
+            if first && !self.open_start {
+                let Some(r) = rest.strip_prefix(part.as_slice()) else {
+                    return false;
+                };
+                rest = r;
+                if last && !self.open_end {
+                    return rest.is_empty();
+                }
+                continue;
+            }
+            if last && !self.open_end {
+                return rest.len() >= part.len() && rest.ends_with(part);
+            }
+            match memchr::memmem::find(rest, part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// The literal text before the first `*`, when the glob is `PREFIX*` (step markers).
+    pub fn prefix_only(&self) -> Option<&[u8]> {
+        match self.parts.as_slice() {
+            [p] if !self.open_start && self.open_end => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// A set of patterns.
+#[derive(Debug, Clone, Default)]
+pub struct Patterns {
+    exact: FxHashSet<Vec<u8>>,
+    globs: Vec<Glob>,
+    ignore_case: bool,
+}
+
+impl Patterns {
+    /// Patterns from their texts (`*` makes a glob).
+    pub fn new(texts: &[String], ignore_case: bool) -> Patterns {
+        let mut p = Patterns {
+            ignore_case,
+            ..Patterns::default()
+        };
+        p.extend(texts);
+        p
+    }
+
+    /// Adds patterns.
+    pub fn extend(&mut self, texts: &[String]) {
+        for t in texts {
+            let t = if self.ignore_case {
+                t.to_ascii_lowercase()
+            } else {
+                t.clone()
+            };
+            if t.contains('*') {
+                self.globs.push(Glob::new(&t));
+            } else {
+                self.exact.insert(t.into_bytes());
+            }
+        }
+    }
+
+    /// True when `name` matches one of the patterns.
+    pub fn matches(&self, name: &[u8]) -> bool {
+        if self.ignore_case {
+            let lower = name.to_ascii_lowercase();
+            return self.matches_exact_case(&lower);
+        }
+        self.matches_exact_case(name)
+    }
+
+    fn matches_exact_case(&self, name: &[u8]) -> bool {
+        (!self.exact.is_empty() && self.exact.contains(name))
+            || self.globs.iter().any(|g| g.matches(name))
+    }
+
+    /// True when there are no patterns.
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty() && self.globs.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_anchor_unless_starred() {
+        let g = |p: &str, s: &str| Glob::new(p).matches(s.as_bytes());
+        assert!(g("nccl*", "ncclDevKernel_AllReduce"));
+        assert!(!g("nccl*", "xnccl"));
+        assert!(g("*ncclKernel*", "void ncclKernel_x"));
+        assert!(g(
+            "Memcpy DtoH*-> Pageable*",
+            "Memcpy DtoH (Device -> Pageable)"
+        ));
+        assert!(!g(
+            "Memcpy DtoH*-> Pageable*",
+            "Memcpy DtoH (Device -> Pinned)"
+        ));
+        assert!(g("*foo", "barfoo") && !g("*foo", "foobar"));
+        assert!(g("a*b", "ab") && g("a*b", "axxb") && !g("a*b", "abx"));
+        assert!(g("ab*ba", "abba") && !g("ab*ba", "aba"));
+        assert_eq!(
+            Glob::new("ProfilerStep#*").prefix_only(),
+            Some(&b"ProfilerStep#"[..])
+        );
+        assert_eq!(Glob::new("*x*").prefix_only(), None);
+    }
+
+    #[test]
+    fn sets_mix_exact_names_globs_and_case() {
+        let p = Patterns::new(
+            &["gc".into(), "gc:*".into(), "*garbage collect*".into()],
+            true,
+        );
+        assert!(p.matches(b"GC"));
+        assert!(p.matches(b"gc:gen2"));
+        assert!(p.matches(b"Python Garbage Collection"));
+        assert!(!p.matches(b"gcc"));
+        let q = Patterns::new(&["cudaMalloc".into()], false);
+        assert!(q.matches(b"cudaMalloc") && !q.matches(b"cudamalloc"));
+    }
+}

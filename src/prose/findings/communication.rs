@@ -1,0 +1,110 @@
+//! Communication findings in words.
+
+use super::Words;
+use crate::analysis::advisor::rules::communication::Claim;
+use crate::format::human;
+
+/// The words of a communication finding.
+pub fn words(c: &Claim) -> Words {
+    match c {
+        Claim::PoorOverlap {
+            ratio,
+            exposed_ns,
+            exposed_share,
+        } => Words {
+            title: format!(
+                "only {:.0}% of communication is hidden behind compute; {} exposed ({:.0}% of the step)",
+                ratio * 100.0,
+                human(*exposed_ns),
+                exposed_share * 100.0
+            ),
+            cause: "collectives run while no compute is available to overlap them (bucket order, late launches, blocking waits)",
+            suggestions: &[
+                "DDP: smaller first bucket / bucket_cap_mb so all-reduce starts during backward; FSDP: enable forward/backward prefetch",
+                "avoid host syncs between backward and the optimizer (they serialize communication)",
+                "use a separate communication stream and do not wait on it before it is needed",
+            ],
+        },
+        Claim::WaitDominated { of, wait_ratio } => Words {
+            title: format!(
+                "{} in group {} is {:.0}% waiting: fix the late rank, not the network",
+                of.op.as_str(),
+                of.group,
+                wait_ratio * 100.0
+            ),
+            cause: "collective time is spent waiting for the last rank to arrive (wait / (wait + transit) > 0.2)",
+            suggestions: &[
+                "find the rank that arrives last (stragglers, slow steps) and fix its own work first",
+                "faster links or NCCL tuning will not help while ranks arrive late",
+            ],
+        },
+        Claim::LowBandwidth {
+            of,
+            busbw_gbps,
+            of_peak,
+            link,
+        } => Words {
+            title: format!(
+                "{} in group {} reaches {:.0} GB/s bus bandwidth, {:.0}% of the {} peak",
+                of.op.as_str(),
+                of.group,
+                busbw_gbps,
+                of_peak * 100.0,
+                link.as_deref().unwrap_or("link")
+            ),
+            cause: "transfers are slow though ranks arrive together: topology, NCCL algorithm/protocol, or contention",
+            suggestions: &[
+                "check the topology NCCL sees (NCCL_DEBUG=INFO; nvidia-smi topo -m); GPUDirect RDMA and NIC affinity",
+                "try NCCL_ALGO / NCCL_PROTO, more channels (NCCL_MIN_NCHANNELS), SHARP/NVLS where available",
+                "avoid overlapping heavy memory traffic with communication on the same links",
+            ],
+        },
+        Claim::SmallMessages {
+            of,
+            small,
+            calls,
+            threshold,
+        } => Words {
+            title: format!(
+                "{small} of {calls} {} calls in group {} are under {} MiB (small messages)",
+                of.op.as_str(),
+                of.group,
+                threshold >> 20
+            ),
+            cause: "small collectives are latency-bound: per-call overhead dominates their transfer",
+            suggestions: &[
+                "fuse gradients into larger buckets (DDP bucket_cap_mb, FSDP larger wrap units)",
+                "use gradient accumulation or a larger micro-batch; ZeRO-3 → ZeRO-2/1 where memory allows",
+                "fused optimizers instead of per-parameter collectives",
+            ],
+        },
+        Claim::Misaligned { of, calls } => Words {
+            title: format!(
+                "{calls} {} call(s) in group {} move a size that is not a multiple of 512 B",
+                of.op.as_str(),
+                of.group
+            ),
+            cause: "unaligned buffers take slower copy paths in the collective implementation",
+            suggestions: &[
+                "pad fused buffers / bucket sizes to multiples of 512 B (or 128 elements)",
+            ],
+        },
+        Claim::SlowLink {
+            rank,
+            group,
+            transit_ns,
+            median_ns,
+        } => Words {
+            title: format!(
+                "rank {rank}'s transfers in group {group} take {} vs the group median {}",
+                human(*transit_ns),
+                human(*median_ns)
+            ),
+            cause: "one rank's link (NIC, cable, switch port, PCIe) is slower than its peers'",
+            suggestions: &[
+                "check the rank's NIC and port counters (errors, retransmissions), link speed and PCIe width",
+                "run nccl-tests between that node and its peers",
+            ],
+        },
+    }
+}

@@ -1,0 +1,72 @@
+//! Parallelism findings in words.
+
+use super::Words;
+use crate::analysis::advisor::rules::parallel::Claim;
+use crate::format::human;
+
+/// The words of a parallelism finding.
+pub fn words(c: &Claim) -> Words {
+    match c {
+        Claim::Straggler {
+            rank,
+            imposed_wait_ns,
+            share,
+            group,
+        } => Words {
+            title: format!(
+                "rank {rank} is a straggler: the others waited {} for it ({:.0}% of group {group}'s waiting)",
+                human(*imposed_wait_ns),
+                share * 100.0
+            ),
+            cause: "one rank reaches the collectives late in most steps; everyone else waits in them",
+            suggestions: &[
+                "compare the rank's own work with its peers (the breakdown part named in the evidence)",
+                "check its node: thermal throttling, clocks, a noisy neighbour, a slower device (isolate or replace the node)",
+                "check data/work balance: uneven sequence lengths or shards on that rank",
+            ],
+        },
+        Claim::SlowStep(s) => Words {
+            title: format!(
+                "step {} took {} ({} over the median); {}",
+                s.step,
+                human(s.time_ns),
+                human(s.time_ns - s.median_ns),
+                crate::prose::slow_step_reason(s)
+            ),
+            cause: "one rank's own work grew in these steps (a pause, a data stall, a recompilation) and the others waited for it",
+            suggestions: &[
+                "look at the culprit rank's timeline in that step (the part that grew is in the evidence)",
+                "data loader pauses: more workers, prefetching, faster storage; recompilations: static shapes",
+                "a periodic stall (checkpointing, evaluation, logging) belongs outside the training step or asynchronous",
+            ],
+        },
+        Claim::StageImbalance { stage, excess } => Words {
+            title: format!(
+                "pipeline stage {stage} computes {:+.0}% more than the stage mean",
+                excess * 100.0
+            ),
+            cause: "layers are split unevenly across pipeline stages: the other stages wait in receives (bubbles)",
+            suggestions: &[
+                "rebalance layers across stages (fewer on the heavy stage; embedding and loss layers count)",
+                "use interleaved / virtual pipeline stages to shrink bubbles",
+            ],
+        },
+        Claim::RankImbalance(i) => Words {
+            title: format!(
+                "{} differs across group {}: rank {} {} vs rank {} {} ({:.0}% of the step)",
+                i.part.as_str(),
+                i.group,
+                i.max_rank,
+                human(i.max_ns),
+                i.min_rank,
+                human(i.min_ns),
+                i.spread * 100.0
+            ),
+            cause: "ranks do unequal work or run at unequal speed, though no single rank is late every step",
+            suggestions: &[
+                "balance the data (sequence lengths, packing) across ranks",
+                "check for shared or oversubscribed hosts (CPU cores, NICs)",
+            ],
+        },
+    }
+}

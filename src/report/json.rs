@@ -1,0 +1,133 @@
+//! The report's view of results that carry prose in the JSON schema (`stepscope.report/1`):
+//! each wraps the typed result and adds its sentences, worded by `crate::prose`, as the last
+//! fields — where the schema has always had them.
+
+use crate::analysis::advisor::{Category, Evidence, Finding, Severity};
+use crate::analysis::cluster::{SlowStep, Straggler};
+use crate::analysis::comm::matching::Mismatch;
+use crate::analysis::roofline::Roofline;
+use crate::prose;
+use crate::time::Ns;
+use serde::Serialize;
+
+/// A finding with its words.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingRow {
+    /// Rule id.
+    pub rule: &'static str,
+    /// Category.
+    pub category: Category,
+    /// From impact_pct.
+    pub severity: Severity,
+    /// Estimated step time it costs over the steps in scope (per rank).
+    pub impact_ns: Ns,
+    /// impact / Σ cluster step time.
+    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
+    pub impact_pct: f64,
+    /// One line.
+    pub title: String,
+    /// Numbers and references.
+    pub evidence: Evidence,
+    /// Why it happens.
+    pub cause: &'static str,
+    /// What to change.
+    pub suggestions: &'static [&'static str],
+}
+
+impl FindingRow {
+    /// A finding in words.
+    pub fn of(f: &Finding) -> FindingRow {
+        let w = prose::words(f);
+        FindingRow {
+            rule: f.rule,
+            category: f.category,
+            severity: f.severity,
+            impact_ns: f.impact_ns,
+            impact_pct: f.impact_pct,
+            title: w.title,
+            evidence: f.evidence.clone(),
+            cause: w.cause,
+            suggestions: w.suggestions,
+        }
+    }
+}
+
+/// A slow step with its reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct SlowStepRow {
+    /// The step.
+    #[serde(flatten)]
+    pub step: SlowStep,
+    /// One line for people.
+    pub reason: String,
+}
+
+impl SlowStepRow {
+    /// A slow step in words.
+    pub fn of(s: &SlowStep) -> SlowStepRow {
+        SlowStepRow {
+            reason: prose::slow_step_reason(s),
+            step: s.clone(),
+        }
+    }
+}
+
+/// A straggler with its evidence sentence.
+#[derive(Debug, Clone, Serialize)]
+pub struct StragglerRow {
+    /// The straggler.
+    #[serde(flatten)]
+    pub straggler: Straggler,
+    /// One line for people.
+    pub evidence: String,
+}
+
+impl StragglerRow {
+    /// A straggler in words.
+    pub fn of(s: &Straggler) -> StragglerRow {
+        StragglerRow {
+            evidence: prose::straggler_evidence(s),
+            straggler: s.clone(),
+        }
+    }
+}
+
+/// A mismatch with its reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct MismatchRow {
+    /// The mismatch.
+    #[serde(flatten)]
+    pub mismatch: Mismatch,
+    /// What disagrees.
+    pub reason: String,
+}
+
+impl MismatchRow {
+    /// A mismatch in words.
+    pub fn of(m: &Mismatch) -> MismatchRow {
+        MismatchRow {
+            reason: prose::mismatch_reason(m),
+            mismatch: m.clone(),
+        }
+    }
+}
+
+/// The roofline with its note.
+#[derive(Debug, Clone, Serialize)]
+pub struct RooflineView {
+    /// The roofline.
+    #[serde(flatten)]
+    pub roofline: Roofline,
+    /// Why kernels are unknown, when they are.
+    pub note: Option<String>,
+}
+
+impl RooflineView {
+    /// The roofline in words.
+    pub fn of(r: &Roofline) -> RooflineView {
+        RooflineView {
+            note: r.note.as_ref().map(prose::roofline_note),
+            roofline: r.clone(),
+        }
+    }
+}

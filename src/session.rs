@@ -1,0 +1,221 @@
+//! From what a user names to analysed data, the one way every face gets there — the
+//! command line, the TUI, the tests and the benchmarks: paths (or none: the demo cluster) →
+//! [`Input`]s → a loaded job (unreadable inputs skipped and said) → checked against the
+//! requested scope → analysed, in a [`Session`].
+
+use crate::analysis::advisor::Thresholds;
+use crate::analysis::comm::CommOptions;
+use crate::analysis::critical_path::Window;
+use crate::analysis::ops::Scope;
+use crate::analysis::roofline::{RooflineOptions, peaks};
+use crate::analysis::{self, Analysis, Options};
+use crate::error::Error;
+use crate::ingest::progress::Counters;
+use crate::ingest::roles::RoleTable;
+use crate::ingest::{self, demo};
+use crate::model::{EventRef, Job, StepNo, Sym};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use crate::ingest::demo::DemoSpec;
+pub use crate::ingest::{Input, LoadOptions, Loaded};
+
+/// How to read and analyse, as the command line states it.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Ranks and steps the scoped results cover.
+    pub scope: Scope,
+    /// Clock alignment and topology.
+    pub comm: CommOptions,
+    /// The critical path's window.
+    pub window: Option<Window>,
+    /// A device table entry for the roofline peaks (`--device`).
+    pub device: Option<String>,
+    /// Roofline threshold U.
+    pub roofline_u: f64,
+    /// Keep Python stack frames.
+    pub python_stacks: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            scope: Scope::default(),
+            comm: CommOptions::default(),
+            window: None,
+            device: None,
+            roofline_u: analysis::roofline::DEFAULT_U,
+            python_stacks: false,
+        }
+    }
+}
+
+impl Settings {
+    /// The analysis options: the device table and the thresholds are read from the config
+    /// directory here (a broken file is a configuration error; an unknown `--device` a usage
+    /// error listing the table).
+    pub fn analysis_options(&self) -> Result<Options, Error> {
+        let devices = peaks::table()?;
+        if let Some(d) = &self.device {
+            if peaks::by_name(&devices, d).is_none() {
+                let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+                return Err(Error::usage(
+                    "--device",
+                    format!("no device `{d}` (devices: {})", names.join(", ")),
+                ));
+            }
+        }
+        Ok(Options {
+            scope: self.scope,
+            comm: self.comm.clone(),
+            window: self.window.clone(),
+            roofline: RooflineOptions {
+                device: self.device.clone(),
+                u: Some(self.roofline_u),
+            },
+            devices,
+            thresholds: Thresholds::load()?,
+        })
+    }
+
+    /// The load options (the role tables are read from the config directory here).
+    pub fn load_options(&self) -> Result<LoadOptions, Error> {
+        Ok(LoadOptions {
+            python_stacks: self.python_stacks,
+            roles: Arc::new(RoleTable::load()?),
+        })
+    }
+}
+
+/// The inputs `paths` name (discovered), or the demo cluster's when there are none.
+pub fn inputs(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
+    if paths.is_empty() {
+        Ok(demo_inputs(DemoSpec::default()))
+    } else {
+        ingest::discover::discover(paths)
+    }
+}
+
+/// The inputs of a generated demo job.
+pub fn demo_inputs(spec: DemoSpec) -> Vec<Input> {
+    ingest::demo_inputs(spec)
+}
+
+/// What a job opened from `paths` is called: `demo cluster`, the path, or `N paths`.
+pub fn title(paths: &[PathBuf]) -> String {
+    match paths {
+        [] => "demo cluster".to_string(),
+        [p] => p.display().to_string(),
+        ps => format!("{} paths", ps.len()),
+    }
+}
+
+/// Loads inputs with progress on stderr (when it is a terminal and the load is slow), and
+/// says on stderr which inputs were skipped.
+pub fn load(inputs: &[Input], opts: &LoadOptions) -> Result<Loaded, Error> {
+    let loaded = ingest::load(inputs, opts)?;
+    for s in &loaded.skipped {
+        eprintln!("warning: skipped {s}");
+    }
+    Ok(loaded)
+}
+
+/// Loads inputs silently, bumping `counters` (a view shows them).
+pub fn load_counted(
+    inputs: &[Input],
+    opts: &LoadOptions,
+    counters: &Counters,
+) -> Result<Loaded, Error> {
+    ingest::load_counted(inputs, opts, counters)
+}
+
+/// `--step`/`--rank` must name something that exists: an empty report would read as "fine".
+pub fn check_scope(job: &Job, scope: Scope) -> Result<(), Error> {
+    if let Some(r) = scope.rank {
+        if job.rank_ix(r).is_none() {
+            let ids: Vec<String> = job.ranks.iter().map(|x| x.id.to_string()).collect();
+            return Err(Error::usage(
+                "--rank",
+                format!("no rank {r} (ranks: {})", ids.join(", ")),
+            ));
+        }
+    }
+    if let Some(s) = scope.step {
+        if !job.steps.contains(&s) {
+            let ids: Vec<String> = job.steps.iter().map(StepNo::to_string).collect();
+            return Err(Error::usage(
+                "--step",
+                format!("no step {s} (steps: {})", ids.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A loaded, checked and analysed job, and where it came from.
+pub struct Session {
+    /// The job and what did not load.
+    pub loaded: Loaded,
+    /// Its analysis.
+    pub analysis: Analysis,
+    /// The options it was analysed with.
+    pub opts: Options,
+    /// What was opened (`demo cluster`, a path).
+    pub title: String,
+    /// The inputs it was loaded from (views read an event's args again from them).
+    pub inputs: Vec<Input>,
+}
+
+impl Session {
+    /// Opens `paths` (none: the demo cluster): loads with progress, checks the scope,
+    /// analyses.
+    pub fn open(paths: &[PathBuf], settings: &Settings) -> Result<Session, Error> {
+        let opts = settings.analysis_options()?;
+        let load_opts = settings.load_options()?;
+        let inputs = inputs(paths)?;
+        let loaded = load(&inputs, &load_opts)?;
+        Session::analyse(loaded, opts, title(paths), inputs)
+    }
+
+    /// Checks a loaded job against the scope and analyses it.
+    pub fn analyse(
+        loaded: Loaded,
+        opts: Options,
+        title: String,
+        inputs: Vec<Input>,
+    ) -> Result<Session, Error> {
+        check_scope(&loaded.job, opts.scope)?;
+        let analysis = analysis::analyze(&loaded.job, &opts);
+        Ok(Session {
+            loaded,
+            analysis,
+            opts,
+            title,
+            inputs,
+        })
+    }
+
+    /// The job.
+    pub fn job(&self) -> &Job {
+        &self.loaded.job
+    }
+
+    /// A name's text.
+    pub fn name(&self, s: Sym) -> &str {
+        self.loaded.job.strings.resolve(s)
+    }
+
+    /// The JSON text of one event again (for its args), from its input.
+    pub fn event_text(&self, e: EventRef) -> Result<String, String> {
+        let rank = self.loaded.job.rank(e.rank);
+        let raw = rank.events.raw[e.event.0 as usize];
+        let input = self
+            .inputs
+            .get(rank.source.input)
+            .ok_or("the input is gone")?;
+        input.event_text(raw)
+    }
+}
+
+/// Re-exported for the demo command.
+pub use demo::write as write_demo;

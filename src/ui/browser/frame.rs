@@ -1,0 +1,159 @@
+//! The browser's frame: header (job, ranks, device, step, breadcrumb), pane tabs, the pane,
+//! and the search overlay. The footer and help are the shell's.
+
+use super::panes;
+use super::{Browser, Level, Pane};
+use crate::format::fit;
+use crate::ui::UiMsg;
+use crate::ui::shell::widgets::{block, offset};
+use crate::ui::shell::{Ctx, HitTarget};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+/// The header, tab and pane areas of the browser's area.
+fn areas(area: Rect) -> [Rect; 3] {
+    Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(1),
+    ])
+    .areas(area)
+}
+
+/// The pane's area (where overlays go).
+pub fn body(area: Rect) -> Rect {
+    areas(area)[2]
+}
+
+/// Draws the browser.
+pub fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+    let [header, tabs, body] = areas(area);
+    f.render_widget(Paragraph::new(header_line(b, ctx, header.width)), header);
+    f.render_widget(Paragraph::new(tab_line(b, ctx)), tabs);
+    let mut x = tabs.x;
+    for (i, p) in Pane::ALL.iter().enumerate() {
+        let w = format!(" {} {} ", i + 1, p.name()).len() as u16;
+        ctx.hit(
+            Rect::new(x, tabs.y, w.min(tabs.right().saturating_sub(x)), 1),
+            HitTarget::Tab(i),
+        );
+        x += w;
+    }
+    panes::view(b.pane).draw(f, body, b, ctx);
+    if b.search.typing {
+        search_overlay(f, body, b, ctx);
+    }
+}
+
+/// `cluster › rank 5 › aten::mm`.
+pub fn breadcrumb(b: &Browser) -> String {
+    let job = &b.data.loaded.job;
+    let mut parts = vec!["cluster".to_string()];
+    for (l, _) in &b.stack[1..] {
+        match l {
+            Level::Device(r) => parts.push(format!("rank {}", job.rank(*r).id)),
+            Level::Operator(s) => parts.push(fit(b.name(*s), 40)),
+            Level::Cluster => {}
+        }
+    }
+    parts.join(" › ")
+}
+
+fn header_line(b: &Browser, ctx: &Ctx<UiMsg>, width: u16) -> Line<'static> {
+    let job = &b.data.loaded.job;
+    let t = &ctx.theme;
+    let style = t.fg(t.c.header_fg).bg(t.c.header_bg);
+    let device = b
+        .data
+        .analysis
+        .roofline
+        .device
+        .as_ref()
+        .map(|d| d.name.clone())
+        .or_else(|| b.data.analysis.roofline.device_name.clone())
+        .unwrap_or_else(|| "device ?".into());
+    let step = b.step_number().map_or("-".into(), |s| {
+        let slow = b.data.analysis.slow_steps.iter().any(|x| x.step == s);
+        format!("step {s}{}", if slow { " (slow)" } else { "" })
+    });
+    let skipped = match b.data.loaded.skipped.len() {
+        0 => String::new(),
+        n => format!(" │ {n} skipped"),
+    };
+    let text = format!(
+        " stepscope │ {} │ {} ranks │ {} │ {} of {}{} │ {}",
+        b.data.title,
+        job.ranks.len(),
+        device,
+        step,
+        b.steps().len(),
+        skipped,
+        breadcrumb(b)
+    );
+    let text = format!("{:<w$}", fit(&text, width as usize), w = width as usize);
+    Line::from(Span::styled(text, style.add_modifier(Modifier::BOLD)))
+}
+
+fn tab_line(b: &Browser, ctx: &Ctx<UiMsg>) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (i, p) in Pane::ALL.iter().enumerate() {
+        let label = format!(" {} {} ", i + 1, p.name());
+        let style = if *p == b.pane {
+            ctx.theme.selected()
+        } else {
+            ctx.theme.dim()
+        };
+        spans.push(Span::styled(label, style));
+    }
+    Line::from(spans)
+}
+
+fn search_overlay(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+    let th = &ctx.theme;
+    let shown = b.search.results.len().min(10) as u16;
+    let h = shown + 3;
+    let r = Rect::new(
+        area.x,
+        area.y + area.height.saturating_sub(h),
+        area.width,
+        h.min(area.height),
+    );
+    f.render_widget(Clear, r);
+    let title = format!("search operators: {} match(es)", b.search.results.len());
+    f.render_widget(block(th, title), r);
+    let mut lines = vec![Line::from(vec![
+        Span::styled(" /", th.fg(th.c.accent)),
+        Span::styled(format!("{}▏", b.search.query), th.text()),
+    ])];
+    let off = offset(b.search.cursor, shown as usize);
+    for (i, s) in b
+        .search
+        .results
+        .iter()
+        .enumerate()
+        .skip(off)
+        .take(shown as usize)
+    {
+        let style = if i == b.search.cursor {
+            th.selected()
+        } else {
+            th.text()
+        };
+        lines.push(Line::from(Span::styled(
+            format!(" {}", fit(b.name(*s), (r.width as usize).saturating_sub(3))),
+            style,
+        )));
+    }
+    f.render_widget(
+        Paragraph::new(lines),
+        Rect::new(
+            r.x + 1,
+            r.y + 1,
+            r.width.saturating_sub(2),
+            r.height.saturating_sub(2),
+        ),
+    );
+}

@@ -1,0 +1,637 @@
+//! The trace browser, one screen of the shell: the loaded job and its analysis (read-only,
+//! shared with background work), the drill-down stack cluster → device → operator, per-pane
+//! selections, and caches of the on-demand analyses the current view needs. Keys become
+//! actions; [`Browser::apply`] changes the state and [`Browser::refresh`] fills the caches,
+//! so drawing only reads. Each pane is a unit in [`panes`].
+
+pub mod args;
+mod frame;
+pub mod nav;
+pub mod panes;
+pub mod search;
+pub mod setup;
+pub mod work;
+
+use super::UiMsg;
+use super::shell::keymap::{Action, Key};
+use super::shell::{Click, Ctx, Screen};
+use crate::analysis::comm::per_rank::RankComm;
+use crate::analysis::critical_path::CriticalPath;
+use crate::analysis::operator::OpDetail;
+use crate::analysis::ops::OpStat;
+use crate::analysis::timeline::{Band, Timeline};
+use crate::model::{RankIx, StepNo, Sym};
+use crate::session::Session;
+use crate::time::Ns;
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+use ratatui::layout::Rect;
+use search::Search;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use work::{Done, Task};
+
+/// The panes, in `Tab` order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pane {
+    /// Step chart, heat map, breakdown bars, top findings (device level: the device view).
+    Overview,
+    /// Marey bands of the selected step.
+    Timeline,
+    /// The critical path of the selected step.
+    Critical,
+    /// Roofline chart and table.
+    Roofline,
+    /// Findings.
+    Advisor,
+    /// Operator list / operator detail.
+    Operator,
+    /// Communication matrix and per-rank collectives.
+    Comm,
+}
+
+impl Pane {
+    /// Every pane, in order.
+    pub const ALL: [Pane; 7] = [
+        Pane::Overview,
+        Pane::Timeline,
+        Pane::Critical,
+        Pane::Roofline,
+        Pane::Advisor,
+        Pane::Operator,
+        Pane::Comm,
+    ];
+
+    /// Tab title (and `--view` name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pane::Overview => "overview",
+            Pane::Timeline => "timeline",
+            Pane::Critical => "critical",
+            Pane::Roofline => "roofline",
+            Pane::Advisor => "advisor",
+            Pane::Operator => "operator",
+            Pane::Comm => "comm",
+        }
+    }
+
+    /// The pane of a `--view` name.
+    pub fn from_name(s: &str) -> Option<Pane> {
+        Pane::ALL.into_iter().find(|p| p.name() == s)
+    }
+
+    /// Position in [`Pane::ALL`] (and in `Browser::sel`).
+    pub fn index(self) -> usize {
+        Pane::ALL.iter().position(|p| *p == self).expect("listed")
+    }
+}
+
+/// One level of the drill-down: cluster → device → operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// All ranks.
+    Cluster,
+    /// One rank.
+    Device(RankIx),
+    /// One operator.
+    Operator(Sym),
+}
+
+/// What the comm matrix cells show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metric {
+    /// Bytes sent.
+    #[default]
+    Bytes,
+    /// Transfer time.
+    Time,
+    /// Bandwidth.
+    Bandwidth,
+}
+
+/// The timeline's view state.
+#[derive(Debug, Clone, Default)]
+pub struct TimelineView {
+    /// Visible time window (aligned ns); `None`: the whole step.
+    pub zoom: Option<(Ns, Ns)>,
+    /// Selected row (index into the displayed rows).
+    pub row: usize,
+    /// The selected operator: name and occurrence in the step.
+    pub op: Option<(Sym, usize)>,
+    /// Rows shown individually after expanding a group (a range of rows).
+    pub expanded: Option<(usize, usize)>,
+    /// Pending: select this rank's band of this name nearest this aligned start.
+    pub focus: Option<Focus>,
+    /// Pending: select this rank's row.
+    pub focus_rank: Option<crate::model::RankId>,
+}
+
+/// A band to select once its timeline is built: a rank's band of a name nearest a start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Focus {
+    /// The rank.
+    pub rank: crate::model::RankId,
+    /// The band's name.
+    pub name: Sym,
+    /// Its aligned start, about.
+    pub start: Ns,
+}
+
+/// A timeline kept in the cache: whose (cluster or one rank) and which step.
+pub struct KeptTimeline {
+    /// The device level's rank, or the cluster.
+    pub rank: Option<RankIx>,
+    /// The step.
+    pub step: StepNo,
+    /// The bands.
+    pub timeline: Timeline,
+}
+
+/// What [`Caches::selected_bands`] was computed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SelectedKey {
+    /// The device level's rank, or the cluster.
+    pub rank: Option<RankIx>,
+    /// The step.
+    pub step: StepNo,
+    /// The operator's name.
+    pub name: Sym,
+    /// Its occurrence.
+    pub k: usize,
+    /// The timeline row it was picked on.
+    pub row: usize,
+}
+
+/// Results computed on demand for the current view.
+#[derive(Default)]
+pub struct Caches {
+    /// Timelines, the current one last; the few most recent are kept so stepping back and
+    /// forth does not rebuild them.
+    pub timelines: Vec<KeptTimeline>,
+    /// Critical paths per step.
+    pub critical: HashMap<StepNo, Option<CriticalPath>>,
+    /// Operator detail of (name, step: its critical-path share is the step's).
+    pub op: Option<(Sym, StepNo, OpDetail)>,
+    /// Args of the operator's longest occurrence: (key, value) or why not.
+    pub op_args: Option<args::Args>,
+    /// A rank's operators by device time.
+    pub device_ops: Option<(RankIx, Vec<OpStat>)>,
+    /// Per-rank collectives of a step.
+    pub comm_ranks: Option<(StepNo, Vec<RankComm>)>,
+    /// The timeline's selected operator on every row, for this key.
+    pub selected: Option<SelectedKey>,
+    /// Its occurrences, one per timeline row.
+    pub selected_bands: Vec<Option<Band>>,
+}
+
+/// Timelines kept for revisits (a 1024-rank step is ~25 MB of bands).
+const KEPT_TIMELINES: usize = 5;
+
+/// Rows moved by page up/down.
+pub const PAGE: usize = 10;
+
+/// The browser's state.
+pub struct Browser {
+    /// The job (read-only; shared with background work).
+    pub data: Arc<Session>,
+    /// Current pane.
+    pub pane: Pane,
+    /// Drill-down stack; the bottom is always the cluster. Each entry remembers the pane to
+    /// return to.
+    pub stack: Vec<(Level, Pane)>,
+    /// Selected step (index into `job.steps`).
+    pub step: usize,
+    /// Selected row per pane (device view and operator detail have their own).
+    pub sel: [usize; 7],
+    /// Device view op table row.
+    pub device_row: usize,
+    /// Operator detail per-rank row.
+    pub op_row: usize,
+    /// Timeline state.
+    pub tl: TimelineView,
+    /// Search state.
+    pub search: Search,
+    /// Comm matrix metric.
+    pub metric: Metric,
+    /// On-demand results.
+    pub cache: Caches,
+    /// Background work running.
+    pub pending: HashSet<Task>,
+    /// Operator names the search matches (device work and host operators, by name).
+    pub names: Vec<Sym>,
+}
+
+impl Browser {
+    /// A browser on the overview of the slowest step.
+    pub fn new(data: Session) -> Browser {
+        let steps = &data.loaded.job.steps;
+        let slowest = data.analysis.slowest_step;
+        let step = slowest
+            .and_then(|s| steps.iter().position(|x| *x == s))
+            .unwrap_or(0);
+        let names = crate::analysis::operator::names(&data.loaded.job);
+        let mut b = Browser {
+            data: Arc::new(data),
+            pane: Pane::Overview,
+            stack: vec![(Level::Cluster, Pane::Overview)],
+            step,
+            sel: [0; 7],
+            device_row: 0,
+            op_row: 0,
+            tl: TimelineView::default(),
+            search: Search::default(),
+            metric: Metric::Bytes,
+            cache: Caches::default(),
+            pending: HashSet::new(),
+            names,
+        };
+        // The analysis already walked the slowest step's path (unless --window chose another
+        // window): the critical pane opens on it without recomputing.
+        if let (None, Some(s)) = (&b.data.opts.window, slowest) {
+            let cp = b.data.analysis.critical_path.clone();
+            b.cache.critical.insert(s, cp);
+        }
+        b
+    }
+
+    /// The current drill-down level.
+    pub fn level(&self) -> Level {
+        self.stack.last().map_or(Level::Cluster, |l| l.0)
+    }
+
+    /// The device level's rank, also under an operator opened from it.
+    pub fn device(&self) -> Option<RankIx> {
+        self.stack.iter().rev().find_map(|(l, _)| match l {
+            Level::Device(r) => Some(*r),
+            _ => None,
+        })
+    }
+
+    /// The operator of the operator level.
+    pub fn operator(&self) -> Option<Sym> {
+        match self.level() {
+            Level::Operator(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Every step number of the job.
+    pub fn steps(&self) -> &[StepNo] {
+        &self.data.loaded.job.steps
+    }
+
+    /// The selected step number.
+    pub fn step_number(&self) -> Option<StepNo> {
+        self.steps().get(self.step).copied()
+    }
+
+    /// A name's text.
+    pub fn name(&self, s: Sym) -> &str {
+        self.data.name(s)
+    }
+
+    /// The critical path of the selected step (computed by `refresh`).
+    pub fn critical(&self) -> Option<&CriticalPath> {
+        self.step_number()
+            .and_then(|s| self.cache.critical.get(&s))
+            .and_then(Option::as_ref)
+    }
+
+    /// The current timeline (computed by `refresh`).
+    pub fn timeline(&self) -> Option<&Timeline> {
+        self.cache.timelines.last().map(|t| &t.timeline)
+    }
+
+    /// Pushes a drill-down level, remembering the pane to return to.
+    pub fn push(&mut self, level: Level, pane: Pane) {
+        if self.level() == level {
+            self.pane = pane;
+            return;
+        }
+        let mut back = self.pane;
+        // One operator replaces another (search, roofline rows): the stack stays a path.
+        if let (Level::Operator(_), Level::Operator(_)) = (self.level(), level) {
+            back = self.stack.pop().expect("above the cluster").1;
+        }
+        self.stack.push((level, back));
+        self.pane = pane;
+        match level {
+            Level::Device(_) => self.device_row = 0,
+            Level::Operator(_) => self.op_row = 0,
+            Level::Cluster => {}
+        }
+        self.tl.expanded = None;
+        self.tl.row = 0;
+    }
+
+    /// Pops one level; returns false at the cluster.
+    pub fn pop(&mut self) -> bool {
+        if self.stack.len() <= 1 {
+            return false;
+        }
+        let (_, pane) = self.stack.pop().expect("checked");
+        self.pane = pane;
+        self.tl.row = 0;
+        self.tl.expanded = None;
+        true
+    }
+
+    /// Makes `s` the selected operator: in the timeline, its first occurrence; elsewhere, the
+    /// operator view.
+    pub fn select_op(&mut self, s: Sym, ctx: &mut Ctx<UiMsg>) {
+        if self.pane != Pane::Timeline {
+            self.push(Level::Operator(s), Pane::Operator);
+            return;
+        }
+        let row = self
+            .timeline()
+            .and_then(|t| t.rows.iter().position(|r| r.occurrence(s, 0).is_some()));
+        match row {
+            Some(r) => {
+                self.tl.op = Some((s, 0));
+                self.tl.zoom = None;
+                self.tl.expanded = None;
+                nav::select_row(self, r, ctx.size);
+            }
+            None => ctx.status = Some(format!("{} does not run in this step", self.name(s))),
+        }
+    }
+
+    /// The keys of the search prompt.
+    fn search_key(&mut self, (code, mods): Key, ctx: &mut Ctx<UiMsg>) {
+        let data = self.data.clone();
+        let strings = &data.loaded.job.strings;
+        let names = &self.names;
+        match code {
+            KeyCode::Esc => self.search.typing = false,
+            KeyCode::Enter => {
+                self.search.typing = false;
+                match self.search.current() {
+                    Some(s) => self.select_op(s, ctx),
+                    None => {
+                        ctx.status = Some(format!("no operator matches `{}`", self.search.query))
+                    }
+                }
+            }
+            KeyCode::Backspace => {
+                self.search.query.pop();
+                self.search.refresh(names, strings);
+            }
+            KeyCode::Up => {
+                self.search.cursor = self.search.cursor.saturating_sub(1);
+            }
+            KeyCode::Down => {
+                self.search.cursor =
+                    (self.search.cursor + 1).min(self.search.results.len().saturating_sub(1));
+            }
+            KeyCode::Char(c) if !mods.contains(KeyModifiers::CONTROL) => {
+                self.search.query.push(c);
+                self.search.refresh(names, strings);
+            }
+            KeyCode::Char('c') => self.search.typing = false,
+            _ => {}
+        }
+    }
+
+    /// Moves the current list's selection by `by` rows (clamped).
+    pub fn move_sel(&mut self, by: isize, ctx: &Ctx<UiMsg>) {
+        let len = panes::view(self.pane).list_len(self, ctx);
+        let Some(slot) = self.sel_slot() else { return };
+        let max = len.saturating_sub(1) as isize;
+        *slot = (*slot as isize).saturating_add(by).clamp(0, max.max(0)) as usize;
+    }
+
+    /// The selection the current view moves.
+    pub fn sel_slot(&mut self) -> Option<&mut usize> {
+        Some(match (self.pane, self.level()) {
+            (Pane::Overview, Level::Device(_)) => &mut self.device_row,
+            (Pane::Operator, Level::Operator(_)) => &mut self.op_row,
+            (Pane::Timeline, _) => &mut self.tl.row,
+            (p, _) => &mut self.sel[p.index()],
+        })
+    }
+
+    /// The selected row of a pane's list (cluster level).
+    pub fn row_of(&self, p: Pane) -> usize {
+        self.sel[p.index()]
+    }
+
+    /// The current view's selected row.
+    pub fn selected(&self) -> usize {
+        match (self.pane, self.level()) {
+            (Pane::Overview, Level::Device(_)) => self.device_row,
+            (Pane::Operator, Level::Operator(_)) => self.op_row,
+            (Pane::Timeline, _) => self.tl.row,
+            (p, _) => self.sel[p.index()],
+        }
+    }
+
+    /// Makes sure a task's result is (or will be) in the caches: started in the background
+    /// when the shell runs background work, else computed here.
+    pub fn need(&mut self, task: Task, ctx: &Ctx<UiMsg>) {
+        let cached = match task {
+            Task::Critical(s) => self.cache.critical.contains_key(&s),
+            Task::Op(o, s) => self.cache.op.as_ref().is_some_and(|c| (c.0, c.1) == (o, s)),
+            Task::Timeline(r, s) => self
+                .cache
+                .timelines
+                .iter()
+                .any(|t| (t.rank, t.step) == (r, s)),
+        };
+        if cached {
+            return;
+        }
+        let cp = match task {
+            Task::Op(_, s) => self.cache.critical.get(&s).cloned(),
+            Task::Critical(_) | Task::Timeline(..) => None,
+        };
+        match &ctx.spawner {
+            Some(sp) => {
+                if self.pending.insert(task) {
+                    let data = self.data.clone();
+                    sp.spawn(move || {
+                        work::compute(&data, task, cp)
+                            .into_iter()
+                            .map(UiMsg::Work)
+                            .collect()
+                    });
+                }
+            }
+            None => {
+                for d in work::compute(&self.data, task, cp) {
+                    self.store(d);
+                }
+            }
+        }
+    }
+
+    /// Takes a finished result into the caches.
+    fn store(&mut self, d: Done) {
+        match d {
+            Done::Critical(s, cp) => {
+                self.cache.critical.insert(s, cp);
+            }
+            Done::Op(o, s, detail, args) => {
+                self.cache.op = Some((o, s, *detail));
+                self.cache.op_args = Some(args);
+            }
+            Done::Timeline(rank, step, t) => {
+                let kept = &mut self.cache.timelines;
+                if !kept.iter().any(|k| (k.rank, k.step) == (rank, step)) {
+                    // Prefetched: kept at the old end, the current one stays last.
+                    if kept.len() >= KEPT_TIMELINES {
+                        kept.remove(0);
+                    }
+                    let timeline = *t;
+                    kept.insert(
+                        0,
+                        KeptTimeline {
+                            rank,
+                            step,
+                            timeline,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// True while `task` runs in the background.
+    pub fn is_pending(&self, task: Task) -> bool {
+        self.pending.contains(&task)
+    }
+
+    /// True while any background work runs.
+    pub fn busy(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Keeps a freshly built timeline as the current one.
+    fn keep_timeline(&mut self, rank: Option<RankIx>, step: StepNo, t: Timeline) {
+        let cached = &mut self.cache.timelines;
+        if cached.len() >= KEPT_TIMELINES {
+            cached.remove(0);
+        }
+        cached.push(KeptTimeline {
+            rank,
+            step,
+            timeline: t,
+        });
+    }
+}
+
+impl Screen for Browser {
+    type Msg = UiMsg;
+
+    fn draw(&self, f: &mut Frame, area: Rect, ctx: &Ctx<UiMsg>) {
+        frame::draw(f, area, self, ctx);
+    }
+
+    fn overlay_area(&self, area: Rect) -> Rect {
+        frame::body(area)
+    }
+
+    fn hints(&self) -> Vec<Action> {
+        let mut v = vec![Action::Help, Action::Quit, Action::NextPane, Action::Search];
+        v.extend_from_slice(panes::view(self.pane).hints());
+        if self.stack.len() > 1 || self.tl.expanded.is_some() {
+            v.insert(2, Action::Back);
+        }
+        v
+    }
+
+    fn commands(&self) -> Vec<Action> {
+        let mut all: Vec<Action> = nav::GLOBAL.to_vec();
+        for p in Pane::ALL {
+            all.extend_from_slice(panes::view(p).commands());
+        }
+        Action::ALL
+            .iter()
+            .copied()
+            .filter(|a| all.contains(a))
+            .collect()
+    }
+
+    fn take_key(&mut self, key: Key, ctx: &mut Ctx<UiMsg>) -> bool {
+        if !self.search.typing {
+            return false;
+        }
+        self.search_key(key, ctx);
+        true
+    }
+
+    fn apply(&mut self, a: Action, ctx: &mut Ctx<UiMsg>) {
+        nav::apply(self, a, ctx);
+    }
+
+    fn click(&mut self, c: Click, ctx: &mut Ctx<UiMsg>) -> bool {
+        match c {
+            Click::Tab(t) => {
+                self.pane = Pane::ALL[t.min(Pane::ALL.len() - 1)];
+                true
+            }
+            Click::Row(row) => {
+                if row >= panes::view(self.pane).list_len(self, ctx) {
+                    return false;
+                }
+                if self.selected() == row {
+                    nav::apply(self, Action::Enter, ctx);
+                } else if let Some(slot) = self.sel_slot() {
+                    *slot = row;
+                }
+                true
+            }
+        }
+    }
+
+    fn scroll(&mut self, by: isize, ctx: &mut Ctx<UiMsg>) {
+        self.move_sel(by, ctx);
+    }
+
+    fn receive(&mut self, m: UiMsg, _ctx: &mut Ctx<UiMsg>) -> bool {
+        let UiMsg::Work(d) = m else {
+            return false;
+        };
+        self.pending.remove(&d.task());
+        self.store(d);
+        true
+    }
+
+    fn refresh(&mut self, ctx: &mut Ctx<UiMsg>) {
+        let Some(step) = self.step_number() else {
+            return;
+        };
+        panes::view(self.pane).prepare(self, ctx);
+        // The operator view's task computes the path itself when it is missing.
+        if let Some(op) = self.operator() {
+            if self
+                .cache
+                .op
+                .as_ref()
+                .is_none_or(|o| (o.0, o.1) != (op, step))
+            {
+                self.need(Task::Op(op, step), ctx);
+            }
+        }
+        if let Some(r) = self.device() {
+            if self.cache.device_ops.as_ref().is_none_or(|d| d.0 != r) {
+                let job = &self.data.loaded.job;
+                let scope = crate::analysis::ops::Scope {
+                    rank: Some(job.rank(r).id),
+                    step: None,
+                };
+                self.cache.device_ops = Some((r, crate::analysis::ops::top_ops(job, scope).1));
+            }
+        }
+    }
+
+    fn after_frame(&mut self, ctx: &mut Ctx<UiMsg>) {
+        // Debug builds only: lets the end-to-end test check that the panic path restores the
+        // terminal (release builds have no such switch).
+        #[cfg(debug_assertions)]
+        if std::env::var_os("STEPSCOPE_TEST_PANIC").is_some() {
+            panic!("STEPSCOPE_TEST_PANIC: a panic after the first frame");
+        }
+        panes::view(self.pane).after_frame(self, ctx);
+    }
+}

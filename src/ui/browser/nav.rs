@@ -1,0 +1,118 @@
+//! Navigation: what each action does in the browser — panes, drill-down, steps, selections —
+//! handing the active pane what is its own (Enter, zoom); the overview's rank groups; moving
+//! a timeline selection to a row.
+
+use super::panes::{self, timeline as tlpane};
+use super::{Browser, Pane};
+use crate::ui::UiMsg;
+use crate::ui::shell::Ctx;
+use crate::ui::shell::keymap::Action;
+use std::ops::Range;
+
+/// Actions every pane takes (the rest are panes' own commands).
+pub const GLOBAL: [Action; 24] = [
+    Action::Quit,
+    Action::Help,
+    Action::Search,
+    Action::NextMatch,
+    Action::PrevMatch,
+    Action::NextPane,
+    Action::PrevPane,
+    Action::PaneOverview,
+    Action::PaneTimeline,
+    Action::PaneCritical,
+    Action::PaneRoofline,
+    Action::PaneAdvisor,
+    Action::PaneOperator,
+    Action::PaneComm,
+    Action::Enter,
+    Action::Back,
+    Action::PrevStep,
+    Action::NextStep,
+    Action::Up,
+    Action::Down,
+    Action::PageUp,
+    Action::PageDown,
+    Action::Top,
+    Action::Bottom,
+];
+
+/// Applies one action.
+pub fn apply(b: &mut Browser, a: Action, ctx: &mut Ctx<UiMsg>) {
+    match a {
+        Action::Quit | Action::Help => {}
+        Action::Search => {
+            let strings = &b.data.loaded.job.strings;
+            b.search.open(&b.names, strings);
+        }
+        Action::NextMatch | Action::PrevMatch => {
+            let by = if a == Action::NextMatch { 1 } else { -1 };
+            match b.search.step(by) {
+                Some(s) => b.select_op(s, ctx),
+                None => ctx.status = Some("no search results: press / to search".into()),
+            }
+        }
+        Action::NextPane | Action::PrevPane => {
+            let n = Pane::ALL.len();
+            let by = if a == Action::NextPane { 1 } else { n - 1 };
+            b.pane = Pane::ALL[(b.pane.index() + by) % n];
+        }
+        Action::PaneOverview => b.pane = Pane::Overview,
+        Action::PaneTimeline => b.pane = Pane::Timeline,
+        Action::PaneCritical => b.pane = Pane::Critical,
+        Action::PaneRoofline => b.pane = Pane::Roofline,
+        Action::PaneAdvisor => b.pane = Pane::Advisor,
+        Action::PaneOperator => b.pane = Pane::Operator,
+        Action::PaneComm => b.pane = Pane::Comm,
+        Action::Enter => {
+            let row = b.selected();
+            panes::view(b.pane).enter(b, row, ctx);
+        }
+        Action::Back => back(b, ctx),
+        Action::PrevStep | Action::NextStep => step(b, a == Action::NextStep),
+        Action::Up => b.move_sel(-1, ctx),
+        Action::Down => b.move_sel(1, ctx),
+        Action::PageUp => b.move_sel(-(super::PAGE as isize), ctx),
+        Action::PageDown => b.move_sel(super::PAGE as isize, ctx),
+        Action::Top => b.move_sel(isize::MIN / 2, ctx),
+        Action::Bottom => b.move_sel(isize::MAX / 2, ctx),
+        other => panes::view(b.pane).act(b, other, ctx),
+    }
+}
+
+/// Esc: collapse an expanded timeline group, else one level up.
+fn back(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
+    if b.pane == Pane::Timeline && b.tl.expanded.is_some() {
+        b.tl.expanded = None;
+    } else if !b.pop() {
+        ctx.status = Some("at the cluster level (q quits)".into());
+    }
+}
+
+/// `[` / `]`: the previous or next step (clamped); the timeline shows it whole.
+fn step(b: &mut Browser, forward: bool) {
+    let n = b.steps().len();
+    let next = if forward {
+        (b.step + 1).min(n.saturating_sub(1))
+    } else {
+        b.step.saturating_sub(1)
+    };
+    if next != b.step {
+        b.step = next;
+        b.tl.zoom = None;
+    }
+}
+
+/// Ranks per overview row: groups keep the heat map at ≤ 64 rows (a straggler stays a
+/// visible stripe: a group shows its worst member).
+pub fn rank_groups(n: usize) -> Vec<Range<usize>> {
+    let g = n.div_ceil(64).max(1);
+    (0..n).step_by(g).map(|a| a..(a + g).min(n)).collect()
+}
+
+/// Selects the display row holding timeline row `ri`.
+pub fn select_row(b: &mut Browser, ri: usize, size: (u16, u16)) {
+    let Some(t) = b.timeline() else { return };
+    let rows = tlpane::display_rows(b, t, size);
+    b.tl.row = rows.iter().position(|r| r.contains(&ri)).unwrap_or(0);
+}

@@ -1,0 +1,200 @@
+//! Advisor: findings by impact (severity first) on the left; the selected finding's evidence,
+//! cause and suggestions on the right. Enter opens the evidence.
+
+use super::PaneView;
+use crate::analysis::advisor::{Finding, Focus, Quantity, Severity, View};
+use crate::format::{fit, human};
+use crate::prose::words;
+use crate::ui::UiMsg;
+use crate::ui::browser::{Browser, Level, Pane};
+use crate::ui::shell::Ctx;
+use crate::ui::shell::theme::Theme;
+use crate::ui::shell::widgets::{self, block};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+/// The findings and the selected one's evidence.
+pub struct Advisor;
+
+impl PaneView for Advisor {
+    fn list_len(&self, b: &Browser, _: &Ctx<UiMsg>) -> usize {
+        b.data.analysis.findings.len()
+    }
+
+    fn enter(&self, b: &mut Browser, row: usize, ctx: &mut Ctx<UiMsg>) {
+        evidence(b, row, ctx);
+    }
+
+    fn draw(&self, f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+        draw(f, area, b, ctx);
+    }
+}
+
+/// Opens a finding's evidence at its first step: where its focus says.
+fn evidence(b: &mut Browser, row: usize, ctx: &mut Ctx<UiMsg>) {
+    let data = b.data.clone();
+    let Some(f) = data.analysis.findings.get(row) else {
+        return;
+    };
+    let ev = &f.evidence;
+    if let Some(s) = ev
+        .steps
+        .first()
+        .and_then(|s| b.steps().iter().position(|x| x == s))
+    {
+        b.step = s;
+    }
+    match f.focus {
+        Focus::Comm => {
+            b.pane = Pane::Comm;
+            // The per-rank rows of the (possibly new) step.
+            super::view(Pane::Comm).prepare(b, ctx);
+            if let Some(id) = ev.ranks.first() {
+                let at = b
+                    .cache
+                    .comm_ranks
+                    .as_ref()
+                    .and_then(|c| c.1.iter().position(|x| x.rank == *id));
+                b.sel[Pane::Comm.index()] = at.unwrap_or(0);
+            }
+        }
+        Focus::CriticalPath => b.pane = Pane::Critical,
+        Focus::Evidence(view) => {
+            let job = &data.loaded.job;
+            let op = ev.ops.iter().find_map(|o| job.strings.get(o));
+            let rank = ev.ranks.first().and_then(|&id| job.rank_ix(id));
+            if let Some(op) = op {
+                b.push(Level::Operator(op), Pane::Operator);
+            } else if let Some(r) = rank {
+                b.push(Level::Device(r), Pane::Overview);
+            } else {
+                b.pane = match view {
+                    View::Roofline => Pane::Roofline,
+                    View::Overview => Pane::Overview,
+                };
+            }
+        }
+    }
+}
+
+/// The style of a severity label.
+pub fn severity_style(theme: &Theme, s: Severity) -> Style {
+    let c = &theme.c;
+    let color = match s {
+        Severity::High => c.severity_high,
+        Severity::Medium => c.severity_medium,
+        Severity::Low => c.severity_low,
+    };
+    Style::default().fg(color).add_modifier(Modifier::BOLD)
+}
+
+fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+    let th = &ctx.theme;
+    let findings = &b.data.analysis.findings;
+    let [list, detail] =
+        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(area);
+    let rows = list.height.saturating_sub(2) as usize;
+    let sel = b.row_of(Pane::Advisor);
+    let off = widgets::offset(sel, rows);
+    let w = list.width.saturating_sub(2) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    for (i, x) in findings.iter().enumerate().skip(off).take(rows) {
+        let style = if i == sel { th.selected() } else { th.text() };
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{:<6} ", x.severity.as_str().to_uppercase()),
+                severity_style(th, x.severity),
+            ),
+            Span::styled(fit(&words(x).title, w.saturating_sub(7)), style),
+        ]));
+    }
+    if findings.is_empty() {
+        lines.push(widgets::empty(
+            th,
+            " no findings: no rule fired on this job",
+        ));
+    }
+    widgets::hit_rows(ctx, list, 0, rows, off);
+    let title = format!("{} findings, largest impact first", findings.len());
+    f.render_widget(Paragraph::new(lines).block(block(th, title)), list);
+    let body = findings
+        .get(sel)
+        .map(|x| detail_lines(th, x))
+        .unwrap_or_default();
+    f.render_widget(
+        Paragraph::new(body)
+            .wrap(Wrap { trim: false })
+            .block(block(th, "finding (Enter: open the evidence)")),
+        detail,
+    );
+}
+
+fn detail_lines(th: &Theme, x: &Finding) -> Vec<Line<'static>> {
+    let head = |s: &str| Line::from(Span::styled(s.to_string(), th.title()));
+    let w = words(x);
+    let mut l = vec![
+        Line::from(Span::styled(
+            w.title.clone(),
+            th.text().add_modifier(Modifier::BOLD),
+        )),
+        widgets::pairs(
+            th,
+            &[
+                ("severity", x.severity.as_str().to_string()),
+                ("category", x.category.as_str().to_string()),
+                ("rule", x.rule.to_string()),
+            ],
+        ),
+        widgets::pairs(
+            th,
+            &[(
+                "impact",
+                format!(
+                    "{} ({:.1}% of step time)",
+                    human(x.impact_ns),
+                    x.impact_pct * 100.0
+                ),
+            )],
+        ),
+        Line::default(),
+        head("evidence"),
+    ];
+    let e = &x.evidence;
+    if !e.ranks.is_empty() {
+        l.push(widgets::pairs(
+            th,
+            &[("ranks", crate::format::ranges(&e.ranks))],
+        ));
+    }
+    if !e.steps.is_empty() {
+        l.push(widgets::pairs(
+            th,
+            &[("steps", crate::format::ranges(&e.steps))],
+        ));
+    }
+    if !e.ops.is_empty() {
+        l.push(widgets::pairs(th, &[("operators", e.ops.join(", "))]));
+    }
+    for (k, v) in &e.numbers {
+        let text = match v {
+            Quantity::Ns(ns) => human(*ns),
+            other => crate::format::plain(other.value()),
+        };
+        l.push(widgets::pairs(th, &[(k, text)]));
+    }
+    l.push(Line::default());
+    l.push(head("cause"));
+    l.push(Line::from(Span::styled(w.cause, th.text())));
+    l.push(Line::default());
+    l.push(head("what to change"));
+    for s in w.suggestions {
+        l.push(Line::from(vec![
+            Span::styled("• ", th.fg(th.c.accent)),
+            Span::styled(*s, th.text()),
+        ]));
+    }
+    l
+}

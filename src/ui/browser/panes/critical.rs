@@ -1,0 +1,205 @@
+//! Critical path of the selected step: time per category as one bar, then the path's
+//! stretches in order — rank, category, duration, share, name. Enter shows one in the timeline.
+
+use super::PaneView;
+use crate::analysis::critical_path::Category;
+use crate::format::{fit, human, pad, rpad};
+use crate::ui::UiMsg;
+use crate::ui::browser::work::Task;
+use crate::ui::browser::{Browser, Focus, Level, Pane};
+use crate::ui::shell::Ctx;
+use crate::ui::shell::theme::Theme;
+use crate::ui::shell::widgets::{self, block};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Color;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// The critical path of the selected step.
+pub struct Critical;
+
+impl PaneView for Critical {
+    fn list_len(&self, b: &Browser, _: &Ctx<UiMsg>) -> usize {
+        b.critical().map_or(0, |c| c.ops.len())
+    }
+
+    /// Shows the stretch in the timeline: device work on the cluster timeline, host work on
+    /// its rank's lanes.
+    fn enter(&self, b: &mut Browser, row: usize, _: &mut Ctx<UiMsg>) {
+        let Some(op) = b.critical().and_then(|c| c.ops.get(row)).cloned() else {
+            return;
+        };
+        let job = &b.data.loaded.job;
+        let Some(name) = job.strings.get(&op.name) else {
+            return;
+        };
+        let Some(r) = job.rank_ix(op.rank) else {
+            return;
+        };
+        let off = b
+            .data
+            .analysis
+            .comm
+            .offsets
+            .get(r.get())
+            .map_or(0, |o| o.offset_ns);
+        let on_device = matches!(op.category, Category::GpuCompute | Category::Communication);
+        if !on_device && b.device() != Some(r) {
+            b.push(Level::Device(r), Pane::Timeline);
+        }
+        b.pane = Pane::Timeline;
+        b.tl.focus = Some(Focus {
+            rank: op.rank,
+            name,
+            start: op.start_ns + off,
+        });
+    }
+
+    fn prepare(&self, b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
+        if let Some(step) = b.step_number() {
+            b.need(Task::Critical(step), ctx);
+        }
+    }
+
+    fn draw(&self, f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+        draw(f, area, b, ctx);
+    }
+}
+
+/// A category's colour (the breakdown part it is closest to).
+fn color(theme: &Theme, c: Category) -> Color {
+    let k = &theme.c;
+    match c {
+        Category::Cpu => k.host_bound,
+        Category::GpuCompute => k.compute,
+        Category::Communication => k.comm,
+        Category::LaunchOverhead => k.memory,
+        Category::KernelGap => k.free,
+        Category::Wait => k.slow,
+    }
+}
+
+fn glyph(theme: &Theme, i: usize) -> char {
+    if theme.mono {
+        ['▒', '█', '▓', '░', '·', '╳'][i]
+    } else {
+        '█'
+    }
+}
+
+fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+    let th = &ctx.theme;
+    let Some(cp) = b.critical() else {
+        let step = b.step_number().unwrap_or_default();
+        let msg = if b.is_pending(Task::Critical(step)) {
+            format!(" computing the critical path of step {step} across the ranks…")
+        } else {
+            " no critical path for this step (no events in its window)".to_string()
+        };
+        let msg = msg.as_str();
+        f.render_widget(
+            Paragraph::new(widgets::empty(&ctx.theme, msg))
+                .block(block(&ctx.theme, "critical path")),
+            area,
+        );
+        return;
+    };
+    let [sum, list] = Layout::vertical([Constraint::Length(5), Constraint::Min(3)]).areas(area);
+    let w = sum.width.saturating_sub(2) as usize;
+    let total = cp.total_ns.max(1);
+    let segs: Vec<(u64, Color, char)> = Category::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (cp.time_in(*c).max(0) as u64, color(th, *c), glyph(th, i)))
+        .collect();
+    let mut legend = Vec::new();
+    for (i, c) in Category::ALL.iter().enumerate() {
+        let ns = cp.time_in(*c);
+        legend.push(Span::styled(
+            format!("{} ", glyph(th, i)),
+            th.fg(color(th, *c)),
+        ));
+        legend.push(Span::styled(
+            format!(
+                "{} {} ({:.0}%)  ",
+                c.as_str(),
+                human(ns),
+                ns as f64 * 100.0 / total as f64
+            ),
+            th.dim(),
+        ));
+    }
+    let lines = vec![
+        widgets::pairs(
+            &ctx.theme,
+            &[
+                ("window", cp.window.to_string()),
+                ("length", human(cp.total_ns)),
+                ("ranks", crate::format::ranges(&cp.ranks)),
+                ("stretches", cp.ops_total.to_string()),
+            ],
+        ),
+        Line::from(widgets::stacked(&segs, w)),
+        Line::from(legend),
+    ];
+    f.render_widget(
+        Paragraph::new(lines).block(block(&ctx.theme, "critical path: time by category")),
+        sum,
+    );
+    let sel = b.row_of(Pane::Critical);
+    let (rows, off) = widgets::page(list, 1, sel);
+    let nw = (list.width as usize).saturating_sub(2 + 6 + 7 + 16 + 10 + 8 + 5);
+    let mut lines = vec![widgets::head(
+        &ctx.theme,
+        format!(
+            "{} {} {} {} {} {}",
+            rpad("#", 5),
+            rpad("rank", 6),
+            pad("category", 15),
+            rpad("duration", 9),
+            rpad("share", 7),
+            "operator"
+        ),
+    )];
+    for (i, op) in cp.ops.iter().enumerate().skip(off).take(rows) {
+        let style = if i == sel { th.selected() } else { th.text() };
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!(
+                    "{} {} ",
+                    rpad(&(i + 1).to_string(), 5),
+                    rpad(&op.rank.to_string(), 6)
+                ),
+                style,
+            ),
+            Span::styled(
+                pad(op.category.as_str(), 15),
+                if i == sel {
+                    style
+                } else {
+                    th.fg(color(th, op.category))
+                },
+            ),
+            Span::styled(
+                format!(
+                    " {} {} {}",
+                    rpad(&human(op.dur_ns), 9),
+                    rpad(
+                        &format!("{:.1}%", op.dur_ns as f64 * 100.0 / total as f64),
+                        7
+                    ),
+                    fit(&op.name, nw)
+                ),
+                style,
+            ),
+        ]));
+    }
+    widgets::hit_rows(ctx, list, 1, rows, off);
+    let title = format!(
+        "path in order, {} of {} stretches (Enter: show in timeline)",
+        cp.ops.len(),
+        cp.ops_total
+    );
+    f.render_widget(Paragraph::new(lines).block(block(&ctx.theme, title)), list);
+}

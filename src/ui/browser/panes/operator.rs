@@ -1,0 +1,331 @@
+//! Operator (drill-down target): count, total, mean/p50/p99 over the job and per rank — bars
+//! show who is slow at it — the shapes it ran with, the args of its longest occurrence (read
+//! lazily), its roofline point and its share of the critical path. Without an operator: the
+//! operator list to pick from.
+
+use super::PaneView;
+use crate::analysis::operator::OpDetail;
+use crate::analysis::ops::OpStat;
+use crate::format::{fit, human, pad, rpad};
+use crate::ui::UiMsg;
+use crate::ui::browser::{Browser, Level, Pane};
+use crate::ui::shell::Ctx;
+use crate::ui::shell::widgets::{self, block};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// The operator view: an operator's detail, or the list to pick one from.
+pub struct OperatorPane;
+
+impl PaneView for OperatorPane {
+    fn list_len(&self, b: &Browser, _: &Ctx<UiMsg>) -> usize {
+        match b.level() {
+            Level::Operator(op) => b
+                .cache
+                .op
+                .as_ref()
+                .filter(|o| o.0 == op)
+                .map_or(0, |o| o.2.per_rank.len()),
+            _ => list(b).len(),
+        }
+    }
+
+    /// In the detail: the row's rank in the timeline, the operator selected; in the list:
+    /// the row's operator.
+    fn enter(&self, b: &mut Browser, row: usize, _: &mut Ctx<UiMsg>) {
+        match b.level() {
+            Level::Operator(op) => {
+                let rank = b
+                    .cache
+                    .op
+                    .as_ref()
+                    .filter(|o| o.0 == op)
+                    .and_then(|o| o.2.per_rank.get(row))
+                    .map(|r| r.rank);
+                if let Some(rank) = rank {
+                    b.pane = Pane::Timeline;
+                    b.tl.op = Some((op, 0));
+                    b.tl.focus_rank = Some(rank);
+                }
+            }
+            _ => {
+                if let Some(op) = list(b).get(row).map(|o| o.name) {
+                    b.push(Level::Operator(op), Pane::Operator);
+                }
+            }
+        }
+    }
+
+    fn draw(&self, f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+        draw(f, area, b, ctx);
+    }
+}
+
+/// The operator list without an operator: the device's operators at device level, else the
+/// job's.
+fn list(b: &Browser) -> &[OpStat] {
+    match (b.device(), &b.cache.device_ops) {
+        (Some(r), Some((cr, ops))) if r == *cr => ops,
+        _ => &b.data.analysis.top_ops,
+    }
+}
+
+fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+    match (b.level(), &b.cache.op) {
+        (Level::Operator(op), Some((o, s, d))) if (*o, Some(*s)) == (op, b.step_number()) => {
+            detail(f, area, b, ctx, d)
+        }
+        (Level::Operator(op), _) => {
+            let msg = format!(
+                " computing the statistics of {} over every rank…",
+                b.name(op)
+            );
+            f.render_widget(
+                Paragraph::new(widgets::empty(&ctx.theme, &msg))
+                    .block(block(&ctx.theme, "operator")),
+                area,
+            );
+        }
+        _ => {
+            let ops = list(b);
+            let scope = b.device().map_or("all ranks".to_string(), |r| {
+                format!("rank {}", b.data.loaded.job.rank(r).id)
+            });
+            let title = format!(
+                "operators by {} time, {scope}, all steps (Enter: open; / search)",
+                b.data.analysis.op_basis.as_str().replace('_', " ")
+            );
+            op_list(f, area, b, ctx, ops, b.row_of(Pane::Operator), &title);
+        }
+    }
+}
+
+/// A table of operators by total time with the selected row highlighted.
+pub fn op_list(
+    f: &mut Frame,
+    area: Rect,
+    b: &Browser,
+    ctx: &Ctx<UiMsg>,
+    ops: &[OpStat],
+    sel: usize,
+    title: &str,
+) {
+    let th = &ctx.theme;
+    let (rows, off) = widgets::page(area, 1, sel);
+    let nw = (area.width as usize).saturating_sub(2 + 9 + 9 + 10 + 10 + 8 + 5);
+    let mut lines = vec![widgets::head(
+        &ctx.theme,
+        format!(
+            "{} {} {} {} {}  {}",
+            pad("kind", 8),
+            rpad("count", 8),
+            rpad("total", 9),
+            rpad("mean", 9),
+            rpad("share", 7),
+            "operator"
+        ),
+    )];
+    for (i, o) in ops.iter().enumerate().skip(off).take(rows) {
+        let style = if i == sel { th.selected() } else { th.text() };
+        lines.push(Line::from(Span::styled(
+            format!(
+                "{} {} {} {} {}  {}",
+                pad(o.kind.as_str(), 8),
+                rpad(&o.count.to_string(), 8),
+                rpad(&human(o.total_ns), 9),
+                rpad(&human(o.mean_ns), 9),
+                rpad(&format!("{:.1}%", o.share * 100.0), 7),
+                fit(b.name(o.name), nw)
+            ),
+            style,
+        )));
+    }
+    if ops.is_empty() {
+        lines.push(widgets::empty(&ctx.theme, " no operators"));
+    }
+    widgets::hit_rows(ctx, area, 1, rows, off);
+    f.render_widget(
+        Paragraph::new(lines).block(block(&ctx.theme, title.to_string())),
+        area,
+    );
+}
+
+fn detail(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail) {
+    let th = &ctx.theme;
+    let top_h = 11.min(area.height / 2).max(6);
+    let [top, ranks] =
+        Layout::vertical([Constraint::Length(top_h), Constraint::Min(3)]).areas(area);
+    let [stats, extra] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
+    let a = &d.all;
+    let mut l = vec![
+        Line::from(Span::styled(
+            b.name(d.name).to_string(),
+            th.text().add_modifier(Modifier::BOLD),
+        )),
+        widgets::pairs(
+            &ctx.theme,
+            &[
+                ("kind", d.kind.as_str().into()),
+                ("count", a.count.to_string()),
+                ("ranks", d.per_rank.len().to_string()),
+            ],
+        ),
+        widgets::pairs(
+            &ctx.theme,
+            &[("total", human(a.total_ns)), ("mean", human(a.mean_ns))],
+        ),
+        widgets::pairs(
+            &ctx.theme,
+            &[
+                ("p50", human(a.p50_ns)),
+                ("p99", human(a.p99_ns)),
+                ("max", human(a.max_ns)),
+            ],
+        ),
+    ];
+    let cp = match d.critical_share {
+        Some(s) => format!(
+            "{} ({:.1}% of step {}'s path)",
+            human(d.critical_ns),
+            s * 100.0,
+            b.step_number().unwrap_or_default()
+        ),
+        None => "no critical path".into(),
+    };
+    l.push(widgets::pairs(&ctx.theme, &[("critical path", cp)]));
+    match &d.roofline {
+        Some(r) => {
+            l.push(widgets::pairs(
+                th,
+                &[
+                    ("roofline", r.class.as_str().into()),
+                    ("dtype", r.dtype.clone().unwrap_or("-".into())),
+                ],
+            ));
+            l.push(widgets::pairs(
+                th,
+                &[
+                    ("AI", r.ai.map_or("-".into(), |x| format!("{x:.1} FLOP/B"))),
+                    (
+                        "TFLOP/s",
+                        r.tflops.map_or("-".into(), |x| format!("{x:.2}")),
+                    ),
+                    ("GB/s", format!("{:.0}", r.gbps)),
+                ],
+            ));
+        }
+        None => l.push(widgets::pairs(
+            &ctx.theme,
+            &[("roofline", "no shapes or FLOP count".into())],
+        )),
+    }
+    f.render_widget(
+        Paragraph::new(l).block(block(&ctx.theme, "operator")),
+        stats,
+    );
+    let w = extra.width.saturating_sub(2) as usize;
+    let mut l = Vec::new();
+    for s in d.shapes.iter().take(3) {
+        let dims = s.dims.map_or("-", |x| b.name(x));
+        let types = s.types.map_or("-", |x| b.name(x));
+        l.push(Line::from(vec![
+            Span::styled(format!("{}× ", s.count), th.dim()),
+            Span::styled(
+                fit(&format!("{dims} {types}"), w.saturating_sub(8)),
+                th.text(),
+            ),
+        ]));
+    }
+    if d.shapes.is_empty() {
+        l.push(widgets::empty(
+            th,
+            "no shapes recorded (record_shapes=True adds them)",
+        ));
+    }
+    l.push(Line::from(Span::styled(
+        "args of the longest occurrence:",
+        th.title(),
+    )));
+    match &b.cache.op_args {
+        Some(Ok(args)) if !args.is_empty() => {
+            for (k, v) in args.iter().take(extra.height.saturating_sub(6) as usize) {
+                l.push(Line::from(vec![
+                    Span::styled(format!("{k}: "), th.dim()),
+                    Span::styled(fit(v, w.saturating_sub(k.len() + 2)), th.text()),
+                ]));
+            }
+        }
+        Some(Ok(_)) => l.push(widgets::empty(&ctx.theme, "no args")),
+        Some(Err(e)) => l.push(widgets::empty(&ctx.theme, &fit(e, w))),
+        None => {}
+    }
+    f.render_widget(
+        Paragraph::new(l).block(block(&ctx.theme, "shapes and args")),
+        extra,
+    );
+    per_rank(f, ranks, b, ctx, d);
+}
+
+fn per_rank(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail) {
+    let th = &ctx.theme;
+    let (rows, off) = widgets::page(area, 1, b.op_row);
+    let max = d
+        .per_rank
+        .iter()
+        .map(|r| r.stats.total_ns)
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let bw = (area.width as usize).saturating_sub(2 + 8 + 8 + 10 * 4 + 2);
+    let mut lines = vec![widgets::head(
+        &ctx.theme,
+        format!(
+            "{} {} {} {} {} {}  total per rank",
+            pad("rank", 7),
+            rpad("count", 7),
+            rpad("total", 9),
+            rpad("mean", 9),
+            rpad("p99", 9),
+            rpad("max", 9)
+        ),
+    )];
+    for (i, r) in d.per_rank.iter().enumerate().skip(off).take(rows) {
+        let slow = Some(r.rank) == d.slowest_rank;
+        let style = if i == b.op_row {
+            th.selected()
+        } else {
+            th.text()
+        };
+        let bar_style = if slow {
+            th.fg(th.c.slow)
+        } else {
+            th.fg(th.c.accent)
+        };
+        let s = &r.stats;
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!(
+                    "{} {} {} {} {} {}  ",
+                    pad(&format!("{}{}", r.rank, if slow { " ◀" } else { "" }), 7),
+                    rpad(&s.count.to_string(), 7),
+                    rpad(&human(s.total_ns), 9),
+                    rpad(&human(s.mean_ns), 9),
+                    rpad(&human(s.p99_ns), 9),
+                    rpad(&human(s.max_ns), 9)
+                ),
+                style,
+            ),
+            Span::styled(widgets::bar(s.total_ns as f64, max, bw), bar_style),
+        ]));
+    }
+    widgets::hit_rows(ctx, area, 1, rows, off);
+    let title = format!(
+        "who is slow at it: {} ranks (◀ over 5% above the median; Enter: timeline)",
+        d.per_rank.len()
+    );
+    f.render_widget(Paragraph::new(lines).block(block(&ctx.theme, title)), area);
+}

@@ -1,0 +1,245 @@
+//! Roofline: a log-log chart (braille) of achieved TFLOP/s against arithmetic intensity with
+//! the memory roof, the compute roof, the ridge and the U threshold lines, each operator a
+//! letter of its class (C compute-bound, M memory-bound, U under-utilized); and the table of
+//! operators with class, AI, TFLOP/s, GB/s and % of peak.
+
+use super::PaneView;
+use crate::analysis::roofline::{Class, OpRoof};
+use crate::format::{fit, human, pad, rpad};
+use crate::ui::UiMsg;
+use crate::ui::browser::{Browser, Level, Pane};
+use crate::ui::shell::Ctx;
+use crate::ui::shell::theme::Theme;
+use crate::ui::shell::widgets::{self, block};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line as TLine, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::widgets::canvas::{Canvas, Line};
+
+/// Arithmetic intensity shown, log10 FLOP/byte.
+const X: [f64; 2] = [-2.0, 4.0];
+
+fn letter(c: Class) -> &'static str {
+    match c {
+        Class::ComputeBound => "C",
+        Class::MemoryBound => "M",
+        Class::UnderUtilized => "U",
+        Class::Unknown => "?",
+    }
+}
+
+/// The roofline chart and its operator table.
+pub struct RooflinePane;
+
+impl PaneView for RooflinePane {
+    fn list_len(&self, b: &Browser, _: &Ctx<UiMsg>) -> usize {
+        b.data.analysis.roofline.ops.len()
+    }
+
+    /// Opens the row's operator (by name: the table aggregates an operator's kernels).
+    fn enter(&self, b: &mut Browser, row: usize, ctx: &mut Ctx<UiMsg>) {
+        let data = b.data.clone();
+        let name = data.analysis.roofline.ops.get(row).map(|o| o.op.as_str());
+        match name.and_then(|n| data.loaded.job.strings.get(n)) {
+            Some(s) => b.push(Level::Operator(s), Pane::Operator),
+            None => ctx.status = Some("no operator of that name in the trace".into()),
+        }
+    }
+
+    fn draw(&self, f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+        draw(f, area, b, ctx);
+    }
+}
+
+fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+    let chart_h = (area.height * 11 / 20).max(8);
+    let [top, bottom] =
+        Layout::vertical([Constraint::Length(chart_h), Constraint::Min(4)]).areas(area);
+    chart(f, top, b, ctx);
+    table(f, bottom, b, ctx);
+}
+
+fn chart(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+    let th = &ctx.theme;
+    let rf = &b.data.analysis.roofline;
+    let Some(dev) = rf.device.as_ref() else {
+        let note = rf
+            .note
+            .as_ref()
+            .map_or_else(|| "no device peaks".into(), crate::prose::roofline_note);
+        f.render_widget(
+            Paragraph::new(widgets::empty(&ctx.theme, &format!(" {note}")))
+                .block(block(&ctx.theme, "roofline")),
+            area,
+        );
+        return;
+    };
+    let peak = dev.bf16_tflops;
+    let bw = dev.hbm_gbps / 1e3; // TB/s: TFLOP/s = AI × TB/s
+    let ridge = (peak / bw).log10();
+    let y = [(peak.log10() - 5.0).floor(), peak.log10() + 0.5];
+    let u = rf.u;
+    let (roof, thr, dim) = (th.c.roof, th.c.threshold, th.c.dim);
+    let points: Vec<(f64, f64, Class)> = rf
+        .ops
+        .iter()
+        .filter_map(|o| Some((o.ai?.log10(), o.tflops?.max(1e-12).log10(), o.class)))
+        .filter(|p| p.0.is_finite() && p.1.is_finite())
+        .collect();
+    let title = format!(
+        "roofline: {} (bf16 {:.0} TFLOP/s, HBM {:.0} GB/s, ridge {:.0} FLOP/B, U = {})",
+        dev.name,
+        peak,
+        dev.hbm_gbps,
+        peak / bw,
+        u
+    );
+    let canvas = Canvas::default()
+        .block(block(&ctx.theme, title))
+        .marker(Marker::Braille)
+        .x_bounds(X)
+        .y_bounds(y)
+        .paint(move |ctx| {
+            let mem = |x: f64| x + bw.log10();
+            ctx.draw(&Line::new(X[0], mem(X[0]), ridge, peak.log10(), roof));
+            ctx.draw(&Line::new(ridge, peak.log10(), X[1], peak.log10(), roof));
+            let ul = u.log10();
+            ctx.draw(&Line::new(
+                X[0],
+                mem(X[0]) + ul,
+                ridge,
+                peak.log10() + ul,
+                thr,
+            ));
+            ctx.draw(&Line::new(
+                ridge,
+                peak.log10() + ul,
+                X[1],
+                peak.log10() + ul,
+                thr,
+            ));
+            ctx.draw(&Line::new(ridge, y[0], ridge, peak.log10(), dim));
+            ctx.layer();
+            let label = |s: String| Span::styled(s, ratatui::style::Style::default().fg(dim));
+            ctx.print(ridge, y[0], label("ridge".into()));
+            ctx.print(
+                X[0],
+                y[1],
+                label(format!("TFLOP/s, log: 10^{} … 10^{:.1}", y[0], y[1])),
+            );
+            ctx.print(X[0], y[0], label("FLOP/byte, log: 0.01 … 10^4".into()));
+            for &(x, yv, c) in &points {
+                let style = ratatui::style::Style::default()
+                    .fg(class_color_of(c, th))
+                    .add_modifier(Modifier::BOLD);
+                ctx.print(
+                    x.clamp(X[0], X[1]),
+                    yv.clamp(y[0], y[1]),
+                    Span::styled(letter(c), style),
+                );
+            }
+        });
+    f.render_widget(canvas, area);
+}
+
+fn class_color_of(c: Class, th: &Theme) -> Color {
+    match c {
+        Class::ComputeBound => th.c.compute_bound,
+        Class::MemoryBound => th.c.memory_bound,
+        Class::UnderUtilized => th.c.under_utilized,
+        Class::Unknown => th.c.dim,
+    }
+}
+
+fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    x.map_or("-".into(), f)
+}
+
+fn table(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+    let th = &ctx.theme;
+    let rf = &b.data.analysis.roofline;
+    let sel = b.row_of(Pane::Roofline);
+    let (rows, off) = widgets::page(area, 1, sel);
+    let nw = (area.width as usize).saturating_sub(2 + 9 + 16 + 9 + 8 + 9 + 9 + 9 + 8);
+    let head = format!(
+        "{} {} {} {} {} {} {} {}  {}",
+        pad("dtype", 8),
+        pad("class", 15),
+        rpad("time", 8),
+        rpad("kernels", 7),
+        rpad("AI", 8),
+        rpad("TFLOP/s", 8),
+        rpad("GB/s", 8),
+        rpad("% peak", 7),
+        "operator"
+    );
+    let mut lines = vec![TLine::from(Span::styled(head, th.dim()))];
+    for (i, o) in rf.ops.iter().enumerate().skip(off).take(rows) {
+        let style = if i == sel { th.selected() } else { th.text() };
+        lines.push(row(th, o, nw, style, i == sel));
+    }
+    if rf.ops.is_empty() {
+        lines.push(widgets::empty(
+            th,
+            " no operators with shapes or FLOP counts in the traces",
+        ));
+    }
+    widgets::hit_rows(ctx, area, 1, rows, off);
+    let shares: Vec<String> = rf
+        .classes
+        .iter()
+        .map(|(k, v)| format!("{} {:.0}%", k.as_str(), v.share * 100.0))
+        .collect();
+    let title = format!("operators ({}; Enter: operator)", shares.join(", "));
+    f.render_widget(Paragraph::new(lines).block(block(&ctx.theme, title)), area);
+}
+
+fn row(
+    th: &Theme,
+    o: &OpRoof,
+    nw: usize,
+    style: ratatui::style::Style,
+    selected: bool,
+) -> TLine<'static> {
+    let peak = o
+        .flops_of_peak
+        .into_iter()
+        .chain(o.bw_of_peak)
+        .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
+    let cstyle = if selected {
+        style
+    } else {
+        th.fg(class_color_of(o.class, th))
+    };
+    TLine::from(vec![
+        Span::styled(
+            format!(
+                "{} ",
+                pad(
+                    o.dtype
+                        .as_deref()
+                        .map_or("-", |d| d.trim_start_matches("c10::")),
+                    8
+                )
+            ),
+            style,
+        ),
+        Span::styled(pad(o.class.as_str(), 15), cstyle),
+        Span::styled(
+            format!(
+                " {} {} {} {} {} {}  {}",
+                rpad(&human(o.time_ns), 8),
+                rpad(&o.kernels.to_string(), 7),
+                rpad(&opt(o.ai, |x| format!("{x:.1}")), 8),
+                rpad(&opt(o.tflops, |x| format!("{x:.2}")), 8),
+                rpad(&format!("{:.0}", o.gbps), 8),
+                rpad(&opt(peak, |x| format!("{:.0}%", x * 100.0)), 7),
+                fit(&o.op, nw)
+            ),
+            style,
+        ),
+    ])
+}

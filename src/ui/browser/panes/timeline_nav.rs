@@ -1,0 +1,256 @@
+//! The timeline's moves: the operator a fresh timeline selects, zoom and pan, the next
+//! operator of a kind, jumps from other panes (a critical stretch, an operator's rank), the
+//! rows shown when ranks outnumber the lines, and the selected operator on every row.
+
+use super::timeline::capacity;
+use crate::analysis::timeline::{Band, BandKind, Timeline};
+use crate::model::{RankIx, StepNo, Sym};
+use crate::time::Ns;
+use crate::ui::UiMsg;
+use crate::ui::browser::nav::select_row;
+use crate::ui::browser::{Browser, Focus, SelectedKey};
+use crate::ui::shell::Ctx;
+use crate::ui::shell::keymap::Action;
+use std::ops::Range;
+
+/// The displayed rows: single timeline rows, or groups when they exceed the capacity.
+pub fn display_rows(b: &Browser, t: &Timeline, size: (u16, u16)) -> Vec<Range<usize>> {
+    let base =
+        b.tl.expanded
+            .map_or(0..t.rows.len(), |(a, e)| a..e.min(t.rows.len()));
+    let n = base.len();
+    let g = n.div_ceil(capacity(size)).max(1);
+    base.clone()
+        .step_by(g)
+        .map(|a| a..(a + g).min(base.end))
+        .collect()
+}
+
+/// The selected operator on every row: for a collective on the cluster timeline, the bands
+/// of its matched instance (`first` is the row it was picked on); otherwise, or when the
+/// call is unmatched, its k-th same-named band on each row.
+fn selected_bands(
+    t: &Timeline,
+    comm: &crate::analysis::comm::Comm,
+    rank: Option<RankIx>,
+    first: usize,
+    s: Sym,
+    k: usize,
+) -> Vec<Option<Band>> {
+    let picked = t.rows.get(first).and_then(|r| r.occurrence(s, k));
+    match picked {
+        Some(band)
+            if rank.is_none()
+                && !matches!(
+                    band.kind,
+                    BandKind::Compute | BandKind::Memory | BandKind::Host
+                ) =>
+        {
+            t.instance_occurrences(comm, first, band)
+                .unwrap_or_else(|| t.occurrences(s, k))
+        }
+        _ => t.occurrences(s, k),
+    }
+}
+
+/// Brings the timeline of (the device level's rank or the cluster, the selected step) into
+/// the cache as the current one (reused, or built here), keeps the selection valid, resolves
+/// pending jumps, and finds the selected operator on every row.
+pub fn prepare(b: &mut Browser, step: StepNo, ctx: &mut Ctx<UiMsg>) {
+    let rank = b.device();
+    let current = b.cache.timelines.last().map(|t| (t.rank, t.step));
+    if current != Some((rank, step)) {
+        let kept = &mut b.cache.timelines;
+        let t = match kept.iter().position(|t| (t.rank, t.step) == (rank, step)) {
+            Some(i) => kept.remove(i).timeline,
+            None => super::super::work::build_timeline(&b.data, rank, step),
+        };
+        b.tl.row = b.tl.row.min(t.rows.len().saturating_sub(1));
+        if b.tl
+            .op
+            .is_none_or(|(s, k)| !t.rows.iter().any(|r| r.occurrence(s, k).is_some()))
+        {
+            b.tl.op = default_op(&t);
+        }
+        b.keep_timeline(rank, step, t);
+    }
+    resolve_focus(b, ctx);
+    let rows = b
+        .timeline()
+        .map_or(0, |t| display_rows(b, t, ctx.size).len());
+    b.tl.row = b.tl.row.min(rows.saturating_sub(1));
+    let first = b.timeline().map_or(0, |t| {
+        display_rows(b, t, ctx.size)
+            .get(b.tl.row)
+            .map_or(0, |r| r.start)
+    });
+    let key = b.tl.op.map(|(name, k)| SelectedKey {
+        rank,
+        step,
+        name,
+        k,
+        row: first,
+    });
+    if key != b.cache.selected {
+        let data = b.data.clone();
+        b.cache.selected_bands = match (b.tl.op, b.timeline()) {
+            (Some((s, k)), Some(t)) => selected_bands(t, &data.analysis.comm, rank, first, s, k),
+            _ => Vec::new(),
+        };
+        b.cache.selected = key;
+    }
+}
+
+/// The first collective of the step (else the first band): the operator a fresh timeline
+/// highlights.
+pub fn default_op(t: &Timeline) -> Option<(Sym, usize)> {
+    let pick = |want: Option<BandKind>| {
+        t.rows.iter().find_map(|r| {
+            let i = r
+                .bands
+                .iter()
+                .position(|b| want.is_none_or(|k| b.kind == k))?;
+            Some((r.bands[i].name, r.occurrence_index(i)))
+        })
+    };
+    pick(Some(BandKind::Collective)).or_else(|| pick(None))
+}
+
+/// The visible window of the timeline.
+pub fn window(b: &Browser, t: &Timeline) -> (Ns, Ns) {
+    b.tl.zoom.unwrap_or((t.start, t.end.max(t.start + 1)))
+}
+
+/// Zoom and pan.
+pub fn zoom(b: &mut Browser, a: Action, size: (u16, u16)) {
+    let Some(t) = b.timeline() else { return };
+    let (full_a, full_b) = (t.start, t.end.max(t.start + 1));
+    let (a0, b0) = window(b, t);
+    let w = b0 - a0;
+    let center =
+        b.tl.op
+            .and_then(|(s, k)| selected_band(b, t, s, k, size))
+            .map(|(s, e)| s + (e - s) / 2)
+            .filter(|c| (a0..=b0).contains(c))
+            .unwrap_or(a0 + w / 2);
+    let (na, nb) = match a {
+        Action::ZoomIn => {
+            let nw = (w / 2).max(1_000);
+            (center - nw / 2, center - nw / 2 + nw)
+        }
+        Action::ZoomOut => (center - w, center + w),
+        Action::PanLeft => (a0 - w / 4, b0 - w / 4),
+        Action::PanRight => (a0 + w / 4, b0 + w / 4),
+        _ => (full_a, full_b),
+    };
+    b.tl.zoom = clamp(na, nb, full_a, full_b);
+}
+
+/// A window inside the step (shifted back in when panned out); `None` when it covers it.
+fn clamp(a: Ns, b: Ns, full_a: Ns, full_b: Ns) -> Option<(Ns, Ns)> {
+    let w = b - a;
+    if w >= full_b - full_a {
+        return None;
+    }
+    let a = a.max(full_a).min(full_b - w);
+    Some((a, a + w))
+}
+
+/// Start and end of the selected operator on the selected row (or the first row having it).
+pub fn selected_band(
+    b: &Browser,
+    t: &Timeline,
+    s: Sym,
+    k: usize,
+    size: (u16, u16),
+) -> Option<(Ns, Ns)> {
+    let rows = display_rows(b, t, size);
+    let first = rows.get(b.tl.row).map_or(0, |r| r.start);
+    let band = t
+        .rows
+        .get(first)
+        .and_then(|r| r.occurrence(s, k))
+        .or_else(|| t.rows.iter().find_map(|r| r.occurrence(s, k)))?;
+    Some((band.start, band.end))
+}
+
+/// `>` / `<`: the next (previous) operator of the selected operator's kind on the selected
+/// row; the view follows it.
+pub fn next_of_kind(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) {
+    let Some(t) = b.timeline() else { return };
+    let rows = display_rows(b, t, ctx.size);
+    let Some(row) = rows.get(b.tl.row).and_then(|r| t.rows.get(r.start)) else {
+        return;
+    };
+    let (a0, _) = window(b, t);
+    let cur = b.tl.op.and_then(|(s, k)| {
+        let mut seen = 0;
+        row.bands.iter().position(|b| {
+            let hit = b.name == s && seen == k;
+            seen += usize::from(b.name == s);
+            hit
+        })
+    });
+    let kind = cur.map(|i| row.bands[i].kind);
+    let start = cur.unwrap_or_else(|| row.bands.partition_point(|b| b.start < a0));
+    let same = |i: &usize| kind.is_none_or(|k| row.bands[*i].kind == k);
+    let next = if forward {
+        (start + usize::from(cur.is_some())..row.bands.len()).find(same)
+    } else {
+        (0..start).rev().find(same)
+    };
+    let Some(j) = next else {
+        ctx.status = Some("no more operators of this kind on this row".into());
+        return;
+    };
+    let band = row.bands[j];
+    let k = row.occurrence_index(j);
+    let (full_a, full_b) = (t.start, t.end.max(t.start + 1));
+    let (wa, wb) = window(b, t);
+    b.tl.op = Some((band.name, k));
+    if band.start < wa || band.end > wb {
+        let w = (wb - wa).max(band.end - band.start);
+        let c = band.start + (band.end - band.start) / 2;
+        b.tl.zoom = clamp(c - w / 2, c - w / 2 + w, full_a, full_b);
+    }
+}
+
+/// Resolves a pending focus (critical path jump, operator → rank): selects the row and the
+/// band and zooms around it.
+pub fn resolve_focus(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
+    if let Some(Focus { rank, name, start }) = b.tl.focus.take() {
+        let Some(t) = b.timeline() else { return };
+        let (t0, t1) = (t.start, t.end.max(t.start + 1));
+        let found = t
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.rank == rank)
+            .find_map(|(ri, r)| {
+                let i = r
+                    .bands
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, x)| x.name == name)
+                    .min_by_key(|(_, x)| (x.start - start).abs())?
+                    .0;
+                Some((ri, r.occurrence_index(i), r.bands[i]))
+            });
+        match found {
+            Some((ri, k, band)) => {
+                b.tl.op = Some((name, k));
+                let d = (band.end - band.start).max((t1 - t0) / 200).max(1_000);
+                b.tl.zoom = clamp(band.start - 2 * d, band.end + 2 * d, t0, t1);
+                b.tl.expanded = None;
+                select_row(b, ri, ctx.size);
+            }
+            None => ctx.status = Some("that operator is not on this rank's timeline rows".into()),
+        }
+    }
+    if let Some(rank) = b.tl.focus_rank.take() {
+        if let Some(ri) = b.timeline().and_then(|t| t.row_of_rank(rank)) {
+            b.tl.expanded = None;
+            select_row(b, ri, ctx.size);
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! Key bindings: actions, their keys and descriptions, from `keymaps/default.toml` (embedded)
+//! overridden action by action by the user's file. One list feeds the dispatcher, the footer
+//! hints and the help overlay.
+
+use crate::config::{self, Layer};
+use crate::error::Error;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::collections::HashMap;
+
+/// The embedded keymaps, by name.
+pub const EMBEDDED: [(&str, &str); 1] =
+    [("default", include_str!("../../../keymaps/default.toml"))];
+
+macro_rules! actions {
+    ($($v:ident => $n:literal),* $(,)?) => {
+        /// Everything a key can do.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Action { $(#[doc = $n] $v),* }
+        impl Action {
+            /// Every action, in help order.
+            pub const ALL: &[Action] = &[$(Action::$v),*];
+            /// The action's name in keymap files.
+            pub fn name(self) -> &'static str {
+                match self { $(Action::$v => $n),* }
+            }
+        }
+    };
+}
+
+actions! {
+    Quit => "quit", Help => "help", Search => "search", NextMatch => "next_match",
+    PrevMatch => "prev_match", NextPane => "next_pane", PrevPane => "prev_pane",
+    PaneOverview => "pane_overview", PaneTimeline => "pane_timeline",
+    PaneCritical => "pane_critical", PaneRoofline => "pane_roofline",
+    PaneAdvisor => "pane_advisor", PaneOperator => "pane_operator", PaneComm => "pane_comm",
+    Enter => "enter", Back => "back", PrevStep => "prev_step", NextStep => "next_step",
+    Up => "up", Down => "down", PageUp => "page_up", PageDown => "page_down", Top => "top",
+    Bottom => "bottom", PanLeft => "pan_left", PanRight => "pan_right", ZoomIn => "zoom_in",
+    ZoomOut => "zoom_out", ZoomReset => "zoom_reset", NextOfKind => "next_of_kind",
+    PrevOfKind => "prev_of_kind", CycleMetric => "cycle_metric",
+}
+
+/// A key with its modifiers (shift folded into the character).
+pub type Key = (KeyCode, KeyModifiers);
+
+/// One action's keys and description.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    /// The action.
+    pub action: Action,
+    /// Its keys, as written (first one shown in hints).
+    pub keys: Vec<String>,
+    /// What it does.
+    pub desc: String,
+}
+
+/// The resolved keymap.
+#[derive(Debug, Clone)]
+pub struct Keymap {
+    /// Bindings in [`Action::ALL`] order.
+    pub bindings: Vec<Binding>,
+    lookup: HashMap<Key, Action>,
+}
+
+/// Parses a key name (`q`, `ctrl-c`, `enter`, `backtab`, `f5`).
+pub fn parse_key(s: &str) -> Result<Key, String> {
+    let mut mods = KeyModifiers::NONE;
+    let mut rest = s;
+    loop {
+        if let Some(r) = rest.strip_prefix("ctrl-").filter(|r| !r.is_empty()) {
+            mods |= KeyModifiers::CONTROL;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("alt-").filter(|r| !r.is_empty()) {
+            mods |= KeyModifiers::ALT;
+            rest = r;
+        } else {
+            break;
+        }
+    }
+    let code = match rest {
+        "enter" => KeyCode::Enter,
+        "esc" => KeyCode::Esc,
+        "backspace" => KeyCode::Backspace,
+        "tab" => KeyCode::Tab,
+        "backtab" | "shift-tab" => KeyCode::BackTab,
+        "space" => KeyCode::Char(' '),
+        "up" => KeyCode::Up,
+        "down" => KeyCode::Down,
+        "left" => KeyCode::Left,
+        "right" => KeyCode::Right,
+        "pageup" => KeyCode::PageUp,
+        "pagedown" => KeyCode::PageDown,
+        "home" => KeyCode::Home,
+        "end" => KeyCode::End,
+        "delete" => KeyCode::Delete,
+        f if f.len() > 1
+            && f.starts_with('f')
+            && f[1..].parse::<u8>().is_ok_and(|n| (1..=12).contains(&n)) =>
+        {
+            KeyCode::F(f[1..].parse().expect("checked"))
+        }
+        c if c.chars().count() == 1 => KeyCode::Char(c.chars().next().expect("one char")),
+        _ => return Err(format!("unknown key name `{s}`")),
+    };
+    Ok((code, mods))
+}
+
+/// A terminal key event as a lookup key: shift is part of the character (`G`, `?`).
+pub fn normalize(k: KeyEvent) -> Key {
+    let mut mods = k.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT);
+    let code = match k.code {
+        KeyCode::Char(c) if mods.contains(KeyModifiers::CONTROL) => {
+            KeyCode::Char(c.to_ascii_lowercase())
+        }
+        other => other,
+    };
+    if code == KeyCode::BackTab {
+        mods = KeyModifiers::NONE;
+    }
+    (code, mods)
+}
+
+impl Keymap {
+    /// The keymap `arg` (a built-in name or a path), with the user's overrides.
+    pub fn load(arg: &str) -> Result<Keymap, Error> {
+        Keymap::from_layers(&config::layers("keymaps", arg, "default", &EMBEDDED)?)
+    }
+
+    /// The embedded default keymap.
+    pub fn default_map() -> Keymap {
+        let layer = Layer {
+            label: "embedded:keymaps/default.toml".into(),
+            text: EMBEDDED[0].1.into(),
+        };
+        Keymap::from_layers(&[layer]).expect("the embedded keymap is valid")
+    }
+
+    /// Layers applied in order, action by action; every action must end up bound.
+    pub fn from_layers(layers: &[Layer]) -> Result<Keymap, Error> {
+        let mut found: HashMap<Action, (Binding, usize)> = HashMap::new();
+        for (li, layer) in layers.iter().enumerate() {
+            let table = config::section(layer, config::parse(layer)?, "bindings")?;
+            for (name, v) in table {
+                let Some(&action) = Action::ALL.iter().find(|a| a.name() == name) else {
+                    return Err(config::key_error(layer, &name, "unknown action"));
+                };
+                let b = binding(layer, action, &name, v)?;
+                found.insert(action, (b, li));
+            }
+        }
+        let mut lookup: HashMap<Key, (Action, usize)> = HashMap::new();
+        let mut bindings = Vec::new();
+        for &a in Action::ALL {
+            let Some((b, li)) = found.remove(&a) else {
+                return Err(config::key_error(
+                    &layers[0],
+                    a.name(),
+                    "action has no binding",
+                ));
+            };
+            for k in &b.keys {
+                let key = parse_key(k).map_err(|e| config::key_error(&layers[li], a.name(), e))?;
+                if let Some((other, lo)) = lookup.insert(key, (a, li)) {
+                    // Blame the later layer: that is the file the user just edited.
+                    let (blamed, layer, with) = if lo > li {
+                        (other, lo, a)
+                    } else {
+                        (a, li, other)
+                    };
+                    return Err(config::key_error(
+                        &layers[layer],
+                        blamed.name(),
+                        format!("key `{k}` is also bound to `{}`", with.name()),
+                    ));
+                }
+            }
+            bindings.push(b);
+        }
+        let lookup = lookup.into_iter().map(|(k, (a, _))| (k, a)).collect();
+        Ok(Keymap { bindings, lookup })
+    }
+
+    /// The action of a key, if any.
+    pub fn action(&self, key: Key) -> Option<Action> {
+        self.lookup.get(&key).copied()
+    }
+
+    /// The binding of an action.
+    pub fn binding(&self, a: Action) -> &Binding {
+        &self.bindings[Action::ALL
+            .iter()
+            .position(|x| *x == a)
+            .expect("every action")]
+    }
+
+    /// The first key of an action, for hints.
+    pub fn key_of(&self, a: Action) -> &str {
+        self.binding(a).keys.first().map_or("", String::as_str)
+    }
+}
+
+fn binding(layer: &Layer, action: Action, name: &str, v: toml::Value) -> Result<Binding, Error> {
+    let toml::Value::Table(t) = v else {
+        return Err(config::key_error(
+            layer,
+            name,
+            "expected { keys = [...], desc = \"...\" }",
+        ));
+    };
+    let mut keys = Vec::new();
+    let mut desc = None;
+    for (k, v) in t {
+        match (k.as_str(), v) {
+            ("keys", toml::Value::Array(a)) => {
+                for x in a {
+                    let toml::Value::String(s) = x else {
+                        return Err(config::key_error(layer, name, "keys must be strings"));
+                    };
+                    parse_key(&s).map_err(|e| config::key_error(layer, name, e))?;
+                    keys.push(s);
+                }
+            }
+            ("desc", toml::Value::String(s)) => desc = Some(s),
+            (other, _) => {
+                return Err(config::key_error(
+                    layer,
+                    name,
+                    format!("unexpected field `{other}` (keys, desc)"),
+                ));
+            }
+        }
+    }
+    if keys.is_empty() {
+        return Err(config::key_error(layer, name, "no keys"));
+    }
+    let desc = desc.ok_or_else(|| config::key_error(layer, name, "missing desc"))?;
+    Ok(Binding { action, keys, desc })
+}
+
+/// Parses a `--keys` script: characters are keys; `<name>` is a named key (`<enter>`,
+/// `<esc>`, `<ctrl-c>`, `<lt>` for `<`).
+pub fn parse_script(s: &str) -> Result<Vec<Key>, String> {
+    let mut out = Vec::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '<' {
+            let name: String = chars.by_ref().take_while(|&c| c != '>').collect();
+            let lower = name.to_ascii_lowercase();
+            out.push(match lower.as_str() {
+                "lt" => (KeyCode::Char('<'), KeyModifiers::NONE),
+                "cr" | "return" => (KeyCode::Enter, KeyModifiers::NONE),
+                "bs" => (KeyCode::Backspace, KeyModifiers::NONE),
+                "s-tab" => (KeyCode::BackTab, KeyModifiers::NONE),
+                _ => parse_key(&lower).map_err(|e| format!("--keys: {e}"))?,
+            });
+        } else {
+            out.push((KeyCode::Char(c), KeyModifiers::NONE));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_names() {
+        assert_eq!(
+            parse_key("ctrl-c"),
+            Ok((KeyCode::Char('c'), KeyModifiers::CONTROL))
+        );
+        assert_eq!(parse_key("G"), Ok((KeyCode::Char('G'), KeyModifiers::NONE)));
+        assert_eq!(parse_key("f12"), Ok((KeyCode::F(12), KeyModifiers::NONE)));
+        assert_eq!(parse_key("-"), Ok((KeyCode::Char('-'), KeyModifiers::NONE)));
+        assert!(parse_key("ctrlc").is_err());
+        assert!(parse_key("f13").is_err());
+    }
+
+    #[test]
+    fn the_default_binds_every_action_once() {
+        let k = Keymap::default_map();
+        assert_eq!(k.bindings.len(), Action::ALL.len());
+        assert_eq!(
+            k.action((KeyCode::Char('q'), KeyModifiers::NONE)),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            k.action((KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Some(Action::Quit)
+        );
+        assert_eq!(k.key_of(Action::Search), "/");
+    }
+
+    #[test]
+    fn a_user_layer_overrides_one_action() {
+        let base = Layer {
+            label: "base".into(),
+            text: EMBEDDED[0].1.into(),
+        };
+        let user = Layer {
+            label: "user.toml".into(),
+            text: "[bindings]\nquit = { keys = [\"x\"], desc = \"leave\" }\n".into(),
+        };
+        let k = Keymap::from_layers(&[base, user]).unwrap();
+        assert_eq!(
+            k.action((KeyCode::Char('x'), KeyModifiers::NONE)),
+            Some(Action::Quit)
+        );
+        assert_eq!(k.action((KeyCode::Char('q'), KeyModifiers::NONE)), None);
+        assert_eq!(k.binding(Action::Quit).desc, "leave");
+        assert_eq!(k.key_of(Action::Help), "?");
+    }
+
+    #[test]
+    fn bad_files_name_the_line_and_the_key() {
+        let base = || Layer {
+            label: "base".into(),
+            text: EMBEDDED[0].1.into(),
+        };
+        let bad = |text: &str| {
+            let user = Layer {
+                label: "u.toml".into(),
+                text: text.into(),
+            };
+            Keymap::from_layers(&[base(), user])
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            bad("[bindings]\n\nqiut = { keys = [\"x\"], desc = \"d\" }\n"),
+            "u.toml: line 3: `qiut`: unknown action"
+        );
+        assert_eq!(
+            bad("[bindings]\nquit = { keys = [\"ctrlx\"], desc = \"d\" }\n"),
+            "u.toml: line 2: `quit`: unknown key name `ctrlx`"
+        );
+        assert_eq!(
+            bad("[bindings]\nquit = { keys = [\"x\"] }\n"),
+            "u.toml: line 2: `quit`: missing desc"
+        );
+        assert_eq!(
+            bad("[bindings]\nquit = { keys = [\"?\"], desc = \"d\" }\n"),
+            "u.toml: line 2: `quit`: key `?` is also bound to `help`"
+        );
+        assert!(bad("[bindings\n").starts_with("u.toml: line 1: "));
+    }
+
+    #[test]
+    fn key_scripts() {
+        let k = parse_script("jj<enter>/mm<esc><lt>").unwrap();
+        assert_eq!(k.len(), 8);
+        assert_eq!(k[2], (KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(k[7], (KeyCode::Char('<'), KeyModifiers::NONE));
+        assert!(parse_script("<nope>").is_err());
+    }
+}

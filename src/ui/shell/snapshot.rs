@@ -1,0 +1,36 @@
+//! A screen drawn to plain text — the same draw code as the terminal, on ratatui's in-memory
+//! backend — for `stepscope snapshot`, the pane snapshots of the tests, and the frame
+//! benchmarks.
+
+use super::{Screen, Shell};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+
+/// Draws the shell at its size and returns the screen as text (trailing spaces trimmed).
+pub fn render<S: Screen>(shell: &Shell<S>) -> String {
+    text(&buffer(shell))
+}
+
+/// Draws the shell at its size into a buffer (styles kept: colours, reverse video).
+pub fn buffer<S: Screen>(shell: &Shell<S>) -> Buffer {
+    let (w, h) = shell.ctx.size;
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("in-memory backend");
+    term.draw(|f| shell.draw(f)).expect("in-memory draw");
+    term.backend().buffer().clone()
+}
+
+/// A buffer as lines of text.
+pub fn text(buf: &Buffer) -> String {
+    let w = buf.area.width as usize;
+    let mut out = String::new();
+    for row in buf.content.chunks(w.max(1)) {
+        let mut line = String::new();
+        for c in row {
+            line.push_str(c.symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
