@@ -76,12 +76,25 @@ fn general_decimal(text: &[u8], scale: i32) -> Result<Ns, TimeError> {
     if t.len() >= 2 && t[0] == b'"' && t[t.len() - 1] == b'"' {
         t = t[1..t.len() - 1].trim_ascii();
     }
-    let (neg, mut i) = match t.first() {
+    let (neg, i) = match t.first() {
         Some(b'-') => (true, 1),
         Some(_) => (false, 0),
         None => return Err(TimeError::NotANumber),
     };
-    // Significant digits accumulate in i128; 36 digits is far beyond any i64 result.
+    let (mant, frac_len, i) = mantissa(t, i)?;
+    let (exp, i) = exponent(t, i)?;
+    if i != t.len() {
+        return Err(TimeError::NotANumber);
+    }
+    let value = scaled(mant, exp.saturating_add(scale).saturating_sub(frac_len))?;
+    let value = if neg { -value } else { value };
+    i64::try_from(value).map_err(|_| TimeError::Overflow)
+}
+
+/// The digits of `t` from `i`, with an optional fraction: (significand, digits after the
+/// point, where they end). Significant digits accumulate in i128; 36 digits is far beyond
+/// any i64 result.
+fn mantissa(t: &[u8], mut i: usize) -> Result<(i128, i32, usize), TimeError> {
     let mut mant: i128 = 0;
     let mut digits = 0u32;
     let mut frac_len: i32 = 0;
@@ -113,6 +126,11 @@ fn general_decimal(text: &[u8], scale: i32) -> Result<Ns, TimeError> {
     if !seen_digit {
         return Err(TimeError::NotANumber);
     }
+    Ok((mant, frac_len, i))
+}
+
+/// An optional exponent (`e-3`, `E+2`) at `i`: (its value, where it ends).
+fn exponent(t: &[u8], mut i: usize) -> Result<(i32, usize), TimeError> {
     let mut exp: i32 = 0;
     if i < t.len() && (t[i] == b'e' || t[i] == b'E') {
         i += 1;
@@ -141,29 +159,28 @@ fn general_decimal(text: &[u8], scale: i32) -> Result<Ns, TimeError> {
             exp = -exp;
         }
     }
-    if i != t.len() {
-        return Err(TimeError::NotANumber);
+    Ok((exp, i))
+}
+
+/// `mant × 10^shift`, rounded half up when shifting down.
+fn scaled(mant: i128, shift: i32) -> Result<i128, TimeError> {
+    if mant == 0 {
+        return Ok(0);
     }
-    let shift = exp.saturating_add(scale).saturating_sub(frac_len);
-    let value = if mant == 0 {
-        0
-    } else if shift >= 0 {
+    if shift >= 0 {
         if shift > 38 {
             return Err(TimeError::Overflow);
         }
-        mant.checked_mul(10i128.pow(shift as u32))
-            .ok_or(TimeError::Overflow)?
-    } else {
-        let down = -shift;
-        if down > 38 {
-            0
-        } else {
-            let p = 10i128.pow(down as u32);
-            (mant + p / 2) / p
-        }
-    };
-    let value = if neg { -value } else { value };
-    i64::try_from(value).map_err(|_| TimeError::Overflow)
+        return mant
+            .checked_mul(10i128.pow(shift as u32))
+            .ok_or(TimeError::Overflow);
+    }
+    let down = -shift;
+    if down > 38 {
+        return Ok(0);
+    }
+    let p = 10i128.pow(down as u32);
+    Ok((mant + p / 2) / p)
 }
 
 #[cfg(test)]

@@ -210,32 +210,6 @@ pub fn detail(
         shapes,
         ..
     } = all;
-    let kind = most(&kinds).unwrap_or(Kind::Other);
-    let slowest_rank = per_rank
-        .iter()
-        .max_by(|a, b| {
-            a.stats
-                .total_ns
-                .cmp(&b.stats.total_ns)
-                .then(b.rank.cmp(&a.rank))
-        })
-        .filter(|top| {
-            let mut totals: Vec<Ns> = per_rank.iter().map(|r| r.stats.total_ns).collect();
-            totals.sort_unstable();
-            let median = median_sorted(&totals);
-            top.stats.total_ns as f64 > median as f64 * (1.0 + SLOW_RANK_EXCESS)
-        })
-        .map(|r| r.rank);
-    let mut shapes: Vec<ShapeCount> = shapes
-        .into_iter()
-        .map(|((dims, types), count)| ShapeCount { dims, types, count })
-        .collect();
-    shapes.sort_by(|a, b| {
-        b.count
-            .cmp(&a.count)
-            .then(a.dims.cmp(&b.dims))
-            .then(a.types.cmp(&b.types))
-    });
     let own = job.strings.resolve(name);
     let launcher = most(&launcher_names).map(|s| job.strings.resolve(s));
     let roof = roofline
@@ -256,16 +230,46 @@ pub fn detail(
         .map(|c| critical_ns as f64 / c.total_ns as f64);
     OpDetail {
         name,
-        kind,
+        kind: most(&kinds).unwrap_or(Kind::Other),
         all: durations(&mut all_durs),
+        slowest_rank: slowest_rank(&per_rank),
         per_rank,
-        slowest_rank,
-        shapes,
+        shapes: shape_counts(shapes),
         roofline: roof,
         critical_ns,
         critical_share,
         longest: longest.map(|(_, e)| e),
     }
+}
+
+/// The rank with the most total time, when it is more than [`SLOW_RANK_EXCESS`] above the
+/// median rank (ties: the lower rank id).
+fn slowest_rank(per_rank: &[RankOp]) -> Option<RankId> {
+    let top = per_rank.iter().max_by(|a, b| {
+        a.stats
+            .total_ns
+            .cmp(&b.stats.total_ns)
+            .then(b.rank.cmp(&a.rank))
+    })?;
+    let mut totals: Vec<Ns> = per_rank.iter().map(|r| r.stats.total_ns).collect();
+    totals.sort_unstable();
+    let median = median_sorted(&totals);
+    (top.stats.total_ns as f64 > median as f64 * (1.0 + SLOW_RANK_EXCESS)).then_some(top.rank)
+}
+
+/// Shapes by count, most common first (ties: by dims, then types).
+fn shape_counts(shapes: FxHashMap<(Option<Sym>, Option<Sym>), u64>) -> Vec<ShapeCount> {
+    let mut out: Vec<ShapeCount> = shapes
+        .into_iter()
+        .map(|((dims, types), count)| ShapeCount { dims, types, count })
+        .collect();
+    out.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then(a.dims.cmp(&b.dims))
+            .then(a.types.cmp(&b.types))
+    });
+    out
 }
 
 /// The key with the largest count (ties: the smallest key, for determinism).

@@ -63,24 +63,8 @@ pub fn findings(list: &[FindingRow]) -> Table {
 
 /// Host-side causes: launches, syncs, data loading, GC, allocator, pageable copies.
 pub fn host(h: &Host) -> Option<Table> {
-    let l = &h.launch;
     let mut rows = Vec::new();
-    if l.launched > 0 {
-        rows.push(vec![
-            "launch".into(),
-            format!(
-                "{} kernels, {} shorter than their launch",
-                l.launched,
-                pct(l.shorter_share)
-            ),
-            human(l.host_bound_ns),
-            pct(if l.span_ns > 0 {
-                l.host_bound_ns as f64 / l.span_ns as f64
-            } else {
-                0.0
-            }),
-        ]);
-    }
+    rows.extend(launch_row(h));
     for s in h.syncs.iter().take(5) {
         rows.push(vec![
             "sync".into(),
@@ -95,39 +79,8 @@ pub fn host(h: &Host) -> Option<Table> {
             "-".into(),
         ]);
     }
-    let d = &h.data_loading;
-    if d.count > 0 {
-        rows.push(vec![
-            "data loading".into(),
-            format!(
-                "{} loads, {} in all, longest {}",
-                d.count,
-                human(d.total_ns),
-                human(d.max_ns)
-            ),
-            human(d.device_idle_ns),
-            pct(d.share_of_step),
-        ]);
-    }
-    if let Some(g) = h.gc.first() {
-        rows.push(vec![
-            "gc".into(),
-            format!(
-                "{} {} pause(s), longest {} (rank {}, step {})",
-                h.gc.len(),
-                if g.recorded {
-                    "recorded"
-                } else {
-                    "conjectured"
-                },
-                human(g.dur_ns),
-                g.rank,
-                g.step
-            ),
-            human(h.gc.iter().map(|x| x.dur_ns).sum()),
-            "-".into(),
-        ]);
-    }
+    rows.extend(data_loading_row(h));
+    rows.extend(gc_row(h));
     for (what, c) in [
         ("allocator", &h.allocator),
         ("pageable h2d", &h.pageable_h2d),
@@ -148,6 +101,64 @@ pub fn host(h: &Host) -> Option<Table> {
         rows,
         notes: Vec::new(),
     })
+}
+
+fn launch_row(h: &Host) -> Option<Vec<String>> {
+    let l = &h.launch;
+    (l.launched > 0).then(|| {
+        vec![
+            "launch".into(),
+            format!(
+                "{} kernels, {} shorter than their launch",
+                l.launched,
+                pct(l.shorter_share)
+            ),
+            human(l.host_bound_ns),
+            pct(if l.span_ns > 0 {
+                l.host_bound_ns as f64 / l.span_ns as f64
+            } else {
+                0.0
+            }),
+        ]
+    })
+}
+
+fn data_loading_row(h: &Host) -> Option<Vec<String>> {
+    let d = &h.data_loading;
+    (d.count > 0).then(|| {
+        vec![
+            "data loading".into(),
+            format!(
+                "{} loads, {} in all, longest {}",
+                d.count,
+                human(d.total_ns),
+                human(d.max_ns)
+            ),
+            human(d.device_idle_ns),
+            pct(d.share_of_step),
+        ]
+    })
+}
+
+fn gc_row(h: &Host) -> Option<Vec<String>> {
+    let g = h.gc.first()?;
+    Some(vec![
+        "gc".into(),
+        format!(
+            "{} {} pause(s), longest {} (rank {}, step {})",
+            h.gc.len(),
+            if g.recorded {
+                "recorded"
+            } else {
+                "conjectured"
+            },
+            human(g.dur_ns),
+            g.rank,
+            g.step
+        ),
+        human(h.gc.iter().map(|x| x.dur_ns).sum()),
+        "-".into(),
+    ])
 }
 
 /// Roofline classes and the top operators.

@@ -1,5 +1,5 @@
 //! The `cluster` and `communication` sections of the report; their tables are in
-//! [`super::cluster_tables`].
+//! the sibling module `cluster_tables`.
 
 use super::json::{MismatchRow, SlowStepRow, StragglerRow};
 use crate::analysis::Analysis;
@@ -11,8 +11,6 @@ use crate::analysis::comm::links::Topology;
 use crate::analysis::comm::stats::{P2pCell, SlowLink, TypeStats, WorstInstance};
 use crate::model::RankId;
 use serde::Serialize;
-
-pub use super::cluster_tables::tables;
 
 /// Stragglers listed per group in JSON (text shows fewer).
 pub const JSON_STRAGGLERS: usize = 20;

@@ -8,6 +8,30 @@ use std::fmt::Write;
 /// Renders the markdown report.
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
+    header(&mut o, r);
+    table(&mut o, &super::advice::findings(&r.findings));
+    steps(&mut o, r);
+    if let Some(step) = r.focus_step {
+        breakdown(&mut o, r, step);
+    }
+    top_ops(&mut o, r);
+    for t in super::tables(r) {
+        table(&mut o, &t);
+    }
+    for (title, lines) in closing_lists(r) {
+        if !lines.is_empty() {
+            let _ = writeln!(o, "\n## {title}\n");
+            for l in lines {
+                let _ = writeln!(o, "- {l}");
+            }
+        }
+    }
+    let _ = writeln!(o, "\n_{}_", timings_line(r));
+    o
+}
+
+/// The title and what was loaded: ranks, steps, devices, events.
+fn header(o: &mut String, r: &Report) {
     let j = &r.job;
     let _ = writeln!(o, "# stepscope report\n");
     let world = j
@@ -30,9 +54,9 @@ pub fn render(r: &Report) -> String {
     }
     let kinds = nonzero_counts(&j.events);
     let _ = writeln!(o, "- **events**: {}", kinds.join(", "));
+}
 
-    table(&mut o, &super::advice::findings(&r.findings));
-
+fn steps(o: &mut String, r: &Report) {
     let _ = writeln!(o, "\n## Steps\n");
     let _ = writeln!(
         o,
@@ -42,51 +66,43 @@ pub fn render(r: &Report) -> String {
     for s in &r.steps {
         let _ = writeln!(o, "| {} |", s.cells().join(" | "));
     }
-    if let Some(step) = r.focus_step {
-        let rows = rows_of_step(r, step);
-        let _ = writeln!(o, "\n## Breakdown of step {step}\n");
+}
+
+fn breakdown(o: &mut String, r: &Report, step: StepNo) {
+    let rows = rows_of_step(r, step);
+    let _ = writeln!(o, "\n## Breakdown of step {step}\n");
+    let _ = writeln!(
+        o,
+        "| rank | span | compute | overlap | comm | memory | host-bound | free |"
+    );
+    let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for b in rows.iter().take(MAX_RANK_ROWS) {
+        let _ = writeln!(o, "| {} |", b.cells().join(" | "));
+    }
+    if rows.len() > MAX_RANK_ROWS {
         let _ = writeln!(
             o,
-            "| rank | span | compute | overlap | comm | memory | host-bound | free |"
+            "\n{} more rank(s) in `--format json`.",
+            rows.len() - MAX_RANK_ROWS
         );
-        let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for b in rows.iter().take(MAX_RANK_ROWS) {
-            let _ = writeln!(o, "| {} |", b.cells().join(" | "));
-        }
-        if rows.len() > MAX_RANK_ROWS {
-            let _ = writeln!(
-                o,
-                "\n{} more rank(s) in `--format json`.",
-                rows.len() - MAX_RANK_ROWS
-            );
-        }
     }
-    if !r.top_ops.is_empty() {
-        let _ = writeln!(
-            o,
-            "\n## Top operators ({})\n",
-            r.top_ops_basis.replace('_', " ")
-        );
-        let _ = writeln!(o, "| name | kind | count | total | mean | share |");
-        let _ = writeln!(o, "|---|---|---:|---:|---:|---:|");
-        for op in r.top_ops.iter().take(TOP_OPS) {
-            let name = op.name.replace('|', "\\|").replace('`', "'");
-            let _ = writeln!(o, "| `{name}` | {} |", op.cells().join(" | "));
-        }
+}
+
+fn top_ops(o: &mut String, r: &Report) {
+    if r.top_ops.is_empty() {
+        return;
     }
-    for t in super::tables(r) {
-        table(&mut o, &t);
+    let _ = writeln!(
+        o,
+        "\n## Top operators ({})\n",
+        r.top_ops_basis.replace('_', " ")
+    );
+    let _ = writeln!(o, "| name | kind | count | total | mean | share |");
+    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|");
+    for op in r.top_ops.iter().take(TOP_OPS) {
+        let name = op.name.replace('|', "\\|").replace('`', "'");
+        let _ = writeln!(o, "| `{name}` | {} |", op.cells().join(" | "));
     }
-    for (title, lines) in closing_lists(r) {
-        if !lines.is_empty() {
-            let _ = writeln!(o, "\n## {title}\n");
-            for l in lines {
-                let _ = writeln!(o, "- {l}");
-            }
-        }
-    }
-    let _ = writeln!(o, "\n_{}_", timings_line(r));
-    o
 }
 
 /// Writes a table as a markdown section: a pipe table, then its notes as a list.

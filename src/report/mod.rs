@@ -322,7 +322,7 @@ pub fn closing_lists(r: &Report) -> [(&'static str, Vec<&str>); 3] {
 
 /// Every section table after the per-step ones, in reading order.
 pub fn tables(r: &Report) -> Vec<Table> {
-    let mut out = cluster::tables(&r.cluster, &r.communication);
+    let mut out = cluster_tables::tables(&r.cluster, &r.communication);
     if let Some(c) = &r.critical_path {
         out.push(critical::table(c));
     }

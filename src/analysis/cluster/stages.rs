@@ -31,40 +31,7 @@ pub struct Stage {
 /// ranks is the forward direction; a rank's stage is its depth in that forward graph.
 /// `None` without directed point-to-point traffic, or when the graph has a cycle.
 pub fn stages(comm: &Comm, rows: &[Breakdown], step: Option<StepNo>) -> Option<Vec<Stage>> {
-    let mut first: BTreeMap<(RankId, RankId), (Ns, RankId, RankId)> = BTreeMap::new();
-    for (inst, t) in comm.instances() {
-        let Some(P2p { src, dst }) = inst.p2p else {
-            continue;
-        };
-        let at = t.members.iter().map(|x| x.start_ns).min().unwrap_or(0);
-        let key = (src.min(dst), src.max(dst));
-        let e = first.entry(key).or_insert((at, src, dst));
-        if at < e.0 {
-            *e = (at, src, dst);
-        }
-    }
-    if first.is_empty() {
-        return None;
-    }
-    let edges: Vec<(RankId, RankId)> = first.values().map(|e| (e.1, e.2)).collect();
-    let nodes: BTreeSet<RankId> = edges.iter().flat_map(|e| [e.0, e.1]).collect();
-    // Longest-path depth by relaxation; more rounds than nodes means a cycle.
-    let mut depth: BTreeMap<RankId, u32> = nodes.iter().map(|&n| (n, 0)).collect();
-    for round in 0..=nodes.len() {
-        let mut changed = false;
-        for &(a, b) in &edges {
-            if depth[&b] < depth[&a] + 1 {
-                depth.insert(b, depth[&a] + 1);
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-        if round == nodes.len() {
-            return None;
-        }
-    }
+    let depth = depths(&forward_edges(comm))?;
     let mut by_stage: BTreeMap<u32, Vec<RankId>> = BTreeMap::new();
     for (&r, &d) in &depth {
         by_stage.entry(d).or_default().push(r);
@@ -75,18 +42,7 @@ pub fn stages(comm: &Comm, rows: &[Breakdown], step: Option<StepNo>) -> Option<V
         .filter(|s| step.is_none_or(|x| x == *s))
         .collect();
     let n_steps = steps.len().max(1) as Ns;
-    let mut recv_wait: BTreeMap<u32, Ns> = BTreeMap::new();
-    for (inst, t) in comm.instances() {
-        let Some(P2p { dst, .. }) = inst.p2p else {
-            continue;
-        };
-        if step.is_some() && inst.step != step {
-            continue;
-        }
-        if let Some(x) = t.members.iter().find(|x| x.rank == dst) {
-            *recv_wait.entry(depth[&dst]).or_default() += x.wait_ns;
-        }
-    }
+    let recv_wait = recv_waits(comm, &depth, step);
     let mut out: Vec<Stage> = by_stage
         .into_iter()
         .map(|(stage, ranks)| {
@@ -110,8 +66,79 @@ pub fn stages(comm: &Comm, rows: &[Breakdown], step: Option<StepNo>) -> Option<V
             }
         })
         .collect();
+    flag_excess(&mut out);
+    Some(out)
+}
+
+/// One directed edge (sender, receiver) per pair of ranks that exchange point-to-point
+/// traffic: the direction of their earliest transfer.
+fn forward_edges(comm: &Comm) -> Vec<(RankId, RankId)> {
+    let mut first: BTreeMap<(RankId, RankId), (Ns, RankId, RankId)> = BTreeMap::new();
+    for (inst, t) in comm.instances() {
+        let Some(P2p { src, dst }) = inst.p2p else {
+            continue;
+        };
+        let at = t.members.iter().map(|x| x.start_ns).min().unwrap_or(0);
+        let key = (src.min(dst), src.max(dst));
+        let e = first.entry(key).or_insert((at, src, dst));
+        if at < e.0 {
+            *e = (at, src, dst);
+        }
+    }
+    first.values().map(|e| (e.1, e.2)).collect()
+}
+
+/// Each rank's longest-path depth in the forward graph, by relaxation; `None` without edges
+/// or with a cycle (more rounds than nodes).
+fn depths(edges: &[(RankId, RankId)]) -> Option<BTreeMap<RankId, u32>> {
+    if edges.is_empty() {
+        return None;
+    }
+    let nodes: BTreeSet<RankId> = edges.iter().flat_map(|e| [e.0, e.1]).collect();
+    let mut depth: BTreeMap<RankId, u32> = nodes.iter().map(|&n| (n, 0)).collect();
+    for round in 0..=nodes.len() {
+        let mut changed = false;
+        for &(a, b) in edges {
+            if depth[&b] < depth[&a] + 1 {
+                depth.insert(b, depth[&a] + 1);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+        if round == nodes.len() {
+            return None;
+        }
+    }
+    Some(depth)
+}
+
+/// Σ per stage of its ranks' waits in receives (in `step`, when set).
+fn recv_waits(
+    comm: &Comm,
+    depth: &BTreeMap<RankId, u32>,
+    step: Option<StepNo>,
+) -> BTreeMap<u32, Ns> {
+    let mut recv_wait: BTreeMap<u32, Ns> = BTreeMap::new();
+    for (inst, t) in comm.instances() {
+        let Some(P2p { dst, .. }) = inst.p2p else {
+            continue;
+        };
+        if step.is_some() && inst.step != step {
+            continue;
+        }
+        if let Some(x) = t.members.iter().find(|x| x.rank == dst) {
+            *recv_wait.entry(depth[&dst]).or_default() += x.wait_ns;
+        }
+    }
+    recv_wait
+}
+
+/// Each stage's compute relative to the mean stage, flagged at [`STAGE_IMBALANCE`].
+fn flag_excess(out: &mut [Stage]) {
     let mean = out.iter().map(|s| s.compute_ns as f64).sum::<f64>() / out.len() as f64;
-    for s in &mut out {
+    for s in out {
         s.excess = if mean > 0.0 {
             s.compute_ns as f64 / mean - 1.0
         } else {
@@ -119,5 +146,4 @@ pub fn stages(comm: &Comm, rows: &[Breakdown], step: Option<StepNo>) -> Option<V
         };
         s.flagged = s.excess >= STAGE_IMBALANCE;
     }
-    Some(out)
 }

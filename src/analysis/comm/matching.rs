@@ -151,63 +151,20 @@ pub fn match_calls(job: &Job, calls: &Calls) -> Matching {
     m
 }
 
+/// Calls of one group bucketed by matching key — (step, k-th call in the step), or
+/// (none, sequence number) when every call has one — with each rank's call count per step.
+type Buckets = BTreeMap<(Option<StepNo>, u64), Members>;
+/// Each step's per-rank call counts.
+type StepCounts = BTreeMap<Option<StepNo>, Vec<RankCount>>;
+
 /// Collective (non-p2p) instances of group `g`.
 fn collectives(job: &Job, calls: &Calls, g: u32, present: &[RankIx], m: &mut Matching) {
-    let of = |r: RankIx| {
-        calls.per_rank[r.get()]
-            .iter()
-            .enumerate()
-            .filter(move |(_, c)| c.group == g && !c.op.is_p2p())
-    };
-    let by_seq = present.iter().all(|&r| of(r).all(|(_, c)| c.seq.is_some()));
-    // key → (rank, call) in rank order.
-    let mut buckets: BTreeMap<(Option<StepNo>, u64), Members> = BTreeMap::new();
-    let mut counts: BTreeMap<Option<StepNo>, Vec<RankCount>> = BTreeMap::new();
-    for &r in present {
-        let mut k_in_step: BTreeMap<Option<StepNo>, u64> = BTreeMap::new();
-        for (ci, c) in of(r) {
-            let key = if by_seq {
-                (None, c.seq.unwrap_or_default())
-            } else {
-                let k = k_in_step.entry(c.step).or_default();
-                *k += 1;
-                (c.step, *k - 1)
-            };
-            buckets.entry(key).or_default().push(Member {
-                rank: r,
-                call: ci as u32,
-            });
-        }
-        if !by_seq {
-            // Every step this rank profiled counts, including steps where it made no call.
-            let rank = job.rank(r);
-            for s in rank.steps.iter().filter(|s| !s.synthetic) {
-                k_in_step.entry(Some(s.number)).or_default();
-            }
-            for (step, n) in k_in_step {
-                counts.entry(step).or_default().push(RankCount {
-                    rank: rank.id,
-                    calls: n,
-                });
-            }
-        }
-    }
-    let group_name = &calls.groups[g as usize].name;
-    let bad_steps: Vec<Option<StepNo>> = counts
+    let by_seq = present
         .iter()
-        .filter(|(_, c)| c.iter().any(|x| x.calls != c[0].calls))
-        .map(|(s, _)| *s)
-        .collect();
-    for (step, c) in &counts {
-        if bad_steps.contains(step) {
-            m.mismatches.push(Mismatch {
-                group: group_name.clone(),
-                step: *step,
-                calls: c.clone(),
-                kind: MismatchKind::Counts,
-            });
-        }
-    }
+        .all(|&r| group_calls(calls, g, r).all(|(_, c)| c.seq.is_some()));
+    let (buckets, counts) = bucket_calls(job, calls, g, present, by_seq);
+    let group_name = &calls.groups[g as usize].name;
+    let bad_steps = count_mismatches(group_name, &counts, m);
     for ((step, index), members) in buckets {
         if bad_steps.contains(&step) || members.len() < 2 {
             continue;
@@ -239,6 +196,78 @@ fn collectives(job: &Job, calls: &Calls, g: u32, present: &[RankIx], m: &mut Mat
             members,
         });
     }
+}
+
+/// Rank `r`'s collective (non-p2p) calls in group `g`, with their index.
+fn group_calls(calls: &Calls, g: u32, r: RankIx) -> impl Iterator<Item = (usize, &Call)> {
+    calls.per_rank[r.get()]
+        .iter()
+        .enumerate()
+        .filter(move |(_, c)| c.group == g && !c.op.is_p2p())
+}
+
+/// Buckets the group's calls by matching key; counts calls per rank and step (not needed,
+/// and left empty, when matching by sequence number).
+fn bucket_calls(
+    job: &Job,
+    calls: &Calls,
+    g: u32,
+    present: &[RankIx],
+    by_seq: bool,
+) -> (Buckets, StepCounts) {
+    let mut buckets = Buckets::new();
+    let mut counts = StepCounts::new();
+    for &r in present {
+        let mut k_in_step: BTreeMap<Option<StepNo>, u64> = BTreeMap::new();
+        for (ci, c) in group_calls(calls, g, r) {
+            let key = if by_seq {
+                (None, c.seq.unwrap_or_default())
+            } else {
+                let k = k_in_step.entry(c.step).or_default();
+                *k += 1;
+                (c.step, *k - 1)
+            };
+            buckets.entry(key).or_default().push(Member {
+                rank: r,
+                call: ci as u32,
+            });
+        }
+        if !by_seq {
+            // Every step this rank profiled counts, including steps where it made no call.
+            let rank = job.rank(r);
+            for s in rank.steps.iter().filter(|s| !s.synthetic) {
+                k_in_step.entry(Some(s.number)).or_default();
+            }
+            for (step, n) in k_in_step {
+                counts.entry(step).or_default().push(RankCount {
+                    rank: rank.id,
+                    calls: n,
+                });
+            }
+        }
+    }
+    (buckets, counts)
+}
+
+/// Steps whose ranks made different numbers of calls (recorded as mismatches): their calls
+/// cannot be matched by position.
+fn count_mismatches(group: &str, counts: &StepCounts, m: &mut Matching) -> Vec<Option<StepNo>> {
+    let bad_steps: Vec<Option<StepNo>> = counts
+        .iter()
+        .filter(|(_, c)| c.iter().any(|x| x.calls != c[0].calls))
+        .map(|(s, _)| *s)
+        .collect();
+    for (step, c) in counts {
+        if bad_steps.contains(step) {
+            m.mismatches.push(Mismatch {
+                group: group.to_string(),
+                step: *step,
+                calls: c.clone(),
+                kind: MismatchKind::Counts,
+            });
+        }
+    }
+    bad_steps
 }
 
 /// Point-to-point instances of group `g`.

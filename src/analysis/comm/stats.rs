@@ -15,7 +15,7 @@
 //! - Misaligned: sizes above [`ALIGNMENT`] bytes that are not a multiple of it.
 
 use super::TimedInstance;
-use super::calls::Calls;
+use super::calls::{Calls, CommGroup};
 use super::links::Topology;
 use super::matching::Instance;
 use super::op::bus_factor;
@@ -229,8 +229,22 @@ impl Matched<'_> {
     }
 }
 
-/// Per type/group stats, most exposed time first. `compute` is each rank's C set; `span_ns` each rank's Σ span in
-/// scope (`job.ranks` order).
+/// What is summed per (group, type) before the summary.
+#[derive(Default)]
+struct Acc {
+    calls: u64,
+    total: Ns,
+    exposed: Ns,
+    spans: Ns,
+    sizes: Vec<u64>,
+    instances: u64,
+    wait: Ns,
+    transit: Ns,
+    busbw: Vec<f64>,
+}
+
+/// Per type/group stats, most exposed time first. `compute` is each rank's C set; `span_ns`
+/// each rank's Σ span in scope (`job.ranks` order).
 pub fn type_stats(
     job: &Job,
     m: &Matched,
@@ -238,22 +252,33 @@ pub fn type_stats(
     span_ns: &[Ns],
     topo: &Topology,
 ) -> Vec<TypeStats> {
-    let calls = m.calls;
-    #[derive(Default)]
-    struct Acc {
-        calls: u64,
-        total: Ns,
-        exposed: Ns,
-        spans: Ns,
-        sizes: Vec<u64>,
-        instances: u64,
-        wait: Ns,
-        transit: Ns,
-        busbw: Vec<f64>,
+    let mut acc = call_times(job, m, compute, span_ns);
+    for (inst, t) in m.each() {
+        let a = acc.entry((inst.group, key_op(inst.op))).or_default();
+        a.instances += 1;
+        a.wait += t.timing.wait_ns;
+        a.transit += t.members.iter().map(|x| x.transit_ns).sum::<Ns>();
+        a.busbw.extend(t.timing.busbw_gbps);
     }
+    let mut out: Vec<TypeStats> = acc
+        .into_iter()
+        .map(|((g, op), a)| summary(&m.calls.groups[g as usize], op, a, topo))
+        .collect();
+    // Costliest first: what a reader should look at.
+    out.sort_by_key(|t| std::cmp::Reverse(t.exposed_ns));
+    out
+}
+
+/// Per rank: the union of its calls of each (group, type) in scope, minus compute — the
+/// exposed time — with the calls' time, sizes and the rank's span.
+fn call_times(
+    job: &Job,
+    m: &Matched,
+    compute: &[IntervalSet],
+    span_ns: &[Ns],
+) -> BTreeMap<(u32, CollOp), Acc> {
     let mut acc: BTreeMap<(u32, CollOp), Acc> = BTreeMap::new();
-    // Per rank: union of its calls of each (group, op) in scope, minus compute.
-    for (r, rc) in calls.per_rank.iter().enumerate() {
+    for (r, rc) in m.calls.per_rank.iter().enumerate() {
         let ev = &job.ranks[r].events;
         let mut per: BTreeMap<(u32, CollOp), Vec<(Ns, Ns)>> = BTreeMap::new();
         for c in rc.iter().filter(|c| m.in_scope(c.step)) {
@@ -271,72 +296,57 @@ pub fn type_stats(
             a.spans += span_ns[r];
         }
     }
-    for (inst, t) in m.each() {
-        let a = acc.entry((inst.group, key_op(inst.op))).or_default();
-        a.instances += 1;
-        a.wait += t.timing.wait_ns;
-        a.transit += t.members.iter().map(|x| x.transit_ns).sum::<Ns>();
-        a.busbw.extend(t.timing.busbw_gbps);
+    acc
+}
+
+/// The summary of one (group, type): its placement and link, sizes, wait vs transit, busbw.
+fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology) -> TypeStats {
+    let link = topo.link(&group.members);
+    let intra = topo.intra_node(&group.members);
+    let placement = match (topo.host_only, intra) {
+        (true, _) => "host",
+        (false, true) => "intra_node",
+        (false, false) => "inter_node",
+    };
+    let small_threshold = if intra {
+        SMALL_INTRA_NODE
+    } else {
+        SMALL_INTER_NODE
+    };
+    a.sizes.sort_unstable();
+    let small = a.sizes.iter().filter(|&&b| b < small_threshold).count() as u64;
+    let misaligned = a
+        .sizes
+        .iter()
+        .filter(|&&b| b > ALIGNMENT && b % ALIGNMENT != 0)
+        .count() as u64;
+    a.busbw.sort_by(f64::total_cmp);
+    let busbw = median_f64(&a.busbw);
+    let wait_ratio = (a.wait + a.transit > 0).then(|| a.wait as f64 / (a.wait + a.transit) as f64);
+    TypeStats {
+        op,
+        group: group.name.clone(),
+        group_size: group.members.len() as u32,
+        placement,
+        calls: a.calls,
+        instances: a.instances,
+        total_ns: a.total,
+        exposed_ns: a.exposed,
+        share_of_step: ratio(a.exposed, a.spans),
+        bytes: sizes(&a.sizes),
+        wait_ns: a.wait,
+        transit_ns: a.transit,
+        wait_ratio,
+        wait_dominated: wait_ratio.is_some_and(|w| w > WAIT_DOMINATED),
+        busbw_gbps: busbw,
+        link: link.map(|l| l.name.clone()),
+        peak_gbps: link.map(|l| l.peak_gbps),
+        busbw_of_peak: busbw.zip(link).map(|(b, l)| b / l.peak_gbps),
+        small_calls: small,
+        small_threshold,
+        small_flag: !a.sizes.is_empty() && small as f64 > SMALL_SHARE * a.sizes.len() as f64,
+        misaligned_calls: misaligned,
     }
-    let mut out: Vec<TypeStats> = acc
-        .into_iter()
-        .map(|((g, op), mut a)| {
-            let group = &calls.groups[g as usize];
-            let size = group.members.len() as u32;
-            let link = topo.link(&group.members);
-            let intra = topo.intra_node(&group.members);
-            let placement = match (topo.host_only, intra) {
-                (true, _) => "host",
-                (false, true) => "intra_node",
-                (false, false) => "inter_node",
-            };
-            let small_threshold = if intra {
-                SMALL_INTRA_NODE
-            } else {
-                SMALL_INTER_NODE
-            };
-            a.sizes.sort_unstable();
-            let small = a.sizes.iter().filter(|&&b| b < small_threshold).count() as u64;
-            let misaligned = a
-                .sizes
-                .iter()
-                .filter(|&&b| b > ALIGNMENT && b % ALIGNMENT != 0)
-                .count() as u64;
-            let bytes = sizes(&a.sizes);
-            a.busbw.sort_by(f64::total_cmp);
-            let busbw = median_f64(&a.busbw);
-            let wait_ratio =
-                (a.wait + a.transit > 0).then(|| a.wait as f64 / (a.wait + a.transit) as f64);
-            TypeStats {
-                op,
-                group: group.name.clone(),
-                group_size: size,
-                placement,
-                calls: a.calls,
-                instances: a.instances,
-                total_ns: a.total,
-                exposed_ns: a.exposed,
-                share_of_step: ratio(a.exposed, a.spans),
-                bytes,
-                wait_ns: a.wait,
-                transit_ns: a.transit,
-                wait_ratio,
-                wait_dominated: wait_ratio.is_some_and(|w| w > WAIT_DOMINATED),
-                busbw_gbps: busbw,
-                link: link.map(|l| l.name.clone()),
-                peak_gbps: link.map(|l| l.peak_gbps),
-                busbw_of_peak: busbw.zip(link).map(|(b, l)| b / l.peak_gbps),
-                small_calls: small,
-                small_threshold,
-                small_flag: !a.sizes.is_empty()
-                    && small as f64 > SMALL_SHARE * a.sizes.len() as f64,
-                misaligned_calls: misaligned,
-            }
-        })
-        .collect();
-    // Costliest first: what a reader should look at.
-    out.sort_by_key(|t| std::cmp::Reverse(t.exposed_ns));
-    out
 }
 
 /// Point-to-point traffic (sends, receives, SendRecv kernels) is one type: `send_recv`.

@@ -1,7 +1,7 @@
 //! Accumulates the events of one chunk of a `traceEvents` array into columns, with chunk-local
 //! name and lane tables (merged per rank afterwards, so chunks never contend on shared maps).
 
-use super::raw::{Id, OpArgs, RawEvent};
+use super::raw::{Args, Id, NumText, OpArgs, RawEvent, Str};
 use super::{Class, Dialect, SideTable};
 use crate::model::{Dropped, Kind, RawSpan};
 use crate::time::{Ns, micros_text_to_ns};
@@ -175,26 +175,9 @@ impl<'a> Chunk<'a> {
         len: usize,
         d: &dyn Dialect,
     ) -> Result<(), EventError> {
-        let ph = ev.ph.as_ref().map(|p| &*p.0).unwrap_or(b"");
-        match ph {
-            b"X" => {}
-            b"M" => {
-                self.dropped.metadata += 1;
-                self.push_meta(ev);
-                return Ok(());
-            }
-            b"i" | b"I" | b"n" => {
-                self.dropped.instant += 1;
-                return Ok(());
-            }
-            b"s" | b"t" | b"f" => {
-                self.dropped.flow += 1;
-                return Ok(());
-            }
-            _ => {
-                self.dropped.other_phase += 1;
-                return Ok(());
-            }
+        if ev.ph.as_ref().map(|p| &*p.0) != Some(b"X") {
+            self.drop_phase(ev);
+            return Ok(());
         }
         let class = ev
             .cat
@@ -205,58 +188,13 @@ impl<'a> Chunk<'a> {
             self.dropped.python_function += 1;
             return Ok(());
         }
-        let ts = ev
-            .ts
-            .ok_or_else(|| (offset, "complete event (ph X) without `ts`".to_string()))?;
-        let dur = ev
-            .dur
-            .ok_or_else(|| (offset, "complete event (ph X) without `dur`".to_string()))?;
-        let start =
-            micros_text_to_ns(ts.0).map_err(|e| (offset, format!("`ts` {}: {e}", clip(ts.0))))?;
-        let mut dur = micros_text_to_ns(dur.0)
-            .map_err(|e| (offset, format!("`dur` {}: {e}", clip(dur.0))))?;
-        if dur < 0 {
-            if self.negative_dur.0 == 0 {
-                self.negative_dur.1 = offset;
-            }
-            self.negative_dur.0 += 1;
-            dur = 0;
-        }
-        start.checked_add(dur).ok_or_else(|| {
-            (
-                offset,
-                "`ts` + `dur` overflows 64-bit nanoseconds".to_string(),
-            )
-        })?;
+        let (start, dur) = self.times(ev.ts, ev.dur, offset)?;
         let name = self.name_id(ev.name.map(|n| n.0).unwrap_or(Cow::Borrowed(b"")));
         let pid = ev.pid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
         let tid = ev.tid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
         let lane = self.lane_id(pid, tid);
         let mut args = ev.args.unwrap_or_default();
-        let kind = match class {
-            Class::HostOp => Kind::HostOp,
-            Class::Annotation | Class::DeviceAnnotation => Kind::Annotation,
-            Class::Runtime => Kind::Launch,
-            Class::Kernel => {
-                if args.collective || self.is_comm_name(name, d) {
-                    Kind::Comm
-                } else {
-                    Kind::Compute
-                }
-            }
-            Class::Memcpy => Kind::Memcpy,
-            Class::Memset => Kind::Memset,
-            Class::Sync => Kind::Sync,
-            Class::Trace | Class::StackFrame => Kind::Other,
-            Class::Unknown => {
-                let key = match ev.cat {
-                    Some(c) if !c.0.is_empty() => c.0.into_owned(),
-                    _ => b"(no category)".to_vec(),
-                };
-                *self.unknown_cats.entry(key).or_default() += 1;
-                Kind::Other
-            }
-        };
+        let kind = self.kind_of(class, &args, name, ev.cat, d);
         let l = &mut self.lanes[lane as usize];
         if class.is_device() {
             l.device_events += 1;
@@ -284,6 +222,103 @@ impl<'a> Chunk<'a> {
             len: u32::try_from(len).unwrap_or(u32::MAX),
         });
         Ok(())
+    }
+
+    /// Counts an event that is not a complete event (`ph` other than `X`); metadata events
+    /// are read for lane names.
+    #[inline]
+    fn drop_phase(&mut self, ev: RawEvent<'a>) {
+        let d = &mut self.dropped;
+        let metadata = match ev.ph.as_ref().map_or(&b""[..], |p| &*p.0) {
+            b"M" => {
+                d.metadata += 1;
+                true
+            }
+            b"i" | b"I" | b"n" => {
+                d.instant += 1;
+                false
+            }
+            b"s" | b"t" | b"f" => {
+                d.flow += 1;
+                false
+            }
+            _ => {
+                d.other_phase += 1;
+                false
+            }
+        };
+        if metadata {
+            self.push_meta(ev);
+        }
+    }
+
+    /// Start and duration in integer ns from their decimal µs text; a negative duration is
+    /// counted and clamped to 0; an end past 64-bit ns is an error.
+    #[inline]
+    fn times(
+        &mut self,
+        ts: Option<NumText<'_>>,
+        dur: Option<NumText<'_>>,
+        offset: u64,
+    ) -> Result<(Ns, Ns), EventError> {
+        let ts = ts.ok_or_else(|| (offset, "complete event (ph X) without `ts`".to_string()))?;
+        let dur = dur.ok_or_else(|| (offset, "complete event (ph X) without `dur`".to_string()))?;
+        let start =
+            micros_text_to_ns(ts.0).map_err(|e| (offset, format!("`ts` {}: {e}", clip(ts.0))))?;
+        let mut dur = micros_text_to_ns(dur.0)
+            .map_err(|e| (offset, format!("`dur` {}: {e}", clip(dur.0))))?;
+        if dur < 0 {
+            if self.negative_dur.0 == 0 {
+                self.negative_dur.1 = offset;
+            }
+            self.negative_dur.0 += 1;
+            dur = 0;
+        }
+        start.checked_add(dur).ok_or_else(|| {
+            (
+                offset,
+                "`ts` + `dur` overflows 64-bit nanoseconds".to_string(),
+            )
+        })?;
+        Ok((start, dur))
+    }
+
+    /// The model's kind of an event of `class`: kernels are communication when they carry
+    /// collective metadata or have a communication kernel's name; unknown categories are
+    /// counted by name.
+    #[inline]
+    fn kind_of(
+        &mut self,
+        class: Class,
+        args: &Args<'_>,
+        name: u32,
+        cat: Option<Str<'_>>,
+        d: &dyn Dialect,
+    ) -> Kind {
+        match class {
+            Class::HostOp => Kind::HostOp,
+            Class::Annotation | Class::DeviceAnnotation => Kind::Annotation,
+            Class::Runtime => Kind::Launch,
+            Class::Kernel => {
+                if args.collective || self.is_comm_name(name, d) {
+                    Kind::Comm
+                } else {
+                    Kind::Compute
+                }
+            }
+            Class::Memcpy => Kind::Memcpy,
+            Class::Memset => Kind::Memset,
+            Class::Sync => Kind::Sync,
+            Class::Trace | Class::StackFrame => Kind::Other,
+            Class::Unknown => {
+                let key = match cat {
+                    Some(c) if !c.0.is_empty() => c.0.into_owned(),
+                    _ => b"(no category)".to_vec(),
+                };
+                *self.unknown_cats.entry(key).or_default() += 1;
+                Kind::Other
+            }
+        }
     }
 
     fn push_meta(&mut self, ev: RawEvent<'a>) {

@@ -68,8 +68,13 @@ pub fn merge(label: &str, chunks: &[Chunk<'_>], base: Option<Ns>) -> Result<Merg
         }
     }
     let sides = lane_sides(&drafts, &meta);
-    let (events, corr, ext, lanes_range, final_index) =
-        sort_by_lane(chunks, &name_maps, &lane_maps, base_ns, drafts.len());
+    let Sorted {
+        events,
+        corr,
+        ext,
+        ranges: lanes_range,
+        final_index,
+    } = sort_by_lane(chunks, &name_maps, &lane_maps, base_ns, drafts.len());
     let lanes: Vec<Lane> = drafts
         .iter()
         .enumerate()
@@ -217,21 +222,36 @@ fn first_offset_of_name(c: &Chunk<'_>, local: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// An event's sort key: (lane, start, −duration, chunk, index in chunk). Compact keys (no
+/// indirection into the columns) keep the sort cache-friendly; the last two fields say where
+/// the event is.
+type Key = (u32, Ns, Ns, u32, u32);
+
+/// The events in their final order and what else their order fixes.
+struct Sorted {
+    events: Events,
+    /// Correlation ids, per event.
+    corr: Vec<u64>,
+    /// External ids, per event.
+    ext: Vec<u64>,
+    /// (first event, count) per lane.
+    ranges: Vec<(u32, u32)>,
+    /// Per chunk with side tables: each of its events' final index.
+    final_index: Vec<Vec<u32>>,
+}
+
 /// Sorts events by (lane, start, longest first) so that each lane is a contiguous, time-ordered
 /// range and a parent precedes the children it contains. Columns are gathered straight from
 /// the chunks (names and lanes remapped to rank ids on the way), so they are copied once.
-#[allow(clippy::type_complexity)]
 fn sort_by_lane(
     chunks: &[Chunk<'_>],
     names: &[Vec<Sym>],
     lanes: &[Vec<u32>],
     base: Ns,
     n_lanes: usize,
-) -> (Events, Vec<u64>, Vec<u64>, Vec<(u32, u32)>, Vec<Vec<u32>>) {
+) -> Sorted {
     let shifted = |s: Ns| if s < EPOCH_SCALE_NS { s + base } else { s };
-    // Compact keys (no indirection into the columns) keep the sort cache-friendly; the last
-    // two fields say where the event is: (chunk, index in chunk).
-    let mut keys: Vec<(u32, Ns, Ns, u32, u32)> = chunks
+    let mut keys: Vec<Key> = chunks
         .par_iter()
         .enumerate()
         .flat_map_iter(|(k, c)| {
@@ -248,10 +268,24 @@ fn sort_by_lane(
         })
         .collect();
     keys.par_sort_unstable();
-    fn gather<T: Copy + Send + Sync>(
-        keys: &[(u32, Ns, Ns, u32, u32)],
-        f: impl Fn(usize, usize) -> T + Sync,
-    ) -> Vec<T> {
+    let (events, corr, ext) = gather_columns(chunks, names, &keys);
+    let (ranges, final_index) = positions(chunks, &keys, n_lanes);
+    Sorted {
+        events,
+        corr,
+        ext,
+        ranges,
+        final_index,
+    }
+}
+
+/// The columns in key order, gathered in parallel (one column per task).
+fn gather_columns(
+    chunks: &[Chunk<'_>],
+    names: &[Vec<Sym>],
+    keys: &[Key],
+) -> (Events, Vec<u64>, Vec<u64>) {
+    fn gather<T: Copy + Send + Sync>(keys: &[Key], f: impl Fn(usize, usize) -> T + Sync) -> Vec<T> {
         keys.par_iter()
             .map(|k| f(k.3 as usize, k.4 as usize))
             .collect()
@@ -268,7 +302,7 @@ fn sort_by_lane(
             rayon::join(
                 || {
                     rayon::join(
-                        || gather(&keys, |k, i| names[k][col(k).name[i] as usize]),
+                        || gather(keys, |k, i| names[k][col(k).name[i] as usize]),
                         || keys.par_iter().map(|k| k.0 as u16).collect(),
                     )
                 },
@@ -276,14 +310,14 @@ fn sort_by_lane(
                     rayon::join(
                         || {
                             rayon::join(
-                                || gather(&keys, |k, i| col(k).kind[i]),
-                                || gather::<RawSpan>(&keys, |k, i| col(k).raw[i]),
+                                || gather(keys, |k, i| col(k).kind[i]),
+                                || gather::<RawSpan>(keys, |k, i| col(k).raw[i]),
                             )
                         },
                         || {
                             rayon::join(
-                                || gather(&keys, |k, i| col(k).corr[i]),
-                                || gather(&keys, |k, i| col(k).ext[i]),
+                                || gather(keys, |k, i| col(k).corr[i]),
+                                || gather(keys, |k, i| col(k).ext[i]),
                             )
                         },
                     )
@@ -292,8 +326,28 @@ fn sort_by_lane(
         },
     );
     let n = keys.len();
+    let events = Events {
+        start,
+        dur,
+        name,
+        lane,
+        kind,
+        step: vec![NO_STEP; n],
+        link: vec![EventIx::NONE; n],
+        op: vec![EventIx::NONE; n],
+        raw,
+    };
+    (events, corr, ext)
+}
+
+/// Each lane's (first event, count), and the final index of the events of chunks with side
+/// tables (collective metadata, shapes).
+fn positions(
+    chunks: &[Chunk<'_>],
+    keys: &[Key],
+    n_lanes: usize,
+) -> (Vec<(u32, u32)>, Vec<Vec<u32>>) {
     let mut ranges = vec![(0u32, 0u32); n_lanes];
-    // Final index of each event, only for chunks with side tables (collective metadata).
     let mut final_index: Vec<Vec<u32>> = chunks
         .iter()
         .map(|c| {
@@ -314,16 +368,5 @@ fn sort_by_lane(
             *slot = i as u32;
         }
     }
-    let events = Events {
-        start,
-        dur,
-        name,
-        lane,
-        kind,
-        step: vec![NO_STEP; n],
-        link: vec![EventIx::NONE; n],
-        op: vec![EventIx::NONE; n],
-        raw,
-    };
-    (events, corr, ext, ranges, final_index)
+    (ranges, final_index)
 }

@@ -61,7 +61,43 @@ pub(super) fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
         rank,
         offset: spec.clock_offset(rank),
     };
-    let dev = rank % GPUS_PER_NODE;
+    header(&mut sink, spec);
+    metadata(&mut sink);
+    let (mut corr, mut ext) = (0u64, 0u64);
+    let mut t0 = T_START;
+    for s in 0..spec.steps {
+        let step = FIRST_STEP + s;
+        let ends = &sched[s as usize];
+        let mut sim = RankSim::new(rank, spec, &mut sink, (corr, ext));
+        let end = sim.run_step(step, t0, ends);
+        (corr, ext) = (sim.corr, sim.ext);
+        let args = format!(
+            r#"{{"External id": {}, "Record function id": 1, "Ev Idx": 0}}"#,
+            1_000_000 + step
+        );
+        sink.x(
+            "user_annotation",
+            &format!("ProfilerStep#{step}"),
+            Tid::Main,
+            t0,
+            end - t0,
+            &args,
+        );
+        t0 = end + STEP_GAP;
+    }
+    let span_ts = sink.us(0);
+    let _ = write!(
+        sink.out,
+        ",\n  {{\"ph\": \"X\", \"cat\": \"Trace\", \"ts\": {span_ts}, \"dur\": {}, \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\", \"name\": \"PyTorch Profiler (0)\", \"args\": {{\"Op count\": 0}}}},\n  {{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": {}}}\n  ]\n}}\n",
+        JsonSink::dur(t0),
+        sink.us(t0)
+    );
+    sink.out
+}
+
+/// The trace's header: devices, distributed info, the opening of `traceEvents`.
+fn header(sink: &mut JsonSink, spec: DemoSpec) {
+    let rank = sink.rank;
     let ranks_list = (0..spec.ranks)
         .map(|r| r.to_string())
         .collect::<Vec<_>>()
@@ -76,6 +112,12 @@ pub(super) fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
         "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n{devices}\n  ],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}, \"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": {}, \"ranks\": [{ranks_list}]}}], \"nccl_version\": \"2.21.5\"}},\n  \"record_shapes\": 1,\n  \"with_stack\": 0,\n  \"traceName\": \"demo/rank-{rank}.pt.trace.json\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {BASE_TIME_NS},\n  \"traceEvents\": [",
         spec.ranks, spec.ranks
     );
+}
+
+/// Process and thread names: the host process, its main and autograd threads, the device
+/// and its two streams.
+fn metadata(sink: &mut JsonSink) {
+    let (pid, dev) = (sink.pid, sink.rank % GPUS_PER_NODE);
     let meta_ts = sink.us(0);
     let _ = write!(
         sink.out,
@@ -107,34 +149,4 @@ pub(super) fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
         sink.out.push_str(",\n  ");
         sink.out.push_str(&m);
     }
-    let (mut corr, mut ext) = (0u64, 0u64);
-    let mut t0 = T_START;
-    for s in 0..spec.steps {
-        let step = FIRST_STEP + s;
-        let ends = &sched[s as usize];
-        let mut sim = RankSim::new(rank, spec, &mut sink, (corr, ext));
-        let end = sim.run_step(step, t0, ends);
-        (corr, ext) = (sim.corr, sim.ext);
-        let args = format!(
-            r#"{{"External id": {}, "Record function id": 1, "Ev Idx": 0}}"#,
-            1_000_000 + step
-        );
-        sink.x(
-            "user_annotation",
-            &format!("ProfilerStep#{step}"),
-            Tid::Main,
-            t0,
-            end - t0,
-            &args,
-        );
-        t0 = end + STEP_GAP;
-    }
-    let span_ts = sink.us(0);
-    let _ = write!(
-        sink.out,
-        ",\n  {{\"ph\": \"X\", \"cat\": \"Trace\", \"ts\": {span_ts}, \"dur\": {}, \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\", \"name\": \"PyTorch Profiler (0)\", \"args\": {{\"Op count\": 0}}}},\n  {{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": {}}}\n  ]\n}}\n",
-        JsonSink::dur(t0),
-        sink.us(t0)
-    );
-    sink.out
 }

@@ -10,6 +10,7 @@
 //! device. Ranks get small clock offsets, as ranks on different hosts do.
 
 mod json;
+mod layer;
 mod sim;
 
 use super::source::{self, Source};

@@ -3,6 +3,7 @@
 //! (the last arriver's start plus the transfer), each step ends with a `.item()` that
 //! synchronizes the host — and the cluster schedule of all-reduce ends.
 
+use super::layer::{ADAM, FORWARD, NCCL_AR, OpDef, backward_of};
 use super::{DemoSpec, FIRST_STEP, LAYERS_PER_BUCKET, PAUSE_NS, STRAGGLER_SLOWDOWN_PCT};
 use crate::time::Ns;
 
@@ -15,132 +16,6 @@ fn jitter(ns: Ns, a: u64, b: u64, c: u64) -> Ns {
     z ^= z >> 31;
     let pct = (z % 401) as i64 - 200; // hundredths of a percent
     ns + ns * pct / 10_000
-}
-
-/// A transformer-layer operator: host op, kernel name, device time, shapes.
-struct OpDef {
-    op: &'static str,
-    kernel: &'static str,
-    ns: Ns,
-    dims: &'static str,
-}
-
-const GEMM: &str = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas";
-const LN: &str = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)";
-const ADD: &str = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3>)";
-const GELU: &str = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2> >(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2>)";
-const FLASH_FWD: &str = "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)";
-const FLASH_BWD: &str = "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 8, cutlass::bfloat16_t> >, false, true, false, false, true, true, false>(pytorch_flash::Flash_bwd_params)";
-const ADAM: &str = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<c10::BFloat16, 4, (at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, double, bool, double*, double*>(at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<c10::BFloat16, 4, (at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, double, bool, double*, double*)";
-const NCCL_AR: &str =
-    "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
-
-/// Forward operators of one layer (hidden 2048, FFN 8192, 8192 tokens per micro-batch).
-const FORWARD: [OpDef; 8] = [
-    OpDef {
-        op: "aten::layer_norm",
-        kernel: LN,
-        ns: 30_000,
-        dims: "[[4, 2048, 2048], [], [2048], [2048], [], []]",
-    },
-    OpDef {
-        op: "aten::linear",
-        kernel: GEMM,
-        ns: 340_000,
-        dims: "[[4, 2048, 2048], [6144, 2048], [6144]]",
-    },
-    OpDef {
-        op: "aten::scaled_dot_product_attention",
-        kernel: FLASH_FWD,
-        ns: 180_000,
-        dims: "[[4, 16, 2048, 128], [4, 16, 2048, 128], [4, 16, 2048, 128], [], [], [], []]",
-    },
-    OpDef {
-        op: "aten::linear",
-        kernel: GEMM,
-        ns: 115_000,
-        dims: "[[4, 2048, 2048], [2048, 2048], [2048]]",
-    },
-    OpDef {
-        op: "aten::add",
-        kernel: ADD,
-        ns: 40_000,
-        dims: "[[4, 2048, 2048], [4, 2048, 2048], []]",
-    },
-    OpDef {
-        op: "aten::linear",
-        kernel: GEMM,
-        ns: 455_000,
-        dims: "[[4, 2048, 2048], [8192, 2048], [8192]]",
-    },
-    OpDef {
-        op: "aten::gelu",
-        kernel: GELU,
-        ns: 110_000,
-        dims: "[[4, 2048, 8192], []]",
-    },
-    OpDef {
-        op: "aten::linear",
-        kernel: GEMM,
-        ns: 455_000,
-        dims: "[[4, 2048, 8192], [2048, 8192], [2048]]",
-    },
-];
-
-/// Backward node, its kernels (name, time) for one forward operator.
-fn backward_of(f: &OpDef) -> (&'static str, Vec<(&'static str, &'static str, Ns, String)>) {
-    match f.op {
-        "aten::linear" => {
-            // Forward dims `[[4, 2048, K], [N, K], [N]]`: the input gradient is
-            // [8192, N] · [N, K], the weight gradient [N, 8192] · [8192, K].
-            let n: Vec<u64> = f
-                .dims
-                .split(|c: char| !c.is_ascii_digit())
-                .filter_map(|t| t.parse().ok())
-                .collect();
-            let (rows, k, out) = (n[0] * n[1], n[2], n[3]);
-            (
-                "AddmmBackward0",
-                vec![
-                    (
-                        "aten::mm",
-                        GEMM,
-                        f.ns,
-                        format!("[[{rows}, {out}], [{out}, {k}]]"),
-                    ),
-                    (
-                        "aten::mm",
-                        GEMM,
-                        f.ns,
-                        format!("[[{out}, {rows}], [{rows}, {k}]]"),
-                    ),
-                ],
-            )
-        }
-        "aten::scaled_dot_product_attention" => (
-            "ScaledDotProductFlashAttentionBackward0",
-            vec![(
-                "aten::_flash_attention_backward",
-                FLASH_BWD,
-                f.ns * 5 / 2,
-                String::new(),
-            )],
-        ),
-        "aten::layer_norm" => (
-            "NativeLayerNormBackward0",
-            vec![(
-                "aten::native_layer_norm_backward",
-                LN,
-                f.ns * 2,
-                String::new(),
-            )],
-        ),
-        "aten::gelu" => (
-            "GeluBackward0",
-            vec![("aten::gelu_backward", GELU, f.ns * 3 / 2, String::new())],
-        ),
-        _ => ("AddBackward0", vec![]),
-    }
 }
 
 /// Collective end times: `ends[step][bucket]`, on the true (unskewed) clock.
@@ -323,15 +198,24 @@ impl<'s> RankSim<'s> {
     /// Phase 1 of a step: data, forward, backward up to each bucket's all-reduce launch.
     /// Returns the host time after backward and each bucket's ready time.
     fn forward_backward(&mut self, step: u32, t0: Ns, ends: Option<&[Ns]>) -> (Ns, Vec<Ns>) {
-        let rank = self.rank;
-        let key = move |a: u32, b: u32| {
-            (
-                u64::from(rank) << 32 | u64::from(step),
-                u64::from(a) << 32 | u64::from(b),
-            )
-        };
+        let h = self.forward(step, t0);
+        self.backward(step, h, ends)
+    }
+
+    /// The jitter key of (step, a, b) on this rank: every rank and step varies differently,
+    /// and reproducibly.
+    fn key(&self, step: u32, a: u32, b: u32) -> (u64, u64) {
+        (
+            u64::from(self.rank) << 32 | u64::from(step),
+            u64::from(a) << 32 | u64::from(b),
+        )
+    }
+
+    /// The data loader (the culprit's pause in the slow step), the input copy and the
+    /// forward pass on the main thread; returns the host time after it.
+    fn forward(&mut self, step: u32, t0: Ns) -> Ns {
         let mut h = t0 + 20_000;
-        let mut dl = jitter(1_500_000, key(0, 0).0, 7, 7);
+        let mut dl = jitter(1_500_000, self.key(step, 0, 0).0, 7, 7);
         if step == self.spec.slow_step() && self.rank == self.spec.culprit() {
             dl += PAUSE_NS;
         }
@@ -350,10 +234,9 @@ impl<'s> RankSim<'s> {
             "aten::copy_",
             "Memcpy HtoD (Pinned -> Device)",
             16 << 20,
-            jitter(680_000, key(0, 1).0, 1, 1),
+            jitter(680_000, self.key(step, 0, 1).0, 1, 1),
         ) + 5_000;
-        let layers = self.spec.layers();
-        for l in 0..layers {
+        for l in 0..self.spec.layers() {
             for (k, f) in FORWARD.iter().enumerate() {
                 h = self.op_with_kernel(
                     Tid::Main,
@@ -363,45 +246,22 @@ impl<'s> RankSim<'s> {
                     f.kernel,
                     f.ns,
                     Tid::Compute,
-                    key(l, k as u32),
+                    self.key(step, l, k as u32),
                 ) + 2_000;
             }
         }
-        // Backward runs on the autograd thread; DDP launches a bucket's all-reduce once the
-        // gradients of its layers are computed.
+        h
+    }
+
+    /// Backward on the autograd thread from host time `h`; DDP launches a bucket's
+    /// all-reduce once the gradients of its layers are computed. Returns the host time
+    /// after it and each bucket's ready time.
+    fn backward(&mut self, step: u32, h: Ns, ends: Option<&[Ns]>) -> (Ns, Vec<Ns>) {
         let mut a = h + 30_000;
         let mut ready = Vec::new();
-        for l in (0..layers).rev() {
+        for l in (0..self.spec.layers()).rev() {
             for (k, f) in FORWARD.iter().enumerate().rev() {
-                let (node, kernels) = backward_of(f);
-                if kernels.is_empty() {
-                    continue;
-                }
-                let eval = format!("autograd::engine::evaluate_function: {node}");
-                let start = a;
-                a += 8_000;
-                for (j, (op, kern, ns, dims)) in kernels.iter().enumerate() {
-                    a = self.op_with_kernel(
-                        Tid::Autograd,
-                        a,
-                        op,
-                        dims,
-                        kern,
-                        *ns,
-                        Tid::Compute,
-                        key(l + 1000, (k * 4 + j) as u32),
-                    ) + 2_000;
-                }
-                let args = format!(r#"{{"External id": {}, "Ev Idx": 0}}"#, self.ext);
-                self.sink.x(
-                    "cpu_op",
-                    &eval,
-                    Tid::Autograd,
-                    start,
-                    a - start + 3_000,
-                    &args,
-                );
-                a += 5_000;
+                a = self.backward_node(step, l, k, f, a);
             }
             if l % LAYERS_PER_BUCKET == 0 {
                 for _ in 0..self.spec.split.max(1) {
@@ -413,6 +273,40 @@ impl<'s> RankSim<'s> {
             }
         }
         (a, ready)
+    }
+
+    /// The autograd node of forward op `f` (layer `l`, position `k`) from host time `a`:
+    /// its kernels inside an `evaluate_function` op; returns the host time after it.
+    fn backward_node(&mut self, step: u32, l: u32, k: usize, f: &OpDef, mut a: Ns) -> Ns {
+        let (node, kernels) = backward_of(f);
+        if kernels.is_empty() {
+            return a;
+        }
+        let eval = format!("autograd::engine::evaluate_function: {node}");
+        let start = a;
+        a += 8_000;
+        for (j, (op, kern, ns, dims)) in kernels.iter().enumerate() {
+            a = self.op_with_kernel(
+                Tid::Autograd,
+                a,
+                op,
+                dims,
+                kern,
+                *ns,
+                Tid::Compute,
+                self.key(step, l + 1000, (k * 4 + j) as u32),
+            ) + 2_000;
+        }
+        let args = format!(r#"{{"External id": {}, "Ev Idx": 0}}"#, self.ext);
+        self.sink.x(
+            "cpu_op",
+            &eval,
+            Tid::Autograd,
+            start,
+            a - start + 3_000,
+            &args,
+        );
+        a + 5_000
     }
 
     /// Launches bucket `b`'s all-reduce from the autograd thread at `a`; returns when its

@@ -191,6 +191,37 @@ impl RoleTable {
             let line = e.span().map(|s| config::line_of(&layer.text, s.start));
             Error::config(&layer.label, line, e.message().trim())
         })?;
+        self.add_step_markers(layer, &f)?;
+        add(&mut self.comm_kernel, &f.comm_kernel);
+        add(&mut self.allocator, &f.allocator);
+        add(&mut self.data_loader, &f.data_loader);
+        add(&mut self.gc, &f.gc);
+        add(&mut self.framework_op, &f.framework_op);
+        add_keyed(&mut self.sync, SyncCall::Device, &f.sync.device);
+        add_keyed(&mut self.sync, SyncCall::Stream, &f.sync.stream);
+        add_keyed(&mut self.sync, SyncCall::Query, &f.sync.query);
+        let p = &f.pageable_copy;
+        for (key, e) in [
+            (PageableCopy::HostToDevice, &p.host_to_device),
+            (PageableCopy::DeviceToHost, &p.device_to_host),
+        ] {
+            add_keyed(&mut self.pageable, key, e);
+        }
+        let h = &f.host_collective;
+        for (key, e) in [
+            (HostCollective::Enqueue, &h.enqueue),
+            (HostCollective::Transfer, &h.transfer),
+            (HostCollective::Annotation, &h.annotation),
+            (HostCollective::Metadata, &h.metadata),
+        ] {
+            add_keyed(&mut self.host_collective, key, e);
+        }
+        self.add_op_families(&f);
+        self.add_collectives(layer, f.collective)
+    }
+
+    /// Step markers: `PREFIX*` patterns, the step number following the prefix.
+    fn add_step_markers(&mut self, layer: &Layer, f: &File) -> Result<(), Error> {
         for p in f.step_marker.patterns().0 {
             let g = pattern::Glob::new(p);
             match g.prefix_only().filter(|_| p.contains('*')) {
@@ -204,47 +235,11 @@ impl RoleTable {
                 }
             }
         }
-        add(&mut self.comm_kernel, &f.comm_kernel);
-        add(&mut self.allocator, &f.allocator);
-        add(&mut self.data_loader, &f.data_loader);
-        add(&mut self.gc, &f.gc);
-        add(&mut self.framework_op, &f.framework_op);
-        add_keyed(&mut self.sync, SyncCall::Device, &f.sync.device);
-        add_keyed(&mut self.sync, SyncCall::Stream, &f.sync.stream);
-        add_keyed(&mut self.sync, SyncCall::Query, &f.sync.query);
-        let p = &f.pageable_copy;
-        add_keyed(
-            &mut self.pageable,
-            PageableCopy::HostToDevice,
-            &p.host_to_device,
-        );
-        add_keyed(
-            &mut self.pageable,
-            PageableCopy::DeviceToHost,
-            &p.device_to_host,
-        );
-        let h = &f.host_collective;
-        add_keyed(
-            &mut self.host_collective,
-            HostCollective::Enqueue,
-            &h.enqueue,
-        );
-        add_keyed(
-            &mut self.host_collective,
-            HostCollective::Transfer,
-            &h.transfer,
-        );
-        add_keyed(
-            &mut self.host_collective,
-            HostCollective::Annotation,
-            &h.annotation,
-        );
-        add_keyed(
-            &mut self.host_collective,
-            HostCollective::Metadata,
-            &h.metadata,
-        );
-        let c = f.collective;
+        Ok(())
+    }
+
+    /// Collective kernel and call prefixes, and the tokens naming each operation.
+    fn add_collectives(&mut self, layer: &Layer, c: CollectiveFile) -> Result<(), Error> {
         self.kernel_prefixes.extend(c.kernel_prefixes);
         self.call_prefixes.extend(c.call_prefixes);
         for o in c.ops {
@@ -258,6 +253,11 @@ impl RoleTable {
             let tokens = o.tokens.iter().map(|t| normalize(t)).collect();
             self.ops.push((op, tokens));
         }
+        Ok(())
+    }
+
+    /// The roofline's operator families.
+    fn add_op_families(&mut self, f: &File) {
         let fam = |family, form| OpFamily { family, form };
         let o = &f.op_family;
         for (key, e) in [
@@ -271,7 +271,6 @@ impl RoleTable {
         ] {
             add_keyed(&mut self.op_family, key, e);
         }
-        Ok(())
     }
 
     /// The step number of a step marker name.

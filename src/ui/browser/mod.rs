@@ -24,12 +24,12 @@ use crate::model::{RankIx, StepNo, Sym};
 use crate::session::Session;
 use crate::time::Ns;
 use ratatui::Frame;
-use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+
 use ratatui::layout::Rect;
 use search::Search;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use work::{Done, Task};
+use work::Task;
 
 /// The panes, in `Tab` order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -183,9 +183,6 @@ pub struct Caches {
     /// Its occurrences, one per timeline row.
     pub selected_bands: Vec<Option<Band>>,
 }
-
-/// Timelines kept for revisits (a 1024-rank step is ~25 MB of bands).
-const KEPT_TIMELINES: usize = 5;
 
 /// Rows moved by page up/down.
 pub const PAGE: usize = 10;
@@ -357,42 +354,6 @@ impl Browser {
         }
     }
 
-    /// The keys of the search prompt.
-    fn search_key(&mut self, (code, mods): Key, ctx: &mut Ctx<UiMsg>) {
-        let data = self.data.clone();
-        let strings = &data.loaded.job.strings;
-        let names = &self.names;
-        match code {
-            KeyCode::Esc => self.search.typing = false,
-            KeyCode::Enter => {
-                self.search.typing = false;
-                match self.search.current() {
-                    Some(s) => self.select_op(s, ctx),
-                    None => {
-                        ctx.status = Some(format!("no operator matches `{}`", self.search.query))
-                    }
-                }
-            }
-            KeyCode::Backspace => {
-                self.search.query.pop();
-                self.search.refresh(names, strings);
-            }
-            KeyCode::Up => {
-                self.search.cursor = self.search.cursor.saturating_sub(1);
-            }
-            KeyCode::Down => {
-                self.search.cursor =
-                    (self.search.cursor + 1).min(self.search.results.len().saturating_sub(1));
-            }
-            KeyCode::Char(c) if !mods.contains(KeyModifiers::CONTROL) => {
-                self.search.query.push(c);
-                self.search.refresh(names, strings);
-            }
-            KeyCode::Char('c') => self.search.typing = false,
-            _ => {}
-        }
-    }
-
     /// Moves the current list's selection by `by` rows (clamped).
     pub fn move_sel(&mut self, by: isize, ctx: &Ctx<UiMsg>) {
         let len = panes::view(self.pane).list_len(self, ctx);
@@ -424,99 +385,6 @@ impl Browser {
             (Pane::Timeline, _) => self.tl.row,
             (p, _) => self.sel[p.index()],
         }
-    }
-
-    /// Makes sure a task's result is (or will be) in the caches: started in the background
-    /// when the shell runs background work, else computed here.
-    pub fn need(&mut self, task: Task, ctx: &Ctx<UiMsg>) {
-        let cached = match task {
-            Task::Critical(s) => self.cache.critical.contains_key(&s),
-            Task::Op(o, s) => self.cache.op.as_ref().is_some_and(|c| (c.0, c.1) == (o, s)),
-            Task::Timeline(r, s) => self
-                .cache
-                .timelines
-                .iter()
-                .any(|t| (t.rank, t.step) == (r, s)),
-        };
-        if cached {
-            return;
-        }
-        let cp = match task {
-            Task::Op(_, s) => self.cache.critical.get(&s).cloned(),
-            Task::Critical(_) | Task::Timeline(..) => None,
-        };
-        match &ctx.spawner {
-            Some(sp) => {
-                if self.pending.insert(task) {
-                    let data = self.data.clone();
-                    sp.spawn(move || {
-                        work::compute(&data, task, cp)
-                            .into_iter()
-                            .map(UiMsg::Work)
-                            .collect()
-                    });
-                }
-            }
-            None => {
-                for d in work::compute(&self.data, task, cp) {
-                    self.store(d);
-                }
-            }
-        }
-    }
-
-    /// Takes a finished result into the caches.
-    fn store(&mut self, d: Done) {
-        match d {
-            Done::Critical(s, cp) => {
-                self.cache.critical.insert(s, cp);
-            }
-            Done::Op(o, s, detail, args) => {
-                self.cache.op = Some((o, s, *detail));
-                self.cache.op_args = Some(args);
-            }
-            Done::Timeline(rank, step, t) => {
-                let kept = &mut self.cache.timelines;
-                if !kept.iter().any(|k| (k.rank, k.step) == (rank, step)) {
-                    // Prefetched: kept at the old end, the current one stays last.
-                    if kept.len() >= KEPT_TIMELINES {
-                        kept.remove(0);
-                    }
-                    let timeline = *t;
-                    kept.insert(
-                        0,
-                        KeptTimeline {
-                            rank,
-                            step,
-                            timeline,
-                        },
-                    );
-                }
-            }
-        }
-    }
-
-    /// True while `task` runs in the background.
-    pub fn is_pending(&self, task: Task) -> bool {
-        self.pending.contains(&task)
-    }
-
-    /// True while any background work runs.
-    pub fn busy(&self) -> bool {
-        !self.pending.is_empty()
-    }
-
-    /// Keeps a freshly built timeline as the current one.
-    fn keep_timeline(&mut self, rank: Option<RankIx>, step: StepNo, t: Timeline) {
-        let cached = &mut self.cache.timelines;
-        if cached.len() >= KEPT_TIMELINES {
-            cached.remove(0);
-        }
-        cached.push(KeptTimeline {
-            rank,
-            step,
-            timeline: t,
-        });
     }
 }
 
@@ -556,7 +424,7 @@ impl Screen for Browser {
         if !self.search.typing {
             return false;
         }
-        self.search_key(key, ctx);
+        search::key(self, key, ctx);
         true
     }
 

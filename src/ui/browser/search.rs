@@ -1,9 +1,14 @@
 //! `/` fuzzy search over the job's interned operator names (skim's algorithm, smart case):
 //! live results while typing, then `n`/`N` walk the accepted result list.
 
+use super::Browser;
 use crate::model::{Interner, Sym};
+use crate::ui::UiMsg;
+use crate::ui::shell::Ctx;
+use crate::ui::shell::keymap::Key;
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 
 /// Results kept per query (the overlay shows the best of them).
 pub const MAX_RESULTS: usize = 200;
@@ -71,6 +76,39 @@ impl Search {
         }
         self.cursor = (self.cursor as isize + by).rem_euclid(n) as usize;
         self.current()
+    }
+}
+
+/// The keys of the search prompt (it takes every key while open).
+pub fn key(b: &mut Browser, (code, mods): Key, ctx: &mut Ctx<UiMsg>) {
+    let data = b.data.clone();
+    let strings = &data.loaded.job.strings;
+    let names = &b.names;
+    match code {
+        KeyCode::Esc => b.search.typing = false,
+        KeyCode::Enter => {
+            b.search.typing = false;
+            match b.search.current() {
+                Some(s) => b.select_op(s, ctx),
+                None => ctx.status = Some(format!("no operator matches `{}`", b.search.query)),
+            }
+        }
+        KeyCode::Backspace => {
+            b.search.query.pop();
+            b.search.refresh(names, strings);
+        }
+        KeyCode::Up => {
+            b.search.cursor = b.search.cursor.saturating_sub(1);
+        }
+        KeyCode::Down => {
+            b.search.cursor = (b.search.cursor + 1).min(b.search.results.len().saturating_sub(1));
+        }
+        KeyCode::Char(c) if !mods.contains(KeyModifiers::CONTROL) => {
+            b.search.query.push(c);
+            b.search.refresh(names, strings);
+        }
+        KeyCode::Char('c') => b.search.typing = false,
+        _ => {}
     }
 }
 

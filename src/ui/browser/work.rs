@@ -5,11 +5,14 @@
 //! keeps them deterministic.
 
 use super::args::{self, Args};
+use super::{Browser, KeptTimeline};
 use crate::analysis::critical_path::{self, CriticalPath, Window};
 use crate::analysis::operator::{self, OpDetail};
 use crate::analysis::timeline::{self, Timeline};
 use crate::model::{RankIx, StepNo, Sym};
 use crate::session::Session;
+use crate::ui::UiMsg;
+use crate::ui::shell::Ctx;
 
 /// A piece of work, also its identity while pending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,5 +79,103 @@ pub fn compute(data: &Session, task: Task, cp: Option<Option<CriticalPath>>) -> 
             out.push(Done::Op(op, step, Box::new(d), args));
             out
         }
+    }
+}
+
+/// Timelines kept for revisits (a 1024-rank step is ~25 MB of bands).
+const KEPT_TIMELINES: usize = 5;
+
+impl Browser {
+    /// Makes sure a task's result is (or will be) in the caches: started in the background
+    /// when the shell runs background work, else computed here.
+    pub fn need(&mut self, task: Task, ctx: &Ctx<UiMsg>) {
+        let cached = match task {
+            Task::Critical(s) => self.cache.critical.contains_key(&s),
+            Task::Op(o, s) => self.cache.op.as_ref().is_some_and(|c| (c.0, c.1) == (o, s)),
+            Task::Timeline(r, s) => self
+                .cache
+                .timelines
+                .iter()
+                .any(|t| (t.rank, t.step) == (r, s)),
+        };
+        if cached {
+            return;
+        }
+        let cp = match task {
+            Task::Op(_, s) => self.cache.critical.get(&s).cloned(),
+            Task::Critical(_) | Task::Timeline(..) => None,
+        };
+        match &ctx.spawner {
+            Some(sp) => {
+                if self.pending.insert(task) {
+                    let data = self.data.clone();
+                    sp.spawn(move || {
+                        compute(&data, task, cp)
+                            .into_iter()
+                            .map(UiMsg::Work)
+                            .collect()
+                    });
+                }
+            }
+            None => {
+                for d in compute(&self.data, task, cp) {
+                    self.store(d);
+                }
+            }
+        }
+    }
+
+    /// Takes a finished result into the caches.
+    pub(super) fn store(&mut self, d: Done) {
+        match d {
+            Done::Critical(s, cp) => {
+                self.cache.critical.insert(s, cp);
+            }
+            Done::Op(o, s, detail, args) => {
+                self.cache.op = Some((o, s, *detail));
+                self.cache.op_args = Some(args);
+            }
+            Done::Timeline(rank, step, t) => {
+                let kept = &mut self.cache.timelines;
+                if !kept.iter().any(|k| (k.rank, k.step) == (rank, step)) {
+                    // Prefetched: kept at the old end, the current one stays last.
+                    if kept.len() >= KEPT_TIMELINES {
+                        kept.remove(0);
+                    }
+                    let timeline = *t;
+                    kept.insert(
+                        0,
+                        KeptTimeline {
+                            rank,
+                            step,
+                            timeline,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// True while `task` runs in the background.
+    pub fn is_pending(&self, task: Task) -> bool {
+        self.pending.contains(&task)
+    }
+
+    /// True while any background work runs.
+    pub fn busy(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Keeps a freshly built timeline as the current one.
+    pub fn keep_timeline(&mut self, rank: Option<RankIx>, step: StepNo, t: Timeline) {
+        let cached = &mut self.cache.timelines;
+        if cached.len() >= KEPT_TIMELINES {
+            cached.remove(0);
+        }
+        cached.push(KeptTimeline {
+            rank,
+            step,
+            timeline: t,
+        });
     }
 }

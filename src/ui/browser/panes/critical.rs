@@ -2,7 +2,7 @@
 //! stretches in order — rank, category, duration, share, name. Enter shows one in the timeline.
 
 use super::PaneView;
-use crate::analysis::critical_path::Category;
+use crate::analysis::critical_path::{Category, CriticalPath};
 use crate::format::{fit, human, pad, rpad};
 use crate::ui::UiMsg;
 use crate::ui::browser::work::Task;
@@ -89,7 +89,6 @@ fn glyph(theme: &Theme, i: usize) -> char {
 }
 
 fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
-    let th = &ctx.theme;
     let Some(cp) = b.critical() else {
         let step = b.step_number().unwrap_or_default();
         let msg = if b.is_pending(Task::Critical(step)) {
@@ -97,16 +96,21 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         } else {
             " no critical path for this step (no events in its window)".to_string()
         };
-        let msg = msg.as_str();
         f.render_widget(
-            Paragraph::new(widgets::empty(&ctx.theme, msg))
+            Paragraph::new(widgets::empty(&ctx.theme, &msg))
                 .block(block(&ctx.theme, "critical path")),
             area,
         );
         return;
     };
     let [sum, list] = Layout::vertical([Constraint::Length(5), Constraint::Min(3)]).areas(area);
-    let w = sum.width.saturating_sub(2) as usize;
+    summary(f, sum, &ctx.theme, cp);
+    stretches(f, list, b, ctx, cp);
+}
+
+/// The path's window, length and ranks; its time by category as one bar and a legend.
+fn summary(f: &mut Frame, area: Rect, th: &Theme, cp: &CriticalPath) {
+    let w = area.width.saturating_sub(2) as usize;
     let total = cp.total_ns.max(1);
     let segs: Vec<(u64, Color, char)> = Category::ALL
         .iter()
@@ -132,7 +136,7 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     }
     let lines = vec![
         widgets::pairs(
-            &ctx.theme,
+            th,
             &[
                 ("window", cp.window.to_string()),
                 ("length", human(cp.total_ns)),
@@ -144,14 +148,20 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         Line::from(legend),
     ];
     f.render_widget(
-        Paragraph::new(lines).block(block(&ctx.theme, "critical path: time by category")),
-        sum,
+        Paragraph::new(lines).block(block(th, "critical path: time by category")),
+        area,
     );
+}
+
+/// The path's stretches in order, the selected one highlighted.
+fn stretches(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, cp: &CriticalPath) {
+    let th = &ctx.theme;
+    let total = cp.total_ns.max(1);
     let sel = b.row_of(Pane::Critical);
-    let (rows, off) = widgets::page(list, 1, sel);
-    let nw = (list.width as usize).saturating_sub(2 + 6 + 7 + 16 + 10 + 8 + 5);
+    let (rows, off) = widgets::page(area, 1, sel);
+    let nw = (area.width as usize).saturating_sub(2 + 6 + 7 + 16 + 10 + 8 + 5);
     let mut lines = vec![widgets::head(
-        &ctx.theme,
+        th,
         format!(
             "{} {} {} {} {} {}",
             rpad("#", 5),
@@ -164,6 +174,11 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     )];
     for (i, op) in cp.ops.iter().enumerate().skip(off).take(rows) {
         let style = if i == sel { th.selected() } else { th.text() };
+        let cat_style = if i == sel {
+            style
+        } else {
+            th.fg(color(th, op.category))
+        };
         lines.push(Line::from(vec![
             Span::styled(
                 format!(
@@ -173,14 +188,7 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
                 ),
                 style,
             ),
-            Span::styled(
-                pad(op.category.as_str(), 15),
-                if i == sel {
-                    style
-                } else {
-                    th.fg(color(th, op.category))
-                },
-            ),
+            Span::styled(pad(op.category.as_str(), 15), cat_style),
             Span::styled(
                 format!(
                     " {} {} {}",
@@ -195,11 +203,11 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
             ),
         ]));
     }
-    widgets::hit_rows(ctx, list, 1, rows, off);
+    widgets::hit_rows(ctx, area, 1, rows, off);
     let title = format!(
         "path in order, {} of {} stretches (Enter: show in timeline)",
         cp.ops.len(),
         cp.ops_total
     );
-    f.render_widget(Paragraph::new(lines).block(block(&ctx.theme, title)), list);
+    f.render_widget(Paragraph::new(lines).block(block(th, title)), area);
 }

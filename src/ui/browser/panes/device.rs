@@ -1,7 +1,7 @@
 //! Device view (drill-down level 2): one rank — its breakdown in the selected step against
 //! the cluster median part by part, its lanes, and its operators by device time.
 
-use super::overview::{parts, row_of};
+use super::parts::{parts, row_of};
 use crate::analysis::breakdown::{Part, median_row};
 use crate::format::{fit, human, pad, rpad};
 use crate::model::{LaneSide, RankId, RankIx};

@@ -9,6 +9,8 @@ pub mod critical;
 pub mod device;
 pub mod operator;
 pub mod overview;
+mod parts;
+mod raster;
 pub mod roofline;
 pub mod timeline;
 mod timeline_nav;

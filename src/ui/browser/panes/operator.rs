@@ -10,6 +10,7 @@ use crate::format::{fit, human, pad, rpad};
 use crate::ui::UiMsg;
 use crate::ui::browser::{Browser, Level, Pane};
 use crate::ui::shell::Ctx;
+use crate::ui::shell::theme::Theme;
 use crate::ui::shell::widgets::{self, block};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -154,12 +155,25 @@ pub fn op_list(
 }
 
 fn detail(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail) {
-    let th = &ctx.theme;
     let top_h = 11.min(area.height / 2).max(6);
     let [top, ranks] =
         Layout::vertical([Constraint::Length(top_h), Constraint::Min(3)]).areas(area);
     let [stats, extra] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
+    f.render_widget(
+        Paragraph::new(stat_lines(b, &ctx.theme, d)).block(block(&ctx.theme, "operator")),
+        stats,
+    );
+    f.render_widget(
+        Paragraph::new(shapes_and_args(b, &ctx.theme, d, extra))
+            .block(block(&ctx.theme, "shapes and args")),
+        extra,
+    );
+    per_rank(f, ranks, b, ctx, d);
+}
+
+/// Counts, durations, its share of the critical path, its roofline point.
+fn stat_lines(b: &Browser, th: &Theme, d: &OpDetail) -> Vec<Line<'static>> {
     let a = &d.all;
     let mut l = vec![
         Line::from(Span::styled(
@@ -167,7 +181,7 @@ fn detail(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail
             th.text().add_modifier(Modifier::BOLD),
         )),
         widgets::pairs(
-            &ctx.theme,
+            th,
             &[
                 ("kind", d.kind.as_str().into()),
                 ("count", a.count.to_string()),
@@ -175,11 +189,11 @@ fn detail(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail
             ],
         ),
         widgets::pairs(
-            &ctx.theme,
+            th,
             &[("total", human(a.total_ns)), ("mean", human(a.mean_ns))],
         ),
         widgets::pairs(
-            &ctx.theme,
+            th,
             &[
                 ("p50", human(a.p50_ns)),
                 ("p99", human(a.p99_ns)),
@@ -196,38 +210,43 @@ fn detail(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail
         ),
         None => "no critical path".into(),
     };
-    l.push(widgets::pairs(&ctx.theme, &[("critical path", cp)]));
-    match &d.roofline {
-        Some(r) => {
-            l.push(widgets::pairs(
-                th,
-                &[
-                    ("roofline", r.class.as_str().into()),
-                    ("dtype", r.dtype.clone().unwrap_or("-".into())),
-                ],
-            ));
-            l.push(widgets::pairs(
-                th,
-                &[
-                    ("AI", r.ai.map_or("-".into(), |x| format!("{x:.1} FLOP/B"))),
-                    (
-                        "TFLOP/s",
-                        r.tflops.map_or("-".into(), |x| format!("{x:.2}")),
-                    ),
-                    ("GB/s", format!("{:.0}", r.gbps)),
-                ],
-            ));
-        }
-        None => l.push(widgets::pairs(
-            &ctx.theme,
+    l.push(widgets::pairs(th, &[("critical path", cp)]));
+    l.extend(roofline_lines(th, d));
+    l
+}
+
+fn roofline_lines(th: &Theme, d: &OpDetail) -> Vec<Line<'static>> {
+    let Some(r) = &d.roofline else {
+        return vec![widgets::pairs(
+            th,
             &[("roofline", "no shapes or FLOP count".into())],
-        )),
-    }
-    f.render_widget(
-        Paragraph::new(l).block(block(&ctx.theme, "operator")),
-        stats,
-    );
-    let w = extra.width.saturating_sub(2) as usize;
+        )];
+    };
+    vec![
+        widgets::pairs(
+            th,
+            &[
+                ("roofline", r.class.as_str().into()),
+                ("dtype", r.dtype.clone().unwrap_or("-".into())),
+            ],
+        ),
+        widgets::pairs(
+            th,
+            &[
+                ("AI", r.ai.map_or("-".into(), |x| format!("{x:.1} FLOP/B"))),
+                (
+                    "TFLOP/s",
+                    r.tflops.map_or("-".into(), |x| format!("{x:.2}")),
+                ),
+                ("GB/s", format!("{:.0}", r.gbps)),
+            ],
+        ),
+    ]
+}
+
+/// The shapes it ran with and the args of its longest occurrence.
+fn shapes_and_args(b: &Browser, th: &Theme, d: &OpDetail, area: Rect) -> Vec<Line<'static>> {
+    let w = area.width.saturating_sub(2) as usize;
     let mut l = Vec::new();
     for s in d.shapes.iter().take(3) {
         let dims = s.dims.map_or("-", |x| b.name(x));
@@ -252,22 +271,18 @@ fn detail(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail
     )));
     match &b.cache.op_args {
         Some(Ok(args)) if !args.is_empty() => {
-            for (k, v) in args.iter().take(extra.height.saturating_sub(6) as usize) {
+            for (k, v) in args.iter().take(area.height.saturating_sub(6) as usize) {
                 l.push(Line::from(vec![
                     Span::styled(format!("{k}: "), th.dim()),
                     Span::styled(fit(v, w.saturating_sub(k.len() + 2)), th.text()),
                 ]));
             }
         }
-        Some(Ok(_)) => l.push(widgets::empty(&ctx.theme, "no args")),
-        Some(Err(e)) => l.push(widgets::empty(&ctx.theme, &fit(e, w))),
+        Some(Ok(_)) => l.push(widgets::empty(th, "no args")),
+        Some(Err(e)) => l.push(widgets::empty(th, &fit(e, w))),
         None => {}
     }
-    f.render_widget(
-        Paragraph::new(l).block(block(&ctx.theme, "shapes and args")),
-        extra,
-    );
-    per_rank(f, ranks, b, ctx, d);
+    l
 }
 
 fn per_rank(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail) {

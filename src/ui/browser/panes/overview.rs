@@ -3,9 +3,10 @@
 //! breakdown bar per rank, and the top findings.
 
 use super::PaneView;
+use super::parts::{part_glyph, parts, row_of};
 use crate::analysis::breakdown::{Breakdown, Part, median_own_work};
 use crate::format::{fit, human, pad, rpad};
-use crate::model::{RankId, RankIx, StepNo};
+use crate::model::{RankIx, StepNo};
 use crate::ui::UiMsg;
 use crate::ui::browser::nav::rank_groups;
 use crate::ui::browser::{Browser, Level, Pane};
@@ -18,28 +19,6 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph};
-
-/// A breakdown row's parts in [`Part::ALL`] order.
-pub fn parts(b: &Breakdown) -> [u64; 6] {
-    Part::ALL.map(|p| b.part(p).max(0) as u64)
-}
-
-/// The glyph of a part: solid in colour, distinct shades without.
-pub fn part_glyph(theme: &Theme, i: usize) -> char {
-    if theme.mono {
-        ['█', '▓', '▒', '░', '▚', '·'][i]
-    } else {
-        '█'
-    }
-}
-
-/// The breakdown row of (step, rank id).
-pub fn row_of(b: &Browser, step: StepNo, rank: RankId) -> Option<&Breakdown> {
-    let rows = &b.data.analysis.breakdown;
-    rows.binary_search_by_key(&(step, rank), |b| (b.step, b.rank))
-        .ok()
-        .map(|i| &rows[i])
-}
 
 /// The overview (the device view at device level).
 pub struct Overview;

@@ -82,7 +82,6 @@ fn chart(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let ridge = (peak / bw).log10();
     let y = [(peak.log10() - 5.0).floor(), peak.log10() + 0.5];
     let u = rf.u;
-    let (roof, thr, dim) = (th.c.roof, th.c.threshold, th.c.dim);
     let points: Vec<(f64, f64, Class)> = rf
         .ops
         .iter()
@@ -97,52 +96,70 @@ fn chart(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         peak / bw,
         u
     );
+    let roofs = Roofs {
+        peak_log: peak.log10(),
+        bw_log: bw.log10(),
+        ridge,
+        u_log: u.log10(),
+        y,
+    };
     let canvas = Canvas::default()
         .block(block(&ctx.theme, title))
         .marker(Marker::Braille)
         .x_bounds(X)
         .y_bounds(y)
-        .paint(move |ctx| {
-            let mem = |x: f64| x + bw.log10();
-            ctx.draw(&Line::new(X[0], mem(X[0]), ridge, peak.log10(), roof));
-            ctx.draw(&Line::new(ridge, peak.log10(), X[1], peak.log10(), roof));
-            let ul = u.log10();
-            ctx.draw(&Line::new(
-                X[0],
-                mem(X[0]) + ul,
-                ridge,
-                peak.log10() + ul,
-                thr,
-            ));
-            ctx.draw(&Line::new(
-                ridge,
-                peak.log10() + ul,
-                X[1],
-                peak.log10() + ul,
-                thr,
-            ));
-            ctx.draw(&Line::new(ridge, y[0], ridge, peak.log10(), dim));
-            ctx.layer();
-            let label = |s: String| Span::styled(s, ratatui::style::Style::default().fg(dim));
-            ctx.print(ridge, y[0], label("ridge".into()));
-            ctx.print(
-                X[0],
-                y[1],
-                label(format!("TFLOP/s, log: 10^{} … 10^{:.1}", y[0], y[1])),
-            );
-            ctx.print(X[0], y[0], label("FLOP/byte, log: 0.01 … 10^4".into()));
-            for &(x, yv, c) in &points {
+        .paint(move |c| {
+            roofs.paint(c, th);
+            for &(x, yv, class) in &points {
                 let style = ratatui::style::Style::default()
-                    .fg(class_color_of(c, th))
+                    .fg(class_color_of(class, th))
                     .add_modifier(Modifier::BOLD);
-                ctx.print(
+                c.print(
                     x.clamp(X[0], X[1]),
                     yv.clamp(y[0], y[1]),
-                    Span::styled(letter(c), style),
+                    Span::styled(letter(class), style),
                 );
             }
         });
     f.render_widget(canvas, area);
+}
+
+/// The chart's lines in log-log space: the memory and compute roofs, the U threshold under
+/// them, the ridge, and the axis labels.
+#[derive(Clone, Copy)]
+struct Roofs {
+    /// log10 peak TFLOP/s.
+    peak_log: f64,
+    /// log10 bandwidth, TB/s (TFLOP/s = AI × TB/s).
+    bw_log: f64,
+    /// log10 of the ridge's arithmetic intensity.
+    ridge: f64,
+    /// log10 U.
+    u_log: f64,
+    /// The y bounds.
+    y: [f64; 2],
+}
+
+impl Roofs {
+    fn paint(&self, c: &mut ratatui::widgets::canvas::Context<'_>, th: &Theme) {
+        let (roof, thr, dim) = (th.c.roof, th.c.threshold, th.c.dim);
+        let (peak, ridge, ul, y) = (self.peak_log, self.ridge, self.u_log, self.y);
+        let mem = |x: f64| x + self.bw_log;
+        c.draw(&Line::new(X[0], mem(X[0]), ridge, peak, roof));
+        c.draw(&Line::new(ridge, peak, X[1], peak, roof));
+        c.draw(&Line::new(X[0], mem(X[0]) + ul, ridge, peak + ul, thr));
+        c.draw(&Line::new(ridge, peak + ul, X[1], peak + ul, thr));
+        c.draw(&Line::new(ridge, y[0], ridge, peak, dim));
+        c.layer();
+        let label = |s: String| Span::styled(s, ratatui::style::Style::default().fg(dim));
+        c.print(ridge, y[0], label("ridge".into()));
+        c.print(
+            X[0],
+            y[1],
+            label(format!("TFLOP/s, log: 10^{} … 10^{:.1}", y[0], y[1])),
+        );
+        c.print(X[0], y[0], label("FLOP/byte, log: 0.01 … 10^4".into()));
+    }
 }
 
 fn class_color_of(c: Class, th: &Theme) -> Color {

@@ -5,8 +5,9 @@
 //! into groups (their bands summed, the operator's min/mean/max start and end), expandable.
 
 use super::PaneView;
-use super::timeline_nav::{self as tlnav, window};
-use crate::analysis::timeline::{Band, BandKind, Envelope, Timeline, envelope_of};
+use super::raster::{Raster, band_spans, mono_glyph};
+use super::timeline_nav::{self as tlnav, CHROME, window};
+use crate::analysis::timeline::{BandKind, Envelope, Timeline, envelope_of};
 use crate::format::{fit, human, pad};
 use crate::time::Ns;
 use crate::ui::UiMsg;
@@ -18,24 +19,16 @@ use crate::ui::shell::widgets::block;
 use crate::ui::shell::{Ctx, HitTarget};
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use std::ops::Range;
 
 pub use super::timeline_nav::display_rows;
 
 /// Label column of rank rows (`rank 1023`); lane rows get up to [`LANE_LABEL`].
 const LABEL: usize = 11;
 const LANE_LABEL: usize = 26;
-/// Lines above the rows (info, ruler) and below (legend), inside the block.
-const CHROME: u16 = 3;
-
-/// Rows available for axes at a terminal size.
-pub fn capacity(size: (u16, u16)) -> usize {
-    // header + tabs + footer + block borders + chrome.
-    size.1.saturating_sub(3 + 2 + CHROME).max(1) as usize
-}
-
 /// The Marey timeline of the selected step.
 pub struct TimelinePane;
 
@@ -138,91 +131,6 @@ impl PaneView for TimelinePane {
     }
 }
 
-/// Glyph of a kind without colour (mono themes) — kinds stay apart by shape.
-fn mono_glyph(k: BandKind) -> char {
-    match k {
-        BandKind::Compute => '█',
-        BandKind::Collective => '▓',
-        BandKind::Send => '▶',
-        BandKind::Recv => '◀',
-        BandKind::Memory => '░',
-        BandKind::Host => '▒',
-    }
-}
-
-/// Coverage of half-cells by kind, summed over rows.
-struct Raster {
-    a: Ns,
-    w: Ns,
-    halves: usize,
-    cover: Vec<[Ns; 6]>,
-}
-
-impl Raster {
-    fn new(a: Ns, b: Ns, cells: usize) -> Raster {
-        Raster {
-            a,
-            w: (b - a).max(1),
-            halves: cells * 2,
-            cover: vec![[0; 6]; cells * 2],
-        }
-    }
-
-    // i64 is enough: (t − a) ≤ w and halves ≤ a few thousand, so the product stays far below
-    // 2⁶³ for windows up to weeks; i128 division would cost a library call per band.
-    fn half_of(&self, t: Ns) -> i64 {
-        ((t - self.a) * self.halves as i64).div_euclid(self.w)
-    }
-
-    /// Adds a row's bands (sorted by start; none longer than `max_len`).
-    fn add(&mut self, bands: &[Band], max_len: Ns) {
-        let b_end = self.a + self.w;
-        let first = bands.partition_point(|b| b.start < self.a - max_len);
-        for b in &bands[first..] {
-            if b.start >= b_end {
-                break;
-            }
-            if b.end <= self.a {
-                continue;
-            }
-            let (s, e) = (b.start.max(self.a), b.end.min(b_end));
-            let (h0, h1) = (
-                self.half_of(s).max(0) as usize,
-                (self.half_of(e - 1).max(0) as usize).min(self.halves - 1),
-            );
-            let k = BandKind::ALL.iter().position(|x| *x == b.kind).unwrap_or(0);
-            for h in h0..=h1 {
-                let (ha, hb) = (self.time_of(h), self.time_of(h + 1));
-                self.cover[h][k] += e.min(hb) - s.max(ha);
-            }
-        }
-    }
-
-    fn time_of(&self, h: usize) -> Ns {
-        self.a + self.w * h as i64 / self.halves as i64
-    }
-
-    /// The dominant kind of half `h` when it is at least a quarter covered per row.
-    fn kind(&self, h: usize, rows: usize) -> (Option<BandKind>, bool) {
-        let c = &self.cover[h];
-        let (i, best) = c
-            .iter()
-            .enumerate()
-            .max_by_key(|(i, v)| (**v, std::cmp::Reverse(*i)))
-            .expect("6 kinds");
-        let span = (self.time_of(h + 1) - self.time_of(h)).max(1) * rows as Ns;
-        let any = c.iter().any(|v| *v > 0);
-        (
-            (*best * 4 >= span && *best > 0).then_some(BandKind::ALL[i]),
-            any,
-        )
-    }
-}
-
-/// Where a row's selected operator lies, in cells: its earliest and latest start, its
-/// earliest and latest end.
-type SelCells = (i128, i128, i128, i128);
-
 /// Draws the timeline: the info line and ruler, one axis per displayed row (joined to the
 /// next by the selected operator's edges when rows have room), the legend.
 fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
@@ -259,27 +167,74 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         info_line(b, th, t, inner.width as usize),
         ruler(th, t, a, e, cells, label_w),
     ];
-    let x_of = |tm: Ns| ((tm - a) as i128 * cells as i128).div_euclid((e - a).max(1) as i128);
+    let axes = Axes {
+        a,
+        e,
+        cells,
+        label_w,
+    };
+    lines.extend(axis_lines(b, th, t, &rows, &axes, gaps));
+    let shown = (lines.len() - 2) as u16;
+    let target = if gaps {
+        HitTarget::SpacedRows(0)
+    } else {
+        HitTarget::Rows(0)
+    };
+    ctx.hit(Rect::new(inner.x, inner.y + 2, inner.width, shown), target);
+    while lines.len() < inner.height as usize - 1 {
+        lines.push(Line::default());
+    }
+    lines.push(legend(th, label_w));
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The time axis of the rows: the visible window `[a, e)` over `cells` columns, after a
+/// label column of `label_w`.
+struct Axes {
+    a: Ns,
+    e: Ns,
+    cells: usize,
+    label_w: usize,
+}
+
+impl Axes {
+    /// The column (half-open, may fall outside) of time `tm`.
+    fn x_of(&self, tm: Ns) -> i128 {
+        ((tm - self.a) as i128 * self.cells as i128).div_euclid((self.e - self.a).max(1) as i128)
+    }
+}
+
+/// One line per displayed row — its label and bands, the selected operator's envelope
+/// marked — with a connector line between rows when there is room (`gaps`).
+fn axis_lines(
+    b: &Browser,
+    th: &Theme,
+    t: &Timeline,
+    rows: &[Range<usize>],
+    ax: &Axes,
+    gaps: bool,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
     let mut prev: Option<(i128, i128)> = None;
     for (ri, range) in rows.iter().enumerate() {
         let env =
             b.tl.op
                 .and_then(|_| envelope_of(b.cache.selected_bands.get(range.clone())?));
+        let edges = env.map(|e| (ax.x_of(e.mean_start), ax.x_of(e.mean_end)));
         if gaps && ri > 0 {
-            let cur = env.map(|e| (x_of(e.mean_start), x_of(e.mean_end)));
-            lines.push(connector(th, prev, cur, cells, label_w));
+            lines.push(connector(th, prev, edges, ax.cells, ax.label_w));
         }
-        prev = env.map(|e| (x_of(e.mean_start), x_of(e.mean_end)));
+        prev = edges;
         let sel = env.map(|e: Envelope| {
-            let (s0, s1) = (x_of(e.min_start), x_of(e.max_start));
+            let (s0, s1) = (ax.x_of(e.min_start), ax.x_of(e.max_start));
             (
                 s0,
                 s1,
-                x_of(e.min_end - 1).max(s0),
-                x_of(e.max_end - 1).max(s1),
+                ax.x_of(e.min_end - 1).max(s0),
+                ax.x_of(e.max_end - 1).max(s1),
             )
         });
-        let mut r = Raster::new(a, e, cells);
+        let mut r = Raster::new(ax.a, ax.e, ax.cells);
         for row in &t.rows[range.clone()] {
             r.add(&row.bands, row.max_len);
         }
@@ -298,24 +253,13 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
             th.text()
         };
         let mut spans = vec![
-            Span::styled(pad(&label, label_w - 1), lstyle),
+            Span::styled(pad(&label, ax.label_w - 1), lstyle),
             Span::raw(" "),
         ];
-        spans.extend(band_spans(th, &r, range.len(), cells, sel));
+        spans.extend(band_spans(th, &r, range.len(), ax.cells, sel));
         lines.push(Line::from(spans));
     }
-    let shown = (lines.len() - 2) as u16;
-    let target = if gaps {
-        HitTarget::SpacedRows(0)
-    } else {
-        HitTarget::Rows(0)
-    };
-    ctx.hit(Rect::new(inner.x, inner.y + 2, inner.width, shown), target);
-    while lines.len() < inner.height as usize - 1 {
-        lines.push(Line::default());
-    }
-    lines.push(legend(th, label_w));
-    f.render_widget(Paragraph::new(lines), inner);
+    lines
 }
 
 /// The label column: rank rows get [`LABEL`]; lane rows room for their names, up to
@@ -331,54 +275,6 @@ fn label_width(b: &Browser, t: &Timeline, width: usize) -> usize {
         .max()
         .unwrap_or(LABEL);
     longest.clamp(LABEL, LANE_LABEL.min(width / 3).max(LABEL))
-}
-
-/// One axis's cells: each the dominant kind of its two halves, the selected operator's
-/// common span highlighted and its ragged edges underlined. Cells of one style are merged
-/// into one span: a frame is hundreds of spans, not tens of thousands.
-fn band_spans(
-    th: &Theme,
-    r: &Raster,
-    rows: usize,
-    cells: usize,
-    sel: Option<SelCells>,
-) -> Vec<Span<'static>> {
-    let mut spans = Vec::new();
-    let mut run = String::new();
-    let mut run_style = Style::default();
-    for c in 0..cells {
-        let (l, la) = r.kind(2 * c, rows);
-        let (rr, ra) = r.kind(2 * c + 1, rows);
-        let (glyph, kind) = match (l, rr) {
-            (Some(k), Some(_)) => (if th.mono { mono_glyph(k) } else { '█' }, Some(k)),
-            (Some(k), None) => (if th.mono { mono_glyph(k) } else { '▌' }, Some(k)),
-            (None, Some(k)) => (if th.mono { mono_glyph(k) } else { '▐' }, Some(k)),
-            (None, None) if la || ra => ('▁', None),
-            _ => ('─', None),
-        };
-        let mut style = match kind {
-            Some(k) => Style::default().fg(th.band(k)),
-            None if la || ra => th.dim(),
-            None => Style::default().fg(th.c.idle),
-        };
-        if let Some((s0, s1, e0, e1)) = sel {
-            let x = c as i128;
-            if x >= s1 && x <= e0 {
-                style = style.patch(th.selected());
-            } else if x >= s0 && x <= e1 {
-                style = style
-                    .add_modifier(Modifier::UNDERLINED | Modifier::BOLD)
-                    .fg(th.c.accent);
-            }
-        }
-        if style != run_style && !run.is_empty() {
-            spans.push(Span::styled(std::mem::take(&mut run), run_style));
-        }
-        run_style = style;
-        run.push(glyph);
-    }
-    spans.push(Span::styled(run, run_style));
-    spans
 }
 
 /// The Marey join between two rows: the start and end edges as slanted strokes with the band
@@ -543,30 +439,5 @@ mod tests {
         assert_eq!(tick_step(1_000_000, 100, 10), 100_000);
         assert_eq!(tick_step(1_000_000, 100, 14), 200_000);
         assert_eq!(tick_step(3_000, 10, 5), 2_000);
-    }
-
-    #[test]
-    fn raster_halves_take_the_dominant_kind() {
-        let band = |s, e, kind| Band {
-            start: s,
-            end: e,
-            kind,
-            name: 0,
-            event: crate::model::EventIx(0),
-        };
-        let mut r = Raster::new(0, 100, 5); // 10 halves of 10 ns
-        r.add(
-            &[
-                band(0, 15, BandKind::Compute),
-                band(15, 40, BandKind::Collective),
-                band(90, 91, BandKind::Memory),
-            ],
-            25,
-        );
-        assert_eq!(r.kind(0, 1).0, Some(BandKind::Compute));
-        assert_eq!(r.kind(1, 1).0, Some(BandKind::Compute)); // 5 vs 5: the earlier kind
-        assert_eq!(r.kind(2, 1).0, Some(BandKind::Collective));
-        assert_eq!(r.kind(4, 1), (None, false));
-        assert_eq!(r.kind(9, 1), (None, true)); // 1 ns of 10: under a quarter
     }
 }

@@ -2,7 +2,6 @@
 //! operator of a kind, jumps from other panes (a critical stretch, an operator's rank), the
 //! rows shown when ranks outnumber the lines, and the selected operator on every row.
 
-use super::timeline::capacity;
 use crate::analysis::timeline::{Band, BandKind, Timeline};
 use crate::model::{RankIx, StepNo, Sym};
 use crate::time::Ns;
@@ -12,6 +11,15 @@ use crate::ui::browser::{Browser, Focus, SelectedKey};
 use crate::ui::shell::Ctx;
 use crate::ui::shell::keymap::Action;
 use std::ops::Range;
+
+/// Lines above the rows (info, ruler) and below (legend), inside the timeline's block.
+pub const CHROME: u16 = 3;
+
+/// Rows available for axes at a terminal size.
+pub fn capacity(size: (u16, u16)) -> usize {
+    // header + tabs + footer + block borders + chrome.
+    size.1.saturating_sub(3 + 2 + CHROME).max(1) as usize
+}
 
 /// The displayed rows: single timeline rows, or groups when they exceed the capacity.
 pub fn display_rows(b: &Browser, t: &Timeline, size: (u16, u16)) -> Vec<Range<usize>> {
