@@ -1,4 +1,4 @@
-//! TUI frame cost (issue 5): with a 1024-rank job and a ~1 GB single-rank trace loaded, the
+//! TUI frame cost (BENCHMARKS.md, "TUI frames"): with a 1024-rank job and a ~1 GB single-rank trace loaded, the
 //! first frame after the analysis, and key presses (state change + frame build + draw on
 //! ratatui's in-memory backend, one frame per key) per view. Benchmarks named `_keys_ab`
 //! press two keys (a then b, to return to the same state): halve their time per key.

@@ -32,7 +32,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// The process exit code: 2 for what the user can fix in the command, its inputs or its
-    /// configuration (DESIGN: "2 bad input or usage"); sysexits' EX_IOERR and EX_SOFTWARE for
+    /// configuration (as `--help` says: "2 bad input or usage"); sysexits' EX_IOERR and EX_SOFTWARE for
     /// the terminal and for bugs.
     pub fn exit_code(self) -> i32 {
         match self {

@@ -138,6 +138,19 @@ pub fn plain(v: f64) -> String {
     }
 }
 
+/// `s` safe to print on a terminal: every control character but newline and tab (ESC and
+/// the C1 controls start escape sequences; trace content is untrusted) becomes `�`.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !s.contains(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    s.chars()
+        .map(|c| if unsafe_char(c) { '\u{fffd}' } else { c })
+        .collect::<String>()
+        .into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +175,15 @@ mod tests {
         assert_eq!(bytes(50_331_648), "48.0 MiB");
         assert_eq!((pct(0.1234), pct0(0.1234)), ("12.3%".into(), "12%".into()));
         assert_eq!((plain(3.0), plain(0.25)), ("3".into(), "0.250".into()));
+    }
+
+    #[test]
+    fn printable_replaces_escape_sequences() {
+        assert_eq!(printable("aten::mm\tx\n"), "aten::mm\tx\n");
+        assert_eq!(
+            printable("evil\u{1b}[31mred\u{9b}2J"),
+            "evil\u{fffd}[31mred\u{fffd}2J"
+        );
+        assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
     }
 }

@@ -10,6 +10,7 @@ use crate::analysis::ops::Scope;
 use crate::analysis::roofline::{RooflineOptions, peaks};
 use crate::analysis::{self, Analysis, Options};
 use crate::error::Error;
+use crate::format::printable;
 use crate::ingest::progress::Counters;
 use crate::ingest::roles::RoleTable;
 use crate::ingest::{self, demo};
@@ -115,7 +116,7 @@ pub fn title(paths: &[PathBuf]) -> String {
 pub fn load(inputs: &[Input], opts: &LoadOptions) -> Result<Loaded, Error> {
     let loaded = ingest::load(inputs, opts)?;
     for s in &loaded.skipped {
-        eprintln!("warning: skipped {s}");
+        eprintln!("warning: skipped {}", printable(&s.to_string()));
     }
     Ok(loaded)
 }

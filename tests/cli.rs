@@ -107,3 +107,25 @@ fn every_text_line_fits_100_columns() {
         }
     }
 }
+
+/// Trace content is untrusted: names carrying terminal escape sequences (ESC, C1 CSI, BEL)
+/// reach the text and markdown reports with those characters replaced.
+#[test]
+fn escape_sequences_in_names_never_reach_the_terminal() {
+    let path = testdata("escape_names.json");
+    let path = path.to_str().unwrap();
+    for format in ["text", "md"] {
+        let out = stdout(&["report", "--format", format, path]);
+        assert!(
+            !out.contains(['\u{1b}', '\u{9b}', '\u{7}']),
+            "{format}: a control character got through"
+        );
+        assert!(
+            out.contains("evil\u{fffd}[2J\u{fffd}31mkernel"),
+            "{format}:\n{out}"
+        );
+    }
+    // JSON keeps the name, escaped as JSON escapes control characters.
+    let json = stdout(&["report", "--format", "json", path]);
+    assert!(json.contains(r"evil\u001b[2J"), "{json}");
+}

@@ -68,7 +68,7 @@ pub struct SyncPoint {
     pub call: String,
     /// The outermost `aten::` op around it (`-` when none).
     pub caused_by: String,
-    /// Calls.
+    /// Calls of this kind from this op.
     pub count: u64,
     /// Σ call durations.
     pub blocked_ns: Ns,
@@ -117,13 +117,13 @@ pub struct DataLoading {
 /// A conjectured or recorded GC pause.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GcPause {
-    /// Rank.
+    /// The rank it stopped.
     pub rank: RankId,
-    /// Step.
+    /// The step it fell in.
     pub step: StepNo,
     /// Start, rank clock.
     pub start_ns: Ns,
-    /// Length.
+    /// Its length.
     pub dur_ns: Ns,
     /// A GC event in the trace, not a conjecture from free time.
     pub recorded: bool,
@@ -132,7 +132,7 @@ pub struct GcPause {
 /// Calls of one allocator or copy kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct CallStat {
-    /// Calls.
+    /// Calls in scope.
     pub count: u64,
     /// Σ durations.
     pub total_ns: Ns,

@@ -89,7 +89,7 @@ pub struct Analysis {
 pub struct NameCount {
     /// The name.
     pub name: Sym,
-    /// Occurrences.
+    /// How often the name occurs.
     pub count: u64,
 }
 

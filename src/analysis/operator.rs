@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 /// Duration statistics of a set of occurrences.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Durations {
-    /// Occurrences.
+    /// Occurrences in scope.
     pub count: u64,
     /// Σ durations.
     pub total_ns: Ns,
@@ -27,7 +27,7 @@ pub struct Durations {
     pub p50_ns: Ns,
     /// Nearest-rank 99th percentile.
     pub p99_ns: Ns,
-    /// Longest.
+    /// The longest occurrence.
     pub max_ns: Ns,
 }
 

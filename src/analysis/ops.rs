@@ -34,7 +34,7 @@ pub struct OpStat {
     pub name: Sym,
     /// Event kind.
     pub kind: Kind,
-    /// Occurrences.
+    /// Its occurrences in scope.
     pub count: u64,
     /// Total time.
     pub total_ns: Ns,

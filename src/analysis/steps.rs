@@ -16,7 +16,7 @@ pub struct StepSpan {
     pub index: u32,
     /// The step number (`ProfilerStep#N`).
     pub number: StepNo,
-    /// B_N.
+    /// B_N, the span's start (docs/metrics.md, "Step span").
     pub start: Ns,
     /// B_{N+1}, or the end of the last step.
     pub end: Ns,

@@ -1,4 +1,4 @@
-//! Marey-band timeline data (seed 002 §5.2.3): for one step, one row per rank (or per lane of
+//! Marey-band timeline data (the banded Marey graph, docs/architecture.md#sources): for one step, one row per rank (or per lane of
 //! one rank) of operator bands on the aligned clock, and the "same operator on every rank"
 //! lookup that lets a view join an operator's start and end points across ranks.
 //!
@@ -16,7 +16,7 @@ use crate::model::{CollOp, EventIx, Job, Kind, LaneSide, Rank, RankId, RankIx, S
 use crate::time::Ns;
 use rayon::prelude::*;
 
-/// What a band is, for colouring: the kinds of seed 002's Marey graph.
+/// What a band is, for colouring: the operator kinds the banded Marey graph distinguishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BandKind {
     /// Compute kernel (or a non-collective host operator on a CPU-only rank).
@@ -103,7 +103,7 @@ pub struct Timeline {
     pub rows: Vec<Row>,
 }
 
-/// Where one operator is on a set of rows: min/mean/max of its start and end (seed 002's
+/// Where one operator is on a set of rows: min/mean/max of its start and end (the banded Marey graph's
 /// aggregated band for a group of devices).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Envelope {

@@ -14,6 +14,7 @@ use stepscope::model::{RankId, StepNo};
 use stepscope::report::Format;
 use stepscope::session::Settings;
 use stepscope::ui::UiOptions;
+use stepscope::ui::browser::Pane;
 
 /// Options every command takes.
 #[derive(Debug, Args, Clone)]
@@ -185,6 +186,11 @@ fn parse_size(s: &str) -> Result<(u16, u16), String> {
     }
 }
 
+/// The panes `--view` takes, by name.
+fn pane_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(Pane::ALL.map(Pane::name))
+}
+
 /// `--step` and `--rank` as a scope.
 fn scope(step: Option<u32>, rank: Option<u32>) -> Scope {
     Scope {
@@ -200,7 +206,7 @@ pub struct SnapshotArgs {
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// The pane.
-    #[arg(long, value_parser = ["overview", "timeline", "critical", "roofline", "advisor", "operator", "comm"], default_value = "overview")]
+    #[arg(long, value_parser = pane_names(), default_value = "overview")]
     pub view: String,
     /// Screen size, COLSxROWS.
     #[arg(long, default_value = "120x40", value_parser = parse_size)]

@@ -1,4 +1,4 @@
-//! Command line (DESIGN §2): parse, dispatch, and map failures to exit codes — 0 ok, 1
+//! Command line (README.md, `stepscope --help`): parse, dispatch, and map failures to exit codes — 0 ok, 1
 //! `--fail-on` tripped, 2 bad input, usage or configuration, 70 an internal failure, 74 the
 //! terminal failed.
 
@@ -11,6 +11,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use stepscope::analysis::ops::Scope;
 use stepscope::error::ErrorKind;
+use stepscope::format::printable;
 use stepscope::report::Format;
 
 /// Exit code when `--fail-on` trips.
@@ -97,7 +98,7 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", printable(&e.to_string()));
             e.exit_code()
         }
     }

@@ -12,12 +12,6 @@ pub fn is_trace_name(name: &str) -> bool {
     n.ends_with(".json") || n.ends_with(".json.gz")
 }
 
-/// The format a file is in (a file given by name is taken as a trace: its reader says when
-/// it is not one).
-pub fn format_of(_path: &Path) -> Format {
-    Format::Kineto
-}
-
 /// Expands the command-line paths into inputs, in a deterministic order.
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
     let mut out = Vec::new();
@@ -47,7 +41,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
             vec![p.clone()]
         };
         out.extend(files.into_iter().map(|f| Input {
-            format: format_of(&f),
+            format: Format::of(&f),
             origin: Origin::File(f),
         }));
     }

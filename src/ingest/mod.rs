@@ -47,6 +47,14 @@ pub enum Format {
     Kineto,
 }
 
+impl Format {
+    /// The format of the file at `path` (a file given by name is taken as a trace: its
+    /// reader says when it is not one).
+    pub fn of(_path: &std::path::Path) -> Format {
+        Format::Kineto
+    }
+}
+
 /// One input, read as one rank.
 #[derive(Debug, Clone)]
 pub struct Input {
@@ -60,7 +68,7 @@ impl Input {
     /// The file at `path`, its format told by its name.
     pub fn file(path: PathBuf) -> Input {
         Input {
-            format: discover::format_of(&path),
+            format: Format::of(&path),
             origin: Origin::File(path),
         }
     }

@@ -90,7 +90,7 @@ pub struct Events {
     pub name: Vec<Sym>,
     /// Lane index into `Rank::lanes`.
     pub lane: Vec<u16>,
-    /// Classification.
+    /// What each event is (compute kernel, collective, copy, host op, ...).
     pub kind: Vec<Kind>,
     /// Step index into `Rank::steps` (device work: the step of its launching call), or
     /// [`NO_STEP`].

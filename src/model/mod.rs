@@ -88,7 +88,8 @@ pub struct OpShape {
     pub flops: Option<u64>,
 }
 
-/// Collective metadata from one event's args (reference/kineto.md §9).
+/// Collective metadata from one event's args (`Collective name`, `In msg nelems`, `dtype`,
+/// `Process Group Name`, ...: what NCCL kernels and `record_param_comms` carry).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Collective {
     /// The event (index into `Rank::events`).
@@ -108,7 +109,7 @@ pub struct Collective {
     pub group_ranks: Option<Sym>,
     /// `Group size`.
     pub group_size: Option<u64>,
-    /// `Seq`.
+    /// `Seq`: the call's sequence number in its group (newer PyTorch), the surest matching key.
     pub seq: Option<u64>,
     /// `Src Rank` of a receive, within the group.
     pub src_rank: Option<u64>,
@@ -207,7 +208,7 @@ impl Rank {
         (s != NO_STEP).then(|| self.steps[s as usize].number)
     }
 
-    /// True when the rank has no device work at all (a CPU-only trace: DESIGN §4 fallback).
+    /// True when the rank has no device work at all (a CPU-only trace: the breakdown's fallback, docs/metrics.md).
     pub fn is_cpu_only(&self) -> bool {
         // Device work only ever sits on device lanes: scan those alone.
         !self

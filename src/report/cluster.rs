@@ -35,9 +35,9 @@ pub struct ClusterSection {
 /// A communication domain.
 #[derive(Debug, Serialize)]
 pub struct GroupInfo {
-    /// Name.
+    /// The group's name (`Process Group Name`).
     pub name: String,
-    /// Description.
+    /// Its description (`pg_desc`: `default_pg`, ...).
     pub description: String,
     /// `declared`, `args` or `world`.
     pub source: GroupSource,

@@ -41,9 +41,9 @@ pub struct JobInfo {
 /// A process group.
 #[derive(Debug, Serialize)]
 pub struct GroupRow {
-    /// `pg_name`.
+    /// The group's name (`pg_name`).
     pub name: String,
-    /// `pg_desc`.
+    /// Its description (`pg_desc`).
     pub description: String,
     /// Number of ranks.
     pub size: usize,
@@ -54,7 +54,7 @@ pub struct GroupRow {
 /// A device model and how many ranks report it.
 #[derive(Debug, Serialize)]
 pub struct DeviceRow {
-    /// Name.
+    /// The device name the traces report.
     pub name: String,
     /// Ranks reporting this device.
     pub ranks: u32,

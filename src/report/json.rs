@@ -15,7 +15,7 @@ use serde::Serialize;
 pub struct FindingRow {
     /// Rule id.
     pub rule: &'static str,
-    /// Category.
+    /// Its category (parallelism, communication, host, compute).
     pub category: Category,
     /// From impact_pct.
     pub severity: Severity,

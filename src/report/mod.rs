@@ -104,11 +104,11 @@ pub struct StepRow {
 /// Max / median / min of rank span lengths.
 #[derive(Debug, Serialize)]
 pub struct TimeStats {
-    /// Largest.
+    /// The longest span (the cluster's step time).
     pub max: Ns,
     /// Median (even count: floor of the mean of the middle two).
     pub median: Ns,
-    /// Smallest.
+    /// The shortest span.
     pub min: Ns,
 }
 
@@ -125,11 +125,11 @@ pub struct BreakdownRow {
 /// One operator's totals.
 #[derive(Debug, Serialize)]
 pub struct OpRow {
-    /// Name.
+    /// The operator's name.
     pub name: String,
     /// Event kind.
     pub kind: &'static str,
-    /// Occurrences.
+    /// Its occurrences in scope.
     pub count: u64,
     /// Total time.
     pub total_ns: Ns,
@@ -236,11 +236,13 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
     }
 }
 
-/// Renders the report in a format.
+/// Renders the report in a format. Text and markdown are printed on terminals: trace names
+/// in them are made [`printable`](crate::format::printable). JSON escapes them itself.
 pub fn render(r: &Report, format: Format) -> String {
+    let printable = |s: String| crate::format::printable(&s).into_owned();
     match format {
-        Format::Text => text::render(r),
-        Format::Md => markdown::render(r),
+        Format::Text => printable(text::render(r)),
+        Format::Md => printable(markdown::render(r)),
         Format::Json => {
             let mut s = serde_json::to_string_pretty(r).expect("the report serializes");
             s.push('\n');

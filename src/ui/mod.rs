@@ -1,4 +1,4 @@
-//! The terminal UI (DESIGN §5). Two layers:
+//! The terminal UI (docs/tui.md). Two layers:
 //!
 //! - [`shell`]: what every screen shares — keymap and theme files, footer hints and the help
 //!   overlay from one command list, mouse hit areas, background work and the event loop on

@@ -9,6 +9,7 @@ use super::shell::keymap::Keymap;
 use super::shell::theme::Theme;
 use super::shell::{Ctx, Shell, Spawner, event_loop, terminal};
 use crate::error::Error;
+use crate::format::printable;
 use crate::session::{self, Session, Settings};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -86,7 +87,7 @@ pub fn run(paths: &[PathBuf], settings: &Settings, ui: &UiOptions) -> Result<i32
     drop(term);
     drop(guard);
     for s in &skipped {
-        eprintln!("warning: skipped {s}");
+        eprintln!("warning: skipped {}", printable(s));
     }
     // Freeing millions of events one by one would only delay the exit.
     std::mem::forget(shell);

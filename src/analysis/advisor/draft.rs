@@ -10,7 +10,7 @@ use crate::time::Ns;
 pub struct Draft {
     /// Impact, ns over the steps in scope.
     pub impact_ns: Ns,
-    /// Evidence.
+    /// Ranks, steps, operators and numbers behind it.
     pub evidence: Evidence,
     /// Where a view shows it (default: its evidence, else the overview).
     pub focus: Focus,

@@ -26,7 +26,7 @@ pub struct Facts<'a> {
     pub slow_links: &'a [SlowLink],
     /// Slow steps.
     pub slow_steps: &'a [SlowStep],
-    /// Stragglers.
+    /// Ranks the others waited for, per communication domain.
     pub stragglers: &'a [Straggler],
     /// Part imbalance.
     pub imbalance: &'a [Imbalance],
@@ -34,7 +34,7 @@ pub struct Facts<'a> {
     pub stages: Option<&'a [Stage]>,
     /// Host analyses.
     pub host: Option<&'a Host>,
-    /// Roofline.
+    /// The roofline: kernel time by class, operators on it.
     pub roofline: Option<&'a Roofline>,
     /// Critical path.
     pub critical: Option<&'a CriticalPath>,

@@ -1,4 +1,4 @@
-//! The advisor (Hermes §4.3, Table 4): rules that turn the analyses' results into findings —
+//! The advisor (after Hermes's optimization advisor, docs/architecture.md#sources): rules that turn the analyses' results into findings —
 //! what is wrong (a typed [`Claim`]), the evidence (ranks, steps, operators, numbers with
 //! their units), where a view shows it (a [`Focus`]) — each with an impact estimate on step
 //! time that sets its severity (high ≥ 5%, medium ≥ 3%, else low). The words — title, cause,
@@ -171,7 +171,7 @@ pub enum Claim {
 pub struct Finding {
     /// Rule id.
     pub rule: &'static str,
-    /// Category.
+    /// Its category (parallelism, communication, host, compute).
     pub category: Category,
     /// From impact_pct.
     pub severity: Severity,

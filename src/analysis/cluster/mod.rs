@@ -1,4 +1,4 @@
-//! Cluster analysis (Hermes §4.1.1: find the problematic steps and devices), over every rank
+//! Cluster analysis (Hermes's first level: find the problematic steps and devices), over every rank
 //! and step of the job (docs/metrics.md, "Slow step", "Stragglers"):
 //!
 //! - [`slow_steps`]: cluster step time = max rank span; a step is slow when it exceeds
@@ -12,7 +12,7 @@
 //!   (msprof-analyze's slow-rank rule).
 //! - [`stages`] (send/recv between ranks): stage compute and the receive wait of each stage
 //!   (bubble); a stage computing ≥ [`STAGE_IMBALANCE`] above the stage mean is flagged
-//!   (seed 002 §5.2.4).
+//!   (as the banded Marey graph's stage view does).
 
 mod slow_steps;
 mod stages;

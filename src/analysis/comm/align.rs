@@ -2,7 +2,7 @@
 //! one collective are simultaneous to within its transfer time, so each rank is shifted to
 //! make the ends of the collectives it shares with the reference rank (the lowest rank id)
 //! coincide. Ranks that share nothing with the reference align through a rank already
-//! aligned (pipeline stages through their send/recv partner, seed 002 §5.2.3).
+//! aligned (pipeline stages through their send/recv partner).
 //!
 //! The offset is the median, over the first [`SAMPLES`] shared instances, of the end
 //! difference — not the first instance alone: one collective's end can lag by a scheduling

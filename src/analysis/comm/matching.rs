@@ -27,9 +27,9 @@ pub struct Member {
 /// The direction of a point-to-point transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct P2p {
-    /// Sender.
+    /// The sending rank.
     pub src: RankId,
-    /// Receiver.
+    /// The receiving rank.
     pub dst: RankId,
 }
 

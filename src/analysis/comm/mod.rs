@@ -39,7 +39,7 @@ use timing::{MemberTiming, Timing};
 pub struct RankCount {
     /// Rank id.
     pub rank: RankId,
-    /// Calls.
+    /// Calls it made (in the group and step).
     pub calls: u64,
 }
 

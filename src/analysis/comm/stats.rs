@@ -1,4 +1,4 @@
-//! Communication cause analysis (Hermes §4.2.2, msprof-analyze's wait/transit split): per
+//! Communication cause analysis (Hermes's and msprof-analyze's wait/transit split): per
 //! collective type and group, how much time communication takes and hides, whether it waits
 //! (a straggler upstream) or transfers slowly (the link), and the message sizes.
 //!
@@ -66,7 +66,7 @@ pub const SIZE_CLASSES: [u64; 4] = [64 << 10, 1 << 20, 16 << 20, 256 << 20];
 pub struct SizeClass {
     /// Exclusive upper bound, bytes (`null`: the class above every bound).
     pub below: Option<u64>,
-    /// Calls.
+    /// Calls whose size falls in the class.
     pub calls: u64,
 }
 
@@ -95,7 +95,7 @@ fn sizes(sorted: &[u64]) -> Option<Sizes> {
 /// One collective type in one group.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct TypeStats {
-    /// Operation.
+    /// The collective operation (point-to-point traffic is one type: `send_recv`).
     pub op: CollOp,
     /// Group name.
     pub group: String,
@@ -151,13 +151,13 @@ pub struct TypeStats {
 pub struct WorstInstance {
     /// Group name.
     pub group: String,
-    /// Operation.
+    /// The collective operation.
     pub op: CollOp,
-    /// Step.
+    /// The step it belongs to (`None`: matched by `Seq` outside steps).
     pub step: Option<StepNo>,
     /// Position in its (group, step), or `Seq`.
     pub index: u64,
-    /// Bytes.
+    /// Its message size (the largest member's).
     pub bytes: Option<u64>,
     /// Timing summary.
     #[serde(flatten)]
@@ -169,11 +169,11 @@ pub struct WorstInstance {
 /// Point-to-point traffic from one rank to another.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct P2pCell {
-    /// Sender.
+    /// The sending rank.
     pub src: RankId,
-    /// Receiver.
+    /// The receiving rank.
     pub dst: RankId,
-    /// Transfers.
+    /// Transfers from `src` to `dst`.
     pub transfers: u64,
     /// Σ bytes (transfers of unknown size add nothing).
     pub bytes: u64,
@@ -189,7 +189,7 @@ pub struct P2pCell {
 pub struct SlowLink {
     /// Group name.
     pub group: String,
-    /// Rank.
+    /// The rank whose transit is an outlier.
     pub rank: RankId,
     /// Its mean transit over the group's instances.
     pub transit_ns: Ns,
@@ -207,7 +207,7 @@ pub struct SlowLink {
 pub struct Matched<'a> {
     /// Every rank's calls and the groups.
     pub calls: &'a Calls,
-    /// Instances.
+    /// Instances (every step).
     pub instances: &'a [Instance],
     /// Each instance's timing and members (same order as `instances`).
     pub timed: &'a [TimedInstance],

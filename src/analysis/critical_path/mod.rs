@@ -175,7 +175,7 @@ pub struct PathOp {
 pub struct CriticalOp {
     /// Event name.
     pub name: String,
-    /// Category.
+    /// What its time on the path is (the category of its stretches).
     pub category: Category,
     /// Stretches on the path.
     pub count: u64,
@@ -189,9 +189,9 @@ pub struct CriticalOp {
 /// Nodes and edges of a graph.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GraphSize {
-    /// Nodes.
+    /// Nodes of the dependency graph.
     pub nodes: u64,
-    /// Edges.
+    /// Edges of the dependency graph.
     pub edges: u64,
 }
 

@@ -63,7 +63,7 @@ impl Class {
 /// Time in one class.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ClassShare {
-    /// Kernels.
+    /// Compute kernels in the class.
     pub kernels: u64,
     /// Σ kernel time.
     pub time_ns: Ns,
@@ -77,13 +77,13 @@ pub struct ClassShare {
 pub struct OpRoof {
     /// Operator (`aten::mm`).
     pub op: String,
-    /// Family.
+    /// The family its FLOPs and bytes are estimated by.
     pub family: Family,
     /// Element type of its first input.
     pub dtype: Option<String>,
     /// Class of the aggregate.
     pub class: Class,
-    /// Kernels.
+    /// Kernels it launched.
     pub kernels: u64,
     /// Σ kernel time.
     pub time_ns: Ns,

@@ -16,7 +16,7 @@ use std::rc::Rc;
 pub struct OpAcc {
     /// Its family.
     pub family: Family,
-    /// Kernels.
+    /// Kernels it launched.
     pub kernels: u64,
     /// Σ kernel time.
     pub time: Ns,

@@ -37,7 +37,8 @@ pub struct Merged {
 }
 
 /// Below this a `ts` is not on the Unix epoch scale (1e15 µs ≈ 2001) and the document's time
-/// base applies (reference/kineto.md §3).
+/// base applies: Kineto writes `ts` relative to `baseTimeNanoseconds` in some versions and
+/// as Unix-epoch µs in others.
 const EPOCH_SCALE_NS: Ns = 1_000_000_000_000_000_000;
 
 /// Merges a document's chunks; `base` is added to timestamps below the epoch scale.

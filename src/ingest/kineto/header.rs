@@ -15,7 +15,7 @@ pub struct Header {
     pub distributed: Option<serde_json::Value>,
     /// `deviceProperties[].name`.
     pub device_names: Vec<String>,
-    /// `baseTimeNanoseconds`.
+    /// `baseTimeNanoseconds`: the time base that relative `ts` values are added to.
     pub base_ns: Option<Ns>,
     /// A `nodes` key: the file is an Execution Trace.
     pub execution_trace: bool,

@@ -12,7 +12,7 @@ use crate::model::{
     CollOp, Family, GemmForm, HostCollective, Interner, OpFamily, PageableCopy, Role, StepNo,
     SyncCall,
 };
-use pattern::Patterns;
+use pattern::{Keyed, Patterns};
 use rayon::prelude::*;
 use serde::Deserialize;
 
@@ -126,13 +126,13 @@ pub struct RoleTable {
     data_loader: Patterns,
     gc: Patterns,
     framework_op: Patterns,
-    sync: Vec<(SyncCall, Patterns)>,
-    pageable: Vec<(PageableCopy, Patterns)>,
-    host_collective: Vec<(HostCollective, Patterns)>,
+    sync: Keyed<SyncCall>,
+    pageable: Keyed<PageableCopy>,
+    host_collective: Keyed<HostCollective>,
     kernel_prefixes: Vec<String>,
     call_prefixes: Vec<String>,
     ops: Vec<(CollOp, Vec<String>)>,
-    op_family: Vec<(OpFamily, Patterns)>,
+    op_family: Keyed<OpFamily>,
 }
 
 /// Extends `target` with an entry's patterns (compiled with the entry's case rule).
@@ -148,15 +148,9 @@ fn add(target: &mut Patterns, e: &Entry) {
     }
 }
 
-fn add_keyed<K: PartialEq + Copy>(v: &mut Vec<(K, Patterns)>, key: K, e: &Entry) {
-    match v.iter_mut().find(|x| x.0 == key) {
-        Some(x) => add(&mut x.1, e),
-        None => {
-            let mut p = Patterns::default();
-            add(&mut p, e);
-            v.push((key, p));
-        }
-    }
+fn add_keyed<K: PartialEq + Copy>(v: &mut Keyed<K>, key: K, e: &Entry) {
+    let (texts, ignore_case) = e.patterns();
+    v.add(key, texts, ignore_case);
 }
 
 /// A collective token as names are compared with it: lowercase letters and digits.
@@ -289,12 +283,12 @@ impl RoleTable {
 
     /// The host-side collective call a name is.
     pub fn host_collective(&self, name: &[u8]) -> Option<HostCollective> {
-        first(&self.host_collective, name)
+        self.host_collective.first(name)
     }
 
     /// The roofline family of an operator name.
     pub fn op_family(&self, name: &[u8]) -> Option<OpFamily> {
-        first(&self.op_family, name)
+        self.op_family.first(name)
     }
 
     /// The collective a name performs (`Other` when none).
@@ -322,13 +316,13 @@ impl RoleTable {
         let b = name.as_bytes();
         Role {
             step: self.step_number(name),
-            sync: first(&self.sync, b),
+            sync: self.sync.first(b),
             host_collective: self.host_collective(b),
             comm_kernel: self.is_comm_kernel(b),
             collective: self.collective(name),
             op_family: self.op_family(b),
             allocator: self.allocator.matches(b),
-            pageable: first(&self.pageable, b),
+            pageable: self.pageable.first(b),
             data_loader: self.data_loader.matches(b),
             gc: self.gc.matches(b),
             framework_op: self.framework_op.matches(b),
@@ -340,11 +334,6 @@ impl RoleTable {
         let names: Vec<&str> = strings.iter().map(|(_, s)| s).collect();
         names.par_iter().map(|s| self.role(s)).collect()
     }
-}
-
-/// The key of the first pattern set `name` matches.
-fn first<K: Copy>(v: &[(K, Patterns)], name: &[u8]) -> Option<K> {
-    v.iter().find(|(_, p)| p.matches(name)).map(|x| x.0)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! A set of patterns answers "does this name match any of them" with one hash lookup for the
 //! exact names and a short scan of the globs (names are matched once each, not per event).
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// One glob: literal parts that must occur in order, anchored at the ends unless the glob
 /// starts or ends with `*`.
@@ -116,6 +116,76 @@ impl Patterns {
     pub fn is_empty(&self) -> bool {
         self.exact.is_empty() && self.globs.is_empty()
     }
+
+    /// True when `name` matches a pattern other than a case-sensitive exact name (those a
+    /// [`Keyed`] looks up in its shared map).
+    fn matches_beyond_exact(&self, name: &[u8]) -> bool {
+        if self.ignore_case {
+            return self.matches(name);
+        }
+        self.globs.iter().any(|g| g.matches(name))
+    }
+}
+
+/// Pattern sets that each name a key: a name takes the key of the first set it matches. The
+/// case-sensitive exact names of every set share one hash map, so a lookup costs one hash
+/// however many sets there are (names are looked up per event while parsing).
+#[derive(Debug, Clone)]
+pub struct Keyed<K> {
+    sets: Vec<(K, Patterns)>,
+    /// Exact name → the first set holding it.
+    exact: FxHashMap<Vec<u8>, usize>,
+}
+
+impl<K> Default for Keyed<K> {
+    fn default() -> Self {
+        Keyed {
+            sets: Vec::new(),
+            exact: FxHashMap::default(),
+        }
+    }
+}
+
+impl<K: Copy + PartialEq> Keyed<K> {
+    /// Adds patterns to `key`'s set (a new set, last, when `key` has none yet); the first
+    /// patterns a set gets decide its case rule.
+    pub fn add(&mut self, key: K, texts: &[String], ignore_case: bool) {
+        let i = match self.sets.iter().position(|x| x.0 == key) {
+            Some(i) => i,
+            None => {
+                self.sets.push((key, Patterns::default()));
+                self.sets.len() - 1
+            }
+        };
+        if texts.is_empty() {
+            return;
+        }
+        let p = &mut self.sets[i].1;
+        if p.is_empty() {
+            *p = Patterns::new(texts, ignore_case);
+        } else {
+            p.extend(texts);
+        }
+        if !p.ignore_case {
+            for name in &p.exact {
+                self.exact
+                    .entry(name.clone())
+                    .and_modify(|at| *at = (*at).min(i))
+                    .or_insert(i);
+            }
+        }
+    }
+
+    /// The key of the first set `name` matches.
+    pub fn first(&self, name: &[u8]) -> Option<K> {
+        let hit = self.exact.get(name).copied();
+        let before = &self.sets[..hit.unwrap_or(self.sets.len())];
+        before
+            .iter()
+            .find(|(_, p)| p.matches_beyond_exact(name))
+            .or_else(|| hit.map(|i| &self.sets[i]))
+            .map(|x| x.0)
+    }
 }
 
 #[cfg(test)]
@@ -158,5 +228,24 @@ mod tests {
         assert!(!p.matches(b"gcc"));
         let q = Patterns::new(&["cudaMalloc".into()], false);
         assert!(q.matches(b"cudaMalloc") && !q.matches(b"cudamalloc"));
+    }
+
+    #[test]
+    fn keyed_sets_answer_in_set_order() {
+        let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut k = Keyed::default();
+        k.add(1, &t(&["aten::*"]), false);
+        k.add(2, &t(&["aten::mm", "aten::bmm"]), false);
+        k.add(3, &t(&["gc"]), true);
+        // An earlier set's glob wins over a later set's exact name.
+        assert_eq!(k.first(b"aten::mm"), Some(1));
+        assert_eq!(k.first(b"GC"), Some(3));
+        assert_eq!(k.first(b"other"), None);
+        // A later layer extending an earlier key keeps that key's place.
+        let mut k = Keyed::default();
+        k.add(1, &t(&["x"]), false);
+        k.add(2, &t(&["y"]), false);
+        k.add(1, &t(&["y"]), false);
+        assert_eq!(k.first(b"y"), Some(1));
     }
 }

@@ -12,6 +12,8 @@ pub mod search;
 pub mod setup;
 pub mod work;
 
+pub use panes::Pane;
+
 use super::UiMsg;
 use super::shell::keymap::{Action, Key};
 use super::shell::{Click, Ctx, Screen};
@@ -21,6 +23,7 @@ use crate::analysis::operator::OpDetail;
 use crate::analysis::ops::OpStat;
 use crate::analysis::timeline::{Band, Timeline};
 use crate::model::{RankIx, StepNo, Sym};
+use crate::prose::{self, Words};
 use crate::session::Session;
 use crate::time::Ns;
 use ratatui::Frame;
@@ -30,61 +33,6 @@ use search::Search;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use work::Task;
-
-/// The panes, in `Tab` order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Pane {
-    /// Step chart, heat map, breakdown bars, top findings (device level: the device view).
-    Overview,
-    /// Marey bands of the selected step.
-    Timeline,
-    /// The critical path of the selected step.
-    Critical,
-    /// Roofline chart and table.
-    Roofline,
-    /// Findings.
-    Advisor,
-    /// Operator list / operator detail.
-    Operator,
-    /// Communication matrix and per-rank collectives.
-    Comm,
-}
-
-impl Pane {
-    /// Every pane, in order.
-    pub const ALL: [Pane; 7] = [
-        Pane::Overview,
-        Pane::Timeline,
-        Pane::Critical,
-        Pane::Roofline,
-        Pane::Advisor,
-        Pane::Operator,
-        Pane::Comm,
-    ];
-
-    /// Tab title (and `--view` name).
-    pub fn name(self) -> &'static str {
-        match self {
-            Pane::Overview => "overview",
-            Pane::Timeline => "timeline",
-            Pane::Critical => "critical",
-            Pane::Roofline => "roofline",
-            Pane::Advisor => "advisor",
-            Pane::Operator => "operator",
-            Pane::Comm => "comm",
-        }
-    }
-
-    /// The pane of a `--view` name.
-    pub fn from_name(s: &str) -> Option<Pane> {
-        Pane::ALL.into_iter().find(|p| p.name() == s)
-    }
-
-    /// Position in [`Pane::ALL`] (and in `Browser::sel`).
-    pub fn index(self) -> usize {
-        Pane::ALL.iter().position(|p| *p == self).expect("listed")
-    }
-}
 
 /// One level of the drill-down: cluster → device → operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +53,7 @@ pub enum Metric {
     Bytes,
     /// Transfer time.
     Time,
-    /// Bandwidth.
+    /// Bandwidth (bytes / transfer time).
     Bandwidth,
 }
 
@@ -199,7 +147,7 @@ pub struct Browser {
     /// Selected step (index into `job.steps`).
     pub step: usize,
     /// Selected row per pane (device view and operator detail have their own).
-    pub sel: [usize; 7],
+    pub sel: [usize; Pane::ALL.len()],
     /// Device view op table row.
     pub device_row: usize,
     /// Operator detail per-rank row.
@@ -216,6 +164,9 @@ pub struct Browser {
     pub pending: HashSet<Task>,
     /// Operator names the search matches (device work and host operators, by name).
     pub names: Vec<Sym>,
+    /// The findings in words (same order as the findings), worded once: panes draw them
+    /// every frame.
+    pub words: Vec<Words>,
 }
 
 impl Browser {
@@ -227,12 +178,13 @@ impl Browser {
             .and_then(|s| steps.iter().position(|x| *x == s))
             .unwrap_or(0);
         let names = crate::analysis::operator::names(&data.loaded.job);
+        let words = data.analysis.findings.iter().map(prose::words).collect();
         let mut b = Browser {
             data: Arc::new(data),
             pane: Pane::Overview,
             stack: vec![(Level::Cluster, Pane::Overview)],
             step,
-            sel: [0; 7],
+            sel: [0; Pane::ALL.len()],
             device_row: 0,
             op_row: 0,
             tl: TimelineView::default(),
@@ -241,6 +193,7 @@ impl Browser {
             cache: Caches::default(),
             pending: HashSet::new(),
             names,
+            words,
         };
         // The analysis already walked the slowest step's path (unless --window chose another
         // window): the critical pane opens on it without recomputing.

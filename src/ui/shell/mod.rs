@@ -98,7 +98,7 @@ impl<M: Send + 'static> Spawner<M> {
 pub struct Ctx<M> {
     /// Key bindings.
     pub keymap: Keymap,
-    /// Colours.
+    /// Colours and styles (from a theme file).
     pub theme: Theme,
     /// ASCII-only output.
     pub ascii: bool,

@@ -9,15 +9,15 @@ use ratatui::buffer::Buffer;
 
 /// Draws the shell at its size and returns the screen as text (trailing spaces trimmed).
 pub fn render<S: Screen>(shell: &Shell<S>) -> String {
-    text(&buffer(shell))
+    text(drawn(shell).backend().buffer())
 }
 
-/// Draws the shell at its size into a buffer (styles kept: colours, reverse video).
-pub fn buffer<S: Screen>(shell: &Shell<S>) -> Buffer {
+/// An in-memory terminal of the shell's size with one frame drawn.
+fn drawn<S: Screen>(shell: &Shell<S>) -> Terminal<TestBackend> {
     let (w, h) = shell.ctx.size;
     let mut term = Terminal::new(TestBackend::new(w, h)).expect("in-memory backend");
     term.draw(|f| shell.draw(f)).expect("in-memory draw");
-    term.backend().buffer().clone()
+    term
 }
 
 /// A buffer as lines of text.

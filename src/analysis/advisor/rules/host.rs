@@ -81,7 +81,7 @@ pub enum Claim {
     },
     /// Blocking calls the device idles after (the worst call and cause).
     SyncPoints {
-        /// Calls.
+        /// Calls of the worst (call, cause) pair.
         count: u64,
         /// The call.
         call: String,
@@ -92,7 +92,7 @@ pub enum Claim {
     },
     /// Garbage-collection pauses.
     Gc {
-        /// Pauses.
+        /// Pauses found.
         pauses: u64,
         /// Recorded by the trace (else conjectured from free time).
         recorded: bool,
@@ -119,14 +119,14 @@ pub enum Claim {
     },
     /// Allocator calls after the first step.
     AllocatorChurn {
-        /// Calls.
+        /// Allocator calls after the first step.
         calls: u64,
         /// Their time.
         total_ns: Ns,
     },
     /// Host → device copies from pageable memory.
     PageableCopies {
-        /// Copies.
+        /// Pageable host → device copies.
         copies: u64,
         /// Their time.
         total_ns: Ns,

@@ -21,7 +21,7 @@ use crate::time::Ns;
 pub struct Rule {
     /// Stable id.
     pub id: &'static str,
-    /// Hermes Table 4 category.
+    /// Its category (Hermes's: parallelism, communication, host, compute).
     pub category: Category,
     /// The detection.
     pub detect: fn(&Facts, &Thresholds) -> Option<Draft>,

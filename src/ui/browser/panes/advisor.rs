@@ -4,7 +4,7 @@
 use super::PaneView;
 use crate::analysis::advisor::{Finding, Focus, Quantity, Severity, View};
 use crate::format::{fit, human};
-use crate::prose::words;
+use crate::prose::Words;
 use crate::ui::UiMsg;
 use crate::ui::browser::{Browser, Level, Pane};
 use crate::ui::shell::Ctx;
@@ -108,7 +108,7 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
                 format!("{:<6} ", x.severity.as_str().to_uppercase()),
                 severity_style(th, x.severity),
             ),
-            Span::styled(fit(&words(x).title, w.saturating_sub(7)), style),
+            Span::styled(fit(&b.words[i].title, w.saturating_sub(7)), style),
         ]));
     }
     if findings.is_empty() {
@@ -122,7 +122,7 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     f.render_widget(Paragraph::new(lines).block(block(th, title)), list);
     let body = findings
         .get(sel)
-        .map(|x| detail_lines(th, x))
+        .map(|x| detail_lines(th, x, &b.words[sel]))
         .unwrap_or_default();
     f.render_widget(
         Paragraph::new(body)
@@ -132,9 +132,8 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     );
 }
 
-fn detail_lines(th: &Theme, x: &Finding) -> Vec<Line<'static>> {
+fn detail_lines(th: &Theme, x: &Finding, w: &Words) -> Vec<Line<'static>> {
     let head = |s: &str| Line::from(Span::styled(s.to_string(), th.title()));
-    let w = words(x);
     let mut l = vec![
         Line::from(Span::styled(
             w.title.clone(),

@@ -1,7 +1,7 @@
 //! The panes of the trace browser, one unit each: what its list is, what Enter does, the
 //! footer hints and commands it adds, what it needs computed before drawing, and its draw
-//! (read-only over the browser). A new pane is a file here and an entry in [`view`] (and,
-//! for a direct key, an action in the keymap).
+//! (read-only over the browser). A new pane is a file here, a [`Pane`] variant with its name,
+//! and its unit in [`view`] (for a direct key, also an action in the keymap).
 
 pub mod advisor;
 pub mod comm;
@@ -15,12 +15,67 @@ pub mod roofline;
 pub mod timeline;
 mod timeline_nav;
 
-use super::{Browser, Pane};
+use super::Browser;
 use crate::ui::UiMsg;
 use crate::ui::shell::Ctx;
 use crate::ui::shell::keymap::Action;
 use ratatui::Frame;
 use ratatui::layout::Rect;
+
+/// The panes, in `Tab` order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pane {
+    /// Step chart, heat map, breakdown bars, top findings (device level: the device view).
+    Overview,
+    /// Marey bands of the selected step.
+    Timeline,
+    /// The critical path of the selected step.
+    Critical,
+    /// Roofline chart and table.
+    Roofline,
+    /// Findings, largest impact first, with their evidence, cause and what to change.
+    Advisor,
+    /// Operator list / operator detail.
+    Operator,
+    /// Communication matrix and per-rank collectives.
+    Comm,
+}
+
+impl Pane {
+    /// Every pane, in order.
+    pub const ALL: [Pane; 7] = [
+        Pane::Overview,
+        Pane::Timeline,
+        Pane::Critical,
+        Pane::Roofline,
+        Pane::Advisor,
+        Pane::Operator,
+        Pane::Comm,
+    ];
+
+    /// Tab title (and `--view` name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pane::Overview => "overview",
+            Pane::Timeline => "timeline",
+            Pane::Critical => "critical",
+            Pane::Roofline => "roofline",
+            Pane::Advisor => "advisor",
+            Pane::Operator => "operator",
+            Pane::Comm => "comm",
+        }
+    }
+
+    /// The pane of a `--view` name.
+    pub fn from_name(s: &str) -> Option<Pane> {
+        Pane::ALL.into_iter().find(|p| p.name() == s)
+    }
+
+    /// Position in [`Pane::ALL`] (and in `Browser::sel`).
+    pub fn index(self) -> usize {
+        Pane::ALL.iter().position(|p| *p == self).expect("listed")
+    }
+}
 
 /// The footer hints most panes add: move, step, open.
 pub const LIST_HINTS: &[Action] = &[

@@ -180,18 +180,16 @@ fn top_findings(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         .analysis
         .findings
         .iter()
+        .zip(&b.words)
         .take(area.height.saturating_sub(2) as usize)
-        .map(|x| {
+        .map(|(x, words)| {
             let sev = x.severity.as_str();
             Line::from(vec![
                 Span::styled(
                     format!("{:<6} ", sev.to_uppercase()),
                     super::advisor::severity_style(t, x.severity),
                 ),
-                Span::styled(
-                    fit(&crate::prose::words(x).title, w.saturating_sub(7)),
-                    t.text(),
-                ),
+                Span::styled(fit(&words.title, w.saturating_sub(7)), t.text()),
             ])
         })
         .collect();

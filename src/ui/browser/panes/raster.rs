@@ -44,6 +44,7 @@ impl Raster {
     }
 
     /// Adds a row's bands (sorted by start; none longer than `max_len`).
+    #[inline]
     pub fn add(&mut self, bands: &[Band], max_len: Ns) {
         let b_end = self.a + self.w;
         let first = bands.partition_point(|b| b.start < self.a - max_len);
@@ -72,6 +73,7 @@ impl Raster {
     }
 
     /// The dominant kind of half `h` when it is at least a quarter covered per row.
+    #[inline]
     fn kind(&self, h: usize, rows: usize) -> (Option<BandKind>, bool) {
         let c = &self.cover[h];
         let (i, best) = c

@@ -1,4 +1,4 @@
-//! Timeline (Marey bands, seed 002 §5.2.3): one time axis per rank (or per lane at device
+//! Timeline (a banded Marey graph, docs/architecture.md#sources): one time axis per rank (or per lane at device
 //! level), operators as bands coloured by kind at half-cell resolution; the selected operator
 //! is highlighted on every row and, when rows have room between them, joined from row to row
 //! by its start and end edges, so arrival skew shows as slant. Too many rows are aggregated

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Same-run A/B of two stepscope binaries (a refactor must not be slower): the load +
+# analysis + report of the benchmark traces (`report --format json`, whole process, wall and
+# peak RSS) and of the embedded demo, runs interleaved A, B, A, B … so that both see the
+# same machine state. Prints a markdown table with medians and the B/A ratio.
+#
+#   scripts/bench-ab.sh OLD_BINARY NEW_BINARY
+#   RUNS=9 CASES="single r64 demo" THREADS=2 scripts/bench-ab.sh old new
+set -euo pipefail
+A=$(realpath "$1"); B=$(realpath "$2")
+BENCH_DIR=${BENCH_DIR:-/tmp/stepscope-bench}
+THREADS=${THREADS:-2}
+CASES=${CASES:-"single r64 demo"}
+RUNS=${RUNS:-7}
+
+gen() { # case ranks scale — the same generator as scripts/bench-load.sh
+  local dir=$BENCH_DIR/$1
+  if [ ! -f "$dir/.done-$2-$3" ]; then
+    rm -rf "$dir"; mkdir -p "$dir"
+    "$B" demo --out "$dir" --ranks "$2" --scale "$3" --plain
+    touch "$dir/.done-$2-$3"
+  fi
+}
+
+# "WALL RSS_KB" of one run
+measure() {
+  local f; f=$(mktemp)
+  /usr/bin/time -f "%e %M" -o "$f" "$@" >/dev/null 2>/dev/null || { echo "FAILED: $*" >&2; exit 1; }
+  tail -1 "$f"; rm -f "$f"
+}
+
+median() { sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/{print $2}') GiB RAM; threads $THREADS, $RUNS runs each, interleaved"
+echo
+echo "| case | A wall (s) | B wall (s) | B/A wall | A RSS (MB) | B RSS (MB) |"
+echo "|---|---:|---:|---:|---:|---:|"
+for c in $CASES; do
+  case $c in
+    single) gen single 1 540; args=("$BENCH_DIR/single") ;;
+    r64) gen r64 64 16; args=("$BENCH_DIR/r64") ;;
+    demo) args=() ;;
+    *) echo "unknown case $c" >&2; exit 2 ;;
+  esac
+  wa=(); wb=(); ra=(); rb=()
+  for _ in $(seq "$RUNS"); do
+    read -r w r < <(measure "$A" --threads "$THREADS" report --format json "${args[@]}"); wa+=("$w"); ra+=("$r")
+    read -r w r < <(measure "$B" --threads "$THREADS" report --format json "${args[@]}"); wb+=("$w"); rb+=("$r")
+  done
+  ma=$(printf '%s\n' "${wa[@]}" | median); mb=$(printf '%s\n' "${wb[@]}" | median)
+  rma=$(printf '%s\n' "${ra[@]}" | median); rmb=$(printf '%s\n' "${rb[@]}" | median)
+  printf '| %s | %.2f | %.2f | %.3f | %.0f | %.0f |\n' "$c" "$ma" "$mb" \
+    "$(echo "$mb / $ma" | bc -l)" "$(echo "$rma / 1024" | bc -l)" "$(echo "$rmb / 1024" | bc -l)"
+done
