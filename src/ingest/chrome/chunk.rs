@@ -2,7 +2,7 @@
 //! name and lane tables (merged per rank afterwards, so chunks never contend on shared maps).
 
 use super::raw::{Args, Id, NumText, OpArgs, RawEvent, Str};
-use super::{Class, Dialect, SideTable};
+use super::{Class, Dialect, NameFacts, SideTable};
 use crate::model::{Dropped, Kind, RawSpan};
 use crate::time::{Ns, micros_text_to_ns};
 use rustc_hash::FxHashMap;
@@ -73,8 +73,8 @@ pub struct Chunk<'a> {
     pub cols: Columns,
     pub names: Vec<Cow<'a, [u8]>>,
     name_ids: FxHashMap<NameKey<'a>, u32>,
-    /// Per chunk-local name: 0 not yet known, 1 communication kernel name, 2 not.
-    comm_name: Vec<u8>,
+    /// Per chunk-local name: the dialect's facts, once asked.
+    facts: Vec<Option<NameFacts>>,
     pub lanes: Vec<LaneDraft<'a>>,
     lane_ids: FxHashMap<(Id<'a>, Id<'a>), u32>,
     pub meta: Vec<Meta>,
@@ -127,7 +127,7 @@ impl<'a> Chunk<'a> {
         }
         let id = self.names.len() as u32;
         self.names.push(key.0.clone());
-        self.comm_name.push(0);
+        self.facts.push(None);
         self.name_ids.insert(key, id);
         id
     }
@@ -155,16 +155,10 @@ impl<'a> Chunk<'a> {
         id
     }
 
-    fn is_comm_name(&mut self, id: u32, d: &dyn Dialect) -> bool {
-        let flag = &mut self.comm_name[id as usize];
-        if *flag == 0 {
-            *flag = if d.is_comm_kernel(&self.names[id as usize]) {
-                1
-            } else {
-                2
-            };
-        }
-        *flag == 1
+    /// The dialect's facts of name `id`, asked once per name.
+    fn facts(&mut self, id: u32, d: &dyn Dialect) -> NameFacts {
+        let names = &self.names;
+        *self.facts[id as usize].get_or_insert_with(|| d.name_facts(&names[id as usize]))
     }
 
     /// Adds one parsed event that starts at byte `offset` and spans `len` bytes.
@@ -209,18 +203,18 @@ impl<'a> Chunk<'a> {
         c.kind.push(kind);
         c.corr.push(args.correlation.unwrap_or(NO_ID));
         c.ext.push(args.external_id.unwrap_or(NO_ID));
+        c.raw.push(RawSpan {
+            offset,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+        });
         if let Some(meta) = args.op.take() {
-            let at = c.start.len() as u32 - 1;
-            match d.side_table(class, &self.names[name as usize], &meta) {
+            let at = self.cols.start.len() as u32 - 1;
+            match d.side_table(class, self.facts(name, d), &meta) {
                 Some(SideTable::Collective) => self.coll.push((at, *meta)),
                 Some(SideTable::Shape) => self.shapes.push((at, *meta)),
                 None => {}
             }
         }
-        c.raw.push(RawSpan {
-            offset,
-            len: u32::try_from(len).unwrap_or(u32::MAX),
-        });
         Ok(())
     }
 
@@ -300,7 +294,7 @@ impl<'a> Chunk<'a> {
             Class::Annotation | Class::DeviceAnnotation => Kind::Annotation,
             Class::Runtime => Kind::Launch,
             Class::Kernel => {
-                if args.collective || self.is_comm_name(name, d) {
+                if args.collective || self.facts(name, d).comm_kernel {
                     Kind::Comm
                 } else {
                     Kind::Compute

@@ -28,11 +28,8 @@ pub struct ParseOptions<'a> {
 }
 
 impl ParseOptions<'_> {
-    fn reading(&self) -> Reading<'_> {
-        Reading {
-            dialect: self.dialect,
-            stack_frames: self.stack_frames,
-        }
+    fn reading<'a>(&self) -> Reading<'_, 'a> {
+        Reading::new(self.dialect, self.stack_frames)
     }
 }
 

@@ -10,7 +10,9 @@ use super::raw::{ArgKey, Args, RawEvent, Str};
 use super::scan::{
     close_object, id, link_id, loose_value, num, plain_string, skip_object, skip_value, ws,
 };
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 /// The `args` object at `i`. With `external_id_only` (cpu ops and annotations, whose other
 /// args the model does not read at load time) the rest is skipped once `External id` is read.
@@ -159,16 +161,46 @@ fn counted_only(ev: RawEvent<'_>) -> RawEvent<'_> {
     }
 }
 
-/// What the fast path needs from the dialect while it reads one event.
-pub struct Reading<'d> {
+/// What the fast path needs from the dialect while it reads the events of one chunk.
+pub struct Reading<'d, 'a> {
     /// The dialect.
     pub dialect: &'d dyn Dialect,
     /// Keep reading stack frames (`python_function`) instead of skipping them.
     pub stack_frames: bool,
+    /// The dialect's `link_ids_only` answer per (category, name) of this chunk's buffer: a
+    /// chunk repeats a few hundred names a million times, and the answer takes role-table
+    /// lookups.
+    ids_only: RefCell<FxHashMap<CatName<'a>, bool>>,
+}
+
+/// An event's (category, name), borrowed from the buffer.
+type CatName<'a> = (&'a [u8], &'a [u8]);
+
+impl<'d, 'a> Reading<'d, 'a> {
+    /// A reading of events with `dialect`.
+    pub fn new(dialect: &'d dyn Dialect, stack_frames: bool) -> Self {
+        Reading {
+            dialect,
+            stack_frames,
+            ids_only: RefCell::default(),
+        }
+    }
+
+    /// True when the args of an event of `cat` named `name` need only their link ids.
+    fn link_ids_only(&self, cat: &Str<'a>, name: &Str<'a>) -> bool {
+        let (Cow::Borrowed(c), Cow::Borrowed(n)) = (&cat.0, &name.0) else {
+            return self.dialect.link_ids_only(&cat.0, &name.0);
+        };
+        *self
+            .ids_only
+            .borrow_mut()
+            .entry((c, n))
+            .or_insert_with(|| self.dialect.link_ids_only(c, n))
+    }
 }
 
 /// Parses the event object starting at `b[i] == '{'`; returns it and its length in bytes.
-pub fn event<'a>(b: &'a [u8], start: usize, r: &Reading<'_>) -> Option<(RawEvent<'a>, usize)> {
+pub fn event<'a>(b: &'a [u8], start: usize, r: &Reading<'_, 'a>) -> Option<(RawEvent<'a>, usize)> {
     let mut ev = RawEvent::default();
     let mut seen = 0u16;
     let mut i = ws(b, start + 1);
@@ -240,7 +272,7 @@ pub fn event<'a>(b: &'a [u8], start: usize, r: &Reading<'_>) -> Option<(RawEvent
             EventKey::Args => {
                 // Most host ops need only their link ids; the dialect says which need more.
                 let ids_only = match (&ev.cat, &ev.name) {
-                    (Some(c), Some(n)) => r.dialect.link_ids_only(&c.0, &n.0),
+                    (Some(c), Some(n)) => r.link_ids_only(c, n),
                     _ => false,
                 };
                 let (a, e) = args(b, i, ids_only)?;
@@ -265,12 +297,12 @@ mod tests {
     use serde::Deserialize;
 
     /// The Kineto dialect with the shipped role table, as the loader reads traces.
-    fn reading() -> Reading<'static> {
+    fn reading() -> Reading<'static, 'static> {
         let roles = Box::leak(Box::new(crate::ingest::roles::RoleTable::embedded()));
-        Reading {
-            dialect: Box::leak(Box::new(crate::ingest::kineto::Kineto::new(roles))),
-            stack_frames: false,
-        }
+        Reading::new(
+            Box::leak(Box::new(crate::ingest::kineto::Kineto::new(roles))),
+            false,
+        )
     }
 
     fn serde_event(text: &str) -> Option<RawEvent<'_>> {

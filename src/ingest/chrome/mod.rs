@@ -73,8 +73,20 @@ pub enum SideTable {
     Shape,
 }
 
-/// The semantics of one Chrome-JSON dialect. Called per event from parallel chunks, so the
-/// answers must be cheap (a `match`, a role-table lookup on the name).
+/// What a dialect knows of an event name: asked once per distinct name of a chunk (names
+/// repeat millions of times), and handed back with each event of that name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NameFacts {
+    /// A communication kernel's name (its kernels are `Comm`).
+    pub comm_kernel: bool,
+    /// A host call that performs or describes a collective (its args describe the call).
+    pub collective_call: bool,
+    /// An operator whose shapes the dialect keeps (the roofline estimates it).
+    pub shape_op: bool,
+}
+
+/// The semantics of one Chrome-JSON dialect. Called from parallel chunks, per event or per
+/// distinct name, so the answers must be cheap (a `match`, a role-table lookup).
 pub trait Dialect: Sync {
     /// What events of category `cat` are.
     fn class(&self, cat: &[u8]) -> Class;
@@ -86,9 +98,9 @@ pub trait Dialect: Sync {
     /// (most host ops): the fast path then skips the rest of the object unread.
     fn link_ids_only(&self, cat: &[u8], name: &[u8]) -> bool;
 
-    /// True for a communication kernel name (its kind is `Comm`).
-    fn is_comm_kernel(&self, name: &[u8]) -> bool;
+    /// What the dialect knows of a name.
+    fn name_facts(&self, name: &[u8]) -> NameFacts;
 
-    /// Where an event's operator args are kept, if anywhere.
-    fn side_table(&self, class: Class, name: &[u8], args: &OpArgs<'_>) -> Option<SideTable>;
+    /// Where an event's operator args are kept, if anywhere (`name`: its name's facts).
+    fn side_table(&self, class: Class, name: NameFacts, args: &OpArgs<'_>) -> Option<SideTable>;
 }

@@ -12,7 +12,7 @@ mod link;
 use super::RankDraft;
 use super::chrome::document::{self, ParseOptions};
 use super::chrome::raw::OpArgs;
-use super::chrome::{Class, Dialect, SideTable, merge};
+use super::chrome::{Class, Dialect, NameFacts, SideTable, merge};
 use super::roles::RoleTable;
 use super::source::Source;
 use crate::error::Error;
@@ -69,16 +69,20 @@ impl Dialect for Kineto<'_> {
             && self.roles.op_family(name).is_none()
     }
 
-    fn is_comm_kernel(&self, name: &[u8]) -> bool {
-        self.roles.is_comm_kernel(name)
+    fn name_facts(&self, name: &[u8]) -> NameFacts {
+        NameFacts {
+            comm_kernel: self.roles.is_comm_kernel(name),
+            collective_call: self.collective_call(name),
+            shape_op: self.roles.op_family(name).is_some(),
+        }
     }
 
-    fn side_table(&self, class: Class, name: &[u8], args: &OpArgs<'_>) -> Option<SideTable> {
+    fn side_table(&self, class: Class, name: NameFacts, args: &OpArgs<'_>) -> Option<SideTable> {
         // Sizes alone (`Input Dims`) describe a collective only on collective calls.
-        if self.collective_call(name) || args.has_metadata() {
+        if name.collective_call || args.has_metadata() {
             Some(SideTable::Collective)
         } else if class == Class::HostOp
-            && self.roles.op_family(name).is_some()
+            && name.shape_op
             && (args.input_dims.is_some() || args.flops.is_some())
         {
             Some(SideTable::Shape)
