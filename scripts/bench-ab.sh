@@ -13,21 +13,7 @@ THREADS=${THREADS:-2}
 CASES=${CASES:-"single r64 demo"}
 RUNS=${RUNS:-7}
 
-gen() { # case ranks scale — the same generator as scripts/bench-load.sh
-  local dir=$BENCH_DIR/$1
-  if [ ! -f "$dir/.done-$2-$3" ]; then
-    rm -rf "$dir"; mkdir -p "$dir"
-    "$B" demo --out "$dir" --ranks "$2" --scale "$3" --plain
-    touch "$dir/.done-$2-$3"
-  fi
-}
-
-# "WALL RSS_KB" of one run
-measure() {
-  local f; f=$(mktemp)
-  /usr/bin/time -f "%e %M" -o "$f" "$@" >/dev/null 2>/dev/null || { echo "FAILED: $*" >&2; exit 1; }
-  tail -1 "$f"; rm -f "$f"
-}
+source "$(dirname "$0")/bench-lib.sh"
 
 median() { sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
@@ -37,8 +23,8 @@ echo "| case | A wall (s) | B wall (s) | B/A wall | A RSS (MB) | B RSS (MB) |"
 echo "|---|---:|---:|---:|---:|---:|"
 for c in $CASES; do
   case $c in
-    single) gen single 1 540; args=("$BENCH_DIR/single") ;;
-    r64) gen r64 64 16; args=("$BENCH_DIR/r64") ;;
+    single) gen single 1 540 "$B"; args=("$BENCH_DIR/single") ;;
+    r64) gen r64 64 16 "$B"; args=("$BENCH_DIR/r64") ;;
     demo) args=() ;;
     *) echo "unknown case $c" >&2; exit 2 ;;
   esac

@@ -22,26 +22,7 @@ RUNS=${RUNS:-5}
 cargo build --release --locked -q
 bin=target/release/stepscope
 
-gen() { # case ranks scale
-  local dir=$BENCH_DIR/$1
-  if [ ! -f "$dir/.done-$2-$3" ]; then
-    rm -rf "$dir"; mkdir -p "$dir"
-    "$bin" demo --out "$dir" --ranks "$2" --scale "$3" --plain
-    touch "$dir/.done-$2-$3"
-  fi
-}
-
-# wall seconds and max RSS (KB) of a command: "WALL RSS"
-measure() {
-  local f; f=$(mktemp)
-  if /usr/bin/time -f "%e %M" -o "$f" "$@" >/dev/null 2>"$f.err"; then
-    tail -1 "$f"
-  else
-    echo "FAILED: $* — $(grep -v '^Command exited' "$f.err" | tail -1)" >&2
-    echo "nan 0"
-  fi
-  rm -f "$f" "$f.err"
-}
+source scripts/bench-lib.sh
 
 # uncompressed JSON bytes of a case
 mbytes() {
@@ -56,10 +37,10 @@ echo "| case | JSON | tool | wall (s), median | MB/s, median (best) | peak RSS |
 echo "|---|---:|---|---:|---:|---:|---:|"
 for c in $CASES; do
   case $c in
-    single) gen single 1 540 ;;
-    r64) gen r64 64 16 ;;
+    single) gen single 1 540 "$bin" ;;
+    r64) gen r64 64 16 "$bin" ;;
     single-gz)
-      gen single 1 540
+      gen single 1 540 "$bin"
       mkdir -p "$BENCH_DIR/single-gz"
       [ -f "$BENCH_DIR/single-gz/rank-0.pt.trace.json.gz" ] ||
         gzip -1 -c "$BENCH_DIR/single/rank-0.pt.trace.json" >"$BENCH_DIR/single-gz/rank-0.pt.trace.json.gz"

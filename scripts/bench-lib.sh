@@ -1,0 +1,25 @@
+# Shared by the benchmark scripts (source it): the generated benchmark traces and the
+# measurement of one run. Needs BENCH_DIR set.
+
+# gen CASE RANKS SCALE BINARY: the demo job of a case, generated once under $BENCH_DIR/CASE
+gen() {
+  local dir=$BENCH_DIR/$1
+  if [ ! -f "$dir/.done-$2-$3" ]; then
+    rm -rf "$dir"; mkdir -p "$dir"
+    "$4" demo --out "$dir" --ranks "$2" --scale "$3" --plain
+    touch "$dir/.done-$2-$3"
+  fi
+}
+
+# measure CMD…: "WALL RSS_KB" of one run (wall seconds, peak RSS from /usr/bin/time);
+# "nan 0" and a line on stderr when it fails
+measure() {
+  local f; f=$(mktemp)
+  if /usr/bin/time -f "%e %M" -o "$f" "$@" >/dev/null 2>"$f.err"; then
+    tail -1 "$f"
+  else
+    echo "FAILED: $* — $(grep -v '^Command exited' "$f.err" | tail -1)" >&2
+    echo "nan 0"
+  fi
+  rm -f "$f" "$f.err"
+}
