@@ -119,6 +119,21 @@ pub fn fit(s: &str, w: usize) -> String {
     out
 }
 
+/// `s` cut to `w` characters from the front, keeping its end (a path's file name), the cut
+/// marked with `…`.
+pub fn fit_end(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        return s.to_string();
+    }
+    if w == 0 {
+        return String::new();
+    }
+    let mut out = String::from('…');
+    out.extend(s.chars().skip(n - (w - 1)));
+    out
+}
+
 /// `s` padded or cut to exactly `w` characters.
 pub fn pad(s: &str, w: usize) -> String {
     format!("{:<w$}", fit(s, w))
@@ -171,6 +186,9 @@ mod tests {
         assert_eq!(join(&[1, 2]), "1,2");
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(fit("abc", 0), "");
+        assert_eq!(fit_end("a/b/trace", 6), "…trace");
+        assert_eq!(fit_end("trace", 5), "trace");
+        assert_eq!(fit_end("trace", 0), "");
         assert_eq!(pad("ab", 4), "ab  ");
         assert_eq!(bytes(50_331_648), "48.0 MiB");
         assert_eq!((pct(0.1234), pct0(0.1234)), ("12.3%".into(), "12%".into()));

@@ -187,7 +187,7 @@ fn steps_switch_and_clamp() {
     assert_eq!(app.screen.step_number(), Some(StepNo(15)));
     keys(&mut app, "[[[[[[[[[");
     assert_eq!(app.screen.step_number(), Some(StepNo(10)));
-    assert!(screen(&app).contains("step 10 of 6"));
+    assert!(screen(&app).contains("step 10 (1 of 6)"));
     // The critical path follows the step.
     keys(&mut app, "3");
     assert_eq!(app.screen.critical().unwrap().window.to_string(), "step 10");

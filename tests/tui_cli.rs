@@ -62,7 +62,7 @@ fn snapshot_draws_a_pane_after_keys() {
         &[],
     ));
     assert!(
-        s.contains("step 11 of 6") && s.contains("cluster › rank 5 › aten::mm"),
+        s.contains("step 11 (2 of 6)") && s.contains("cluster › rank 5 › aten::mm"),
         "{s}"
     );
     // Deterministic: the same command, the same text.

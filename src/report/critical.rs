@@ -3,7 +3,6 @@
 use super::table::Table;
 use crate::analysis::critical_path::CriticalPath;
 use crate::format::{fit, human, join, pct};
-use crate::model::RankId;
 
 /// Critical operators listed.
 pub const CRITICAL_OPS: usize = 10;
@@ -24,6 +23,7 @@ pub fn for_json(c: &CriticalPath) -> CriticalPath {
         by_category: c.by_category.clone(),
         ops: keep.into_iter().map(|i| c.ops[i].clone()).collect(),
         ops_total: c.ops_total,
+        through: c.through.clone(),
         top_ops: c
             .top_ops
             .iter()
@@ -35,6 +35,7 @@ pub fn for_json(c: &CriticalPath) -> CriticalPath {
 }
 
 /// The critical path as a table: its length, time by category, and the operators on it.
+/// Counts come from the whole path (`ops_total`, `through`), not from the cut `ops`.
 pub fn table(c: &CriticalPath) -> Table {
     let total = c.total_ns.max(1) as f64;
     // Categories by name, as the JSON writes them.
@@ -49,19 +50,13 @@ pub fn table(c: &CriticalPath) -> Table {
         .filter(|(_, v)| *v > 0)
         .map(|(k, v)| format!("{k} {} ({})", human(*v), pct(*v as f64 / total)))
         .collect();
-    let ranks: Vec<RankId> = {
-        let mut r: Vec<RankId> = c.ops.iter().map(|o| o.rank).collect();
-        r.sort_unstable();
-        r.dedup();
-        r
-    };
     Table {
         title: format!(
             "Critical path of {}: {} through rank(s) {} ({} ops on the path)",
             c.window,
             human(c.total_ns),
-            join(&ranks),
-            c.ops.len()
+            join(&c.through),
+            c.ops_total
         ),
         header: vec!["<operator", "<category", "count", "on path", "share"],
         rows: c

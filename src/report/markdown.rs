@@ -105,7 +105,9 @@ fn top_ops(o: &mut String, r: &Report) {
     }
 }
 
-/// Writes a table as a markdown section: a pipe table, then its notes as a list.
+/// Writes a table as a markdown section: a pipe table, then its notes as a list. A note
+/// numbered `k. ` is an ordered item; an indented note belongs to the item above it and is
+/// nested under it (so a finding's evidence, cause and advice stay one item in a PR comment).
 fn table(o: &mut String, t: &super::table::Table) {
     let _ = writeln!(o, "\n## {}\n", t.title);
     if !t.header.is_empty() {
@@ -126,6 +128,23 @@ fn table(o: &mut String, t: &super::table::Table) {
         }
     }
     for n in &t.notes {
-        let _ = writeln!(o, "- {n}");
+        let _ = writeln!(o, "{}", list_item(n));
+    }
+}
+
+/// One note as a markdown list line.
+fn list_item(note: &str) -> String {
+    let body = note.trim_start();
+    if body.len() < note.len() {
+        // Four spaces nest under both `- ` and `10. ` items without starting a code block.
+        return format!("    - {body}");
+    }
+    let numbered = body
+        .split_once(". ")
+        .is_some_and(|(k, _)| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
+    if numbered {
+        body.to_string()
+    } else {
+        format!("- {body}")
     }
 }

@@ -42,6 +42,10 @@ pub struct Straggler {
     pub last_arrivals: u64,
     /// Instances of the domain it took part in.
     pub instances: u64,
+    /// Ranks of the domain (those the others' wait is spread over, with this one). Not in
+    /// the JSON report (schema `stepscope.report/1`).
+    #[serde(skip)]
+    pub members: u64,
     /// Σ of the others' waits at the instances it arrived last at.
     pub imposed_wait_ns: Ns,
     /// imposed_wait / all the waiting in the domain.
@@ -125,11 +129,19 @@ pub fn stragglers(
         let (medians, spread) = part_spread(&sums, &group.name);
         imbalance.extend(spread);
         let top = top_imposers(&waits);
+        let domain = Domain {
+            group: &group.name,
+            members: members.len() as u64,
+            total_wait: waits.total,
+            top: &top,
+            sums: &sums,
+            medians: &medians,
+        };
         let mut ranked: Vec<Straggler> = waits
             .ranks
             .into_iter()
             .filter(|(_, a)| a.last > 0)
-            .map(|(rank, a)| straggler(&group.name, rank, a, waits.total, &top, &sums, &medians))
+            .map(|(rank, a)| straggler(&domain, rank, a))
             .collect();
         ranked.sort_by_key(|s| (std::cmp::Reverse(s.imposed_wait_ns), s.rank));
         out.extend(ranked);
@@ -238,16 +250,28 @@ fn part_spread(sums: &PartSums, group: &str) -> ([Ns; 4], Vec<Imbalance>) {
     (medians, out)
 }
 
-/// One rank that arrived last at least once, judged for persistence.
-fn straggler(
-    group: &str,
-    rank: RankId,
-    a: RankWaits,
+/// What every member of a domain is judged against.
+struct Domain<'a> {
+    group: &'a str,
+    members: u64,
     total_wait: Ns,
-    top: &BTreeMap<Option<StepNo>, (Ns, RankId)>,
-    sums: &PartSums,
-    medians: &[Ns; 4],
-) -> Straggler {
+    /// The top imposer of each step.
+    top: &'a BTreeMap<Option<StepNo>, (Ns, RankId)>,
+    sums: &'a PartSums,
+    /// Per own-work part, the members' median Σ.
+    medians: &'a [Ns; 4],
+}
+
+/// One rank that arrived last at least once, judged for persistence.
+fn straggler(d: &Domain, rank: RankId, a: RankWaits) -> Straggler {
+    let Domain {
+        group,
+        total_wait,
+        top,
+        sums,
+        medians,
+        ..
+    } = *d;
     let share = if total_wait > 0 {
         a.imposed as f64 / total_wait as f64
     } else {
@@ -279,6 +303,7 @@ fn straggler(
         rank,
         last_arrivals: a.last,
         instances: a.instances,
+        members: d.members,
         imposed_wait_ns: a.imposed,
         share,
         top_steps,

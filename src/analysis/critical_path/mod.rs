@@ -219,6 +219,9 @@ pub struct CriticalPath {
     pub ops: Vec<PathOp>,
     /// Stretches on the whole path.
     pub ops_total: u64,
+    /// Ranks the whole path goes through, ascending (not in the JSON: `ops` there is cut).
+    #[serde(skip)]
+    pub through: Vec<RankId>,
     /// Operators by time on the path.
     pub top_ops: Vec<CriticalOp>,
     /// Nodes and edges of the graph.
@@ -320,7 +323,11 @@ pub fn critical_path(job: &Job, comm: &Comm, win: &Window) -> Option<CriticalPat
     let (total, edges) = g.longest_path()?;
     let (ops, by_category) = path::stretches(&g, job, &edges);
     let top_ops = path::top_ops(&ops);
+    let mut through: Vec<RankId> = ops.iter().map(|o| o.rank).collect();
+    through.sort_unstable();
+    through.dedup();
     Some(CriticalPath {
+        through,
         window: win.clone(),
         ranks,
         total_ns: total,

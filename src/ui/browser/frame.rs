@@ -3,7 +3,7 @@
 
 use super::panes;
 use super::{Browser, Level, Pane};
-use crate::format::fit;
+use crate::format::{fit, fit_end};
 use crate::ui::UiMsg;
 use crate::ui::shell::widgets::{block, offset};
 use crate::ui::shell::{Ctx, HitTarget};
@@ -75,24 +75,38 @@ fn header_line(b: &Browser, ctx: &Ctx<UiMsg>, width: u16) -> Line<'static> {
         .map(|d| d.name.clone())
         .or_else(|| b.data.analysis.roofline.device_name.clone())
         .unwrap_or_else(|| "device ?".into());
-    let step = b.step_number().map_or("-".into(), |s| {
+    // The step's number, then its position among the profiled steps: numbers need not
+    // start at 1 (`step 552 (1 of 2)`).
+    let n = b.steps().len();
+    let step = b.step_number().map_or("no steps".into(), |s| {
         let slow = b.data.analysis.slow_steps.iter().any(|x| x.step == s);
-        format!("step {s}{}", if slow { " (slow)" } else { "" })
+        let slow = if slow { "slow, " } else { "" };
+        format!("step {s} ({slow}{} of {n})", b.step + 1)
     });
     let skipped = match b.data.loaded.skipped.len() {
         0 => String::new(),
         n => format!(" │ {n} skipped"),
     };
-    let text = format!(
-        " stepscope │ {} │ {} ranks │ {} │ {} of {}{} │ {}",
-        b.data.title,
+    let rest = format!(
+        " │ {} ranks │ {} │ {}{} │ {}",
         job.ranks.len(),
         device,
         step,
-        b.steps().len(),
         skipped,
         breadcrumb(b)
     );
+    // On a narrow terminal the product's name gives way first, then the title (a path,
+    // keeping its end): the step and the breadcrumb say where the user is.
+    let w = width as usize;
+    let len = |s: &str| s.chars().count();
+    let title = &b.data.title;
+    let prefix = if len(" stepscope │ ") + len(title) + len(&rest) <= w {
+        " stepscope │ "
+    } else {
+        " "
+    };
+    let room = w.saturating_sub(len(prefix) + len(&rest)).max(12);
+    let text = format!("{prefix}{}{rest}", fit_end(title, room));
     let text = format!("{:<w$}", fit(&text, width as usize), w = width as usize);
     Line::from(Span::styled(text, style.add_modifier(Modifier::BOLD)))
 }

@@ -65,10 +65,12 @@ fn claim(c: Claim) -> crate::analysis::advisor::Claim {
 pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
     let s: Vec<_> = f.stragglers.iter().filter(|s| s.flagged).collect();
     let first = *s.first()?;
-    // The others' average wait: what the step loses to the straggler.
+    // The others' average wait: what the step loses to the straggler. Over the members of
+    // its domain, not the ranks in scope: under `--rank` the scope is one rank, yet the
+    // wait was spread over all the others.
     let impact: Ns = s
         .iter()
-        .map(|x| x.imposed_wait_ns / Ns::from(f.ranks.saturating_sub(1).max(1)))
+        .map(|x| x.imposed_wait_ns / x.members.saturating_sub(1).max(1) as Ns)
         .sum();
     let c = Claim::Straggler {
         rank: first.rank,
@@ -88,17 +90,23 @@ pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
     )
 }
 
-/// Slow steps and their culprits.
+/// Slow steps and their culprits: those among the steps in scope (slowness is judged over
+/// the whole job, but under `--step N` another slow step costs the shown step nothing).
 pub fn slow_step(f: &Facts, _: &Thresholds) -> Option<Draft> {
-    let first = f.slow_steps.first()?;
-    let mut ranks: Vec<RankId> = f.slow_steps.iter().filter_map(|s| s.culprit_rank).collect();
+    let slow: Vec<&SlowStep> = f
+        .slow_steps
+        .iter()
+        .filter(|s| f.steps.iter().any(|t| t.step == s.step))
+        .collect();
+    let first = *slow.first()?;
+    let mut ranks: Vec<RankId> = slow.iter().filter_map(|s| s.culprit_rank).collect();
     ranks.sort_unstable();
     ranks.dedup();
-    let impact = f.slow_steps.iter().map(|s| s.time_ns - s.median_ns).sum();
+    let impact = slow.iter().map(|s| s.time_ns - s.median_ns).sum();
     Some(
         Draft::new(impact, claim(Claim::SlowStep(first.clone())))
             .ranks(ranks)
-            .steps(f.slow_steps.iter().map(|s| s.step))
+            .steps(slow.iter().map(|s| s.step))
             .ops(first.part.iter().map(|p| p.as_str()))
             .number("time_ns", Quantity::Ns(first.time_ns))
             .number("median_ns", Quantity::Ns(first.median_ns))

@@ -175,49 +175,109 @@ fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
     x.map_or("-".into(), f)
 }
 
+/// The narrowest operator column before optional columns are dropped.
+const MIN_NAME: usize = 16;
+
+/// Which optional columns fit beside an operator name of at least [`MIN_NAME`]: kernels and
+/// AI go first on a narrow terminal (AI is on the chart), then the dtype.
+#[derive(Clone, Copy)]
+struct Columns {
+    dtype: bool,
+    kernels: bool,
+    ai: bool,
+    /// The operator column's width.
+    name: usize,
+}
+
+impl Columns {
+    fn fit(width: usize) -> Columns {
+        // Borders, class, time, TFLOP/s, GB/s, % peak and the separators always show.
+        let fixed = 2 + 16 + 9 + 9 + 9 + 8 + 1;
+        let mut c = Columns {
+            dtype: true,
+            kernels: true,
+            ai: true,
+            name: 0,
+        };
+        let optional =
+            |c: &Columns| 9 * c.dtype as usize + 8 * c.kernels as usize + 9 * c.ai as usize;
+        for drop in [
+            |c: &mut Columns| c.kernels = false,
+            |c: &mut Columns| c.ai = false,
+            |c: &mut Columns| c.dtype = false,
+        ] {
+            if width.saturating_sub(fixed + optional(&c)) >= MIN_NAME {
+                break;
+            }
+            drop(&mut c);
+        }
+        c.name = width.saturating_sub(fixed + optional(&c));
+        c
+    }
+
+    fn head(&self) -> String {
+        let mut h = String::new();
+        if self.dtype {
+            h += &format!("{} ", pad("dtype", 8));
+        }
+        h += &format!("{} {}", pad("class", 15), rpad("time", 8));
+        if self.kernels {
+            h += &format!(" {}", rpad("kernels", 7));
+        }
+        if self.ai {
+            h += &format!(" {}", rpad("AI", 8));
+        }
+        h + &format!(
+            " {} {} {}  operator",
+            rpad("TFLOP/s", 8),
+            rpad("GB/s", 8),
+            rpad("% peak", 7)
+        )
+    }
+}
+
 fn table(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let th = &ctx.theme;
     let rf = &b.data.analysis.roofline;
     let sel = b.row_of(Pane::Roofline);
     let (rows, off) = widgets::page(area, 1, sel);
-    let nw = (area.width as usize).saturating_sub(2 + 9 + 16 + 9 + 8 + 9 + 9 + 9 + 8);
-    let head = format!(
-        "{} {} {} {} {} {} {} {}  {}",
-        pad("dtype", 8),
-        pad("class", 15),
-        rpad("time", 8),
-        rpad("kernels", 7),
-        rpad("AI", 8),
-        rpad("TFLOP/s", 8),
-        rpad("GB/s", 8),
-        rpad("% peak", 7),
-        "operator"
-    );
-    let mut lines = vec![TLine::from(Span::styled(head, th.dim()))];
-    for (i, o) in rf.ops.iter().enumerate().skip(off).take(rows) {
-        let style = if i == sel { th.selected() } else { th.text() };
-        lines.push(row(th, o, nw, style, i == sel));
-    }
+    let cols = Columns::fit(area.width as usize);
+    let mut lines = Vec::new();
     if rf.ops.is_empty() {
         lines.push(widgets::empty(
             th,
             " no operators with shapes or FLOP counts in the traces",
         ));
+    } else {
+        lines.push(TLine::from(Span::styled(cols.head(), th.dim())));
+    }
+    for (i, o) in rf.ops.iter().enumerate().skip(off).take(rows) {
+        let style = if i == sel { th.selected() } else { th.text() };
+        lines.push(row(th, o, cols, style, i == sel));
     }
     widgets::hit_rows(ctx, area, 1, rows, off);
+    // Only the classes that hold kernel time: the title must fit 80 columns.
     let shares: Vec<String> = rf
         .classes
         .iter()
+        .filter(|(_, v)| v.share > 0.0)
         .map(|(k, v)| format!("{} {:.0}%", k.as_str(), v.share * 100.0))
         .collect();
-    let title = format!("operators ({}; Enter: operator)", shares.join(", "));
+    let title = if rf.ops.is_empty() {
+        format!("operators (kernel time: {})", shares.join(", "))
+    } else {
+        format!(
+            "operators (kernel time: {}; Enter: operator)",
+            shares.join(", ")
+        )
+    };
     f.render_widget(Paragraph::new(lines).block(block(&ctx.theme, title)), area);
 }
 
 fn row(
     th: &Theme,
     o: &OpRoof,
-    nw: usize,
+    cols: Columns,
     style: ratatui::style::Style,
     selected: bool,
 ) -> TLine<'static> {
@@ -231,32 +291,29 @@ fn row(
     } else {
         th.fg(class_color_of(o.class, th))
     };
-    TLine::from(vec![
-        Span::styled(
-            format!(
-                "{} ",
-                pad(
-                    o.dtype
-                        .as_deref()
-                        .map_or("-", |d| d.trim_start_matches("c10::")),
-                    8
-                )
-            ),
-            style,
-        ),
-        Span::styled(pad(o.class.as_str(), 15), cstyle),
-        Span::styled(
-            format!(
-                " {} {} {} {} {} {}  {}",
-                rpad(&human(o.time_ns), 8),
-                rpad(&o.kernels.to_string(), 7),
-                rpad(&opt(o.ai, |x| format!("{x:.1}")), 8),
-                rpad(&opt(o.tflops, |x| format!("{x:.2}")), 8),
-                rpad(&format!("{:.0}", o.gbps), 8),
-                rpad(&opt(peak, |x| format!("{:.0}%", x * 100.0)), 7),
-                fit(&o.op, nw)
-            ),
-            style,
-        ),
-    ])
+    let mut spans = Vec::new();
+    if cols.dtype {
+        let dtype = o
+            .dtype
+            .as_deref()
+            .map_or("-", |d| d.trim_start_matches("c10::"));
+        spans.push(Span::styled(format!("{} ", pad(dtype, 8)), style));
+    }
+    spans.push(Span::styled(pad(o.class.as_str(), 15), cstyle));
+    let mut rest = format!(" {}", rpad(&human(o.time_ns), 8));
+    if cols.kernels {
+        rest += &format!(" {}", rpad(&o.kernels.to_string(), 7));
+    }
+    if cols.ai {
+        rest += &format!(" {}", rpad(&opt(o.ai, |x| format!("{x:.1}")), 8));
+    }
+    rest += &format!(
+        " {} {} {}  {}",
+        rpad(&opt(o.tflops, |x| format!("{x:.2}")), 8),
+        rpad(&format!("{:.0}", o.gbps), 8),
+        rpad(&opt(peak, |x| format!("{:.0}%", x * 100.0)), 7),
+        fit(&o.op, cols.name)
+    );
+    spans.push(Span::styled(rest, style));
+    TLine::from(spans)
 }
