@@ -16,11 +16,7 @@ fn pipeline(bin: &str) -> String {
 #[test]
 fn progress_shows_on_a_terminal_and_is_cleared() {
     if Command::new("script").arg("--version").output().is_err() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI must provide `script` (util-linux)"
-        );
-        eprintln!("skipping: no `script`");
+        skip("no `script` (util-linux) to give the binary a terminal");
         return;
     }
     let out = Command::new("script")

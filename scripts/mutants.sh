@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Mutation testing (cargo-mutants) of the core analysis files, one group at a time: each group
+# fits about an hour on a 2-core machine. The tests run are the library's unit tests and the
+# in-process and CLI integration tests that exercise the analyses (the TUI, tmux and progress
+# tests add minutes per mutant and test no analysis arithmetic).
+#
+#   scripts/mutants.sh GROUP         steps | comm | cluster | critical | advisor
+#   scripts/mutants.sh list          the groups and their files
+#   JOBS=2 scripts/mutants.sh comm   two builds at once (needs ~2× the memory)
+#
+# Results: target/mutants/GROUP/mutants.out/{caught,missed,timeout,unviable}.txt; the table
+# in docs/testing.md is made from them. Needs `cargo install cargo-mutants`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+group_files() {
+  case $1 in
+    steps) echo src/analysis/intervals.rs src/analysis/steps.rs src/analysis/step_times.rs src/analysis/breakdown.rs ;;
+    comm) echo src/analysis/comm/matching.rs src/analysis/comm/timing.rs src/analysis/comm/align.rs ;;
+    cluster) echo src/analysis/cluster/mod.rs src/analysis/cluster/slow_steps.rs src/analysis/cluster/stragglers.rs src/analysis/cluster/stages.rs ;;
+    critical) echo src/analysis/critical_path/*.rs ;;
+    advisor) echo src/analysis/advisor/mod.rs src/analysis/advisor/draft.rs src/analysis/advisor/rules/{parallel,communication,host,compute,mod}.rs ;;
+    *) echo "unknown group: $1 (steps, comm, cluster, critical, advisor)" >&2; exit 2 ;;
+  esac
+}
+
+if [ "${1:-}" = list ] || [ -z "${1:-}" ]; then
+  for g in steps comm cluster critical advisor; do echo "$g: $(group_files $g)"; done
+  exit 0
+fi
+command -v cargo-mutants >/dev/null || { echo "needs cargo-mutants: cargo install cargo-mutants" >&2; exit 2; }
+
+g=$1
+args=()
+for f in $(group_files "$g"); do args+=(--file "$f"); done
+tests=(--lib --test fixtures --test advisor --test comm_fixtures --test critical_path
+  --test demo --test cli --test real_comm --test real_traces --test bad_input)
+# The real-trace tests must run (they fail, not skip, under CI=true); cargo-mutants builds a
+# copy of the tree elsewhere, so the shared folder is named by path.
+export STEPSCOPE_SHARED=${STEPSCOPE_SHARED:-$(realpath ../shared)}
+CI=true cargo mutants "${args[@]}" --jobs "${JOBS:-1}" --output "target/mutants/$g" \
+  --timeout-multiplier 3 -- "${tests[@]}" || true
+out=target/mutants/$g/mutants.out
+for k in caught missed timeout unviable; do
+  printf '%-9s %s\n' "$k" "$(wc -l <"$out/$k.txt" 2>/dev/null || echo 0)"
+done
