@@ -37,10 +37,11 @@ tests=(--lib --test fixtures --test advisor --test comm_fixtures --test critical
   --test demo --test cli --test real_comm --test real_traces --test bad_input)
 # The real-trace tests must run (they fail, not skip, under CI=true); cargo-mutants builds a
 # copy of the tree elsewhere, so the shared folder is named by path.
+mkdir -p "target/mutants/$g"
 export STEPSCOPE_SHARED=${STEPSCOPE_SHARED:-$(realpath ../shared)}
 CI=true cargo mutants "${args[@]}" --jobs "${JOBS:-1}" --output "target/mutants/$g" \
   --timeout-multiplier 3 -- "${tests[@]}" || true
 out=target/mutants/$g/mutants.out
 for k in caught missed timeout unviable; do
-  printf '%-9s %s\n' "$k" "$(wc -l <"$out/$k.txt" 2>/dev/null || echo 0)"
+  printf '%-9s %s\n' "$k" "$(cat "$out/$k.txt" 2>/dev/null | wc -l)"
 done
