@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the hand-checked communication fixtures (testdata/cluster4, testdata/pipeline2).
+"""Writes the hand-checked multi-rank fixtures (testdata/cluster4, pipeline2, mismatch3, seq2,
+persist3, share3) and the single-rank step-span fixture (testdata/steps_tail.json).
 
-The expected numbers live in tests/comm_fixtures.rs, computed by hand from the times below.
+The expected numbers live in tests/comm_fixtures.rs and tests/stages.rs, computed by hand
+from the times below.
 Run from the repository root: python3 testdata/gen_comm_fixtures.py
 """
 import json
@@ -94,3 +96,73 @@ for r in range(3):
         if not (r == 1 and s == 2):
             k.kernel(AR, 20, b + 15, b + 420, 200, AR3)
     json.dump(trace(r, 3, k.ev, PG3), open(f"testdata/mismatch3/rank-{r}.json", "w"), indent=0)
+
+# seq2: every call carries `Seq`, so calls pair by Seq, not by position. Rank 1's profile
+# missed Seq 1 (step 1 has 2 calls on rank 0, 1 on rank 1: positions would not pair); Seq 3 is
+# a broadcast on rank 0 but an all-gather on rank 1 (an operation mismatch at index 3); rank 1
+# profiled an extra step 3 whose Seq 4 has no partner. Seq 2: rank 0 arrives at 300 and ends
+# at 305 (before rank 1 arrives at 310: its transit clamps at 0); rank 1 runs [310, 400).
+PG2 = [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 2, "ranks": [0, 1]}]
+AR2 = dict(AR_ARGS, **{"Group size": 2, "Process Group Ranks": "[0, 1]"})
+BC = "ncclDevKernel_Broadcast_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+AG = "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+r0, r1 = Rank(), Rank()
+r0.step(1, 0, 1000)
+r0.kernel(AR, 20, 50, 100, 100, dict(AR2, Seq=1))
+r0.kernel(AR, 20, 250, 300, 5, dict(AR2, Seq=2))
+r0.step(2, 1000, 1000)
+r0.kernel(BC, 20, 1050, 1100, 100, dict(AR2, Seq=3, **{"Collective name": "broadcast"}))
+r1.step(1, 0, 1000)
+r1.kernel(AR, 20, 250, 310, 90, dict(AR2, Seq=2))
+r1.step(2, 1000, 1000)
+r1.kernel(AG, 20, 1050, 1100, 100, dict(AR2, Seq=3, **{"Collective name": "allgather"}))
+r1.step(3, 2000, 1000)
+r1.kernel(AR, 20, 2050, 2100, 100, dict(AR2, Seq=4))
+for r, k in enumerate((r0, r1)):
+    json.dump(trace(r, 2, k.ev, PG2), open(f"testdata/seq2/rank-{r}.json", "w"), indent=0)
+
+
+def arrivals(name, computes):
+    """Three ranks; per step b = 1000·(s−1): compute [b+20, b+20+C[r]), then an all-reduce
+    from there to b+20+max(C)+100 (the last arriver's transfer: 100 µs)."""
+    pg = [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 3, "ranks": [0, 1, 2]}]
+    args = dict(AR_ARGS, **{"Group size": 3, "Process Group Ranks": "[0, 1, 2]"})
+    for r in range(3):
+        k = Rank()
+        for s, c in enumerate(computes, start=1):
+            b = 1000 * (s - 1)
+            k.step(s, b, 1000)
+            k.kernel("gemm", 7, b + 10, b + 20, c[r])
+            k.kernel(AR, 20, b + 15, b + 20 + c[r], max(c) + 100 - c[r], args)
+        json.dump(trace(r, 3, k.ev, pg), open(f"testdata/{name}/rank-{r}.json", "w"), indent=0)
+
+
+# persist3: rank 2 arrives last (100 µs late) in steps 1 and 2, rank 1 in step 3: rank 2 is
+# the top imposer in exactly 2 of 3 steps — the persistence boundary (2/3), flagged.
+arrivals("persist3", [(400, 400, 500), (400, 400, 500), (400, 500, 400)])
+# share3: two steps (too few to judge persistence): rank 2 is 100 µs late in step 1 (waits
+# 2 × 100), rank 1 300 µs late in step 2 (waits 2 × 300). Rank 1 imposed 600 of 800 µs of
+# waiting (75% ≥ 50%): flagged by share although it topped only 1 of 2 steps.
+arrivals("share3", [(400, 400, 500), (400, 700, 400)])
+
+# steps_tail.json: one rank, host steps [0,100), [100,200), [200,300) µs. Step 1 launches a
+# kernel [50, 260) that outlasts step 2's own kernel [150, 170); step 3's runs [270, 280).
+# D1 = 260, D2 = max(260, 170) = 260, D3 = 280: B1 = 0, B2 = max(100, 260) = 260,
+# B3 = max(200, 260) = 260, end = max(300, 280) = 300. Spans [0,260), [260,260), [260,300).
+k = Rank()
+for s in (1, 2, 3):
+    k.step(s, 100 * (s - 1), 100)
+k.kernel("long_gemm", 7, 10, 50, 210)
+k.kernel("short_gemm", 7, 110, 150, 20)
+k.kernel("last_gemm", 7, 210, 270, 10)
+json.dump(trace(0, 1, k.ev), open("testdata/steps_tail.json", "w"), indent=0)
+
+# low_only.json: one rank, two 1 ms steps, each filled by one kernel [b+10, b+1000) launched at
+# b+1: the device is busy 99% of each step; the only finding is a low one (kernels the roofline
+# cannot place), for the `--fail-on` matrix.
+k = Rank()
+for s in (1, 2):
+    b = 1000 * (s - 1)
+    k.step(s, b, 1000)
+    k.kernel("gemm", 7, b + 1, b + 10, 990)
+json.dump(trace(0, 1, k.ev), open("testdata/low_only.json", "w"), indent=0)

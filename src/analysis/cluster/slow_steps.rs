@@ -64,19 +64,25 @@ pub fn threshold(times: &[Ns]) -> Option<(Ns, Ns)> {
     Some((median, median + excess))
 }
 
+/// The steps whose cluster time (max rank span) exceeds the limit, with the median and the
+/// limit; `None` with no steps.
+fn over_limit(step_times: &[StepTime]) -> Option<(Ns, Ns, Vec<&StepTime>)> {
+    let times: Vec<Ns> = step_times.iter().map(|s| s.max_ns).collect();
+    let (median, limit) = threshold(&times)?;
+    let slow = step_times.iter().filter(|s| s.max_ns > limit).collect();
+    Some((median, limit, slow))
+}
+
 /// Slow steps and their culprits.
 pub fn slow_steps(step_times: &[StepTime], rows: &[Breakdown], comm: &Comm) -> Vec<SlowStep> {
-    let times: Vec<Ns> = step_times.iter().map(|s| s.max_ns).collect();
-    let Some((median, limit)) = threshold(&times) else {
+    let Some((median, limit, slow)) = over_limit(step_times) else {
         return Vec::new();
     };
     let mut by_rank: BTreeMap<RankId, Vec<&Breakdown>> = BTreeMap::new();
     for r in rows {
         by_rank.entry(r.rank).or_default().push(r);
     }
-    step_times
-        .iter()
-        .filter(|s| s.max_ns > limit)
+    slow.into_iter()
         .map(|s| {
             let c = culprit(s.step, &by_rank);
             SlowStep {
@@ -172,5 +178,94 @@ mod tests {
         assert_eq!(threshold(&[]), None);
         // Even count: the median is the floor of the mean of the middle two.
         assert_eq!(threshold(&[10, 11]).unwrap().0, 10);
+    }
+
+    fn time(step: u32, max: Ns, min: Ns) -> StepTime {
+        StepTime {
+            step: StepNo(step),
+            ranks: 2,
+            max_ns: max,
+            median_ns: min,
+            min_ns: min,
+            slowest_rank: RankId(0),
+            slowest_rank_work_ns: min,
+        }
+    }
+
+    #[test]
+    fn a_step_is_slow_above_the_limit_not_at_it() {
+        // Cluster times 100, 100, 100, 105: median 100, MAD 0, limit 100 + 5% = 105. Step 4
+        // sits exactly at the limit: not slow. At 106 it is.
+        let mut t = vec![
+            time(1, 100, 100),
+            time(2, 100, 100),
+            time(3, 100, 100),
+            time(4, 105, 100),
+        ];
+        let (median, limit, slow) = over_limit(&t).unwrap();
+        assert_eq!((median, limit, slow.len()), (100, 105, 0));
+        t[3].max_ns = 106;
+        let (_, _, slow) = over_limit(&t).unwrap();
+        assert_eq!(slow.iter().map(|s| s.step).collect::<Vec<_>>(), [StepNo(4)]);
+    }
+
+    #[test]
+    fn the_cluster_step_time_is_the_longest_rank_span() {
+        // Step 3's fastest rank took 100 like every other step, its slowest 300: slow.
+        let t = [time(1, 100, 100), time(2, 100, 100), time(3, 300, 100)];
+        let (_, _, slow) = over_limit(&t).unwrap();
+        assert_eq!(slow.iter().map(|s| s.step).collect::<Vec<_>>(), [StepNo(3)]);
+    }
+
+    fn row(rank: u32, step: u32, compute: Ns, host: Ns, comm: Ns) -> Breakdown {
+        Breakdown {
+            step: StepNo(step),
+            rank: RankId(rank),
+            span_ns: compute + host + comm,
+            compute_ns: compute,
+            host_bound_ns: host,
+            comm_ns: comm,
+            ..Default::default()
+        }
+    }
+
+    fn by_rank(rows: &[Breakdown]) -> BTreeMap<RankId, Vec<&Breakdown>> {
+        let mut m: BTreeMap<RankId, Vec<&Breakdown>> = BTreeMap::new();
+        for r in rows {
+            m.entry(r.rank).or_default().push(r);
+        }
+        m
+    }
+
+    #[test]
+    fn the_culprit_is_the_rank_whose_own_work_grew_most() {
+        // Steps 1, 2: both ranks compute 100. Step 3: rank 1's host-bound time grows by 50
+        // (own work 150 over its median 100), rank 0 waits 50 in communication (own work 100).
+        let rows = [
+            row(0, 1, 100, 0, 0),
+            row(1, 1, 100, 0, 0),
+            row(0, 2, 100, 0, 0),
+            row(1, 2, 100, 0, 0),
+            row(0, 3, 100, 0, 50),
+            row(1, 3, 100, 50, 0),
+        ];
+        let c = culprit(StepNo(3), &by_rank(&rows)).expect("rank 1 grew");
+        assert_eq!((c.rank, c.growth), (RankId(1), 50));
+        assert_eq!((c.part, c.part_growth), (Part::HostBound, 50));
+    }
+
+    #[test]
+    fn no_culprit_when_every_rank_waited_alike() {
+        // Step 3 is longer for both ranks only by communication (own work unchanged): nobody's
+        // own work grew, so nobody is blamed.
+        let rows = [
+            row(0, 1, 100, 0, 0),
+            row(1, 1, 100, 0, 0),
+            row(0, 2, 100, 0, 0),
+            row(1, 2, 100, 0, 0),
+            row(0, 3, 100, 0, 80),
+            row(1, 3, 100, 0, 80),
+        ];
+        assert!(culprit(StepNo(3), &by_rank(&rows)).is_none());
     }
 }

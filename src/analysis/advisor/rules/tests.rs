@@ -124,12 +124,22 @@ fn straggler_fires_only_when_flagged() {
     };
     w.stragglers = vec![s.clone()];
     assert!(w.run(straggler).is_none());
-    w.stragglers = vec![Straggler { flagged: true, ..s }];
+    w.stragglers = vec![Straggler {
+        flagged: true,
+        ..s.clone()
+    }];
     let d = w.run(straggler).unwrap();
     assert_eq!(
         (d.impact_ns, d.evidence.ranks.clone()),
         (30 * MS, ids(&[1]))
     );
+    // In a domain of 4 the 30 ms were waited by 3 others: 10 ms each, whatever the scope.
+    w.stragglers = vec![Straggler {
+        flagged: true,
+        members: 4,
+        ..s
+    }];
+    assert_eq!(w.run(straggler).unwrap().impact_ns, 10 * MS);
 }
 
 #[test]
@@ -151,6 +161,10 @@ fn slow_step_and_stage_imbalance() {
         ),
         (50 * MS, ids(&[1]), vec![StepNo(2)])
     );
+    // Under `--step 1` step 2 is out of scope: its slowness costs step 1 nothing.
+    w.steps.truncate(1);
+    assert!(w.run(slow_step).is_none());
+    w.steps = World::new().steps;
     let stage = |stage, compute, flagged| Stage {
         stage,
         ranks: vec![RankId(stage)],
@@ -216,6 +230,20 @@ fn overlap_wait_bandwidth_small_misaligned() {
         "the slow step names the cause"
     );
     w.slow_steps.clear();
+    w.stragglers = vec![Straggler {
+        flagged: true,
+        ..Default::default()
+    }];
+    assert!(
+        w.run(comm_wait_dominated).is_none(),
+        "the straggler names the cause"
+    );
+    w.stragglers[0].flagged = false;
+    assert!(
+        w.run(comm_wait_dominated).is_some(),
+        "an unflagged rank names nothing"
+    );
+    w.stragglers.clear();
 
     let sizes = Some(Sizes {
         median: 64 << 20,

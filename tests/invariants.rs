@@ -1,0 +1,182 @@
+//! Invariants that hold on every input, checked on every trace job in `../shared/traces`,
+//! every good fixture and the demo, for the whole report, `--rank R` and `--step N`:
+//! step spans abut and never overlap; breakdown parts partition their span; findings claim
+//! at most the step time they are measured against (0 ≤ impact_pct ≤ 1); and the counts the
+//! text report prints come from the full results, not from the list the JSON report cuts.
+
+mod common;
+
+use common::{shared, testdata};
+use std::path::{Path, PathBuf};
+use stepscope::analysis::ops::Scope;
+use stepscope::model::{RankId, StepNo};
+use stepscope::report::{self, Format};
+use stepscope::session::{Session, Settings};
+
+/// Every input that loads: each trace file alone, each folder of traces as one job, the
+/// good fixtures, and the demo (no path).
+fn jobs() -> Vec<Vec<PathBuf>> {
+    let mut out: Vec<Vec<PathBuf>> = vec![vec![]];
+    if let Some(s) = shared() {
+        for sub in ["hta", "ext", "torch-cpu"] {
+            collect(&s.join("traces").join(sub), &mut out);
+        }
+    }
+    for f in [
+        "two_streams.json",
+        "roofline.json",
+        "cpu_only.json",
+        "steps_tail.json",
+        "low_only.json",
+        "escape_names.json",
+        "cluster4",
+        "pipeline2",
+        "mismatch3",
+        "seq2",
+        "persist3",
+        "share3",
+    ] {
+        out.push(vec![testdata(f)]);
+    }
+    out
+}
+
+fn is_trace(p: &Path) -> bool {
+    stepscope::input::is_trace_name(&p.to_string_lossy())
+}
+
+/// Trace files (one job each) and folders holding traces (one job) below `dir`.
+fn collect(dir: &Path, out: &mut Vec<Vec<PathBuf>>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    if entries.iter().filter(|p| is_trace(p)).count() > 1 {
+        out.push(vec![dir.to_path_buf()]);
+    }
+    for p in entries {
+        if p.is_dir() {
+            collect(&p, out);
+        } else if is_trace(&p) {
+            out.push(vec![p]);
+        }
+    }
+}
+
+fn open(paths: &[PathBuf], scope: Scope) -> Option<Session> {
+    let settings = Settings {
+        scope,
+        ..Settings::default()
+    };
+    // Inputs that are not Kineto traces (an execution trace, a corrupt sample) are refused
+    // with an error; the bad-input tests check those.
+    Session::open(paths, &settings).ok()
+}
+
+fn check(s: &Session, what: &str) {
+    let a = &s.analysis;
+    for (rank, spans) in s.job().ranks.iter().zip(&a.spans) {
+        for w in spans.windows(2) {
+            assert_eq!(
+                w[0].end, w[1].start,
+                "{what}: rank {} steps {} and {} do not abut",
+                rank.id, w[0].number, w[1].number
+            );
+        }
+        assert!(
+            spans.iter().all(|x| x.start <= x.end),
+            "{what}: a span ends before it starts"
+        );
+    }
+    for b in &a.breakdown {
+        let parts = [
+            b.compute_ns,
+            b.overlap_ns,
+            b.comm_ns,
+            b.memory_ns,
+            b.host_bound_ns,
+            b.free_ns,
+        ];
+        assert!(
+            parts.iter().all(|&p| p >= 0),
+            "{what}: negative part in {b:?}"
+        );
+        assert_eq!(
+            parts.iter().sum::<i64>(),
+            b.span_ns,
+            "{what}: parts ≠ span in {b:?}"
+        );
+    }
+    let step_ns: i64 = a.step_times.iter().map(|t| t.max_ns).sum();
+    for f in &a.findings {
+        assert!(
+            f.impact_ns >= 0 && f.impact_ns <= step_ns,
+            "{what}: {} claims {} ns of {} ns of step time",
+            f.rule,
+            f.impact_ns,
+            step_ns
+        );
+        assert!(
+            (0.0..=1.0).contains(&f.impact_pct),
+            "{what}: {} impact_pct {}",
+            f.rule,
+            f.impact_pct
+        );
+    }
+    if let Some(c) = &a.critical_path {
+        let mut through: Vec<RankId> = c.ops.iter().map(|o| o.rank).collect();
+        through.sort_unstable();
+        through.dedup();
+        assert_eq!(c.through, through, "{what}: ranks on the path");
+        assert_eq!(c.ops_total as usize, c.ops.len(), "{what}");
+        let scope = s.opts.scope;
+        let text = report::render(&report::build(&s.loaded, a, scope), Format::Text);
+        let n = format!("({} ops on the path)", c.ops.len());
+        assert!(
+            text.contains(&n),
+            "{what}: the text report does not say {n}"
+        );
+    }
+}
+
+#[test]
+fn every_job_and_scope_keeps_the_invariants() {
+    let mut checked = 0;
+    for paths in jobs() {
+        let name = paths
+            .first()
+            .map_or("demo".into(), |p| p.display().to_string());
+        let Some(all) = open(&paths, Scope::default()) else {
+            continue;
+        };
+        check(&all, &name);
+        let first_rank = all.job().ranks.first().map(|r| r.id);
+        let steps: Vec<StepNo> = all.job().steps.clone();
+        let mut scopes = vec![Scope {
+            rank: first_rank,
+            step: None,
+        }];
+        // The slowest step, and another: a slow step must not be charged to a step shown
+        // on its own.
+        for step in [all.analysis.slowest_step, steps.first().copied()]
+            .into_iter()
+            .flatten()
+        {
+            scopes.push(Scope {
+                rank: None,
+                step: Some(step),
+            });
+        }
+        for scope in scopes {
+            let s = open(&paths, scope).expect("a scope of a job that loads");
+            check(&s, &format!("{name} {scope:?}"));
+        }
+        checked += 1;
+    }
+    // The demo and the fixtures at least; with ../shared, every real job too.
+    assert!(checked >= 13, "only {checked} jobs checked");
+    if shared().is_some() {
+        assert!(checked >= 45, "only {checked} jobs checked");
+    }
+}

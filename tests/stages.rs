@@ -1,0 +1,153 @@
+//! One analysis stage at a time, on the hand-made fixtures of testdata/gen_comm_fixtures.py
+//! (the timelines are described there); every expected number is worked out in the comments.
+
+mod common;
+
+use common::{report_json, testdata};
+use serde_json::Value;
+use stepscope::analysis::comm::matching::MismatchKind;
+use stepscope::model::{CollOp, RankId, StepNo};
+use stepscope::session::{Session, Settings};
+
+fn open(name: &str) -> Session {
+    let mut settings = Settings::default();
+    // Fixture clocks agree; aligning would only hide the hand-set arrival times.
+    settings.comm.align = stepscope::analysis::comm::align::Align::None;
+    Session::open(&[testdata(name)], &settings).expect("fixture loads")
+}
+
+fn straggler(r: &Value, rank: u64) -> &Value {
+    r["cluster"]["stragglers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["rank"] == rank)
+        .unwrap_or_else(|| panic!("no straggler entry for rank {rank}"))
+}
+
+fn finding<'a>(r: &'a Value, rule: &str) -> Option<&'a Value> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule)
+}
+
+#[test]
+fn step_spans_run_to_the_latest_device_end_so_far() {
+    // D1 = 260 (step 1's kernel outlasts step 2's own [150, 170)), D2 = max(D1, 170) = 260:
+    // B2 = max(100, D1) = 260, B3 = max(200, D2) = 260, end = max(300, D3 = 280) = 300 (µs).
+    let s = open("steps_tail.json");
+    let spans: Vec<(i64, i64)> = s.analysis.spans[0]
+        .iter()
+        .map(|x| (x.start, x.end))
+        .collect();
+    assert_eq!(
+        spans,
+        [(0, 260_000), (260_000, 260_000), (260_000, 300_000)]
+    );
+    assert_eq!(
+        s.analysis.spans[0]
+            .iter()
+            .map(|x| x.device_end)
+            .collect::<Vec<_>>(),
+        [Some(260_000), Some(260_000), Some(280_000)]
+    );
+}
+
+#[test]
+fn calls_pair_by_seq_when_every_call_has_one() {
+    let s = open("seq2");
+    let m = &s.analysis.comm.matching;
+    // Seq 2 is the one instance: rank 1 missed Seq 1, Seq 4 has no partner. By position, step
+    // 1 (2 calls against 1) would be a count mismatch and pair nothing.
+    assert_eq!(m.instances.len(), 1, "{:?}", m.instances);
+    let i = &m.instances[0];
+    assert_eq!(
+        (i.op, i.step, i.index),
+        (CollOp::AllReduce, Some(StepNo(1)), 2)
+    );
+    assert_eq!(i.members.len(), 2);
+    // Seq 3: broadcast on rank 0, all-gather on rank 1 — the same key, different operations.
+    assert_eq!(m.mismatches.len(), 1, "{:?}", m.mismatches);
+    assert_eq!(m.mismatches[0].kind, MismatchKind::Operation { index: 3 });
+    assert_eq!(m.mismatches[0].step, Some(StepNo(2)));
+}
+
+#[test]
+fn wait_and_transit_of_a_member_that_ends_before_the_last_arrival() {
+    // Seq 2: rank 0 arrives at 300 and ends at 305, rank 1 arrives at 310 and ends at 400.
+    // Rank 0 waits 310 − 300 = 10 µs; its transit 305 − 310 < 0 clamps to 0. Rank 1: wait 0,
+    // transit 400 − 310 = 90 µs.
+    let s = open("seq2");
+    let (_, t) = s.analysis.comm.instances().next().expect("one instance");
+    let got: Vec<(RankId, i64, i64)> = t
+        .members
+        .iter()
+        .map(|m| (m.rank, m.wait_ns, m.transit_ns))
+        .collect();
+    assert_eq!(got, [(RankId(0), 10_000, 0), (RankId(1), 0, 90_000)]);
+    assert_eq!(t.timing.last_arriver, RankId(1));
+    assert_eq!((t.timing.skew_ns, t.timing.wait_ns), (10_000, 10_000));
+    // Σ member transits: 0 + 90 µs (not 305 − 310 + 90 = 85).
+    assert_eq!(t.timing.member_transit_ns, 90_000);
+}
+
+#[test]
+fn persistence_at_exactly_two_thirds_of_the_steps_flags() {
+    // Rank 2 is 100 µs late in steps 1 and 2, rank 1 in step 3: each instance makes two ranks
+    // wait 100 µs. Rank 2 tops 2 of 3 steps (≥ 2/3): flagged; rank 1 tops 1 of 3: not.
+    let r = report_json(&[&testdata("persist3")], &["--align", "none"]);
+    let s2 = straggler(&r, 2);
+    assert_eq!(
+        (&s2["top_steps"], &s2["steps_with_wait"]),
+        (&2.into(), &3.into())
+    );
+    assert_eq!(s2["imposed_wait_ns"], 400_000);
+    assert_eq!(s2["flagged"], true);
+    assert_eq!(straggler(&r, 1)["flagged"], false);
+    // The finding's impact: the others' average wait, 400 µs over the 2 others.
+    let f = finding(&r, "straggler").expect("a straggler finding");
+    assert_eq!(f["impact_ns"], 200_000);
+    assert_eq!(f["evidence"]["ranks"], serde_json::json!([2]));
+}
+
+#[test]
+fn straggler_impact_is_spread_over_its_domain_not_the_scope() {
+    // Under --rank 2 the scope has one rank, but the 400 µs were waited by the two others:
+    // still 200 µs, against rank 2's 3 ms of steps (6.7%).
+    let r = report_json(
+        &[&testdata("persist3")],
+        &["--align", "none", "--rank", "2"],
+    );
+    let f = finding(&r, "straggler").expect("a straggler finding");
+    assert_eq!(f["impact_ns"], 200_000);
+    assert_eq!(f["impact_pct"], 0.066667);
+}
+
+#[test]
+fn with_under_three_steps_the_share_of_waiting_decides() {
+    // Step 1: rank 2 is 100 µs late (2 × 100 µs of waiting); step 2: rank 1 is 300 µs late
+    // (2 × 300). Too few steps for persistence: rank 1's share 600/800 = 75% ≥ 50% flags it
+    // although it topped only 1 of 2 steps; rank 2's 25% does not.
+    let r = report_json(&[&testdata("share3")], &["--align", "none"]);
+    let s1 = straggler(&r, 1);
+    assert_eq!(
+        (&s1["top_steps"], &s1["steps_with_wait"]),
+        (&1.into(), &2.into())
+    );
+    assert_eq!(s1["share"], 0.75);
+    assert_eq!(s1["flagged"], true);
+    assert_eq!(straggler(&r, 2)["flagged"], false);
+}
+
+#[test]
+fn a_slow_step_outside_the_scope_costs_the_shown_step_nothing() {
+    // steps_tail: step 1 (260 µs against a median of 40) is slow. Under --step 3 it is not
+    // shown, so no slow-step finding may claim step 3's 40 µs.
+    let all = report_json(&[&testdata("steps_tail.json")], &[]);
+    let f = finding(&all, "slow_step").expect("step 1 is slow");
+    assert_eq!(f["evidence"]["steps"], serde_json::json!([1]));
+    let one = report_json(&[&testdata("steps_tail.json")], &["--step", "3"]);
+    assert!(finding(&one, "slow_step").is_none(), "{}", one["findings"]);
+}
