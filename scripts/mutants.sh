@@ -33,8 +33,8 @@ command -v cargo-mutants >/dev/null || { echo "needs cargo-mutants: cargo instal
 g=$1
 args=()
 for f in $(group_files "$g"); do args+=(--file "$f"); done
-tests=(--lib --test fixtures --test advisor --test comm_fixtures --test critical_path
-  --test demo --test cli --test real_comm --test real_traces --test bad_input)
+tests=(--lib --test stages --test fixtures --test advisor --test comm_fixtures
+  --test critical_path --test real_comm)
 # The real-trace tests must run (they fail, not skip, under CI=true); cargo-mutants builds a
 # copy of the tree elsewhere, so the shared folder is named by path.
 mkdir -p "target/mutants/$g"

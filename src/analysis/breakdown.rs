@@ -115,12 +115,6 @@ impl Breakdown {
     pub fn own_work_ns(&self) -> Ns {
         self.span_ns - self.comm_ns
     }
-
-    /// Overlap ratio = overlap / M (share of communication hidden behind compute).
-    pub fn overlap_ratio(&self) -> Option<f64> {
-        let m = self.overlap_ns + self.comm_ns;
-        (m > 0).then(|| self.overlap_ns as f64 / m as f64)
-    }
 }
 
 /// The cluster's typical row of a step: each part's median across the ranks that have the
