@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Mutation testing (cargo-mutants) of the core analysis files, one group at a time: each group
-# fits about an hour on a 2-core machine. The tests run are the library's unit tests and the
-# in-process and CLI integration tests that exercise the analyses (the TUI, tmux and progress
-# tests add minutes per mutant and test no analysis arithmetic).
+# fits about an hour on a 2-core machine. The tests run are the library's unit tests, the
+# hand-computed fixture tests of the analyses (stages, fixtures, advisor, comm_fixtures,
+# critical_path) and the real communication traces; the TUI, tmux, progress, bad-input and
+# all-traces invariant tests add a minute per mutant and test no analysis arithmetic.
 #
 #   scripts/mutants.sh GROUP         steps | comm | cluster | critical | advisor
 #   scripts/mutants.sh list          the groups and their files
