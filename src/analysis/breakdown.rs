@@ -262,3 +262,89 @@ pub fn rank_breakdown(s: &Sets, rank: RankId, spans: &[StepSpan]) -> Vec<Breakdo
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(v: &[(Ns, Ns)]) -> IntervalSet {
+        IntervalSet::from_intervals(v.to_vec())
+    }
+
+    fn span(number: u32, start: Ns, end: Ns) -> StepSpan {
+        StepSpan {
+            index: number,
+            number: StepNo(number),
+            start,
+            end,
+            device_end: None,
+        }
+    }
+
+    #[test]
+    fn parts_partition_the_span_by_hand() {
+        // Span [0, 100): C [10, 50), M [40, 70), Y [65, 80), H [0, 5) ∪ [85, 90).
+        // C∩M = [40, 50) = 10 → overlap 10, compute 40 − 10 = 30, comm 30 − 10 = 20;
+        // C∪M = [10, 70) = 60, ∪Y = [10, 80) = 70 → memory 10; ∪H = 80 → host-bound 10;
+        // free 100 − 80 = 20.
+        let s = Sets {
+            compute: set(&[(10, 50)]),
+            comm: set(&[(40, 70)]),
+            memory: set(&[(65, 80)]),
+            host: set(&[(0, 5), (85, 90)]),
+        };
+        let rows = rank_breakdown(&s, RankId(3), &[span(1, 0, 100), span(2, 100, 100)]);
+        let b = rows[0];
+        assert_eq!((b.rank, b.step, b.span_ns), (RankId(3), StepNo(1), 100));
+        let parts: Vec<Ns> = Part::ALL.iter().map(|&p| b.part(p)).collect();
+        assert_eq!(parts, [30, 10, 20, 10, 10, 20]);
+        // Own work: span − exposed comm = 80; compute there includes the overlap.
+        assert_eq!(b.own_work_ns(), 80);
+        assert_eq!(b.own_part(Part::Compute), 40);
+        assert_eq!(b.own_part(Part::Memory), 10);
+        // An empty span has nothing in it.
+        assert_eq!(
+            rows[1],
+            Breakdown {
+                step: StepNo(2),
+                rank: RankId(3),
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn medians_of_a_step_across_ranks() {
+        let row = |step, rank, compute, comm| Breakdown {
+            step: StepNo(step),
+            rank: RankId(rank),
+            span_ns: compute + comm,
+            compute_ns: compute,
+            comm_ns: comm,
+            ..Default::default()
+        };
+        // Step 7: spans 100, 130, 160; compute 90, 100, 150; comm 10, 30, 10 → medians 130,
+        // 100, 10. Step 8's row is no part of it.
+        let rows = [
+            row(7, 0, 90, 10),
+            row(7, 1, 100, 30),
+            row(7, 2, 150, 10),
+            row(8, 0, 1, 1),
+        ];
+        let m = median_row(&rows, StepNo(7)).unwrap();
+        assert_eq!((m.span_ns, m.compute_ns, m.comm_ns), (130, 100, 10));
+        // Own work 90, 100, 150 → 100.
+        assert_eq!(median_own_work(&rows, StepNo(7)), Some(100));
+        assert_eq!(median_row(&rows, StepNo(9)), None);
+        assert_eq!(median_own_work(&rows, StepNo(9)), None);
+    }
+
+    #[test]
+    fn part_names_are_stable() {
+        let names: Vec<&str> = Part::ALL.iter().map(|p| p.as_str()).collect();
+        assert_eq!(
+            names,
+            ["compute", "overlap", "comm", "memory", "host_bound", "free"]
+        );
+    }
+}

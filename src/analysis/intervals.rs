@@ -185,6 +185,9 @@ mod tests {
         let s = set(&[(5, 10), (0, 3), (3, 4), (8, 12), (20, 20)]);
         assert_eq!(s.iter().collect::<Vec<_>>(), vec![(0, 4), (5, 12)]);
         assert_eq!(s.total(), 11);
+        // Nested intervals vanish into the one around them.
+        let s = set(&[(0, 10), (2, 3), (4, 9), (10, 12)]);
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![(0, 12)]);
     }
 
     #[test]
