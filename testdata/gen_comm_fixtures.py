@@ -166,3 +166,17 @@ for s in (1, 2):
     k.step(s, b, 1000)
     k.kernel("gemm", 7, b + 1, b + 10, 990)
 json.dump(trace(0, 1, k.ev), open("testdata/low_only.json", "w"), indent=0)
+
+# host_lanes.json: one step [0, 100) µs. The main thread launches a kernel [5, 10) at 1 (the
+# launch [1, 3) is host work of a launching thread). Thread 102 runs a cpu op [20, 60) with a
+# launch call [30, 32) whose kernel the trace does not have (no correlation): no kernel is
+# linked to it, so it is not a launching thread and its work is not host-bound time.
+k = Rank()
+k.step(1, 0, 100)
+k.kernel("gemm", 7, 1, 5, 5)
+k.ev[-2]["dur"] = 2
+k.ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::to", "pid": 100, "tid": 102, "ts": 20,
+             "dur": 40, "args": {}})
+k.ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100,
+             "tid": 102, "ts": 30, "dur": 2, "args": {}})
+json.dump(trace(0, 1, k.ev), open("testdata/host_lanes.json", "w"), indent=0)

@@ -28,6 +28,7 @@ fn jobs() -> Vec<Vec<PathBuf>> {
         "cpu_only.json",
         "steps_tail.json",
         "low_only.json",
+        "host_lanes.json",
         "escape_names.json",
         "cluster4",
         "pipeline2",
@@ -175,7 +176,7 @@ fn every_job_and_scope_keeps_the_invariants() {
         checked += 1;
     }
     // The demo and the fixtures at least; with ../shared, every real job too.
-    assert!(checked >= 13, "only {checked} jobs checked");
+    assert!(checked >= 14, "only {checked} jobs checked");
     if shared().is_some() {
         assert!(checked >= 45, "only {checked} jobs checked");
     }

@@ -151,3 +151,16 @@ fn a_slow_step_outside_the_scope_costs_the_shown_step_nothing() {
     let one = report_json(&[&testdata("steps_tail.json")], &["--step", "3"]);
     assert!(finding(&one, "slow_step").is_none(), "{}", one["findings"]);
 }
+
+#[test]
+fn only_threads_that_launched_a_kernel_make_host_bound_time() {
+    // Span [0, 100) µs: kernel [5, 10) → compute 5; the main thread's launch [1, 3) → host-
+    // bound 2. Thread 102's work [20, 60) launched no kernel the trace has: free, not host-
+    // bound (100 − 5 − 2 = 93).
+    let r = report_json(&[&testdata("host_lanes.json")], &[]);
+    let b = &r["breakdown"][0];
+    assert_eq!(
+        [&b["compute_ns"], &b["host_bound_ns"], &b["free_ns"]],
+        [5_000, 2_000, 93_000]
+    );
+}

@@ -192,8 +192,10 @@ mod tests {
 
     #[test]
     fn sorted_input_needs_no_sort() {
-        let s = IntervalSet::from_sorted([(0, 3), (2, 5), (5, 5), (7, 9)]);
+        let s = IntervalSet::from_sorted([(0, 3), (2, 5), (5, 5), (7, 9), (11, 11)]);
         assert_eq!(s.iter().collect::<Vec<_>>(), vec![(0, 5), (7, 9)]);
+        // An empty interval is no interval, even on its own.
+        assert_eq!(s.len(), 2);
     }
 
     #[test]
