@@ -8,9 +8,11 @@
 #   scripts/mutants.sh GROUP         steps | comm | cluster | critical | advisor
 #   scripts/mutants.sh list          the groups and their files
 #   JOBS=2 scripts/mutants.sh comm   two builds at once (needs ~2× the memory)
+#   ITERATE=1 scripts/mutants.sh steps   only the mutants the last run of the group missed
+#                                    (after adding tests: confirms they are now caught)
 #
 # Results: target/mutants/GROUP/mutants.out/{caught,missed,timeout,unviable}.txt; the table
-# in docs/testing.md is made from them. Needs `cargo install cargo-mutants`.
+# in docs/testing.md is `python3 scripts/mutants-table.py`. Needs `cargo install cargo-mutants`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,8 +40,10 @@ tests=(--lib --test stages --test fixtures --test advisor --test comm_fixtures
   --test critical_path --test real_comm)
 # The real-trace tests must run (they fail, not skip, under CI=true); cargo-mutants builds a
 # copy of the tree elsewhere, so the shared folder is named by path.
+[ "${ITERATE:-0}" = 1 ] || rm -rf "target/mutants/$g"
 mkdir -p "target/mutants/$g"
 export STEPSCOPE_SHARED=${STEPSCOPE_SHARED:-$(realpath ../shared)}
+[ "${ITERATE:-0}" = 1 ] && args+=(--iterate)
 CI=true cargo mutants "${args[@]}" --jobs "${JOBS:-1}" --output "target/mutants/$g" \
   --timeout-multiplier 3 -- "${tests[@]}" || true
 out=target/mutants/$g/mutants.out

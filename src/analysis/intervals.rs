@@ -171,6 +171,9 @@ mod tests {
         assert_eq!(s.gaps_within(0, 50), vec![(0, 10), (20, 30), (40, 50)]);
         assert_eq!(s.gaps_within(15, 35), vec![(20, 30)]);
         assert_eq!(s.gaps_within(12, 18), vec![]);
+        // A window that starts or ends on an interval's edge has no empty gap there.
+        assert_eq!(s.gaps_within(10, 35), vec![(20, 30)]);
+        assert_eq!(s.gaps_within(10, 20), vec![]);
         assert_eq!(IntervalSet::default().gaps_within(1, 4), vec![(1, 4)]);
     }
 
@@ -206,6 +209,9 @@ mod tests {
         assert_eq!(s.measure_within(22, 28), 6);
         assert_eq!(s.measure_within(-100, 100), 30);
         assert_eq!(s.measure_within(50, 40), 0);
+        // An interval starting at the window's end adds nothing (equivalent either side of
+        // `<`: its clipped length is 0).
+        assert_eq!(s.measure_within(5, 20), 5);
     }
 
     #[test]
@@ -218,5 +224,6 @@ mod tests {
         );
         assert_eq!(a.union(&b).iter().collect::<Vec<_>>(), vec![(0, 30)]);
         assert_eq!(a.intersect(&IntervalSet::default()).total(), 0);
+        assert!(IntervalSet::default().is_empty() && !a.is_empty());
     }
 }
