@@ -225,5 +225,7 @@ mod tests {
         assert_eq!(a.union(&b).iter().collect::<Vec<_>>(), vec![(0, 30)]);
         assert_eq!(a.intersect(&IntervalSet::default()).total(), 0);
         assert!(IntervalSet::default().is_empty() && !a.is_empty());
+        // Touching intervals share no time: no empty interval in the intersection.
+        assert!(set(&[(0, 10)]).intersect(&set(&[(10, 20)])).is_empty());
     }
 }
