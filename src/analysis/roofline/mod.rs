@@ -323,3 +323,48 @@ fn op_rows(job: &Job, merged: &Partial, dev: &Device, u: f64) -> Vec<OpRoof> {
     ops.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.op.cmp(&b.op)));
     ops
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 100 TFLOP/s bf16, 50 fp32, 1000 GB/s: ridges at 100 and 50 FLOP/byte.
+    fn device() -> Device {
+        Device {
+            name: "T".into(),
+            matches: vec![],
+            bf16_tflops: 100.0,
+            tf32_tflops: None,
+            fp32_tflops: Some(50.0),
+            hbm_gbps: 1000.0,
+            source: String::new(),
+            intra_link: None,
+        }
+    }
+
+    #[test]
+    fn classes_at_each_threshold() {
+        // Over one second (exact in binary): U = 0.8 → 800 GB/s and 80 TFLOP/s (bf16).
+        let d = device();
+        let c = |dtype, flops, bytes| classify(&d, dtype, flops, bytes, 1_000_000_000, 0.8);
+        // Bytes only: at U × bandwidth memory-bound, just under it under-utilized.
+        assert_eq!(c(None, None, 8e11), Class::MemoryBound);
+        assert_eq!(c(None, None, 7.99e11), Class::UnderUtilized);
+        // AI exactly at the ridge (8e13 / 8e11 = 100) is the memory side.
+        assert_eq!(c(None, Some(8e13), 8e11), Class::MemoryBound);
+        assert_eq!(c(None, Some(7.99e13), 7.99e11), Class::UnderUtilized);
+        // Above the ridge: 80 TFLOP/s is compute-bound, 79.9 under-utilized.
+        assert_eq!(c(None, Some(8e13), 1e9), Class::ComputeBound);
+        assert_eq!(c(None, Some(7.99e13), 1e9), Class::UnderUtilized);
+        // fp32 peaks at 50: 40 TFLOP/s is U of it (AI 40000 > ridge 50).
+        assert_eq!(c(Some("float"), Some(4e13), 1e9), Class::ComputeBound);
+        assert_eq!(
+            c(Some("c10::BFloat16"), Some(4e13), 1e9),
+            Class::UnderUtilized
+        );
+        // No time or no bytes: nothing to place.
+        assert_eq!(classify(&d, None, Some(1e9), 1e9, 0, 0.8), Class::Unknown);
+        assert_eq!(c(None, Some(1e9), 0.0), Class::Unknown);
+        assert_eq!((d.ridge(None), d.ridge(Some("float32"))), (100.0, 50.0));
+    }
+}
