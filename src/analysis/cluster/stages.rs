@@ -147,3 +147,54 @@ fn flag_excess(out: &mut [Stage]) {
         s.flagged = s.excess >= STAGE_IMBALANCE;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edges(v: &[(u32, u32)]) -> Vec<(RankId, RankId)> {
+        v.iter().map(|&(a, b)| (RankId(a), RankId(b))).collect()
+    }
+
+    fn depth_list(v: &[(u32, u32)]) -> Option<Vec<(u32, u32)>> {
+        depths(&edges(v)).map(|d| d.into_iter().map(|(r, d)| (r.0, d)).collect())
+    }
+
+    #[test]
+    fn a_stage_is_the_depth_in_the_forward_graph() {
+        assert_eq!(
+            depth_list(&[(0, 1), (1, 2)]),
+            Some(vec![(0, 0), (1, 1), (2, 2)])
+        );
+        // A diamond: rank 3 is two hops down either way; the longest path decides.
+        assert_eq!(
+            depth_list(&[(0, 1), (0, 2), (1, 3), (2, 3), (0, 3)]),
+            Some(vec![(0, 0), (1, 1), (2, 1), (3, 2)])
+        );
+        // A ring (ring attention, a cycle of sends) is no pipeline; nor is no traffic.
+        assert_eq!(depth_list(&[(0, 1), (1, 2), (2, 0)]), None);
+        assert_eq!(depth_list(&[]), None);
+    }
+
+    #[test]
+    fn stages_compare_with_the_mean_stage() {
+        let stage = |stage, compute| Stage {
+            stage,
+            compute_ns: compute,
+            ..Default::default()
+        };
+        // Mean 100: 125 is 25% above (≥ 20%: flagged), 75 is 25% below (not flagged).
+        let mut s = vec![stage(0, 125), stage(1, 75)];
+        flag_excess(&mut s);
+        assert_eq!((s[0].excess, s[0].flagged), (0.25, true));
+        assert_eq!((s[1].excess, s[1].flagged), (-0.25, false));
+        // 110 against a mean of 100: 10%, not flagged.
+        let mut s = vec![stage(0, 110), stage(1, 90)];
+        flag_excess(&mut s);
+        assert!(!s[0].flagged);
+        // Nothing computed: no excess.
+        let mut s = vec![stage(0, 0), stage(1, 0)];
+        flag_excess(&mut s);
+        assert_eq!(s[0].excess, 0.0);
+    }
+}
