@@ -180,3 +180,13 @@ k.ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::to", "pid": 100, "tid": 
 k.ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100,
              "tid": 102, "ts": 30, "dur": 2, "args": {}})
 json.dump(trace(0, 1, k.ev), open("testdata/host_lanes.json", "w"), indent=0)
+
+# steps_gap.json: one rank, host steps [0, 100) and [150, 250) µs with a pause between them;
+# step 1's kernel [10, 90) is done before the pause. Step 1's span runs until step 2 starts
+# on the host (the pause belongs to step 1, as a synchronous step timer counts it):
+# B2 = max(150, D1 = 90) = 150. Spans [0, 150), [150, 250).
+k = Rank()
+k.step(1, 0, 100)
+k.step(2, 150, 100)
+k.kernel("gemm", 7, 5, 10, 80)
+json.dump(trace(0, 1, k.ev), open("testdata/steps_gap.json", "w"), indent=0)

@@ -53,6 +53,20 @@ fn step_spans_run_to_the_latest_device_end_so_far() {
             .collect::<Vec<_>>(),
         [Some(260_000), Some(260_000), Some(280_000)]
     );
+    let empty: Vec<bool> = s.analysis.spans[0].iter().map(|x| x.is_empty()).collect();
+    assert_eq!(empty, [false, true, false]);
+}
+
+#[test]
+fn a_pause_between_steps_belongs_to_the_step_before() {
+    // Host steps [0, 100) and [150, 250) µs, the kernel [10, 90) done before the pause:
+    // B2 = max(150, D1 = 90) = 150, so step 1 spans [0, 150) (not [0, 100)).
+    let s = open("steps_gap.json");
+    let spans: Vec<(i64, i64)> = s.analysis.spans[0]
+        .iter()
+        .map(|x| (x.start, x.end))
+        .collect();
+    assert_eq!(spans, [(0, 150_000), (150_000, 250_000)]);
 }
 
 #[test]
