@@ -6,14 +6,6 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-fn finding<'a>(r: &'a Value, rule: &str) -> Option<&'a Value> {
-    r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == rule)
-}
-
 #[test]
 fn demo_findings_name_the_causes_with_evidence() {
     let r = report_json(&[], &[]);

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{report_json, testdata};
+use common::{finding, report_json, testdata};
 use serde_json::Value;
 use stepscope::analysis::comm::matching::MismatchKind;
 use stepscope::model::{CollOp, RankId, StepNo};
@@ -23,14 +23,6 @@ fn straggler(r: &Value, rank: u64) -> &Value {
         .iter()
         .find(|s| s["rank"] == rank)
         .unwrap_or_else(|| panic!("no straggler entry for rank {rank}"))
-}
-
-fn finding<'a>(r: &'a Value, rule: &str) -> Option<&'a Value> {
-    r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == rule)
 }
 
 #[test]

@@ -80,6 +80,15 @@ pub fn row(report: &serde_json::Value, step: u64, rank: u64) -> serde_json::Valu
         .clone()
 }
 
+/// The report's finding of a rule, if it fired.
+pub fn finding<'a>(report: &'a serde_json::Value, rule: &str) -> Option<&'a serde_json::Value> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule)
+}
+
 /// The names in `top_ops`, in order.
 pub fn top_op_names(report: &serde_json::Value) -> Vec<String> {
     report["top_ops"]

@@ -237,18 +237,20 @@ mod tests {
         m
     }
 
+    /// Steps 1 and 2: ranks 0 and 1 compute 100 each; then the two rows of step 3.
+    fn two_steps_then(rank0: Breakdown, rank1: Breakdown) -> Vec<Breakdown> {
+        let mut rows: Vec<Breakdown> = (1..=2)
+            .flat_map(|s| [row(0, s, 100, 0, 0), row(1, s, 100, 0, 0)])
+            .collect();
+        rows.extend([rank0, rank1]);
+        rows
+    }
+
     #[test]
     fn the_culprit_is_the_rank_whose_own_work_grew_most() {
         // Steps 1, 2: both ranks compute 100. Step 3: rank 1's host-bound time grows by 50
         // (own work 150 over its median 100), rank 0 waits 50 in communication (own work 100).
-        let rows = [
-            row(0, 1, 100, 0, 0),
-            row(1, 1, 100, 0, 0),
-            row(0, 2, 100, 0, 0),
-            row(1, 2, 100, 0, 0),
-            row(0, 3, 100, 0, 50),
-            row(1, 3, 100, 50, 0),
-        ];
+        let rows = two_steps_then(row(0, 3, 100, 0, 50), row(1, 3, 100, 50, 0));
         let c = culprit(StepNo(3), &by_rank(&rows)).expect("rank 1 grew");
         assert_eq!((c.rank, c.growth), (RankId(1), 50));
         assert_eq!((c.part, c.part_growth), (Part::HostBound, 50));
@@ -258,14 +260,7 @@ mod tests {
     fn no_culprit_when_every_rank_waited_alike() {
         // Step 3 is longer for both ranks only by communication (own work unchanged): nobody's
         // own work grew, so nobody is blamed.
-        let rows = [
-            row(0, 1, 100, 0, 0),
-            row(1, 1, 100, 0, 0),
-            row(0, 2, 100, 0, 0),
-            row(1, 2, 100, 0, 0),
-            row(0, 3, 100, 0, 80),
-            row(1, 3, 100, 0, 80),
-        ];
+        let rows = two_steps_then(row(0, 3, 100, 0, 80), row(1, 3, 100, 0, 80));
         assert!(culprit(StepNo(3), &by_rank(&rows)).is_none());
     }
 }
