@@ -190,3 +190,43 @@ k.step(1, 0, 100)
 k.step(2, 150, 100)
 k.kernel("gemm", 7, 5, 10, 80)
 json.dump(trace(0, 1, k.ev), open("testdata/steps_gap.json", "w"), indent=0)
+
+# slow3: three ranks, host steps of 1000 µs except step 3 (2000 µs); an all-reduce per step
+# after the compute. In step 3 rank 1 computes 1400 µs (the others 400): it arrives last at the
+# step's one collective. Cluster times 1000, 1000, 2000, 1000, 1000: median 1000, MAD 0, limit
+# 1050: step 3 is slow, its culprit rank 1 (last at 1 of 1 collectives).
+pg = [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 3, "ranks": [0, 1, 2]}]
+args3 = dict(AR_ARGS, **{"Group size": 3, "Process Group Ranks": "[0, 1, 2]"})
+for r in range(3):
+    k = Rank()
+    b = 0
+    for s, dur in enumerate((1000, 1000, 2000, 1000, 1000), start=1):
+        c = [400, 1400 if s == 3 else 400, 400]
+        k.step(s, b, dur)
+        k.kernel("gemm", 7, b + 10, b + 20, c[r])
+        k.kernel(AR, 20, b + 15, b + 20 + c[r], max(c) + 100 - c[r], args3)
+        b += dur
+    json.dump(trace(r, 3, k.ev, pg), open(f"testdata/slow3/rank-{r}.json", "w"), indent=0)
+
+# pipe4: a two-stage pipeline over two steps of 1500 µs, the stages numbered against the rank
+# order: ranks 2 and 3 (stage 0) compute C0 = 500 and 600 µs and send 100 µs to ranks 0 and 1
+# (stage 1), which posted their receives at b+30, compute 300 µs and send back 100 µs into
+# receives posted right after the forward send. Per step: stage 1 waits C0 − 10 = 490 + 590
+# in receives, stage 0 waits 300 + 300.
+PGP = [{"pg_name": "1", "pg_desc": "pp", "pg_size": 4, "ranks": [0, 1, 2, 3]}]
+P4 = dict(P2P, **{"Process Group Ranks": "[0, 1, 2, 3]", "Group size": 4})
+ranks = {r: Rank() for r in range(4)}
+for s in (1, 2):
+    b = 1500 * (s - 1)
+    for k in ranks.values():
+        k.step(s, b, 1500)
+    for q, c0 in ((2, 500), (3, 600)):
+        p, sent = q - 2, b + 20 + c0
+        ranks[q].kernel("fwd_gemm", 7, b + 10, b + 20, c0)
+        ranks[q].kernel(SR, 20, b + 15, sent, 100, dict(P4, **{"Collective name": "send", "Dst Rank": p}))
+        ranks[p].kernel(SR, 20, b + 25, b + 30, sent + 100 - (b + 30), dict(P4, **{"Collective name": "recv", "Src Rank": q}))
+        ranks[p].kernel("bwd_gemm", 7, b + 40, sent + 100, 300)
+        ranks[p].kernel(SR, 20, b + 45, sent + 400, 100, dict(P4, **{"Collective name": "send", "Dst Rank": q}))
+        ranks[q].kernel(SR, 20, b + 50, sent + 100, 400, dict(P4, **{"Collective name": "recv", "Src Rank": p}))
+for r, k in ranks.items():
+    json.dump(trace(r, 4, k.ev), open(f"testdata/pipe4/rank-{r}.json", "w"), indent=0)

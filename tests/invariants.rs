@@ -37,6 +37,8 @@ fn jobs() -> Vec<Vec<PathBuf>> {
         "seq2",
         "persist3",
         "share3",
+        "slow3",
+        "pipe4",
     ] {
         out.push(vec![testdata(f)]);
     }
@@ -177,7 +179,7 @@ fn every_job_and_scope_keeps_the_invariants() {
         checked += 1;
     }
     // The demo and the fixtures at least; with ../shared, every real job too.
-    assert!(checked >= 15, "only {checked} jobs checked");
+    assert!(checked >= 17, "only {checked} jobs checked");
     if shared().is_some() {
         assert!(checked >= 45, "only {checked} jobs checked");
     }

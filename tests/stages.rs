@@ -170,3 +170,61 @@ fn only_threads_that_launched_a_kernel_make_host_bound_time() {
         [5_000, 2_000, 93_000]
     );
 }
+
+#[test]
+fn a_slow_steps_culprit_and_its_late_arrivals() {
+    // slow3: cluster times 1000, 1000, 2000, 1000, 1000 µs → median 1000, MAD 0, limit
+    // 1000 + 5% = 1050: step 3 is slow. Rank 1 computed 1400 instead of 400: own work 1900
+    // against its median 900 (+1000, all compute); last at the step's 1 all-reduce of 1.
+    let r = report_json(&[&testdata("slow3")], &["--align", "none"]);
+    let slow = r["cluster"]["slow_steps"].as_array().unwrap();
+    assert_eq!(slow.len(), 1, "{slow:?}");
+    let s = &slow[0];
+    assert_eq!(
+        (&s["step"], &s["time_ns"], &s["median_ns"]),
+        (&3.into(), &2_000_000.into(), &1_000_000.into())
+    );
+    assert_eq!(s["threshold_ns"], 1_050_000);
+    assert_eq!(
+        (&s["culprit_rank"], &s["growth_ns"]),
+        (&1.into(), &1_000_000.into())
+    );
+    assert_eq!(
+        (&s["part"], &s["part_growth_ns"]),
+        (&"compute".into(), &1_000_000.into())
+    );
+    assert_eq!(s["last_arrivals"], serde_json::json!([1, 1]));
+}
+
+#[test]
+fn pipeline_stages_by_hand() {
+    // pipe4: ranks 2, 3 send first (stage 0, although their ids are higher), ranks 0, 1
+    // receive (stage 1). Stage 0 computes (500 + 600 + 500 + 600) / 4 = 550 µs per rank and
+    // step, stage 1 300: mean 425, excess 550/425 − 1 = 0.294118 (flagged). Receive waits per
+    // step: stage 0 300 + 300 = 600, stage 1 490 + 590 = 1080.
+    let r = report_json(&[&testdata("pipe4")], &["--align", "none"]);
+    let st = r["cluster"]["stages"].as_array().unwrap();
+    let got: Vec<(i64, Value, i64, i64, bool)> = st
+        .iter()
+        .map(|s| {
+            (
+                s["stage"].as_i64().unwrap(),
+                s["ranks"].clone(),
+                s["compute_ns"].as_i64().unwrap(),
+                s["recv_wait_ns"].as_i64().unwrap(),
+                s["flagged"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (0, serde_json::json!([2, 3]), 550_000, 600_000, true),
+            (1, serde_json::json!([0, 1]), 300_000, 1_080_000, false)
+        ]
+    );
+    assert_eq!(st[0]["excess"], 0.294118);
+    // Step 1 alone: the same per-step figures.
+    let one = report_json(&[&testdata("pipe4")], &["--align", "none", "--step", "1"]);
+    assert_eq!(one["cluster"]["stages"], r["cluster"]["stages"]);
+}

@@ -263,4 +263,12 @@ mod tests {
         let rows = two_steps_then(row(0, 3, 100, 0, 80), row(1, 3, 100, 0, 80));
         assert!(culprit(StepNo(3), &by_rank(&rows)).is_none());
     }
+
+    #[test]
+    fn a_tie_blames_the_lowest_rank() {
+        // Both ranks' own work grew by 30 in step 3: rank 0 is named.
+        let rows = two_steps_then(row(0, 3, 130, 0, 0), row(1, 3, 100, 30, 0));
+        let c = culprit(StepNo(3), &by_rank(&rows)).unwrap();
+        assert_eq!((c.rank, c.growth, c.part), (RankId(0), 30, Part::Compute));
+    }
 }
