@@ -209,24 +209,25 @@ for r in range(3):
     json.dump(trace(r, 3, k.ev, pg), open(f"testdata/slow3/rank-{r}.json", "w"), indent=0)
 
 # pipe4: a two-stage pipeline over two steps of 1500 µs, the stages numbered against the rank
-# order: ranks 2 and 3 (stage 0) compute C0 = 500 and 600 µs and send 100 µs to ranks 0 and 1
-# (stage 1), which posted their receives at b+30, compute 300 µs and send back 100 µs into
-# receives posted right after the forward send. Per step: stage 1 waits C0 − 10 = 490 + 590
-# in receives, stage 0 waits 300 + 300.
+# order: ranks 2 and 3 (stage 0) compute C0 µs (step 1: 500 and 600; step 2: 500 and 800) and
+# send 100 µs to ranks 0 and 1 (stage 1), which posted their receives at b+30, compute 300 µs
+# (the first 50 of it overlapping the receive's end) and send back 100 µs into receives posted
+# right after the forward send. Receive waits: stage 1 C0 − 10 (490 + 590, then 490 + 790),
+# stage 0 250 + 250 per step.
 PGP = [{"pg_name": "1", "pg_desc": "pp", "pg_size": 4, "ranks": [0, 1, 2, 3]}]
 P4 = dict(P2P, **{"Process Group Ranks": "[0, 1, 2, 3]", "Group size": 4})
 ranks = {r: Rank() for r in range(4)}
-for s in (1, 2):
+for s, c0s in ((1, (500, 600)), (2, (500, 800))):
     b = 1500 * (s - 1)
     for k in ranks.values():
         k.step(s, b, 1500)
-    for q, c0 in ((2, 500), (3, 600)):
+    for q, c0 in zip((2, 3), c0s):
         p, sent = q - 2, b + 20 + c0
         ranks[q].kernel("fwd_gemm", 7, b + 10, b + 20, c0)
         ranks[q].kernel(SR, 20, b + 15, sent, 100, dict(P4, **{"Collective name": "send", "Dst Rank": p}))
         ranks[p].kernel(SR, 20, b + 25, b + 30, sent + 100 - (b + 30), dict(P4, **{"Collective name": "recv", "Src Rank": q}))
-        ranks[p].kernel("bwd_gemm", 7, b + 40, sent + 100, 300)
-        ranks[p].kernel(SR, 20, b + 45, sent + 400, 100, dict(P4, **{"Collective name": "send", "Dst Rank": q}))
-        ranks[q].kernel(SR, 20, b + 50, sent + 100, 400, dict(P4, **{"Collective name": "recv", "Src Rank": p}))
+        ranks[p].kernel("bwd_gemm", 7, b + 40, sent + 50, 300)
+        ranks[p].kernel(SR, 20, b + 45, sent + 350, 100, dict(P4, **{"Collective name": "send", "Dst Rank": q}))
+        ranks[q].kernel(SR, 20, b + 50, sent + 100, 350, dict(P4, **{"Collective name": "recv", "Src Rank": p}))
 for r, k in ranks.items():
     json.dump(trace(r, 4, k.ev), open(f"testdata/pipe4/rank-{r}.json", "w"), indent=0)

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{finding, report_json, testdata};
-use serde_json::Value;
+use serde_json::{Value, json};
 use stepscope::analysis::comm::matching::MismatchKind;
 use stepscope::model::{CollOp, RankId, StepNo};
 use stepscope::session::{Session, Settings};
@@ -115,7 +115,7 @@ fn persistence_at_exactly_two_thirds_of_the_steps_flags() {
     // The finding's impact: the others' average wait, 400 µs over the 2 others.
     let f = finding(&r, "straggler").expect("a straggler finding");
     assert_eq!(f["impact_ns"], 200_000);
-    assert_eq!(f["evidence"]["ranks"], serde_json::json!([2]));
+    assert_eq!(f["evidence"]["ranks"], json!([2]));
 }
 
 #[test]
@@ -153,7 +153,7 @@ fn a_slow_step_outside_the_scope_costs_the_shown_step_nothing() {
     // shown, so no slow-step finding may claim step 3's 40 µs.
     let all = report_json(&[&testdata("steps_tail.json")], &[]);
     let f = finding(&all, "slow_step").expect("step 1 is slow");
-    assert_eq!(f["evidence"]["steps"], serde_json::json!([1]));
+    assert_eq!(f["evidence"]["steps"], json!([1]));
     let one = report_json(&[&testdata("steps_tail.json")], &["--step", "3"]);
     assert!(finding(&one, "slow_step").is_none(), "{}", one["findings"]);
 }
@@ -193,18 +193,14 @@ fn a_slow_steps_culprit_and_its_late_arrivals() {
         (&s["part"], &s["part_growth_ns"]),
         (&"compute".into(), &1_000_000.into())
     );
-    assert_eq!(s["last_arrivals"], serde_json::json!([1, 1]));
+    assert_eq!(s["last_arrivals"], json!([1, 1]));
 }
 
-#[test]
-fn pipeline_stages_by_hand() {
-    // pipe4: ranks 2, 3 send first (stage 0, although their ids are higher), ranks 0, 1
-    // receive (stage 1). Stage 0 computes (500 + 600 + 500 + 600) / 4 = 550 µs per rank and
-    // step, stage 1 300: mean 425, excess 550/425 − 1 = 0.294118 (flagged). Receive waits per
-    // step: stage 0 300 + 300 = 600, stage 1 490 + 590 = 1080.
-    let r = report_json(&[&testdata("pipe4")], &["--align", "none"]);
-    let st = r["cluster"]["stages"].as_array().unwrap();
-    let got: Vec<(i64, Value, i64, i64, bool)> = st
+/// (stage, ranks, compute_ns, recv_wait_ns, flagged) of each stage.
+fn stages(r: &Value) -> Vec<(i64, Value, i64, i64, bool)> {
+    r["cluster"]["stages"]
+        .as_array()
+        .unwrap()
         .iter()
         .map(|s| {
             (
@@ -215,16 +211,34 @@ fn pipeline_stages_by_hand() {
                 s["flagged"].as_bool().unwrap(),
             )
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn pipeline_stages_by_hand() {
+    // pipe4: ranks 2, 3 send first (stage 0, although their ids are higher), ranks 0, 1
+    // receive (stage 1). Stage 0 computes (500 + 600 + 500 + 800) / 4 = 600 µs per rank and
+    // step; stage 1 300 (compute 250 + overlap 50): mean 450, excess 600/450 − 1 = 1/3
+    // (flagged). Receive waits per step: stage 0 (250 + 250) × 2 / 2 = 500, stage 1
+    // (490 + 590 + 490 + 790) / 2 = 1180.
+    let r = report_json(&[&testdata("pipe4")], &["--align", "none"]);
     assert_eq!(
-        got,
+        stages(&r),
         [
-            (0, serde_json::json!([2, 3]), 550_000, 600_000, true),
-            (1, serde_json::json!([0, 1]), 300_000, 1_080_000, false)
+            (0, json!([2, 3]), 600_000, 500_000, true),
+            (1, json!([0, 1]), 300_000, 1_180_000, false)
         ]
     );
-    assert_eq!(st[0]["excess"], 0.294118);
-    // Step 1 alone: the same per-step figures.
+    assert_eq!(r["cluster"]["stages"][0]["excess"], 0.333333);
+    // Step 1 alone: stage 0 (500 + 600) / 2 = 550, excess 550/425 − 1 = 0.294118; stage 1
+    // waits 490 + 590.
     let one = report_json(&[&testdata("pipe4")], &["--align", "none", "--step", "1"]);
-    assert_eq!(one["cluster"]["stages"], r["cluster"]["stages"]);
+    assert_eq!(
+        stages(&one),
+        [
+            (0, json!([2, 3]), 550_000, 500_000, true),
+            (1, json!([0, 1]), 300_000, 1_080_000, false)
+        ]
+    );
+    assert_eq!(one["cluster"]["stages"][0]["excess"], 0.294118);
 }
