@@ -103,6 +103,10 @@ pub struct TypeStats {
     pub group_size: u32,
     /// `intra_node`, `inter_node` or `host` (CPU-only).
     pub placement: &'static str,
+    /// Ranks with calls of this type in scope: what the Σs below are over, so a per-rank
+    /// figure divides by this, whatever ranks a report is scoped to (not in the JSON).
+    #[serde(skip)]
+    pub ranks: u32,
     /// Calls over all ranks.
     pub calls: u64,
     /// Matched instances.
@@ -232,6 +236,8 @@ impl Matched<'_> {
 /// What is summed per (group, type) before the summary.
 #[derive(Default)]
 struct Acc {
+    /// Ranks with calls of the type in scope.
+    ranks: u32,
     calls: u64,
     total: Ns,
     exposed: Ns,
@@ -289,6 +295,7 @@ fn call_times(
         }
         for (key, iv) in per {
             let a = acc.entry(key).or_default();
+            a.ranks += 1;
             a.calls += iv.len() as u64;
             a.total += iv.iter().map(|x| x.1 - x.0).sum::<Ns>();
             let set = IntervalSet::from_intervals(iv);
@@ -328,6 +335,7 @@ fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology) -> TypeSt
         group: group.name.clone(),
         group_size: group.members.len() as u32,
         placement,
+        ranks: a.ranks,
         calls: a.calls,
         instances: a.instances,
         total_ns: a.total,

@@ -3,6 +3,7 @@
 
 use super::{Rule, describe, per_rank, rows_span, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
+use crate::analysis::comm::stats::TypeStats;
 use crate::model::{CollOp, RankId};
 use crate::time::Ns;
 
@@ -121,6 +122,12 @@ fn type_in(op: CollOp, group: &str) -> TypeInGroup {
     }
 }
 
+/// A type's Σ-over-ranks time, per calling rank: the type's statistics cover every rank
+/// that calls it, whatever ranks the report is scoped to (`--rank`).
+fn per_calling_rank(ns: Ns, c: &TypeStats) -> Ns {
+    ns / Ns::from(c.ranks.max(1))
+}
+
 /// Communication not hidden behind compute.
 pub fn poor_overlap(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let (hidden, exposed): (Ns, Ns) = f
@@ -164,7 +171,7 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let worst = w.iter().max_by_key(|c| c.exposed_ns)?;
     let impact: Ns = w
         .iter()
-        .map(|c| (c.exposed_ns as f64 * c.wait_ratio.unwrap_or(0.0)) as Ns)
+        .map(|c| per_calling_rank((c.exposed_ns as f64 * c.wait_ratio.unwrap_or(0.0)) as Ns, c))
         .sum();
     if share(impact, rows_span(f)) < t.exposed_comm_share / 5.0 {
         return None;
@@ -175,7 +182,7 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
         wait_ratio,
     };
     Some(
-        Draft::new(per_rank(impact, f), claim(c))
+        Draft::new(impact, claim(c))
             .ops(w.iter().map(|c| describe(c.op, &c.group)))
             .number("wait_ratio", Quantity::Ratio(wait_ratio))
             .number("exposed_ns", Quantity::Ns(worst.exposed_ns))
@@ -195,9 +202,9 @@ pub fn low_bandwidth(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let impact: Ns = low
         .iter()
         .map(|c| {
-            (c.exposed_ns as f64
-                * (1.0 - c.busbw_of_peak.unwrap_or(1.0) / t.busbw_of_peak).max(0.0))
-                as Ns
+            let ns = c.exposed_ns as f64
+                * (1.0 - c.busbw_of_peak.unwrap_or(1.0) / t.busbw_of_peak).max(0.0);
+            per_calling_rank(ns as Ns, c)
         })
         .sum();
     let c = Claim::LowBandwidth {
@@ -207,7 +214,7 @@ pub fn low_bandwidth(f: &Facts, t: &Thresholds) -> Option<Draft> {
         link: worst.link.clone(),
     };
     Some(
-        Draft::new(per_rank(impact, f), claim(c))
+        Draft::new(impact, claim(c))
             .ops(low.iter().map(|c| describe(c.op, &c.group)))
             .number(
                 "busbw_gbps",
@@ -224,7 +231,10 @@ pub fn small_messages(f: &Facts, _: &Thresholds) -> Option<Draft> {
     let worst = small.iter().max_by_key(|c| c.exposed_ns)?;
     let impact: Ns = small
         .iter()
-        .map(|c| (c.exposed_ns as f64 * share(c.small_calls as Ns, c.calls as Ns)) as Ns)
+        .map(|c| {
+            let ns = c.exposed_ns as f64 * share(c.small_calls as Ns, c.calls as Ns);
+            per_calling_rank(ns as Ns, c)
+        })
         .sum();
     let c = Claim::SmallMessages {
         of: type_in(worst.op, &worst.group),
@@ -233,7 +243,7 @@ pub fn small_messages(f: &Facts, _: &Thresholds) -> Option<Draft> {
         threshold: worst.small_threshold,
     };
     Some(
-        Draft::new(per_rank(impact, f) / 2, claim(c))
+        Draft::new(impact / 2, claim(c))
             .ops(small.iter().map(|c| describe(c.op, &c.group)))
             .number("small_calls", Quantity::Count(worst.small_calls))
             .number("calls", Quantity::Count(worst.calls))

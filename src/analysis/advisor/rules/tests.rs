@@ -90,6 +90,8 @@ fn comm(f: impl FnOnce(&mut TypeStats)) -> TypeStats {
     let mut t = TypeStats {
         op: CollOp::AllReduce,
         group: "0".into(),
+        // Both ranks of the world call it: per-rank figures halve the Σs.
+        ranks: 2,
         calls: 10,
         instances: 5,
         exposed_ns: 20 * MS,
@@ -485,4 +487,22 @@ fn severity_follows_impact() {
         crate::analysis::advisor::advise(&w.facts(), &t)[0].severity,
         crate::analysis::advisor::Severity::Low
     );
+}
+
+#[test]
+fn comm_impacts_are_per_calling_rank_under_a_rank_scope() {
+    // `--rank 0`: one rank's rows in scope, but the type's Σs cover both ranks that call it.
+    // Wait-dominated: 20 ms exposed × 0.5 wait over 2 calling ranks = 5 ms (not 10).
+    let mut w = World::new();
+    w.rows.retain(|b| b.rank == RankId(0));
+    w.comm = vec![comm(|c| {
+        c.wait_dominated = true;
+        c.wait_ratio = Some(0.5);
+    })];
+    assert_eq!(w.run(comm_wait_dominated).unwrap().impact_ns, 5 * MS);
+    w.comm = vec![comm(|c| {
+        c.small_flag = true;
+        c.small_calls = 5;
+    })];
+    assert_eq!(w.run(small_messages).unwrap().impact_ns, 10 * MS / 2 / 2);
 }
