@@ -137,9 +137,10 @@ def arrivals(name, computes):
         json.dump(trace(r, 3, k.ev, pg), open(f"testdata/{name}/rank-{r}.json", "w"), indent=0)
 
 
-# persist3: rank 2 arrives last (100 µs late) in steps 1 and 2, rank 1 in step 3: rank 2 is
-# the top imposer in exactly 2 of 3 steps — the persistence boundary (2/3), flagged.
-arrivals("persist3", [(400, 400, 500), (400, 400, 500), (400, 500, 400)])
+# persist3: rank 2 arrives last (100 µs late) in steps 1 and 2, rank 1 in step 3; in step 4
+# all arrive together (no skew: nobody is last, nobody waits). Rank 2 is the top imposer in
+# exactly 2 of the 3 steps with waiting — the persistence boundary (2/3), flagged.
+arrivals("persist3", [(400, 400, 500), (400, 400, 500), (400, 500, 400), (400, 400, 400)])
 # share3: two steps (too few to judge persistence): rank 2 is 100 µs late in step 1 (waits
 # 2 × 100), rank 1 300 µs late in step 2 (waits 2 × 300). Rank 1 imposed 600 of 800 µs of
 # waiting (75% ≥ 50%): flagged by share although it topped only 1 of 2 steps.

@@ -102,16 +102,36 @@ fn wait_and_transit_of_a_member_that_ends_before_the_last_arrival() {
 #[test]
 fn persistence_at_exactly_two_thirds_of_the_steps_flags() {
     // Rank 2 is 100 µs late in steps 1 and 2, rank 1 in step 3: each instance makes two ranks
-    // wait 100 µs. Rank 2 tops 2 of 3 steps (≥ 2/3): flagged; rank 1 tops 1 of 3: not.
+    // wait 100 µs. In step 4 all arrive together: nobody is last there. Rank 2 tops 2 of the
+    // 3 steps with waiting (≥ 2/3): flagged; rank 1 tops 1 of 3: not; rank 0 never arrived
+    // last and is no straggler at all.
     let r = report_json(&[&testdata("persist3")], &["--align", "none"]);
     let s2 = straggler(&r, 2);
     assert_eq!(
         (&s2["top_steps"], &s2["steps_with_wait"]),
         (&2.into(), &3.into())
     );
+    assert_eq!(
+        (&s2["last_arrivals"], &s2["instances"]),
+        (&2.into(), &4.into())
+    );
     assert_eq!(s2["imposed_wait_ns"], 400_000);
     assert_eq!(s2["flagged"], true);
+    assert_eq!(
+        s2["steps"],
+        json!([
+            {"step": 1, "last_arrivals": 1, "imposed_wait_ns": 200_000},
+            {"step": 2, "last_arrivals": 1, "imposed_wait_ns": 200_000}
+        ])
+    );
     assert_eq!(straggler(&r, 1)["flagged"], false);
+    let ranks: Vec<&Value> = r["cluster"]["stragglers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["rank"])
+        .collect();
+    assert_eq!(ranks, [&json!(2), &json!(1)]);
     // The finding's impact: the others' average wait, 400 µs over the 2 others.
     let f = finding(&r, "straggler").expect("a straggler finding");
     assert_eq!(f["impact_ns"], 200_000);
@@ -119,16 +139,34 @@ fn persistence_at_exactly_two_thirds_of_the_steps_flags() {
 }
 
 #[test]
-fn straggler_impact_is_spread_over_its_domain_not_the_scope() {
-    // Under --rank 2 the scope has one rank, but the 400 µs were waited by the two others:
-    // still 200 µs, against rank 2's 3 ms of steps (6.7%).
+fn one_steps_stragglers_and_their_excess_parts() {
+    // --step 1: only step 1's instance (rank 2 last, 2 × 100 µs of waiting). Rank 2 computed
+    // 500 against the median 400: 100 > 5% of the 1000 µs mean span, an excess part.
     let r = report_json(
         &[&testdata("persist3")],
-        &["--align", "none", "--rank", "2"],
+        &["--align", "none", "--step", "1"],
     );
-    let f = finding(&r, "straggler").expect("a straggler finding");
-    assert_eq!(f["impact_ns"], 200_000);
-    assert_eq!(f["impact_pct"], 0.066667);
+    let s2 = straggler(&r, 2);
+    assert_eq!(
+        (&s2["imposed_wait_ns"], &s2["instances"]),
+        (&200_000.into(), &1.into())
+    );
+    assert_eq!(
+        s2["excess"],
+        json!([{"part": "compute", "rank_ns": 500_000, "median_ns": 400_000}])
+    );
+    assert_eq!(r["cluster"]["stragglers"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn point_to_point_traffic_makes_no_straggler() {
+    // pipe4's receivers wait for senders by design of the pipeline: that is the stage
+    // analysis's business, not a straggler's.
+    let r = report_json(&[&testdata("pipe4")], &["--align", "none"]);
+    assert_eq!(r["cluster"]["stragglers"], json!([]));
+    // A two-rank domain is judged too (seq2: rank 1 imposed all of its waiting).
+    let r = report_json(&[&testdata("seq2")], &["--align", "none"]);
+    assert_eq!(straggler(&r, 1)["flagged"], true);
 }
 
 #[test]
@@ -241,4 +279,17 @@ fn pipeline_stages_by_hand() {
         ]
     );
     assert_eq!(one["cluster"]["stages"][0]["excess"], 0.294118);
+}
+
+#[test]
+fn straggler_impact_is_spread_over_its_domain_not_the_scope() {
+    // Under --rank 2 the scope has one rank, but the 400 µs were waited by the two others:
+    // still 200 µs, against rank 2's 4 ms of steps (5%).
+    let r = report_json(
+        &[&testdata("persist3")],
+        &["--align", "none", "--rank", "2"],
+    );
+    let f = finding(&r, "straggler").expect("a straggler finding");
+    assert_eq!(f["impact_ns"], 200_000);
+    assert_eq!(f["impact_pct"], 0.05);
 }

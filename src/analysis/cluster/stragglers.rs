@@ -321,3 +321,35 @@ fn straggler(d: &Domain, rank: RankId, a: RankWaits) -> Straggler {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waits(per_rank: &[(u32, u32, Ns)]) -> DomainWaits {
+        let mut w = DomainWaits {
+            ranks: BTreeMap::new(),
+            total: 0,
+        };
+        for &(rank, step, wait) in per_rank {
+            let a = w.ranks.entry(RankId(rank)).or_default();
+            a.steps.insert(Some(StepNo(step)), (1, wait));
+            w.total += wait;
+        }
+        w
+    }
+
+    #[test]
+    fn the_top_imposer_of_a_step_and_ties() {
+        // Step 1: ranks 1 and 2 imposed 100 each (a tie: the lower rank), step 2: rank 2's
+        // 300 beats rank 1's 200.
+        let top = top_imposers(&waits(&[
+            (1, 1, 100),
+            (2, 1, 100),
+            (1, 2, 200),
+            (2, 2, 300),
+        ]));
+        assert_eq!(top[&Some(StepNo(1))], (100, RankId(1)));
+        assert_eq!(top[&Some(StepNo(2))], (300, RankId(2)));
+    }
+}
