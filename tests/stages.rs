@@ -117,6 +117,8 @@ fn persistence_at_exactly_two_thirds_of_the_steps_flags() {
     );
     assert_eq!(s2["imposed_wait_ns"], 400_000);
     assert_eq!(s2["flagged"], true);
+    // 100 µs more compute over 4 ms of steps is no excess part (5% would be 200).
+    assert_eq!(s2["excess"], json!([]));
     assert_eq!(
         s2["steps"],
         json!([
@@ -164,9 +166,11 @@ fn point_to_point_traffic_makes_no_straggler() {
     // analysis's business, not a straggler's.
     let r = report_json(&[&testdata("pipe4")], &["--align", "none"]);
     assert_eq!(r["cluster"]["stragglers"], json!([]));
-    // A two-rank domain is judged too (seq2: rank 1 imposed all of its waiting).
+    // A two-rank domain is judged too (seq2: rank 1 imposed all of its waiting), and its
+    // parts' spread (one entry per own-work part).
     let r = report_json(&[&testdata("seq2")], &["--align", "none"]);
     assert_eq!(straggler(&r, 1)["flagged"], true);
+    assert_eq!(r["cluster"]["imbalance"].as_array().unwrap().len(), 4);
 }
 
 #[test]

@@ -352,4 +352,47 @@ mod tests {
         assert_eq!(top[&Some(StepNo(1))], (100, RankId(1)));
         assert_eq!(top[&Some(StepNo(2))], (300, RankId(2)));
     }
+
+    /// Three members with these compute Σs and a mean Σ span of 1000.
+    fn sums(compute: [Ns; 3]) -> PartSums {
+        PartSums {
+            per_rank: (0..3)
+                .map(|r| (RankId(r), ([compute[r as usize], 0, 0, 0], 1000)))
+                .collect(),
+            mean_span: 1000.0,
+        }
+    }
+
+    #[test]
+    fn spread_and_excess_above_five_percent_not_at_it() {
+        // Compute 400, 420, 450: spread (450 − 400) / 1000 = 0.05 exactly — not above 5%.
+        let (medians, out) = part_spread(&sums([400, 420, 450]), "0");
+        assert_eq!(medians[0], 420);
+        let c = &out[0];
+        assert_eq!(
+            (c.part, c.max_rank, c.min_rank),
+            (Part::Compute, RankId(2), RankId(0))
+        );
+        assert_eq!((c.spread, c.flagged), (0.05, false));
+        // 451: above.
+        let (_, out) = part_spread(&sums([400, 420, 451]), "0");
+        assert!(out[0].flagged);
+        // Excess over the median: 470 − 420 = 50 = 5% of the span is not excess; 471 is.
+        let excess = |top: Ns| {
+            let s = sums([400, 420, top]);
+            let (medians, _) = part_spread(&s, "0");
+            let top = BTreeMap::new();
+            let d = Domain {
+                group: "0",
+                members: 3,
+                total_wait: 10,
+                top: &top,
+                sums: &s,
+                medians: &medians,
+            };
+            straggler(&d, RankId(2), RankWaits::default()).excess
+        };
+        assert!(excess(470).is_empty());
+        assert_eq!(excess(471)[0].rank_ns, 471);
+    }
 }
