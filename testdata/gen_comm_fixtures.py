@@ -232,3 +232,20 @@ for s, c0s in ((1, (500, 600)), (2, (500, 800))):
         ranks[q].kernel(SR, 20, b + 50, sent + 100, 350, dict(P4, **{"Collective name": "recv", "Src Rank": p}))
 for r, k in ranks.items():
     json.dump(trace(r, 4, k.ev), open(f"testdata/pipe4/rank-{r}.json", "w"), indent=0)
+
+# chain3: rank 0 and rank 1 share group "a", ranks 1 and 2 group "b" (rank 0 is not in it).
+# On a common clock: "a" all-reduce ends at 300 µs on ranks 0 and 1, "b" at 600 on ranks 1
+# and 2. Rank 1's clock runs 5 ms ahead, rank 2's 8 ms: rank 1 aligns to rank 0 (−5 ms), and
+# rank 2 to rank 1 once rank 1 is aligned (−8 ms, via 1).
+PGC = [{"pg_name": "a", "pg_desc": "a", "pg_size": 2, "ranks": [0, 1]},
+       {"pg_name": "b", "pg_desc": "b", "pg_size": 2, "ranks": [1, 2]}]
+GA = dict(AR_ARGS, **{"Group size": 2, "Process Group Name": "a", "Process Group Ranks": "[0, 1]"})
+GB = dict(AR_ARGS, **{"Group size": 2, "Process Group Name": "b", "Process Group Ranks": "[1, 2]"})
+for r, skew in ((0, 0), (1, 5000), (2, 8000)):
+    k = Rank()
+    k.step(1, 0, 1000)
+    if r in (0, 1):
+        k.kernel(AR, 20, 50, 100 + 50 * r, 200 - 50 * r, GA)
+    if r in (1, 2):
+        k.kernel(AR, 21, 350, 400 + 50 * (r - 1), 200 - 50 * (r - 1), GB)
+    json.dump(trace(r, 3, k.ev, PGC, skew_us=skew), open(f"testdata/chain3/rank-{r}.json", "w"), indent=0)

@@ -206,3 +206,15 @@ fn mismatched_counts_are_reported_not_guessed() {
     assert_eq!(g["calls"], 4);
     assert_eq!(r["communication"]["types"][0]["instances"], 1);
 }
+
+#[test]
+fn clocks_align_through_a_chain_of_groups() {
+    // chain3: rank 1 (5 ms ahead) shares group "a" with rank 0: −5 ms. Rank 2 (8 ms ahead)
+    // shares only group "b" with rank 1: its anchor is rank 1's end on the aligned clock,
+    // 5600 − 5000 = 600 µs, against its own 8600: −8 ms, via rank 1.
+    let r = report_json(&[&testdata("chain3")], &[]);
+    let offsets = column_i64(&r["cluster"]["offsets_ns"], "offset_ns");
+    assert_eq!(offsets, [0, -5_000_000, -8_000_000]);
+    let via = column_i64(&r["cluster"]["offsets_ns"], "via");
+    assert_eq!(via, [0, 0, 1]);
+}

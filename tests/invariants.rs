@@ -39,6 +39,7 @@ fn jobs() -> Vec<Vec<PathBuf>> {
         "share3",
         "slow3",
         "pipe4",
+        "chain3",
     ] {
         out.push(vec![testdata(f)]);
     }
@@ -179,7 +180,7 @@ fn every_job_and_scope_keeps_the_invariants() {
         checked += 1;
     }
     // The demo and the fixtures at least; with ../shared, every real job too.
-    assert!(checked >= 17, "only {checked} jobs checked");
+    assert!(checked >= 18, "only {checked} jobs checked");
     if shared().is_some() {
         assert!(checked >= 45, "only {checked} jobs checked");
     }
