@@ -218,3 +218,10 @@ fn clocks_align_through_a_chain_of_groups() {
     let via = column_i64(&r["cluster"]["offsets_ns"], "via");
     assert_eq!(via, [0, 0, 1]);
 }
+
+#[test]
+fn collectives_are_not_point_to_point_calls() {
+    // cluster4 has only all-reduces: nothing is an unpaired send or receive.
+    let r = cluster4(&[]);
+    assert_eq!(r["communication"]["unpaired_p2p"], json!([]));
+}
