@@ -239,9 +239,10 @@ for s, c0s in ((1, (500, 600)), (2, (500, 800))):
         ranks[p].kernel("bwd_gemm", 7, b + 40, sent + 50, 300)
         ranks[p].kernel(SR, 20, b + 45, sent + 350, 100, dict(P4, **{"Collective name": "send", "Dst Rank": q}))
         ranks[q].kernel(SR, 20, b + 50, sent + 100, 350, dict(P4, **{"Collective name": "recv", "Src Rank": p}))
-# Step 2: rank 3 sends once more to rank 1, which never receives it (a profile that missed
-# the call): one unpaired point-to-point call on rank 3.
-ranks[3].kernel(SR, 20, 1500 + 60, 1500 + 1300, 50, dict(P4, **{"Collective name": "send", "Dst Rank": 1}))
+# Step 2: rank 3 sends twice more to rank 1, which never receives them (a profile that
+# missed the calls): two unpaired point-to-point calls on rank 3.
+for at in (1300, 1400):
+    ranks[3].kernel(SR, 20, 1500 + 60, 1500 + at, 50, dict(P4, **{"Collective name": "send", "Dst Rank": 1}))
 for r, k in ranks.items():
     json.dump(trace(r, 4, k.ev), open(f"testdata/pipe4/rank-{r}.json", "w"), indent=0)
 
