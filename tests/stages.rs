@@ -274,10 +274,10 @@ fn pipeline_stages_by_hand() {
         ]
     );
     assert_eq!(r["cluster"]["stages"][0]["excess"], 0.333333);
-    // Rank 3's extra send in step 2 has no receive: unpaired, and no instance.
+    // Rank 3's two extra sends in step 2 have no receive: unpaired, and no instance.
     assert_eq!(
         r["communication"]["unpaired_p2p"],
-        json!([{"rank": 3, "calls": 1}])
+        json!([{"rank": 3, "calls": 2}])
     );
     // Step 1 alone: stage 0 (500 + 600) / 2 = 550, excess 550/425 − 1 = 0.294118; stage 1
     // waits 490 + 590.
