@@ -196,12 +196,15 @@ json.dump(trace(0, 1, k.ev), open("testdata/steps_gap.json", "w"), indent=0)
 # after the compute. In step 3 rank 1 computes 1400 µs (the others 400): it arrives last at the
 # step's first all-reduce [1420, 1520); a second one follows at 1600 (rank 2 arrives last, 50
 # µs late, all end at 1750), and ranks 0 and 2 also all-reduce in their own group "x" (rank 1
-# is not in it) over [1800, 1900). Cluster times 1000, 1000, 2000, 1000, 1000: median 1000,
-# MAD 0, limit 1050: step 3 is slow; its culprit rank 1 arrived last at 1 of its 2.
+# is not in it) over [1800, 1900), while ranks 1 and 2 all-reduce in group "y" over [1850,
+# 1950), arriving together (no skew: nobody is last there). Cluster times 1000, 1000, 2000, 1000, 1000: median 1000,
+# MAD 0, limit 1050: step 3 is slow; its culprit rank 1 arrived last at 1 of its 3.
 pg = [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 3, "ranks": [0, 1, 2]},
-      {"pg_name": "x", "pg_desc": "x", "pg_size": 2, "ranks": [0, 2]}]
+      {"pg_name": "x", "pg_desc": "x", "pg_size": 2, "ranks": [0, 2]},
+      {"pg_name": "y", "pg_desc": "y", "pg_size": 2, "ranks": [1, 2]}]
 args3 = dict(AR_ARGS, **{"Group size": 3, "Process Group Ranks": "[0, 1, 2]"})
 argsx = dict(AR_ARGS, **{"Group size": 2, "Process Group Name": "x", "Process Group Ranks": "[0, 2]"})
+argsy = dict(AR_ARGS, **{"Group size": 2, "Process Group Name": "y", "Process Group Ranks": "[1, 2]"})
 for r in range(3):
     k = Rank()
     b = 0
@@ -215,6 +218,8 @@ for r in range(3):
             k.kernel(AR, 20, b + 16, b + 1600 + late, 150 - late, args3)
             if r != 1:
                 k.kernel(AR, 21, b + 17, b + 1800, 100, argsx)
+            if r != 0:
+                k.kernel(AR, 22, b + 18, b + 1850, 100, argsy)
         b += dur
     json.dump(trace(r, 3, k.ev, pg), open(f"testdata/slow3/rank-{r}.json", "w"), indent=0)
 
