@@ -182,5 +182,8 @@ mod tests {
         assert_eq!((t.last_arriver, t.skew_ns, t.wait_ns), (RankId(4), 0, 0));
         assert_eq!((t.algbw_gbps, t.busbw_gbps), (None, None));
         assert_eq!(t.r_wait, 0.0);
+        // Instant calls (zero durations, as some traces record them): no ratio, not NaN.
+        let m = [member(4, 10, 10, 10), member(7, 10, 10, 10)];
+        assert_eq!(summarize(&i, &m, 2).r_wait, 0.0);
     }
 }
