@@ -185,5 +185,8 @@ mod tests {
         // Instant calls (zero durations, as some traces record them): no ratio, not NaN.
         let m = [member(4, 10, 10, 10), member(7, 10, 10, 10)];
         assert_eq!(summarize(&i, &m, 2).r_wait, 0.0);
+        // … and no bandwidth: bytes over no transfer time is no figure, not infinity.
+        i.bytes = Some(1000);
+        assert_eq!(summarize(&i, &m, 2).algbw_gbps, None);
     }
 }
