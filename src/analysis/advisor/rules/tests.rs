@@ -506,3 +506,20 @@ fn comm_impacts_are_per_calling_rank_under_a_rank_scope() {
     })];
     assert_eq!(w.run(small_messages).unwrap().impact_ns, 10 * MS / 2 / 2);
 }
+
+#[test]
+fn category_and_severity_names_are_stable() {
+    // The JSON report and the text's `[HIGH] … [straggler, parallel]` use these names.
+    use crate::analysis::advisor::{Category, Severity};
+    let cats = [
+        Category::Parallel,
+        Category::Io,
+        Category::Cpu,
+        Category::Compute,
+        Category::Communication,
+        Category::Memory,
+    ]
+    .map(Category::as_str);
+    assert_eq!(cats, ["parallel", "io", "cpu", "compute", "communication", "memory"]);
+    assert_eq!(Severity::ALL.map(Severity::as_str), ["low", "medium", "high"]);
+}
