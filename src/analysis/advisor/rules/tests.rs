@@ -523,3 +523,19 @@ fn category_and_severity_names_are_stable() {
     assert_eq!(cats, ["parallel", "io", "cpu", "compute", "communication", "memory"]);
     assert_eq!(Severity::ALL.map(Severity::as_str), ["low", "medium", "high"]);
 }
+
+#[test]
+fn quantities_write_their_bare_value() {
+    use crate::analysis::advisor::Quantity;
+    let q = [
+        Quantity::Ns(1500),
+        Quantity::Count(7),
+        Quantity::Ratio(0.25),
+        Quantity::Gbps(450.5),
+        Quantity::Tflops(989.0),
+        Quantity::FlopPerByte(12.5),
+        Quantity::Z(-3.5),
+    ];
+    assert_eq!(q.map(Quantity::value), [1500.0, 7.0, 0.25, 450.5, 989.0, 12.5, -3.5]);
+    assert_eq!(serde_json::to_string(&q).unwrap(), "[1500.0,7.0,0.25,450.5,989.0,12.5,-3.5]");
+}
