@@ -520,8 +520,21 @@ fn category_and_severity_names_are_stable() {
         Category::Memory,
     ]
     .map(Category::as_str);
-    assert_eq!(cats, ["parallel", "io", "cpu", "compute", "communication", "memory"]);
-    assert_eq!(Severity::ALL.map(Severity::as_str), ["low", "medium", "high"]);
+    assert_eq!(
+        cats,
+        [
+            "parallel",
+            "io",
+            "cpu",
+            "compute",
+            "communication",
+            "memory"
+        ]
+    );
+    assert_eq!(
+        Severity::ALL.map(Severity::as_str),
+        ["low", "medium", "high"]
+    );
 }
 
 #[test]
@@ -536,6 +549,42 @@ fn quantities_write_their_bare_value() {
         Quantity::FlopPerByte(12.5),
         Quantity::Z(-3.5),
     ];
-    assert_eq!(q.map(Quantity::value), [1500.0, 7.0, 0.25, 450.5, 989.0, 12.5, -3.5]);
-    assert_eq!(serde_json::to_string(&q).unwrap(), "[1500.0,7.0,0.25,450.5,989.0,12.5,-3.5]");
+    assert_eq!(
+        q.map(Quantity::value),
+        [1500.0, 7.0, 0.25, 450.5, 989.0, 12.5, -3.5]
+    );
+    assert_eq!(
+        serde_json::to_string(&q).unwrap(),
+        "[1500.0,7.0,0.25,450.5,989.0,12.5,-3.5]"
+    );
+}
+
+#[test]
+fn shares_and_descriptions() {
+    assert_eq!(super::share(1, 4), 0.25);
+    // Nothing to share: 0, not NaN (a NaN would compare false with every threshold).
+    assert_eq!(super::share(0, 0), 0.0);
+    assert_eq!(super::describe(CollOp::AllReduce, "tp"), "all_reduce (tp)");
+}
+
+#[test]
+fn no_step_time_gives_no_share_and_a_low_severity() {
+    // A finding over steps that take no time (a trace without device work or host steps)
+    // has impact_pct 0, never infinity.
+    let mut w = World::new();
+    w.steps.clear();
+    w.stragglers = vec![Straggler {
+        flagged: true,
+        imposed_wait_ns: 30 * MS,
+        ..Default::default()
+    }];
+    let f = crate::analysis::advisor::advise(&w.facts(), &Thresholds::default());
+    let s = f
+        .iter()
+        .find(|f| f.rule == "straggler")
+        .expect("the straggler finding");
+    assert_eq!(
+        (s.impact_pct, s.severity),
+        (0.0, crate::analysis::advisor::Severity::Low)
+    );
 }
