@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[test]
 fn demo_findings_name_the_causes_with_evidence() {
