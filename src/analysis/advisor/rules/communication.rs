@@ -173,7 +173,8 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
         .iter()
         .map(|c| per_calling_rank((c.exposed_ns as f64 * c.wait_ratio.unwrap_or(0.0)) as Ns, c))
         .sum();
-    if share(impact, rows_span(f)) < t.exposed_comm_share / 5.0 {
+    // Both per rank: the impact is per calling rank, the span Σ over the rows in scope.
+    if share(impact, per_rank(rows_span(f), f)) < t.exposed_comm_share / 5.0 {
         return None;
     }
     let wait_ratio = worst.wait_ratio.unwrap_or(0.0);

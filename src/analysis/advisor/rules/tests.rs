@@ -588,3 +588,67 @@ fn no_step_time_gives_no_share_and_a_low_severity() {
         (0.0, crate::analysis::advisor::Severity::Low)
     );
 }
+
+#[test]
+fn communication_rules_at_their_thresholds() {
+    use crate::analysis::advisor::Quantity;
+    let mut w = World::new();
+    // Exposed 5 of each 100 ms row (5% exactly: fires), 5 hidden: overlap ratio 5/10 = 0.5 is
+    // not below 0.5; with 4 hidden it is (4/9).
+    for r in &mut w.rows {
+        r.comm_ns = 5 * MS;
+        r.overlap_ns = 5 * MS;
+        r.compute_ns = 90 * MS;
+    }
+    w.comm = vec![comm(|_| {})];
+    assert!(w.run(poor_overlap).is_none());
+    for r in &mut w.rows {
+        r.overlap_ns = 4 * MS;
+        r.compute_ns = 91 * MS;
+    }
+    let d = w
+        .run(poor_overlap)
+        .expect("exposed share at exactly 5% fires");
+    assert_eq!(
+        d.evidence.numbers["overlap_ratio"],
+        Quantity::Ratio(4.0 / 9.0)
+    );
+    assert_eq!(d.evidence.numbers["exposed_share"], Quantity::Ratio(0.05));
+    // Exposed 20 ms over 4 rows, per rank 10 ms; a type waiting half the time leaves 5 ms
+    // of transfer to overlap.
+    assert_eq!(d.impact_ns, 10 * MS);
+    w.comm = vec![comm(|c| c.wait_ratio = Some(0.5))];
+    assert_eq!(w.run(poor_overlap).unwrap().impact_ns, 5 * MS);
+
+    // Wait-dominated: per calling rank exposed × wait / 2 against 1% of the 200 ms per-rank
+    // span: 8 ms exposed → 2 ms = 1% exactly fires, 7.9 ms does not.
+    let waiting = |exposed| {
+        comm(|c| {
+            c.wait_dominated = true;
+            c.wait_ratio = Some(0.5);
+            c.exposed_ns = exposed;
+        })
+    };
+    w.comm = vec![waiting(8 * MS)];
+    assert_eq!(w.run(comm_wait_dominated).unwrap().impact_ns, 2 * MS);
+    w.comm = vec![waiting(79 * MS / 10)];
+    assert!(w.run(comm_wait_dominated).is_none());
+
+    // Low bandwidth: at exactly half the peak it is not low; messages under 1 MiB are not
+    // judged (latency-bound, not bandwidth-bound).
+    let sized = |median, of_peak| {
+        comm(|c| {
+            c.busbw_of_peak = Some(of_peak);
+            c.bytes = Some(Sizes {
+                median,
+                ..Default::default()
+            });
+        })
+    };
+    w.comm = vec![sized(1 << 20, 0.5)];
+    assert!(w.run(low_bandwidth).is_none());
+    w.comm = vec![sized(1 << 20, 0.25)];
+    assert!(w.run(low_bandwidth).is_some());
+    w.comm = vec![sized((1 << 20) - 1, 0.25)];
+    assert!(w.run(low_bandwidth).is_none());
+}
