@@ -288,6 +288,22 @@ fn slow_link_fires_on_outliers() {
     }];
     // 2 ms more per instance × 5 instances.
     assert_eq!(w.run(slow_link).unwrap().impact_ns, 10 * MS);
+    // The worst link is the one with the most excess time, not the longest transit or the
+    // largest ratio: (12, 10), (10, 6), (3, 1) ms → the second (+4 ms).
+    let link = |rank, transit, median| SlowLink {
+        group: "0".into(),
+        rank: RankId(rank),
+        transit_ns: transit * MS,
+        group_median_ns: median * MS,
+        z: 4.0,
+        busbw_gbps: None,
+    };
+    w.slow_links = vec![link(1, 12, 10), link(2, 10, 6), link(3, 3, 1)];
+    let d = w.run(slow_link).unwrap();
+    assert_eq!(
+        (d.impact_ns, d.evidence.ranks.clone()),
+        (20 * MS, ids(&[2]))
+    );
 }
 
 #[test]
@@ -434,6 +450,17 @@ fn roofline_rules() {
         ..gemm.clone()
     }];
     assert!(w.run(under_utilized_gemms).is_none());
+    // Exactly half the peak is not under it; a slow elementwise op is no GEMM.
+    w.roofline.ops = vec![OpRoof {
+        flops_of_peak: Some(0.5),
+        ..gemm.clone()
+    }];
+    assert!(w.run(under_utilized_gemms).is_none());
+    w.roofline.ops = vec![OpRoof {
+        family: Family::Elementwise,
+        ..gemm.clone()
+    }];
+    assert!(w.run(under_utilized_gemms).is_none());
 
     let ew = OpRoof {
         op: "aten::add".into(),
@@ -446,9 +473,18 @@ fn roofline_rules() {
     assert_eq!(w.run(memory_bound_elementwise).unwrap().impact_ns, 5 * MS);
     w.roofline.ops = vec![OpRoof {
         time_ns: 2 * MS,
-        ..ew
+        ..ew.clone()
     }];
     assert!(w.run(memory_bound_elementwise).is_none());
+    // 5 ms of the 100 ms of kernel time is the 5% threshold itself: it fires.
+    w.roofline.ops = vec![OpRoof {
+        time_ns: 5 * MS,
+        ..ew
+    }];
+    assert_eq!(
+        w.run(memory_bound_elementwise).unwrap().impact_ns,
+        5 * MS / 4
+    );
 
     w.roofline.classes.insert(
         Class::Unknown,
