@@ -442,7 +442,11 @@ fn roofline_rules() {
         dtype: Some("float".into()),
         ..gemm.clone()
     }];
+    // Half the kernels unaligned: 40 ms × 1/2 × (1 − 0.2/0.8) over 2 ranks.
     assert_eq!(w.run(gemm_shape_alignment).unwrap().impact_ns, 15 * MS / 2);
+    w.roofline.ops[0].unaligned_gemms = 2;
+    assert_eq!(w.run(gemm_shape_alignment).unwrap().impact_ns, 15 * MS);
+    w.roofline.ops[0].unaligned_gemms = 1;
     // 40 ms × (1 − 66.9/494.7) / 2 ranks.
     let fp32 = w.run(fp32_gemms).unwrap().impact_ns;
     assert_eq!(fp32, (40.0 * MS as f64 * (1.0 - 66.9 / 494.7)) as Ns / 2);
@@ -487,14 +491,17 @@ fn roofline_rules() {
         5 * MS / 4
     );
 
-    w.roofline.classes.insert(
-        Class::Unknown,
-        crate::analysis::roofline::ClassShare {
-            kernels: 9,
-            time_ns: 300 * MS,
-            share: 0.75,
-        },
-    );
+    // Unknown 100 of 200 ms: exactly the 50% threshold, it fires.
+    let unknown = |time_ns| crate::analysis::roofline::ClassShare {
+        kernels: 9,
+        time_ns,
+        share: 0.0,
+    };
+    w.roofline.classes.insert(Class::Unknown, unknown(100 * MS));
+    assert!(w.run(roofline_unknown).is_some());
+    w.roofline.classes.insert(Class::Unknown, unknown(99 * MS));
+    assert!(w.run(roofline_unknown).is_none());
+    w.roofline.classes.insert(Class::Unknown, unknown(300 * MS));
     assert_eq!(w.run(roofline_unknown).unwrap().impact_ns, 0);
 }
 
