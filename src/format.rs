@@ -153,17 +153,25 @@ pub fn plain(v: f64) -> String {
     }
 }
 
-/// `s` safe to print on a terminal: every control character but newline and tab (ESC and
-/// the C1 controls start escape sequences; trace content is untrusted) becomes `�`.
+/// `s` safe to print on a terminal (trace content is untrusted): every control character but
+/// newline and tab (ESC and the C1 controls start escape sequences; BEL rings, backspace
+/// overwrites) and every bidirectional override or isolate (they reorder what follows) is
+/// written visibly as an escape — `\x1b`, `\u{202e}` — so the name stays recognisable.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let is_bidi = |c: char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi(c);
     if !s.contains(unsafe_char) {
         return std::borrow::Cow::Borrowed(s);
     }
-    s.chars()
-        .map(|c| if unsafe_char(c) { '\u{fffd}' } else { c })
-        .collect::<String>()
-        .into()
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c as u32 {
+            _ if !unsafe_char(c) => out.push(c),
+            n @ 0..=0xff => out.push_str(&format!("\\x{n:02x}")),
+            n => out.push_str(&format!("\\u{{{n:04x}}}")),
+        }
+    }
+    out.into()
 }
 
 #[cfg(test)]
@@ -196,12 +204,16 @@ mod tests {
     }
 
     #[test]
-    fn printable_replaces_escape_sequences() {
+    fn printable_escapes_control_and_bidi_characters_visibly() {
         assert_eq!(printable("aten::mm\tx\n"), "aten::mm\tx\n");
         assert_eq!(
-            printable("evil\u{1b}[31mred\u{9b}2J"),
-            "evil\u{fffd}[31mred\u{fffd}2J"
+            printable("evil\u{1b}[31mred\u{9b}2J\u{7}\u{8}"),
+            "evil\\x1b[31mred\\x9b2J\\x07\\x08"
         );
+        // A right-to-left override would show `gpj.exe` as `exe.jpg`.
+        assert_eq!(printable("a\u{202e}b\u{2066}c"), "a\\u{202e}b\\u{2066}c");
+        // Other non-ASCII text is left alone.
+        assert_eq!(printable("µs — 步"), "µs — 步");
         assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
     }
 }
