@@ -409,8 +409,9 @@ fn free_time_and_critical_path() {
     assert!(w.run(critical_path_host).is_none());
 }
 
-#[test]
-fn roofline_rules() {
+/// A world whose kernel time (100 ms) is all under-utilized, on an H100 at U = 0.8, and a
+/// bf16 GEMM of 40 ms at 20% of the peak.
+fn roofline_world() -> (World, OpRoof) {
     let mut w = World::new();
     w.roofline.device = Some(h100());
     w.roofline.u = 0.8;
@@ -432,6 +433,12 @@ fn roofline_rules() {
         flops_of_peak: Some(0.2),
         ..Default::default()
     };
+    (w, gemm)
+}
+
+#[test]
+fn gemm_rules() {
+    let (mut w, gemm) = roofline_world();
     w.roofline.ops = vec![gemm.clone()];
     // 40 ms × (1 − 0.2/0.8) over 2 ranks.
     assert_eq!(w.run(under_utilized_gemms).unwrap().impact_ns, 15 * MS);
@@ -466,7 +473,11 @@ fn roofline_rules() {
         ..gemm.clone()
     }];
     assert!(w.run(under_utilized_gemms).is_none());
+}
 
+#[test]
+fn elementwise_and_unknown_rules() {
+    let (mut w, _) = roofline_world();
     let ew = OpRoof {
         op: "aten::add".into(),
         family: Family::Elementwise,
