@@ -78,10 +78,7 @@ pub fn slow_steps(step_times: &[StepTime], rows: &[Breakdown], comm: &Comm) -> V
     let Some((median, limit, slow)) = over_limit(step_times) else {
         return Vec::new();
     };
-    let mut by_rank: BTreeMap<RankId, Vec<&Breakdown>> = BTreeMap::new();
-    for r in rows {
-        by_rank.entry(r.rank).or_default().push(r);
-    }
+    let by_rank = by_rank(rows);
     slow.into_iter()
         .map(|s| {
             let c = culprit(s.step, &by_rank);
@@ -100,6 +97,15 @@ pub fn slow_steps(step_times: &[StepTime], rows: &[Breakdown], comm: &Comm) -> V
             }
         })
         .collect()
+}
+
+/// Breakdown rows grouped by rank.
+fn by_rank(rows: &[Breakdown]) -> BTreeMap<RankId, Vec<&Breakdown>> {
+    let mut m: BTreeMap<RankId, Vec<&Breakdown>> = BTreeMap::new();
+    for r in rows {
+        m.entry(r.rank).or_default().push(r);
+    }
+    m
 }
 
 /// The rank whose own work grew most in a step.
@@ -227,14 +233,6 @@ mod tests {
             comm_ns: comm,
             ..Default::default()
         }
-    }
-
-    fn by_rank(rows: &[Breakdown]) -> BTreeMap<RankId, Vec<&Breakdown>> {
-        let mut m: BTreeMap<RankId, Vec<&Breakdown>> = BTreeMap::new();
-        for r in rows {
-            m.entry(r.rank).or_default().push(r);
-        }
-        m
     }
 
     /// Steps 1 and 2: ranks 0 and 1 compute 100 each; then the two rows of step 3.
