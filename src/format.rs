@@ -3,7 +3,7 @@
 //! and names cut to a width. One home, so a number reads the same everywhere.
 
 use crate::time::Ns;
-use std::fmt::Display;
+use std::fmt::{Display, Write};
 
 /// Nanoseconds for humans with a unit that keeps 3–4 significant digits (`12.3 ms`).
 pub fn human(ns: Ns) -> String {
@@ -167,8 +167,12 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     for c in s.chars() {
         match c as u32 {
             _ if !unsafe_char(c) => out.push(c),
-            n @ 0..=0xff => out.push_str(&format!("\\x{n:02x}")),
-            n => out.push_str(&format!("\\u{{{n:04x}}}")),
+            n @ 0..=0xff => {
+                let _ = write!(out, "\\x{n:02x}");
+            }
+            n => {
+                let _ = write!(out, "\\u{{{n:04x}}}");
+            }
         }
     }
     out.into()

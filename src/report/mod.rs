@@ -239,7 +239,14 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
 /// Renders the report in a format. Text and markdown are printed on terminals: trace names
 /// in them are made [`printable`](crate::format::printable). JSON escapes them itself.
 pub fn render(r: &Report, format: Format) -> String {
-    let printable = |s: String| crate::format::printable(&s).into_owned();
+    // The whole report is copied only when it holds something to escape.
+    let printable = |s: String| {
+        match crate::format::printable(&s) {
+            std::borrow::Cow::Owned(escaped) => Some(escaped),
+            std::borrow::Cow::Borrowed(_) => None,
+        }
+        .unwrap_or(s)
+    };
     match format {
         Format::Text => printable(text::render(r)),
         Format::Md => printable(markdown::render(r)),
