@@ -193,25 +193,17 @@ impl Columns {
     fn fit(width: usize) -> Columns {
         // Borders, class, time, TFLOP/s, GB/s, % peak and the separators always show.
         let fixed = 2 + 16 + 9 + 9 + 9 + 8 + 1;
+        // What is left beside the narrowest name goes to dtype (9), then AI (9), then
+        // kernels (8): they are given up in the reverse order.
+        let room = width.saturating_sub(fixed + MIN_NAME);
         let mut c = Columns {
-            dtype: true,
-            kernels: true,
-            ai: true,
+            dtype: room >= 9,
+            ai: room >= 9 + 9,
+            kernels: room >= 9 + 9 + 8,
             name: 0,
         };
-        let optional =
-            |c: &Columns| 9 * c.dtype as usize + 8 * c.kernels as usize + 9 * c.ai as usize;
-        for drop in [
-            |c: &mut Columns| c.kernels = false,
-            |c: &mut Columns| c.ai = false,
-            |c: &mut Columns| c.dtype = false,
-        ] {
-            if width.saturating_sub(fixed + optional(&c)) >= MIN_NAME {
-                break;
-            }
-            drop(&mut c);
-        }
-        c.name = width.saturating_sub(fixed + optional(&c));
+        let optional = 9 * c.dtype as usize + 8 * c.kernels as usize + 9 * c.ai as usize;
+        c.name = width.saturating_sub(fixed + optional);
         c
     }
 
