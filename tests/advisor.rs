@@ -9,14 +9,19 @@ use serde_json::json;
 #[test]
 fn demo_findings_name_the_causes_with_evidence() {
     let r = report_json(&[], &[]);
-    let slow = finding(&r, "slow_step").expect("slow step finding");
-    assert_eq!(slow["severity"], "high");
-    assert_eq!(slow["evidence"]["ranks"], json!([5]));
-    assert_eq!(slow["evidence"]["steps"], json!([13]));
+    // Cause before symptom: rank 5's data-loader stall in step 13 is the first finding, and
+    // the slow step it caused is folded into it (with the step time it cost).
+    let d = &r["findings"][0];
+    assert_eq!(d["rule"], "dataloader");
+    assert_eq!(d["category"], "io");
+    assert_eq!(d["severity"], "high");
+    assert_eq!(d["evidence"]["ranks"], json!([5]));
+    assert_eq!(d["evidence"]["steps"], json!([13]));
+    assert_eq!(d["folded"][0]["rule"], "slow_step");
+    assert_eq!(d["impact_ns"], d["folded"][0]["impact_ns"]);
+    assert!(finding(&r, "slow_step").is_none());
     let s = finding(&r, "straggler").expect("straggler finding");
     assert_eq!(s["evidence"]["ranks"], json!([3]));
-    let d = finding(&r, "dataloader").expect("dataloader finding");
-    assert_eq!(d["category"], "io");
     // One finding per cause: the all-reduce waiting is the straggler's and the slow step's.
     assert!(finding(&r, "comm_wait_dominated").is_none());
     // Sorted by impact; every finding carries a cause and suggestions.
@@ -192,21 +197,24 @@ fn markdown_nests_each_findings_evidence_under_it() {
         .take_while(|l| !l.is_empty())
         .collect();
     let items: Vec<&&str> = section.iter().filter(|l| !l.starts_with(' ')).collect();
-    assert_eq!(items.len(), 5, "{section:#?}");
+    assert_eq!(items.len(), 4, "{section:#?}");
     for (k, item) in items.iter().enumerate() {
         assert!(item.starts_with(&format!("{}. [", k + 1)), "{item}");
     }
     for l in section.iter().filter(|l| l.starts_with(' ')) {
         assert!(
-            ["    - evidence: ", "    - cause: ", "    - try: "]
-                .iter()
-                .any(|p| l.starts_with(p)),
+            [
+                "    - evidence: ",
+                "    - also explains: ",
+                "    - cause: ",
+                "    - try: "
+            ]
+            .iter()
+            .any(|p| l.starts_with(p)),
             "{l}"
         );
     }
-    assert_eq!(
-        section.len(),
-        5 * 4,
-        "each finding: its line, evidence, cause, try"
-    );
+    // Each finding: its line, evidence, cause, try; the first also the slow step it explains.
+    assert_eq!(section.len(), 4 * 4 + 1, "{section:#?}");
+    assert!(section[2].starts_with("    - also explains: step 13 took"));
 }

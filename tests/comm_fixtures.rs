@@ -121,9 +121,11 @@ fn without_alignment_the_skewed_rank_looks_late() {
     let r = cluster4(&["--align", "none"]);
     assert_eq!(r["cluster"]["align"], "none");
     let s = &r["cluster"]["stragglers"][0];
-    // Raw arrivals 420, 420, 5420, 520 µs: waits 5000 + 5000 + 4900 per instance.
+    // Raw arrivals 420, 420, 5420, 520 µs: the others would wait 5000 + 5000 + 4900, but a
+    // rank waits only inside its own call ([420, 620), [420, 620), [520, 620)): 200 + 200 +
+    // 100 µs per instance, two steps.
     assert_eq!(s["rank"], 2);
-    assert_eq!(s["imposed_wait_ns"], 29_800_000);
+    assert_eq!(s["imposed_wait_ns"], 1_000_000);
 }
 
 #[test]

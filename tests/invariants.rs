@@ -113,7 +113,13 @@ fn check(s: &Session, what: &str) {
             "{what}: parts ≠ span in {b:?}"
         );
     }
+    waits_fit_their_spans(s, what);
     let step_ns: i64 = a.step_times.iter().map(|t| t.max_ns).sum();
+    let claimed: i64 = a.findings.iter().map(|f| f.impact_ns).sum();
+    assert!(
+        claimed <= step_ns,
+        "{what}: findings claim {claimed} ns together of {step_ns} ns of step time"
+    );
     for f in &a.findings {
         assert!(
             f.impact_ns >= 0 && f.impact_ns <= step_ns,
@@ -145,6 +151,43 @@ fn check(s: &Session, what: &str) {
     }
 }
 
+/// A rank's wait in a step (a union of its waiting intervals) fits in its span, and so does
+/// the wait a straggler imposed on each other member.
+fn waits_fit_their_spans(s: &Session, what: &str) {
+    let a = &s.analysis;
+    let comm = &a.comm;
+    for b in &a.breakdown {
+        let per_rank = stepscope::analysis::comm::per_rank::per_rank(comm, Some(b.step));
+        if let Some(w) = per_rank.iter().find(|w| w.rank == b.rank) {
+            assert!(
+                w.wait_ns <= b.span_ns,
+                "{what}: rank {} waits {} ns in step {} of {} ns",
+                b.rank,
+                w.wait_ns,
+                b.step,
+                b.span_ns
+            );
+        }
+    }
+    for st in &a.stragglers {
+        for x in &st.steps {
+            let span = a
+                .step_times
+                .iter()
+                .find(|t| Some(t.step) == x.step)
+                .map_or(i64::MAX, |t| t.max_ns);
+            let others = st.members.saturating_sub(1).max(1) as i64;
+            assert!(
+                x.imposed_wait_ns <= others * span,
+                "{what}: rank {} imposed {} ns in step {:?} on {others} ranks of {span} ns",
+                st.rank,
+                x.imposed_wait_ns,
+                x.step
+            );
+        }
+    }
+}
+
 #[test]
 fn every_job_and_scope_keeps_the_invariants() {
     let mut checked = 0;
@@ -156,6 +199,20 @@ fn every_job_and_scope_keeps_the_invariants() {
             continue;
         };
         check(&all, &name);
+        // The cap that keeps findings within the step time is a backstop: on real jobs the
+        // definitions and folds already keep them apart (docs/advisor.md, "Precedence").
+        if paths
+            .first()
+            .is_some_and(|p| p.to_string_lossy().contains("shared"))
+        {
+            for f in &all.analysis.findings {
+                assert!(
+                    !f.evidence.numbers.contains_key("uncapped_impact_ns"),
+                    "{name}: {} was capped",
+                    f.rule
+                );
+            }
+        }
         let first_rank = all.job().ranks.first().map(|r| r.id);
         let steps: Vec<StepNo> = all.job().steps.clone();
         let mut scopes = vec![Scope {

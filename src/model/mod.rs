@@ -12,7 +12,9 @@ pub use event::{Events, Kind, NO_STEP, RawSpan};
 pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
 pub use interner::{Interner, Sym};
 pub use lane::{Lane, LaneSide};
-pub use role::{CollOp, Family, GemmForm, HostCollective, OpFamily, PageableCopy, Role, SyncCall};
+pub use role::{
+    CollOp, Family, GemmForm, GraphCall, HostCollective, OpFamily, PageableCopy, Role, SyncCall,
+};
 
 use crate::time::Ns;
 

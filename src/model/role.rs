@@ -139,6 +139,17 @@ pub enum HostCollective {
     Metadata,
 }
 
+/// A runtime call of graph capture and replay (CUDA / HIP graphs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphCall {
+    /// Starts recording a stream's launches into a graph (`cudaStreamBeginCapture`).
+    BeginCapture,
+    /// Ends the recording (`cudaStreamEndCapture`).
+    EndCapture,
+    /// Replays a captured graph (`cudaGraphLaunch`).
+    Launch,
+}
+
 /// The direction of a copy through pageable (unpinned) host memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PageableCopy {
@@ -170,6 +181,10 @@ pub struct Role {
     pub pageable: Option<PageableCopy>,
     /// A data-loader annotation.
     pub data_loader: bool,
+    /// A graph capture or replay call.
+    pub graph: Option<GraphCall>,
+    /// A kernel launch call (`cudaLaunchKernel`): what a graph capture records.
+    pub kernel_launch: bool,
     /// A garbage-collection event.
     pub gc: bool,
     /// A framework operator (`aten::*`): what a blocking call is attributed to.

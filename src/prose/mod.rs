@@ -5,7 +5,7 @@
 
 mod findings;
 
-pub use findings::{Words, words};
+pub use findings::{Words, claim_words, words};
 
 use crate::analysis::cluster::{SlowStep, Straggler};
 use crate::analysis::comm::matching::{Mismatch, MismatchKind};

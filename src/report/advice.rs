@@ -48,6 +48,10 @@ pub fn findings(list: &[FindingRow]) -> Table {
         if !ev.is_empty() {
             t.notes.push(format!("   evidence: {}", ev.join("; ")));
         }
+        for x in &f.folded {
+            t.notes
+                .push(format!("   also explains: {} [{}]", x.title, x.rule));
+        }
         t.notes.push(format!("   cause: {}", f.cause));
         t.notes
             .push(format!("   try: {}", f.suggestions.join(" | ")));

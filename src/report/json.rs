@@ -32,6 +32,19 @@ pub struct FindingRow {
     pub cause: &'static str,
     /// What to change.
     pub suggestions: &'static [&'static str],
+    /// Symptoms of the same cause, folded into this finding (docs/advisor.md, "Precedence").
+    pub folded: Vec<FoldedRow>,
+}
+
+/// A folded symptom: its rule, its own impact and its title.
+#[derive(Debug, Clone, Serialize)]
+pub struct FoldedRow {
+    /// Rule id.
+    pub rule: &'static str,
+    /// The impact it had on its own.
+    pub impact_ns: Ns,
+    /// Its one line.
+    pub title: String,
 }
 
 impl FindingRow {
@@ -48,6 +61,15 @@ impl FindingRow {
             evidence: f.evidence.clone(),
             cause: w.cause,
             suggestions: w.suggestions,
+            folded: f
+                .folded
+                .iter()
+                .map(|x| FoldedRow {
+                    rule: x.rule,
+                    impact_ns: x.impact_ns,
+                    title: prose::claim_words(&x.claim).title,
+                })
+                .collect(),
         }
     }
 }

@@ -76,6 +76,7 @@ impl Draft {
             evidence: self.evidence,
             focus: self.focus,
             claim: self.claim,
+            folded: Vec::new(),
         }
     }
 }

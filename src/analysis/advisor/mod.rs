@@ -9,6 +9,7 @@
 
 mod draft;
 mod facts;
+pub mod fold;
 pub mod rules;
 pub mod thresholds;
 
@@ -188,12 +189,27 @@ pub struct Finding {
     /// What it claims (the faces word it).
     #[serde(skip)]
     pub claim: Claim,
+    /// Findings that were this one's symptoms ([`fold`]), folded into it as evidence.
+    #[serde(skip)]
+    pub folded: Vec<Folded>,
 }
 
-/// Runs every rule; findings by impact, largest first (ties: rule id).
+/// A symptom folded into the finding of its cause.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Folded {
+    /// Its rule id.
+    pub rule: &'static str,
+    /// The impact it had on its own.
+    pub impact_ns: Ns,
+    /// What it claimed.
+    pub claim: Claim,
+}
+
+/// Runs every rule, folds symptoms into their causes ([`fold`]); findings by impact,
+/// largest first (ties: rule id).
 pub fn advise(f: &Facts, t: &Thresholds) -> Vec<Finding> {
     let step = f.step_ns();
-    let mut out: Vec<Finding> = rules::all()
+    let out: Vec<Finding> = rules::all()
         .filter_map(|rule| Some((rule, (rule.detect)(f, t)?)))
         .map(|(rule, d)| {
             let pct = if step > 0 {
@@ -201,16 +217,9 @@ pub fn advise(f: &Facts, t: &Thresholds) -> Vec<Finding> {
             } else {
                 0.0
             };
-            let severity = if pct >= t.high_pct {
-                Severity::High
-            } else if pct >= t.medium_pct {
-                Severity::Medium
-            } else {
-                Severity::Low
-            };
+            let severity = fold::severity(d.impact_ns, step, t);
             d.finish(rule.id, rule.category, severity, pct)
         })
         .collect();
-    out.sort_by(|a, b| b.impact_ns.cmp(&a.impact_ns).then(a.rule.cmp(b.rule)));
-    out
+    fold::fold(out, step, t)
 }

@@ -4,6 +4,7 @@ use super::STAGE_IMBALANCE;
 use crate::analysis::breakdown::Breakdown;
 use crate::analysis::comm::Comm;
 use crate::analysis::comm::matching::P2p;
+use crate::analysis::comm::waits::Unions;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 use serde::Serialize;
@@ -114,13 +115,14 @@ fn depths(edges: &[(RankId, RankId)]) -> Option<BTreeMap<RankId, u32>> {
     Some(depth)
 }
 
-/// Σ per stage of its ranks' waits in receives (in `step`, when set).
+/// Σ per stage of its ranks' waits in receives (in `step`, when set), each rank's a union
+/// per step.
 fn recv_waits(
     comm: &Comm,
     depth: &BTreeMap<RankId, u32>,
     step: Option<StepNo>,
 ) -> BTreeMap<u32, Ns> {
-    let mut recv_wait: BTreeMap<u32, Ns> = BTreeMap::new();
+    let mut waits = Unions::default();
     for (inst, t) in comm.instances() {
         let Some(P2p { dst, .. }) = inst.p2p else {
             continue;
@@ -129,10 +131,16 @@ fn recv_waits(
             continue;
         }
         if let Some(x) = t.members.iter().find(|x| x.rank == dst) {
-            *recv_wait.entry(depth[&dst]).or_default() += x.wait_ns;
+            waits.add(
+                depth[&dst],
+                dst,
+                inst.step,
+                x.start_ns,
+                x.start_ns + x.wait_ns,
+            );
         }
     }
-    recv_wait
+    waits.totals()
 }
 
 /// Each stage's compute relative to the mean stage, flagged at [`STAGE_IMBALANCE`].

@@ -3,6 +3,7 @@
 use super::{IMBALANCE, MIN_STEPS_FOR_PERSISTENCE, PERSISTENCE, STRAGGLER_SHARE};
 use crate::analysis::breakdown::{Breakdown, Part};
 use crate::analysis::comm::Comm;
+use crate::analysis::comm::waits::Unions;
 use crate::analysis::stats::median_sorted;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
@@ -46,7 +47,8 @@ pub struct Straggler {
     /// the JSON report (schema `stepscope.report/1`).
     #[serde(skip)]
     pub members: u64,
-    /// Σ of the others' waits at the instances it arrived last at.
+    /// Σ over the others and steps of the union of their waits at the instances it arrived
+    /// last at.
     pub imposed_wait_ns: Ns,
     /// imposed_wait / all the waiting in the domain.
     #[serde(serialize_with = "crate::analysis::ser::f64_6")]
@@ -149,29 +151,45 @@ pub fn stragglers(
     (out, imbalance)
 }
 
-/// Who arrived last at the domain's (non-p2p) instances of `step`, and the wait it imposed.
+/// Who arrived last at the domain's (non-p2p) instances of `step`, and the wait it imposed:
+/// each waiting rank's wait is a union per step ([`Unions`]), so two buckets in flight at
+/// once charge their common waiting moment once — to the total and to each imposer.
 fn domain_waits(comm: &Comm, g: u32, step: Option<StepNo>) -> DomainWaits {
     let mut w = DomainWaits {
         ranks: BTreeMap::new(),
         total: 0,
     };
+    let mut total = Unions::default();
+    let mut imposed = Unions::default();
     for (inst, t) in comm.instances() {
         if inst.group != g || inst.op.is_p2p() || (step.is_some() && inst.step != step) {
             continue;
         }
-        let t_wait = t.timing.wait_ns;
-        w.total += t_wait;
         for x in &t.members {
             w.ranks.entry(x.rank).or_default().instances += 1;
+            let last = x.start_ns + x.wait_ns;
+            total.add((), x.rank, inst.step, x.start_ns, last);
+            if t.timing.skew_ns > 0 {
+                imposed.add(
+                    (t.timing.last_arriver, inst.step),
+                    x.rank,
+                    inst.step,
+                    x.start_ns,
+                    last,
+                );
+            }
         }
         if t.timing.skew_ns > 0 {
             let a = w.ranks.entry(t.timing.last_arriver).or_default();
             a.last += 1;
-            a.imposed += t_wait;
-            let s = a.steps.entry(inst.step).or_default();
-            s.0 += 1;
-            s.1 += t_wait;
+            a.steps.entry(inst.step).or_default().0 += 1;
         }
+    }
+    w.total = total.totals().into_values().sum();
+    for ((rank, st), wait) in imposed.totals() {
+        let a = w.ranks.entry(rank).or_default();
+        a.imposed += wait;
+        a.steps.entry(st).or_default().1 += wait;
     }
     w
 }

@@ -195,7 +195,8 @@ fn meta_of(rank: &Rank, i: EventIx) -> Option<&Collective> {
 /// A GPU rank's calls: its communication kernels, with their metadata.
 fn device_calls<'j>(job: &'j Job, rank: &'j Rank) -> Vec<RawCall<'j>> {
     let ev = &rank.events;
-    let enclosing = EnclosingComms::new(rank);
+    let enclosing = Enclosing::metadata(rank);
+    let carriers = Enclosing::collective_calls(job, rank);
     let mut calls = Vec::new();
     for i in 0..ev.len() {
         if ev.kind[i] != Kind::Comm || rank.lanes[ev.lane[i] as usize].side != LaneSide::Device {
@@ -212,7 +213,15 @@ fn device_calls<'j>(job: &'j Job, rank: &'j Rank) -> Vec<RawCall<'j>> {
                 .or_else(|| enclosing.at(rank, l).and_then(|e| meta_of(rank, e)))
         });
         let order = ev.start[launch.unwrap_or(i)];
-        calls.push(raw_call(job, rank, i, meta, order));
+        let mut call = raw_call(job, rank, i, meta, order);
+        // NCCL before 2.19 runs all-to-all (and other grouped collectives) as SendRecv
+        // kernels with no `Collective name`: the host call around the launch says what it is.
+        if call.op.is_p2p() || call.op == CollOp::Other {
+            if let Some(c) = launch.and_then(|l| carriers.at(rank, l)) {
+                call.op = job.role(ev.name[c.index()]).collective;
+            }
+        }
+        calls.push(call);
     }
     calls
 }
@@ -312,27 +321,47 @@ fn peer_of(me: RankId, meta: Option<&Collective>, members: &[RankId]) -> Option<
     }
 }
 
-/// Host events with collective metadata per CPU lane, for "the collective record that
-/// encloses this launch" lookups.
-struct EnclosingComms {
+/// Host events of one kind per CPU lane, for "the host event that encloses this launch"
+/// lookups: collective records with metadata, or host collective calls.
+struct Enclosing {
     /// (lane, start, end, event), sorted.
     spans: Vec<(u16, Ns, Ns, EventIx)>,
 }
 
-impl EnclosingComms {
-    fn new(rank: &Rank) -> Self {
+impl Enclosing {
+    fn of(rank: &Rank, events: impl Iterator<Item = usize>) -> Self {
         let ev = &rank.events;
-        let mut spans: Vec<(u16, Ns, Ns, EventIx)> = rank
+        let mut spans: Vec<(u16, Ns, Ns, EventIx)> = events
+            .map(|i| (ev.lane[i], ev.start[i], ev.end(i), EventIx::of(i)))
+            .collect();
+        spans.sort_unstable();
+        Enclosing { spans }
+    }
+
+    /// Host ops carrying a collective record with a `Collective name`.
+    fn metadata(rank: &Rank) -> Self {
+        let ev = &rank.events;
+        let with_name = rank
             .collectives
             .iter()
             .filter(|c| c.name.is_some() && ev.kind[c.event.0 as usize] == Kind::HostOp)
-            .map(|c| {
-                let i = c.event.0 as usize;
-                (ev.lane[i], ev.start[i], ev.end(i), c.event)
-            })
-            .collect();
-        spans.sort_unstable();
-        EnclosingComms { spans }
+            .map(|c| c.event.0 as usize);
+        Self::of(rank, with_name)
+    }
+
+    /// Host calls naming a collective (`nccl:all_to_all`, `c10d::alltoall_base_`): what a
+    /// kernel that only says "SendRecv" really performs.
+    fn collective_calls(job: &Job, rank: &Rank) -> Self {
+        let ev = &rank.events;
+        let named = (0..ev.len()).filter(|&i| {
+            let role = job.role(ev.name[i]);
+            matches!(
+                role.host_collective,
+                Some(HostCollective::Annotation | HostCollective::Enqueue)
+            ) && !matches!(role.collective, CollOp::Other)
+                && !role.collective.is_p2p()
+        });
+        Self::of(rank, named)
     }
 
     /// The innermost metadata event on the launch's lane that contains the launch's start.

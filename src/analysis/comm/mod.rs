@@ -9,6 +9,7 @@
 //! - [`align`] — clock offsets
 //! - [`timing`] — per-instance skew, wait, transit, R_wait, algbw/busbw
 //! - [`links`] — link peaks and node placement
+//! - [`waits`] — waits and transits as unions per (rank, step)
 //! - [`per_rank`] — each rank's collectives: waits, transits, its own busbw
 //! - [`stats`] — per type/group stats, worst instances, point-to-point matrix, slow links
 
@@ -20,6 +21,7 @@ pub mod op;
 pub mod per_rank;
 pub mod stats;
 pub mod timing;
+pub mod waits;
 
 use crate::analysis::intervals::IntervalSet;
 use crate::analysis::roofline::peaks::Device;

@@ -5,6 +5,7 @@
 
 use super::Comm;
 use super::op::bus_factor;
+use super::waits::Unions;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 
@@ -15,9 +16,9 @@ pub struct RankComm {
     pub rank: RankId,
     /// Instances (point-to-point excluded).
     pub instances: u64,
-    /// Σ waits for the last arriver.
+    /// Σ over steps of the union of its waits for the last arriver ([`super::waits`]).
     pub wait_ns: Ns,
-    /// Σ transits.
+    /// Σ over steps of the union of its transits.
     pub transit_ns: Ns,
     /// Median member busbw over instances with a size and a transit, GB/s.
     pub busbw_gbps: Option<f64>,
@@ -28,6 +29,7 @@ pub struct RankComm {
 /// Per-rank collective summary over the instances of `step` (all steps: `None`), rank order.
 pub fn per_rank(comm: &Comm, step: Option<StepNo>) -> Vec<RankComm> {
     let mut acc: std::collections::BTreeMap<RankId, (u64, Ns, Ns, Vec<f64>)> = Default::default();
+    let (mut wait, mut transit) = (Unions::default(), Unions::default());
     for (inst, t) in comm.instances() {
         if inst.op.is_p2p() || step.is_some_and(|s| inst.step != Some(s)) {
             continue;
@@ -36,14 +38,21 @@ pub fn per_rank(comm: &Comm, step: Option<StepNo>) -> Vec<RankComm> {
         for m in &t.members {
             let a = acc.entry(m.rank).or_default();
             a.0 += 1;
-            a.1 += m.wait_ns;
-            a.2 += m.transit_ns;
+            let last = m.start_ns + m.wait_ns;
+            wait.add((), m.rank, inst.step, m.start_ns, last);
+            transit.add((), m.rank, inst.step, last, last + m.transit_ns);
             if let Some(b) = inst.bytes {
                 if m.transit_ns > 0 {
                     a.3.push(b as f64 * num as f64 / den as f64 / m.transit_ns as f64);
                 }
             }
         }
+    }
+    for (((), rank), w) in wait.per_rank() {
+        acc.entry(rank).or_default().1 = w;
+    }
+    for (((), rank), w) in transit.per_rank() {
+        acc.entry(rank).or_default().2 = w;
     }
     acc.into_iter()
         .map(|(rank, (instances, wait_ns, transit_ns, mut bw))| {

@@ -20,6 +20,7 @@ use super::links::Topology;
 use super::matching::Instance;
 use super::op::bus_factor;
 use super::timing::{MemberTiming, Timing};
+use super::waits::Unions;
 use crate::analysis::intervals::IntervalSet;
 use crate::analysis::stats::{median_f64, median_sorted, median_u64, ratio};
 use crate::model::{CollOp, Job, RankId, StepNo};
@@ -120,9 +121,9 @@ pub struct TypeStats {
     pub share_of_step: f64,
     /// Call sizes (over every rank's calls), when known.
     pub bytes: Option<Sizes>,
-    /// Σ member waits.
+    /// Σ over (rank, step) of the union of the members' waiting intervals.
     pub wait_ns: Ns,
-    /// Σ member transits.
+    /// Σ over (rank, step) of the union of the members' transit intervals.
     pub transit_ns: Ns,
     /// wait / (wait + transit).
     #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
@@ -259,12 +260,23 @@ pub fn type_stats(
     topo: &Topology,
 ) -> Vec<TypeStats> {
     let mut acc = call_times(job, m, compute, span_ns);
+    let (mut wait, mut transit) = (Unions::default(), Unions::default());
     for (inst, t) in m.each() {
-        let a = acc.entry((inst.group, key_op(inst.op))).or_default();
+        let key = (inst.group, key_op(inst.op));
+        let a = acc.entry(key).or_default();
         a.instances += 1;
-        a.wait += t.timing.wait_ns;
-        a.transit += t.members.iter().map(|x| x.transit_ns).sum::<Ns>();
         a.busbw.extend(t.timing.busbw_gbps);
+        for x in &t.members {
+            let last = x.start_ns + x.wait_ns;
+            wait.add(key, x.rank, inst.step, x.start_ns, last);
+            transit.add(key, x.rank, inst.step, last, last + x.transit_ns);
+        }
+    }
+    for (key, w) in wait.totals() {
+        acc.entry(key).or_default().wait = w;
+    }
+    for (key, w) in transit.totals() {
+        acc.entry(key).or_default().transit = w;
     }
     let mut out: Vec<TypeStats> = acc
         .into_iter()

@@ -1,6 +1,6 @@
 //! Per-instance timing in aligned time (docs/metrics.md, "Collective instance"):
 //! arrival skew = max start − min start; last arriver = the rank with the latest start;
-//! per-rank wait = max start − own start; transit = end − max start, with "end" the last
+//! per-rank wait = max start − own start, at most the rank's own call; transit = end − max start, with "end" the last
 //! arriver's end (its whole duration is transfer: everyone else had arrived);
 //! R_wait = 1 − T_avg/T_max over per-rank durations (Hermes eq. 2);
 //! algbw = bytes / transit; busbw = algbw × the operation's factor for the group size.
@@ -76,7 +76,9 @@ pub fn members(job: &Job, calls: &Calls, inst: &Instance, offsets: &[Offset]) ->
             rank,
             start_ns: start,
             end_ns: end,
-            wait_ns: last - start,
+            // A rank waits inside its own call: with imperfect clock alignment the last
+            // arrival can fall after a member's call ended, which is no wait beyond its end.
+            wait_ns: (last - start).min(end - start),
             transit_ns: (end - last).max(0),
         })
         .collect()

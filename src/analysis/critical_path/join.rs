@@ -10,9 +10,18 @@ use crate::model::{EventIx, Job, RankIx};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
 
-/// Per rank (index): each collective kernel in an instance of the window → its wait.
-pub fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<FxHashMap<u32, Ns>> {
-    let mut out = vec![FxHashMap::default(); job.ranks.len()];
+/// Per rank (index): what the rank graphs need of the collectives of the window.
+#[derive(Debug, Default, Clone)]
+pub struct RankCalls {
+    /// Each collective call's event (kernel or CPU backend transfer) → its wait.
+    pub waits: FxHashMap<u32, Ns>,
+    /// A CPU backend's transfer event → the enqueue op it was paired with.
+    pub enqueues: FxHashMap<u32, u32>,
+}
+
+/// Per rank (index): the waits of the window's instances and the transfers' enqueue ops.
+pub fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<RankCalls> {
+    let mut out = vec![RankCalls::default(); job.ranks.len()];
     for (inst, t) in comm.instances() {
         if let Window::Step(n) = win {
             if inst.step != Some(*n) {
@@ -21,7 +30,16 @@ pub fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<FxHashMap<u32, Ns
         }
         for (k, m) in inst.members.iter().enumerate() {
             let event = comm.calls.per_rank[m.rank.get()][m.call as usize].event;
-            out[m.rank.get()].insert(event.0, t.members[k].wait_ns);
+            out[m.rank.get()]
+                .waits
+                .insert(event.0, t.members[k].wait_ns);
+        }
+    }
+    for (r, calls) in comm.calls.per_rank.iter().enumerate() {
+        for c in calls {
+            if let Some(q) = c.enqueue {
+                out[r].enqueues.insert(c.event.0, q.0);
+            }
         }
     }
     out

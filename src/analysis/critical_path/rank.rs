@@ -3,8 +3,9 @@
 //! delays, waits on other streams) and synchronizations (see the module above for each edge).
 
 use super::graph::Graph;
+use super::join::RankCalls;
 use super::{Category, KERNEL_GAP_MAX_NS};
-use crate::model::{EventIx, Kind, LaneSide, Rank, RankIx, Role, SyncCall};
+use crate::model::{EventIx, HostCollective, Kind, LaneSide, Rank, RankIx, Role, SyncCall};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -42,14 +43,14 @@ pub struct RankGraph<'a> {
 }
 
 impl<'a> RankGraph<'a> {
-    /// Builds the graph of `rank` (at index `ri`) over `win`; `in_comm` maps each collective
-    /// kernel of the window's instances to its wait.
+    /// Builds the graph of `rank` (at index `ri`) over `win`; `comm` maps each collective
+    /// call of the window's instances to its wait, and CPU transfers to their enqueue ops.
     pub fn build(
         rank: &'a Rank,
         roles: &'a [Role],
         ri: RankIx,
         win: RankWindow,
-        in_comm: &FxHashMap<u32, Ns>,
+        comm: &RankCalls,
     ) -> RankGraph<'a> {
         let mut b = RankGraph {
             rank,
@@ -66,7 +67,8 @@ impl<'a> RankGraph<'a> {
                 b.host_lane(l as u16, win);
             }
         }
-        b.device_events(win, in_comm);
+        b.host_transfers(win, comm);
+        b.device_events(win, &comm.waits);
         b.device_dependencies();
         b.syncs();
         b
@@ -166,6 +168,74 @@ impl<'a> RankGraph<'a> {
         }
     }
 
+    /// A CPU backend's transfers (`gloo:*` on its run-loop thread) in the window, as the
+    /// collective kernels of a CPU-only rank: split at their wait, after their enqueue op and
+    /// the previous transfer of their thread, before the enqueuing thread's next op (which
+    /// waited for the result). Dependencies weigh 0: the transfer's edges carry the time.
+    fn host_transfers(&mut self, win: RankWindow, comm: &RankCalls) {
+        let (rank, ri) = (self.rank, self.ri);
+        let ev = &rank.events;
+        for (l, lane) in rank.lanes.iter().enumerate() {
+            if lane.side != LaneSide::Cpu {
+                continue;
+            }
+            let mut prev: Option<u32> = None;
+            for i in rank.lane_events(l as u16) {
+                let transfer = self.role(i).host_collective == Some(HostCollective::Transfer);
+                if !transfer || !(win.lo..win.hi).contains(&ev.start[i]) {
+                    continue;
+                }
+                let event = EventIx::of(i);
+                let (s, e) = (self.g.node(ri, ev.start[i]), self.g.node(ri, ev.end(i)));
+                self.device_nodes.insert(i as u32, (s, e));
+                self.split_at_wait(s, e, i, Category::Communication, &comm.waits);
+                if let Some(p) = prev.replace(e) {
+                    self.g.edge(p, s, 0, None, ri, event);
+                }
+                let Some(&q) = comm.enqueues.get(&(i as u32)) else {
+                    continue;
+                };
+                if let Some(&(qs, _)) = self.call_nodes.get(&q) {
+                    self.g.edge(qs, s, 0, None, ri, event);
+                }
+                if let Some(next) = self.next_op(ev.lane[q as usize], ev.end(i)) {
+                    self.g.edge(e, next, 0, None, ri, event);
+                }
+            }
+        }
+    }
+
+    /// The start node of the first op of `lane` in the graph starting at or after `t`.
+    fn next_op(&self, lane: u16, t: Ns) -> Option<u32> {
+        let ev = &self.rank.events;
+        let r = self.rank.lane_events(lane);
+        let from = r.start + ev.start[r.clone()].partition_point(|&x| x < t);
+        (from..r.end).find_map(|i| self.call_nodes.get(&(i as u32)).map(|n| n.0))
+    }
+
+    /// The edges of a collective call from `s` to `e`: its wait for the last arriver (when
+    /// the window's instances give one) as its own edge, then the rest as `cat`.
+    fn split_at_wait(
+        &mut self,
+        s: u32,
+        e: u32,
+        i: usize,
+        cat: Category,
+        waits: &FxHashMap<u32, Ns>,
+    ) {
+        let (ri, event, dur) = (self.ri, EventIx::of(i), self.rank.events.dur[i]);
+        let g = &mut self.g;
+        match waits.get(&(i as u32)) {
+            Some(&wait) if wait > 0 && wait < dur => {
+                let mid = g.node(ri, self.rank.events.start[i] + wait);
+                g.waits.insert((ri, event), g.edges.len());
+                g.edge(s, mid, wait, Some(Category::Wait), ri, event);
+                g.edge(mid, e, dur - wait, Some(cat), ri, event);
+            }
+            _ => g.edge(s, e, dur, Some(cat), ri, event),
+        }
+    }
+
     /// Device events launched from the window, per stream in order; a collective kernel's
     /// wait for its last arriver is split off as its own edge.
     fn device_events(&mut self, win: RankWindow, in_comm: &FxHashMap<u32, Ns>) {
@@ -198,16 +268,7 @@ impl<'a> RankGraph<'a> {
                 } else {
                     Category::GpuCompute
                 };
-                let event = EventIx::of(i);
-                match in_comm.get(&(i as u32)) {
-                    Some(&wait) if wait > 0 && wait < ev.dur[i] => {
-                        let mid = g.node(ri, ev.start[i] + wait);
-                        g.waits.insert((ri, event), g.edges.len());
-                        g.edge(s, mid, wait, Some(Category::Wait), ri, event);
-                        g.edge(mid, e, ev.dur[i] - wait, Some(cat), ri, event);
-                    }
-                    _ => g.edge(s, e, ev.dur[i], Some(cat), ri, event),
-                }
+                self.split_at_wait(s, e, i, cat, in_comm);
             }
         }
     }
@@ -227,29 +288,34 @@ impl<'a> RankGraph<'a> {
             let start = ev.start[i];
             let event = EventIx::of(i);
             let prev = prev_on_lane.insert(ev.lane[i], i);
+            let launch = ev.link[i].get();
+            let calls = launch.and_then(|l| Some((l, *self.call_nodes.get(&(l as u32))?)));
+            let waited = calls.and_then(|(l, _)| {
+                let k = by_end.partition_point(|&(e, _)| e <= start);
+                by_end[..k]
+                    .iter()
+                    .rev()
+                    .find(|&&(_, d)| d != i)
+                    .filter(|&&(e, _)| e > ev.end(l))
+                    .copied()
+            });
             if let Some(p) = prev {
                 let gap = start - ev.end(p);
+                // Work of another stream that ended later explains the gap (a stream wait
+                // on a collective, a copy): the gap is its time, not idle on this stream.
+                let explained = waited.is_some_and(|(e, d)| d != p && e > ev.end(p));
                 if (0..KERNEL_GAP_MAX_NS).contains(&gap) {
                     let pe = self.device_nodes[&(p as u32)].1;
-                    g.edge(pe, s, gap, Some(Category::KernelGap), ri, event);
+                    let w = if explained { 0 } else { gap };
+                    g.edge(pe, s, w, Some(Category::KernelGap), ri, event);
                 }
             }
-            let Some(launch) = ev.link[i].get() else {
+            let Some((launch, (ls, _))) = calls else {
                 continue;
             };
-            let Some(&(ls, _)) = self.call_nodes.get(&(launch as u32)) else {
-                continue;
-            };
-            let returned = ev.end(launch);
-            let k = by_end.partition_point(|&(e, _)| e <= start);
-            let waited = by_end[..k]
-                .iter()
-                .rev()
-                .find(|&&(_, d)| d != i)
-                .filter(|&&(e, _)| e > returned);
             let by = ev.link[i];
             match waited {
-                Some(&(e, d)) => {
+                Some((e, d)) => {
                     if Some(d) != prev {
                         let de = self.device_nodes[&(d as u32)].1;
                         g.edge(de, s, start - e, Some(Category::KernelGap), ri, event);

@@ -9,8 +9,8 @@ mod pattern;
 use crate::config::{self, Layer};
 use crate::error::Error;
 use crate::model::{
-    CollOp, Family, GemmForm, HostCollective, Interner, OpFamily, PageableCopy, Role, StepNo,
-    SyncCall,
+    CollOp, Family, GemmForm, GraphCall, HostCollective, Interner, OpFamily, PageableCopy, Role,
+    StepNo, SyncCall,
 };
 use pattern::{Keyed, Patterns};
 use rayon::prelude::*;
@@ -55,6 +55,14 @@ struct SyncFile {
     device: Entry,
     stream: Entry,
     query: Entry,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct GraphFile {
+    begin_capture: Entry,
+    end_capture: Entry,
+    launch: Entry,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -107,10 +115,12 @@ struct File {
     step_marker: Entry,
     comm_kernel: Entry,
     allocator: Entry,
+    kernel_launch: Entry,
     data_loader: Entry,
     gc: Entry,
     framework_op: Entry,
     sync: SyncFile,
+    graph: GraphFile,
     pageable_copy: PageableFile,
     host_collective: HostCollectiveFile,
     collective: CollectiveFile,
@@ -123,10 +133,12 @@ pub struct RoleTable {
     step_prefixes: Vec<Vec<u8>>,
     comm_kernel: Patterns,
     allocator: Patterns,
+    kernel_launch: Patterns,
     data_loader: Patterns,
     gc: Patterns,
     framework_op: Patterns,
     sync: Keyed<SyncCall>,
+    graph: Keyed<GraphCall>,
     pageable: Keyed<PageableCopy>,
     host_collective: Keyed<HostCollective>,
     kernel_prefixes: Vec<String>,
@@ -188,12 +200,21 @@ impl RoleTable {
         self.add_step_markers(layer, &f)?;
         add(&mut self.comm_kernel, &f.comm_kernel);
         add(&mut self.allocator, &f.allocator);
+        add(&mut self.kernel_launch, &f.kernel_launch);
         add(&mut self.data_loader, &f.data_loader);
         add(&mut self.gc, &f.gc);
         add(&mut self.framework_op, &f.framework_op);
         add_keyed(&mut self.sync, SyncCall::Device, &f.sync.device);
         add_keyed(&mut self.sync, SyncCall::Stream, &f.sync.stream);
         add_keyed(&mut self.sync, SyncCall::Query, &f.sync.query);
+        let g = &f.graph;
+        for (key, e) in [
+            (GraphCall::BeginCapture, &g.begin_capture),
+            (GraphCall::EndCapture, &g.end_capture),
+            (GraphCall::Launch, &g.launch),
+        ] {
+            add_keyed(&mut self.graph, key, e);
+        }
         let p = &f.pageable_copy;
         for (key, e) in [
             (PageableCopy::HostToDevice, &p.host_to_device),
@@ -324,6 +345,8 @@ impl RoleTable {
             allocator: self.allocator.matches(b),
             pageable: self.pageable.first(b),
             data_loader: self.data_loader.matches(b),
+            graph: self.graph.first(b),
+            kernel_launch: self.kernel_launch.matches(b),
             gc: self.gc.matches(b),
             framework_op: self.framework_op.matches(b),
         }

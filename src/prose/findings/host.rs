@@ -7,39 +7,77 @@ use crate::format::human;
 /// The words of a host-side finding.
 pub fn words(c: &Claim) -> Words {
     match c {
-        Claim::DataLoader { share, longest_ns } => Words {
-            title: format!(
-                "the device idles {:.1}% of the step while the data loader runs (longest {})",
-                share * 100.0,
-                human(*longest_ns)
-            ),
+        Claim::DataLoader {
+            share,
+            longest_ns,
+            longest_at,
+            stalls,
+            ranks,
+        } => Words {
+            title: loader_title(*share, *longest_ns, *longest_at, *stalls, *ranks),
             cause: "batches are not ready when the step starts: loading/augmentation is slower than compute",
             suggestions: &[
                 "DataLoader(num_workers=N, pin_memory=True, prefetch_factor=2+, persistent_workers=True)",
                 "move decoding/augmentation to the GPU or preprocess offline; faster storage or caching",
             ],
         },
-        Claim::LaunchBound { share } => Words {
+        Claim::GraphCapture {
+            share,
+            captures,
+            launches,
+            replays,
+        } => Words {
+            title: format!(
+                "graph capture, not steady state: {captures} capture(s) record {launches} kernel launches while the device idles {:.1}% of the step{}",
+                share * 100.0,
+                if *replays > 0 {
+                    format!(" ({replays} replays in the trace)")
+                } else {
+                    String::new()
+                }
+            ),
+            cause: "launches inside a stream capture are recorded into a graph, not run: the device idles by design, once per captured shape",
+            suggestions: &[
+                "profile steady-state steps that replay the graphs (start the profiler schedule after capture/warm-up)",
+                "if capture recurs every step, the graph cache misses: keep batch sizes and shapes within the captured set",
+            ],
+        },
+        Claim::LaunchBound { share, uses_graphs } => Words {
             title: format!(
                 "host-bound {:.1}% of the step: the device idles while the host dispatches work",
                 share * 100.0
             ),
             cause: "Python and framework dispatch, plus kernel launches, are slower than the kernels they issue",
-            suggestions: &[
-                "capture the step in CUDA graphs, or torch.compile (mode=\"reduce-overhead\")",
-                "fuse small ops; larger batches per launch",
-            ],
+            suggestions: if *uses_graphs {
+                &[
+                    "the trace already uses graphs: move the eager work between replays into the graphs, or torch.compile it",
+                    "fuse small ops; larger batches per launch",
+                ]
+            } else {
+                &[
+                    "capture the step in CUDA graphs, or torch.compile (mode=\"reduce-overhead\")",
+                    "fuse small ops; larger batches per launch",
+                ]
+            },
         },
-        Claim::TinyKernels { share, launched } => Words {
+        Claim::TinyKernels {
+            share,
+            launched,
+            uses_graphs,
+        } => Words {
             title: format!(
                 "{:.0}% of {launched} kernels run shorter than their launch call",
                 share * 100.0
             ),
             cause: "many tiny kernels: launch overhead, not the device, sets the pace",
-            suggestions: &[
-                "fuse elementwise chains (torch.compile, fused optimizers, fused norms)",
-                "CUDA graphs for the static part of the step",
-            ],
+            suggestions: if *uses_graphs {
+                &["fuse elementwise chains (torch.compile, fused optimizers, fused norms)"]
+            } else {
+                &[
+                    "fuse elementwise chains (torch.compile, fused optimizers, fused norms)",
+                    "CUDA graphs for the static part of the step",
+                ]
+            },
         },
         Claim::SyncPoints {
             count,
@@ -48,7 +86,12 @@ pub fn words(c: &Claim) -> Words {
             idle_ns,
         } => Words {
             title: format!(
-                "{count} × {call} from {caused_by}: the device then idles {} until the host catches up",
+                "{count} × {call} {}: the device then idles {} until the host catches up",
+                if caused_by == "-" {
+                    "outside any framework operator".to_string()
+                } else {
+                    format!("from {caused_by}")
+                },
                 human(*idle_ns)
             ),
             cause: "the host waits for the device (.item(), .cpu(), printing a tensor), so it cannot queue the next work ahead",
@@ -110,10 +153,19 @@ pub fn words(c: &Claim) -> Words {
                 "overlap host work with device work (asynchronous copies, CUDA graphs)",
             ],
         },
-        Claim::AllocatorChurn { calls, total_ns } => Words {
+        Claim::AllocatorChurn {
+            calls,
+            total_ns,
+            every_call,
+        } => Words {
             title: format!(
-                "{calls} cudaMalloc/cudaFree calls ({}) after the first step",
-                human(*total_ns)
+                "{calls} device malloc/free calls take {} {}",
+                human(*total_ns),
+                if *every_call {
+                    "(the trace has one step or none: every call counted)"
+                } else {
+                    "after the first step"
+                }
             ),
             cause: "the caching allocator keeps returning and requesting memory: fragmentation or varying shapes",
             suggestions: &[
@@ -131,5 +183,54 @@ pub fn words(c: &Claim) -> Words {
                 "pin host memory (DataLoader pin_memory=True, tensor.pin_memory()) and copy with non_blocking=True",
             ],
         },
+    }
+}
+
+/// Where the data loader stalls, in its real scope: one step, some, or every step of every
+/// rank; a single-rank job is not worded in ranks.
+fn loader_title(
+    share: f64,
+    longest: crate::time::Ns,
+    at: Option<crate::analysis::host::RankStep>,
+    (hit, of): (u64, u64),
+    (ranks_hit, ranks): (u32, u32),
+) -> String {
+    let idle = format!(
+        "the device idles {:.1}% of the steps while it loads",
+        share * 100.0
+    );
+    let rank = |r| {
+        if ranks > 1 {
+            format!("rank {r} ")
+        } else {
+            String::new()
+        }
+    };
+    match at {
+        Some(a) if hit <= 1 => format!(
+            "the data loader stalled {}for {} in step {}; {idle}",
+            rank(a.rank),
+            human(longest),
+            a.step
+        ),
+        _ if hit >= of && of > 0 => format!(
+            "the data loader stalls every step{}: {idle} (longest {})",
+            if ranks > 1 { " of every rank" } else { "" },
+            human(longest)
+        ),
+        _ => format!(
+            "the data loader stalls {hit} of {of} {}: {idle} (longest {}{})",
+            if ranks > 1 {
+                format!("rank-steps on {ranks_hit} of {ranks} ranks")
+            } else {
+                "steps".to_string()
+            },
+            human(longest),
+            at.map_or(String::new(), |a| format!(
+                ", {}step {}",
+                rank(a.rank),
+                a.step
+            ))
+        ),
     }
 }

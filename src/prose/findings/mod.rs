@@ -21,7 +21,12 @@ pub struct Words {
 
 /// The words of a finding.
 pub fn words(f: &Finding) -> Words {
-    match &f.claim {
+    claim_words(&f.claim)
+}
+
+/// The words of what a finding claims.
+pub fn claim_words(c: &Claim) -> Words {
+    match c {
         Claim::Parallel(c) => parallel::words(c),
         Claim::Communication(c) => communication::words(c),
         Claim::Host(c) => host::words(c),

@@ -122,10 +122,12 @@ fn type_in(op: CollOp, group: &str) -> TypeInGroup {
     }
 }
 
-/// A type's Σ-over-ranks time, per calling rank: the type's statistics cover every rank
-/// that calls it, whatever ranks the report is scoped to (`--rank`).
-fn per_calling_rank(ns: Ns, c: &TypeStats) -> Ns {
-    ns / Ns::from(c.ranks.max(1))
+/// A type's Σ-over-ranks time, per rank: over the ranks in scope (a rank that does not
+/// call the type loses nothing to it), but at least over the calling ranks — the type's
+/// statistics cover every rank that calls it, whatever ranks the report is scoped to
+/// (`--rank`).
+fn per_calling_rank(ns: Ns, c: &TypeStats, f: &Facts) -> Ns {
+    ns / Ns::from(c.ranks.max(f.ranks).max(1))
 }
 
 /// Communication not hidden behind compute.
@@ -171,7 +173,13 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let worst = w.iter().max_by_key(|c| c.exposed_ns)?;
     let impact: Ns = w
         .iter()
-        .map(|c| per_calling_rank((c.exposed_ns as f64 * c.wait_ratio.unwrap_or(0.0)) as Ns, c))
+        .map(|c| {
+            per_calling_rank(
+                (c.exposed_ns as f64 * c.wait_ratio.unwrap_or(0.0)) as Ns,
+                c,
+                f,
+            )
+        })
         .sum();
     // Both per rank: the impact is per calling rank, the span Σ over the rows in scope.
     if share(impact, per_rank(rows_span(f), f)) < t.exposed_comm_share / 5.0 {
@@ -205,7 +213,7 @@ pub fn low_bandwidth(f: &Facts, t: &Thresholds) -> Option<Draft> {
         .map(|c| {
             let ns = c.exposed_ns as f64
                 * (1.0 - c.busbw_of_peak.unwrap_or(1.0) / t.busbw_of_peak).max(0.0);
-            per_calling_rank(ns as Ns, c)
+            per_calling_rank(ns as Ns, c, f)
         })
         .sum();
     let c = Claim::LowBandwidth {
@@ -234,7 +242,7 @@ pub fn small_messages(f: &Facts, _: &Thresholds) -> Option<Draft> {
         .iter()
         .map(|c| {
             let ns = c.exposed_ns as f64 * share(c.small_calls as Ns, c.calls as Ns);
-            per_calling_rank(ns as Ns, c)
+            per_calling_rank(ns as Ns, c, f)
         })
         .sum();
     let c = Claim::SmallMessages {

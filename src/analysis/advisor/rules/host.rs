@@ -5,6 +5,7 @@
 use super::{Rule, per_rank, rows_span, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
 use crate::analysis::critical_path::{Category as Cp, Window};
+use crate::analysis::host::RankStep;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 
@@ -14,6 +15,11 @@ pub const RULES: &[Rule] = &[
         id: "dataloader",
         category: Category::Io,
         detect: dataloader,
+    },
+    Rule {
+        id: "graph_capture",
+        category: Category::Cpu,
+        detect: graph_capture,
     },
     Rule {
         id: "launch_bound",
@@ -66,11 +72,30 @@ pub enum Claim {
         share: f64,
         /// The longest load.
         longest_ns: Ns,
+        /// Its rank and step.
+        longest_at: Option<RankStep>,
+        /// (rank, step) pairs where loading idles the device noticeably, of those in scope.
+        stalls: (u64, u64),
+        /// Ranks with such stalls, of those in scope.
+        ranks: (u32, u32),
+    },
+    /// The device idles while a thread captures launches into a graph.
+    GraphCapture {
+        /// Device idle inside capture windows / span.
+        share: f64,
+        /// Capture windows.
+        captures: u64,
+        /// Kernel launches recorded into graphs.
+        launches: u64,
+        /// Graph replays in the trace.
+        replays: u64,
     },
     /// The device idles while the host dispatches work.
     LaunchBound {
-        /// Host-bound time (data loading excluded) / span.
+        /// Host-bound time (its named causes excluded) / span.
         share: f64,
+        /// The trace already captures or replays graphs.
+        uses_graphs: bool,
     },
     /// Kernels shorter than their launch.
     TinyKernels {
@@ -78,6 +103,8 @@ pub enum Claim {
         share: f64,
         /// Kernels launched.
         launched: u64,
+        /// The trace already captures or replays graphs.
+        uses_graphs: bool,
     },
     /// Blocking calls the device idles after (the worst call and cause).
     SyncPoints {
@@ -117,12 +144,14 @@ pub enum Claim {
         /// The host op with the most time on it.
         led_by: Option<String>,
     },
-    /// Allocator calls after the first step.
+    /// Allocator calls after the first step (every call when there is one step or none).
     AllocatorChurn {
-        /// Allocator calls after the first step.
+        /// Allocator calls counted.
         calls: u64,
         /// Their time.
         total_ns: Ns,
+        /// The trace has one step or none, so every call counted.
+        every_call: bool,
     },
     /// Host → device copies from pageable memory.
     PageableCopies {
@@ -143,53 +172,119 @@ pub fn dataloader(f: &Facts, t: &Thresholds) -> Option<Draft> {
     if d.count == 0 || d.share_of_step < t.dataloader_share {
         return None;
     }
+
+    // The scope is every (rank, step) where loading idles the device for a noticeable share
+    // of that step: all ranks and steps when every step stalls, one when one does.
+    let hit: Vec<_> = d
+        .per_step
+        .iter()
+        .filter(|x| x.1 > 0 && share(x.1, x.2) >= t.dataloader_share)
+        .map(|x| x.0)
+        .collect();
+    let mut ranks: Vec<RankId> = hit.iter().map(|x| x.rank).collect();
+    let mut steps: Vec<StepNo> = hit.iter().map(|x| x.step).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    steps.sort_unstable();
+    steps.dedup();
     let c = Claim::DataLoader {
         share: d.share_of_step,
         longest_ns: d.max_ns,
+        longest_at: d.max_at,
+        stalls: (hit.len() as u64, f.rows.len() as u64),
+        ranks: (ranks.len() as u32, f.ranks),
     };
     Some(
         Draft::new(per_rank(d.device_idle_ns, f), claim(c))
-            .ranks(d.max_at.map(|x| x.rank))
-            .steps(d.max_at.map(|x| x.step))
+            .ranks(ranks)
+            .steps(steps)
             .ops(["enumerate(DataLoader)"])
             .number("device_idle_ns", Quantity::Ns(d.device_idle_ns))
             .number("count", Quantity::Count(d.count)),
     )
 }
 
-/// Device idle while the host dispatches work (data loading excluded: its own rule).
+/// Device idle inside graph-capture windows: capture, not a slow host.
+pub fn graph_capture(f: &Facts, t: &Thresholds) -> Option<Draft> {
+    let h = f.host?;
+    let g = &h.graphs;
+    let s = share(g.capture_idle_ns, h.launch.span_ns);
+    if g.captures == 0 || s < t.host_bound_share {
+        return None;
+    }
+    let c = Claim::GraphCapture {
+        share: s,
+        captures: g.captures,
+        launches: g.captured_launches,
+        replays: g.replays,
+    };
+    Some(
+        Draft::new(per_rank(g.capture_idle_ns, f), claim(c))
+            .ranks(distinct(g.at.iter().map(|x| x.rank)))
+            .steps(distinct(g.at.iter().map(|x| x.step)))
+            .number("capture_ns", Quantity::Ns(g.capture_ns))
+            .number("capture_idle_ns", Quantity::Ns(g.capture_idle_ns))
+            .number("captured_launches", Quantity::Count(g.captured_launches)),
+    )
+}
+
+/// Host-bound time no named cause explains: data loading, graph capture, allocator calls
+/// and the idle after blocking calls have their own rules (floored at 0: they may overlap).
+fn dispatch_ns(h: &crate::analysis::host::Host) -> Ns {
+    let syncs: Ns = h.syncs.iter().map(|s| s.device_idle_after_ns).sum();
+    let named = h.data_loading.device_idle_ns
+        + h.graphs.capture_idle_ns
+        + h.allocator.device_idle_ns
+        + syncs;
+    (h.launch.host_bound_ns - named).max(0)
+}
+
+/// Device idle while the host dispatches work (the named causes excluded: their own rules).
 pub fn launch_bound(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let h = f.host?;
     let l = &h.launch;
-    let dispatch = (l.host_bound_ns - h.data_loading.device_idle_ns).max(0);
+    let dispatch = dispatch_ns(h);
     let s = share(dispatch, l.span_ns);
     if l.launched == 0 || s < t.host_bound_share {
         return None;
     }
+    let c = Claim::LaunchBound {
+        share: s,
+        uses_graphs: h.graphs.in_use(),
+    };
     Some(
-        Draft::new(
-            per_rank(dispatch, f),
-            claim(Claim::LaunchBound { share: s }),
-        )
-        .steps(f.steps.iter().map(|s| s.step))
-        .number("host_bound_ns", Quantity::Ns(dispatch))
-        .number("launch_idle_ns", Quantity::Ns(l.launch_idle_ns))
-        .number("launched", Quantity::Count(l.launched)),
+        Draft::new(per_rank(dispatch, f), claim(c))
+            .steps(f.steps.iter().map(|s| s.step))
+            .number("host_bound_ns", Quantity::Ns(dispatch))
+            .number("launch_idle_ns", Quantity::Ns(l.launch_idle_ns))
+            .number("launched", Quantity::Count(l.launched)),
     )
+}
+
+/// Sorted, without repeats.
+fn distinct<T: Ord>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = it.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// Kernels shorter than their launch.
 pub fn tiny_kernels(f: &Facts, t: &Thresholds) -> Option<Draft> {
-    let l = &f.host?.launch;
+    let h = f.host?;
+    let l = &h.launch;
     if l.launched < t.tiny_kernel_min_launches || l.shorter_share < t.tiny_kernel_share {
         return None;
     }
     let c = Claim::TinyKernels {
         share: l.shorter_share,
         launched: l.launched,
+        uses_graphs: h.graphs.in_use(),
     };
+    // Launch calls with the device idle are host-bound time; what no named cause explains.
+    let idle = l.launch_idle_ns.min(dispatch_ns(h));
     Some(
-        Draft::new(per_rank(l.launch_idle_ns, f), claim(c))
+        Draft::new(per_rank(idle, f), claim(c))
             .number(
                 "shorter_than_launch",
                 Quantity::Count(l.shorter_than_launch),
@@ -220,7 +315,10 @@ pub fn sync_points(f: &Facts, _: &Thresholds) -> Option<Draft> {
     Some(
         Draft::new(impact, claim(c))
             .ranks(ranks)
-            .ops(s.iter().map(|x| format!("{} in {}", x.call, x.caused_by)))
+            .ops(s.iter().map(|x| match x.caused_by.as_str() {
+                "-" => x.call.clone(),
+                cause => format!("{} in {cause}", x.call),
+            }))
             .number("count", Quantity::Count(worst.count))
             .number("blocked_ns", Quantity::Ns(worst.blocked_ns))
             .number(
@@ -255,7 +353,11 @@ pub fn gc(f: &Facts, _: &Thresholds) -> Option<Draft> {
 
 /// Neither device nor host busy.
 pub fn free_time(f: &Facts, t: &Thresholds) -> Option<Draft> {
-    let free: Ns = f.rows.iter().map(|b| b.free_ns).sum();
+    // Conjectured GC pauses are free stretches with their own finding.
+    let pauses: Ns = f.host.map_or(0, |h| {
+        h.gc.iter().filter(|g| !g.recorded).map(|g| g.dur_ns).sum()
+    });
+    let free: Ns = f.rows.iter().map(|b| b.free_ns).sum::<Ns>() - pauses;
     let s = share(free, rows_span(f));
     if s < t.free_share {
         return None;
@@ -274,14 +376,19 @@ pub fn free_time(f: &Facts, t: &Thresholds) -> Option<Draft> {
 /// rule; a CPU-only job's path is all host by nature).
 pub fn critical_path_host(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let c = f.critical?;
-    let device = c.time_in(Cp::GpuCompute) + c.time_in(Cp::Communication);
+    // Device work on the path (a CPU backend's transfers are communication, not device).
+    let device =
+        c.time_in(Cp::GpuCompute) + c.time_in(Cp::KernelGap) + c.time_in(Cp::LaunchOverhead);
     let host_ops = c
         .top_ops
         .iter()
         .filter(|o| o.category == Cp::Cpu && !o.data_loader);
     let cpu: Ns = host_ops.clone().map(|o| o.total_ns).sum();
     let s = share(cpu, c.total_ns);
-    if device == 0 || s < t.critical_cpu_share {
+    // Host work costs step time only while the device idles for it, and the named host
+    // causes (data loading, capture, allocator, syncs) have their own findings.
+    let cost = f.host.map_or(cpu, |h| cpu.min(per_rank(dispatch_ns(h), f)));
+    if device == 0 || s < t.critical_cpu_share || cost == 0 {
         return None;
     }
     let ops: Vec<String> = host_ops.take(5).map(|o| o.name.clone()).collect();
@@ -291,7 +398,7 @@ pub fn critical_path_host(f: &Facts, t: &Thresholds) -> Option<Draft> {
         led_by: ops.first().cloned(),
     };
     Some(
-        Draft::new(cpu, claim(cl))
+        Draft::new(cost, claim(cl))
             .ranks(c.ranks.iter().copied())
             .ops(ops)
             .number("cpu_ns", Quantity::Ns(cpu))
@@ -302,19 +409,23 @@ pub fn critical_path_host(f: &Facts, t: &Thresholds) -> Option<Draft> {
 
 /// Allocator calls in steady-state steps.
 pub fn allocator_churn(f: &Facts, _: &Thresholds) -> Option<Draft> {
-    let a = &f.host?.allocator;
+    let h = f.host?;
+    let a = &h.allocator;
     if a.count == 0 {
         return None;
     }
     let c = Claim::AllocatorChurn {
         calls: a.count,
         total_ns: a.total_ns,
+        every_call: h.allocator_every_call,
     };
+    // What the calls cost is the time the device idles inside them.
     Some(
-        Draft::new(per_rank(a.total_ns, f), claim(c))
+        Draft::new(per_rank(a.device_idle_ns, f), claim(c))
             .ranks(a.ranks.iter().copied())
             .number("calls", Quantity::Count(a.count))
-            .number("total_ns", Quantity::Ns(a.total_ns)),
+            .number("total_ns", Quantity::Ns(a.total_ns))
+            .number("device_idle_ns", Quantity::Ns(a.device_idle_ns)),
     )
 }
 

@@ -2,8 +2,8 @@
 
 use super::Rule;
 use crate::analysis::advisor::{Category, Draft, Facts, Quantity, Thresholds};
-use crate::analysis::cluster::{Imbalance, SlowStep};
-use crate::model::RankId;
+use crate::analysis::cluster::{Imbalance, SlowStep, Straggler};
+use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 
 /// The parallelism rules.
@@ -63,15 +63,41 @@ fn claim(c: Claim) -> crate::analysis::advisor::Claim {
 
 /// Persistent stragglers: the rank the others wait for, step after step.
 pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    // Wait a rank imposed in a slow step it is the culprit of is that step's cost (the slow
+    // step names it, with what grew): a straggler is what remains, step after step.
+    let own = |x: &Straggler, st: Option<StepNo>| {
+        !f.slow_steps.iter().any(|s| {
+            Some(s.step) == st
+                && s.culprit_rank == Some(x.rank)
+                && f.steps.iter().any(|t| t.step == s.step)
+        })
+    };
     let s: Vec<_> = f.stragglers.iter().filter(|s| s.flagged).collect();
-    let first = *s.first()?;
-    // The others' average wait: what the step loses to the straggler. Over the members of
-    // its domain, not the ranks in scope: under `--rank` the scope is one rank, yet the
+    // The average wait per rank: what the step loses to the straggler, on the per-rank
+    // basis of every impact (over the ranks in scope, the straggler's own zero included).
+    // At least over the others of its domain: under `--rank` the scope is one rank, yet the
     // wait was spread over all the others.
     let impact: Ns = s
         .iter()
-        .map(|x| x.imposed_wait_ns / x.members.saturating_sub(1).max(1) as Ns)
+        .map(|x| {
+            let slow: Ns = x
+                .steps
+                .iter()
+                .filter(|st| !own(x, st.step))
+                .map(|st| st.imposed_wait_ns)
+                .sum();
+            let w = x.imposed_wait_ns - slow;
+            w / x.members.saturating_sub(1).max(u64::from(f.ranks)).max(1) as Ns
+        })
         .sum();
+    let first = *s.first()?;
+    if impact == 0
+        && f.slow_steps
+            .iter()
+            .any(|x| x.culprit_rank == Some(first.rank))
+    {
+        return None;
+    }
     let c = Claim::Straggler {
         rank: first.rank,
         imposed_wait_ns: first.imposed_wait_ns,
@@ -81,7 +107,13 @@ pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
     Some(
         Draft::new(impact, claim(c))
             .ranks(s.iter().map(|x| x.rank))
-            .steps(first.steps.iter().filter_map(|x| x.step))
+            .steps(
+                first
+                    .steps
+                    .iter()
+                    .filter(|x| own(first, x.step))
+                    .filter_map(|x| x.step),
+            )
             .ops(first.excess.iter().map(|e| e.part.as_str()))
             .number("last_arrivals", Quantity::Count(first.last_arrivals))
             .number("instances", Quantity::Count(first.instances))

@@ -7,7 +7,7 @@ use super::host::*;
 use super::parallel::*;
 use super::{Draft, Facts, Thresholds};
 use crate::analysis::breakdown::{Breakdown, Part};
-use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler};
+use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler, StragglerStep};
 use crate::analysis::comm::stats::{Sizes, SlowLink, TypeStats};
 use crate::analysis::critical_path::{Category as Cp, CriticalOp, CriticalPath};
 use crate::analysis::host::{CallStat, GcPause, Host, SyncPoint};
@@ -130,18 +130,48 @@ fn straggler_fires_only_when_flagged() {
         flagged: true,
         ..s.clone()
     }];
+    // 30 ms of waiting over the 2 ranks in scope: 15 ms per rank.
     let d = w.run(straggler).unwrap();
     assert_eq!(
         (d.impact_ns, d.evidence.ranks.clone()),
-        (30 * MS, ids(&[1]))
+        (15 * MS, ids(&[1]))
     );
-    // In a domain of 4 the 30 ms were waited by 3 others: 10 ms each, whatever the scope.
+    // In a domain of 4 the 30 ms were waited by 3 others: 10 ms each when the scope holds
+    // fewer ranks (here 2).
     w.stragglers = vec![Straggler {
         flagged: true,
         members: 4,
-        ..s
+        ..s.clone()
     }];
     assert_eq!(w.run(straggler).unwrap().impact_ns, 10 * MS);
+    // The wait it imposed in a slow step it is the culprit of is that step's: 20 of its
+    // 30 ms fell in step 2, slow with rank 1 as culprit; 10 ms remain, 10/3 per other.
+    w.stragglers[0].steps = vec![
+        StragglerStep {
+            step: Some(StepNo(1)),
+            last_arrivals: 1,
+            imposed_wait_ns: 10 * MS,
+        },
+        StragglerStep {
+            step: Some(StepNo(2)),
+            last_arrivals: 1,
+            imposed_wait_ns: 20 * MS,
+        },
+    ];
+    w.slow_steps = vec![SlowStep {
+        step: StepNo(2),
+        culprit_rank: Some(RankId(1)),
+        ..Default::default()
+    }];
+    let d = w.run(straggler).unwrap();
+    assert_eq!(
+        (d.impact_ns, d.evidence.steps.clone()),
+        (10 * MS / 3, vec![StepNo(1)])
+    );
+    // All of it in the slow step: no straggler finding, the slow step names the rank.
+    w.stragglers[0].steps.remove(0);
+    w.stragglers[0].imposed_wait_ns = 20 * MS;
+    assert!(w.run(straggler).is_none());
 }
 
 #[test]
@@ -352,18 +382,75 @@ fn host_rules() {
     }];
     assert_eq!(w.run(gc).unwrap().impact_ns, 125 * MS);
 
+    // The calls cost what the device idles inside them: 1.6 ms of their 2 ms, per rank.
     w.host.allocator = CallStat {
         count: 3,
         total_ns: 2 * MS,
         ranks: ids(&[0]),
+        device_idle_ns: 1_600_000,
     };
-    assert_eq!(w.run(allocator_churn).unwrap().impact_ns, MS);
+    assert_eq!(w.run(allocator_churn).unwrap().impact_ns, 800_000);
     w.host.pageable_h2d = CallStat {
         count: 1,
         total_ns: 4 * MS,
         ranks: ids(&[1]),
+        device_idle_ns: 0,
     };
     assert_eq!(w.run(pageable_memcpy).unwrap().impact_ns, 2 * MS);
+}
+
+#[test]
+fn launch_bound_is_what_no_named_cause_explains_and_graph_capture_is_its_own_finding() {
+    let mut w = World::new();
+    w.host.launch.launched = 1000;
+    w.host.launch.span_ns = 400 * MS;
+    w.host.launch.host_bound_ns = 100 * MS;
+    w.host.data_loading.device_idle_ns = 10 * MS;
+    w.host.allocator.device_idle_ns = 20 * MS;
+    w.host.graphs.capture_idle_ns = 30 * MS;
+    w.host.graphs.captures = 1;
+    w.host.graphs.captured_launches = 500;
+    w.host.syncs = vec![SyncPoint {
+        call: "cudaStreamSynchronize".into(),
+        caused_by: "-".into(),
+        count: 1,
+        blocked_ns: MS,
+        device_idle_after_ns: 4 * MS,
+        ranks: ids(&[0]),
+    }];
+    // 100 − 10 − 20 − 30 − 4 = 36 ms over 2 ranks; the trace uses graphs: no graph advice.
+    let d = w.run(launch_bound).unwrap();
+    assert_eq!(d.impact_ns, 18 * MS);
+    assert!(matches!(
+        d.claim,
+        crate::analysis::advisor::Claim::Host(super::host::Claim::LaunchBound {
+            uses_graphs: true,
+            ..
+        })
+    ));
+    let words = crate::prose::claim_words(&d.claim);
+    assert!(
+        words
+            .suggestions
+            .iter()
+            .all(|s| !s.contains("capture the step"))
+    );
+    // Capture: 30 ms of 400 (7.5%) ≥ 5%, per rank 15 ms; under 5% it is silent.
+    let c = w.run(graph_capture).unwrap();
+    assert_eq!(c.impact_ns, 15 * MS);
+    w.host.graphs.capture_idle_ns = 10 * MS;
+    assert!(w.run(graph_capture).is_none());
+    w.host.graphs.captures = 0;
+    w.host.graphs.capture_idle_ns = 30 * MS;
+    assert!(w.run(graph_capture).is_none());
+    // Named causes that add up past the host-bound time leave nothing, not a negative.
+    w.host.launch.host_bound_ns = 10 * MS;
+    assert!(w.run(launch_bound).is_none());
+    // A blocking call outside every operator is not worded "from -".
+    let s = w.run(sync_points).unwrap();
+    assert_eq!(s.evidence.ops, ["cudaStreamSynchronize"]);
+    let title = crate::prose::claim_words(&s.claim).title;
+    assert!(title.contains("outside any framework operator"), "{title}");
 }
 
 #[test]
@@ -397,11 +484,17 @@ fn free_time_and_critical_path() {
     c.by_category.insert(Cp::Cpu, 70 * MS);
     c.by_category.insert(Cp::GpuCompute, 30 * MS);
     w.critical = Some(c.clone());
+    // Host work costs only while the device idles for it: no host-bound time, no cost.
+    assert!(w.run(critical_path_host).is_none());
+    // 100 ms host-bound over 2 ranks caps its 70 ms on the path at 50 ms.
+    w.host.launch.host_bound_ns = 100 * MS;
     let d = w.run(critical_path_host).unwrap();
     assert_eq!(
         (d.impact_ns, d.evidence.ops.clone()),
-        (70 * MS, vec!["cudaMalloc".to_string()])
+        (50 * MS, vec!["cudaMalloc".to_string()])
     );
+    w.host.launch.host_bound_ns = 200 * MS;
+    assert_eq!(w.run(critical_path_host).unwrap().impact_ns, 70 * MS);
     // Data loading on the path belongs to the dataloader rule.
     c.top_ops[0].name = "enumerate(DataLoader)#x".into();
     c.top_ops[0].data_loader = true;

@@ -14,9 +14,14 @@
 //!   msprof-analyze does: free time (neither device nor the launching threads busy) in one
 //!   stretch of at least [`GC_GAP_NS`].
 //! - **Allocator churn**: allocator calls (`cudaMalloc`, `cudaFree`, ...) after a rank's first
-//!   profiled step, when the caching allocator should be warm.
+//!   profiled step, when the caching allocator should be warm; every call when the rank has
+//!   one step or none (nothing tells warm-up from steady state then), with the device idle
+//!   time inside them.
+//! - **Graphs**: capture windows and replays ([`graphs`]).
 //! - **Pageable copies**: copies from or to pageable host memory, which are staged and
 //!   synchronous.
+
+pub mod graphs;
 
 use super::breakdown::Breakdown;
 use super::intervals::IntervalSet;
@@ -72,9 +77,9 @@ pub struct SyncPoint {
     pub count: u64,
     /// Σ call durations.
     pub blocked_ns: Ns,
-    /// Σ device idle time right after the calls return until the device has work again
-    /// (within the call's step span): what the sync costs, since the host could not run
-    /// ahead to queue work.
+    /// Σ over the calls of the time the host works (the device idle) right after the call
+    /// returns until the device has work again, within the call's step span: what the sync
+    /// costs, since the host could not run ahead to queue work.
     pub device_idle_after_ns: Ns,
     /// Ranks where it happens.
     pub ranks: Vec<RankId>,
@@ -112,6 +117,10 @@ pub struct DataLoading {
     pub max_ns: Ns,
     /// Its rank and step.
     pub max_at: Option<RankStep>,
+    /// Per (rank, step) with loading: device idle while loading, and the step's span (rank
+    /// order, then step); what a finding's evidence scope is read from. Not in the JSON.
+    #[serde(skip)]
+    pub per_step: Vec<(RankStep, Ns, Ns)>,
 }
 
 /// A conjectured or recorded GC pause.
@@ -138,6 +147,9 @@ pub struct CallStat {
     pub total_ns: Ns,
     /// Ranks where they happen.
     pub ranks: Vec<RankId>,
+    /// Σ over ranks of the time inside the calls with every device lane idle (counted for
+    /// allocator calls).
+    pub device_idle_ns: Ns,
 }
 
 /// Everything the host analyses find.
@@ -151,12 +163,17 @@ pub struct Host {
     pub data_loading: DataLoading,
     /// GC pauses, recorded or conjectured, longest first.
     pub gc: Vec<GcPause>,
-    /// Allocator calls after each rank's first step.
+    /// Allocator calls after each rank's first step (every call of a rank with ≤ 1 step).
     pub allocator: CallStat,
+    /// Every rank has one step or none, so every allocator call counted (not in the JSON).
+    #[serde(skip)]
+    pub allocator_every_call: bool,
     /// Pageable host → device copies.
     pub pageable_h2d: CallStat,
     /// Device → pageable host copies.
     pub pageable_d2h: CallStat,
+    /// Graph capture and replay.
+    pub graphs: graphs::Graphs,
 }
 
 /// Runs the host analyses over the ranks and steps `in_scope` accepts. `busy` and `spans` are
@@ -190,6 +207,7 @@ pub fn host(
         merge(&mut h, p);
         merge_syncs(&mut syncs, s);
     }
+    h.allocator_every_call = job.ranks.iter().all(|r| r.steps.len() <= 1);
     if h.gc.iter().any(|g| g.recorded) {
         h.gc.retain(|g| g.recorded);
     }
@@ -231,26 +249,34 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
 
     fn run(&self) -> (Host, Syncs) {
         let mut h = Host::default();
-        let (launch_calls, loaders) = self.events(&mut h);
+        let (launch_calls, loaders, allocs) = self.events(&mut h);
         let idle_in = |iv: Vec<(Ns, Ns)>| {
             let set = IntervalSet::from_intervals(iv);
             set.total() - set.intersect(&self.busy.device).total()
         };
         h.launch.launch_idle_ns += idle_in(launch_calls);
+        h.data_loading.per_step = self.loading_per_step(&loaders);
         h.data_loading.device_idle_ns += idle_in(loaders);
+        h.allocator.device_idle_ns += idle_in(allocs);
+        let (g, windows) = graphs::scan(self.job, self.rank, &|i| self.ok(i));
+        h.graphs = g;
+        h.graphs.capture_idle_ns = idle_in(windows);
         let syncs = self.sync_points();
         self.conjectured_gc(&mut h);
         (h, syncs)
     }
 
     /// One pass over the events in scope: launches, data loading, recorded GC, allocator
-    /// calls and pageable copies; returns the launch calls' and the loaders' intervals.
-    fn events(&self, h: &mut Host) -> (Intervals, Intervals) {
+    /// calls and pageable copies; returns the launch calls', the loaders' and the counted
+    /// allocator calls' intervals.
+    fn events(&self, h: &mut Host) -> (Intervals, Intervals, Intervals) {
         let (job, rank) = (self.job, self.rank);
         let ev = &rank.events;
-        let first_step = rank.steps.first().map(|s| s.number);
+        // With one step or none, warm-up cannot be told apart: every call counts.
+        let warm_up = (rank.steps.len() > 1).then(|| rank.steps[0].number);
         let mut launch_calls = Vec::new();
         let mut loaders = Vec::new();
+        let mut allocs = Vec::new();
         for i in 0..ev.len() {
             if !self.ok(i) {
                 continue;
@@ -263,7 +289,10 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
                 h.launch.launch_call_ns += ev.dur[l];
                 launch_calls.push((ev.start[l], ev.end(l)));
             }
-            if k == Kind::Annotation && role.data_loader && is_cpu(rank, i) {
+            // Old Kineto records `enumerate(DataLoader)#…` as an operator, newer as a
+            // user annotation.
+            let marks = matches!(k, Kind::Annotation | Kind::HostOp);
+            if marks && role.data_loader && is_cpu(rank, i) {
                 loaders.push((ev.start[i], ev.end(i)));
                 let d = &mut h.data_loading;
                 d.count += 1;
@@ -285,8 +314,12 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
                     recorded: true,
                 });
             }
-            if k == Kind::Launch && role.allocator && rank.step_of(i) != first_step {
+            if k == Kind::Launch
+                && role.allocator
+                && (warm_up.is_none() || rank.step_of(i) != warm_up)
+            {
                 add(&mut h.allocator, rank.id, ev.dur[i]);
+                allocs.push((ev.start[i], ev.end(i)));
             }
             match (k, role.pageable) {
                 (Kind::Memcpy, Some(PageableCopy::HostToDevice)) => {
@@ -298,7 +331,30 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
                 _ => {}
             }
         }
-        (launch_calls, loaders)
+        (launch_calls, loaders, allocs)
+    }
+
+    /// Device idle while loading and the span, per step of this rank with loading.
+    fn loading_per_step(&self, loaders: &[(Ns, Ns)]) -> Vec<(RankStep, Ns, Ns)> {
+        let mut out = Vec::new();
+        for sp in self.spans {
+            let iv: Vec<(Ns, Ns)> = loaders
+                .iter()
+                .filter(|l| sp.start <= l.0 && l.0 < sp.end)
+                .copied()
+                .collect();
+            if iv.is_empty() {
+                continue;
+            }
+            let set = IntervalSet::from_intervals(iv);
+            let idle = set.total() - set.intersect(&self.busy.device).total();
+            let at = RankStep {
+                rank: self.rank.id,
+                step: sp.number,
+            };
+            out.push((at, idle, sp.end - sp.start));
+        }
+        out
     }
 
     /// Blocking calls in scope by (call, cause), with the device idle time after each.
@@ -313,11 +369,14 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
                 .iter()
                 .find(|s| s.start <= end && end < s.end)
                 .map_or(end, |s| s.end);
+            // The device idles after the call until it has work again; what the sync costs is
+            // the part of that gap in which the host is busy catching up (queueing the next
+            // work). A gap with the host idle too is free time, its cause unrecorded.
             let idle_after = device
                 .gaps_within(end, horizon)
                 .first()
                 .filter(|g| g.0 == end)
-                .map_or(0, |g| g.1 - g.0);
+                .map_or(0, |g| self.busy.busy.measure_within(g.0, g.1));
             let e = syncs
                 .entry((call.to_string(), cause.to_string()))
                 .or_insert_with(|| SyncPoint {
@@ -393,6 +452,7 @@ fn merge(h: &mut Host, p: Host) {
         d.max_ns = e.max_ns;
         d.max_at = e.max_at;
     }
+    d.per_step.extend(e.per_step);
     h.gc.extend(p.gc);
     for (a, b) in [
         (&mut h.allocator, p.allocator),
@@ -402,7 +462,9 @@ fn merge(h: &mut Host, p: Host) {
         a.count += b.count;
         a.total_ns += b.total_ns;
         a.ranks.extend(b.ranks);
+        a.device_idle_ns += b.device_idle_ns;
     }
+    h.graphs.merge(p.graphs);
 }
 
 /// Time intervals `[start, end)`, unsorted.
