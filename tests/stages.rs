@@ -83,8 +83,8 @@ fn calls_pair_by_seq_when_every_call_has_one() {
 #[test]
 fn wait_and_transit_of_a_member_that_ends_before_the_last_arrival() {
     // Seq 2: rank 0 arrives at 300 and ends at 305, rank 1 arrives at 310 and ends at 400.
-    // Rank 0 waits 310 − 300 = 10 µs; its transit 305 − 310 < 0 clamps to 0. Rank 1: wait 0,
-    // transit 400 − 310 = 90 µs.
+    // Rank 0 would wait 310 − 300 = 10 µs, but waits only inside its own 5 µs call; its
+    // transit 305 − 310 < 0 clamps to 0. Rank 1: wait 0, transit 400 − 310 = 90 µs.
     let s = open("seq2");
     let (_, t) = s.analysis.comm.instances().next().expect("one instance");
     let got: Vec<(RankId, i64, i64)> = t
@@ -92,9 +92,9 @@ fn wait_and_transit_of_a_member_that_ends_before_the_last_arrival() {
         .iter()
         .map(|m| (m.rank, m.wait_ns, m.transit_ns))
         .collect();
-    assert_eq!(got, [(RankId(0), 10_000, 0), (RankId(1), 0, 90_000)]);
+    assert_eq!(got, [(RankId(0), 5_000, 0), (RankId(1), 0, 90_000)]);
     assert_eq!(t.timing.last_arriver, RankId(1));
-    assert_eq!((t.timing.skew_ns, t.timing.wait_ns), (10_000, 10_000));
+    assert_eq!((t.timing.skew_ns, t.timing.wait_ns), (10_000, 5_000));
     // Σ member transits: 0 + 90 µs (not 305 − 310 + 90 = 85).
     assert_eq!(t.timing.member_transit_ns, 90_000);
 }
@@ -134,9 +134,9 @@ fn persistence_at_exactly_two_thirds_of_the_steps_flags() {
         .map(|s| &s["rank"])
         .collect();
     assert_eq!(ranks, [&json!(2), &json!(1)]);
-    // The finding's impact: the others' average wait, 400 µs over the 2 others.
+    // The finding's impact: the average wait per rank, 400 µs over the 3 ranks.
     let f = finding(&r, "straggler").expect("a straggler finding");
-    assert_eq!(f["impact_ns"], 200_000);
+    assert_eq!(f["impact_ns"], 133_333);
     assert_eq!(f["evidence"]["ranks"], json!([2]));
 }
 

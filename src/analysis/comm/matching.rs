@@ -10,7 +10,7 @@
 //! counted as unpaired.
 
 use super::RankCount;
-use super::calls::{Call, Calls};
+use super::calls::{Call, Calls, GroupSource};
 use crate::model::{CollOp, Job, RankId, RankIx, StepNo};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -153,7 +153,9 @@ pub fn match_calls(job: &Job, calls: &Calls) -> Matching {
 
 /// Calls of one group bucketed by matching key — (step, k-th call in the step), or
 /// (none, sequence number) when every call has one — with each rank's call count per step.
-type Buckets = BTreeMap<(Option<StepNo>, u64), Members>;
+/// In a group assumed to be the world (no group args), the k-th call counts per operation:
+/// an all-to-all group and an all-reduce group, unnamed, interleave differently per rank.
+type Buckets = BTreeMap<(Option<StepNo>, CollOp, u64), Members>;
 /// Each step's per-rank call counts.
 type StepCounts = BTreeMap<Option<StepNo>, Vec<RankCount>>;
 
@@ -162,10 +164,11 @@ fn collectives(job: &Job, calls: &Calls, g: u32, present: &[RankIx], m: &mut Mat
     let by_seq = present
         .iter()
         .all(|&r| group_calls(calls, g, r).all(|(_, c)| c.seq.is_some()));
-    let (buckets, counts) = bucket_calls(job, calls, g, present, by_seq);
+    let per_op = calls.groups[g as usize].source == GroupSource::World;
+    let (buckets, counts) = bucket_calls(job, calls, g, present, (by_seq, per_op));
     let group_name = &calls.groups[g as usize].name;
     let bad_steps = count_mismatches(group_name, &counts, m);
-    for ((step, index), members) in buckets {
+    for ((step, _, index), members) in buckets {
         if bad_steps.contains(&step) || members.len() < 2 {
             continue;
         }
@@ -213,19 +216,22 @@ fn bucket_calls(
     calls: &Calls,
     g: u32,
     present: &[RankIx],
-    by_seq: bool,
+    (by_seq, per_op): (bool, bool),
 ) -> (Buckets, StepCounts) {
     let mut buckets = Buckets::new();
     let mut counts = StepCounts::new();
     for &r in present {
         let mut k_in_step: BTreeMap<Option<StepNo>, u64> = BTreeMap::new();
+        let mut k_of_op: BTreeMap<(Option<StepNo>, CollOp), u64> = BTreeMap::new();
         for (ci, c) in group_calls(calls, g, r) {
+            *k_in_step.entry(c.step).or_default() += 1;
             let key = if by_seq {
-                (None, c.seq.unwrap_or_default())
+                (None, CollOp::Other, c.seq.unwrap_or_default())
             } else {
-                let k = k_in_step.entry(c.step).or_default();
+                let op = if per_op { c.op } else { CollOp::Other };
+                let k = k_of_op.entry((c.step, op)).or_default();
                 *k += 1;
-                (c.step, *k - 1)
+                (c.step, op, *k - 1)
             };
             buckets.entry(key).or_default().push(Member {
                 rank: r,

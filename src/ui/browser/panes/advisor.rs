@@ -184,6 +184,17 @@ fn detail_lines(th: &Theme, x: &Finding, w: &Words) -> Vec<Line<'static>> {
         };
         l.push(widgets::pairs(th, &[(k, text)]));
     }
+    if !x.folded.is_empty() {
+        l.push(Line::default());
+        l.push(head("also explains"));
+        for s in &x.folded {
+            l.push(Line::from(vec![
+                Span::styled("• ", th.fg(th.c.accent)),
+                Span::styled(crate::prose::claim_words(&s.claim).title, th.text()),
+                Span::styled(format!(" [{}]", s.rule), th.dim()),
+            ]));
+        }
+    }
     l.push(Line::default());
     l.push(head("cause"));
     l.push(Line::from(Span::styled(w.cause, th.text())));
