@@ -267,3 +267,21 @@ for r, skew in ((0, 0), (1, 5000), (2, 8000)):
     if r in (1, 2):
         k.kernel(AR, 21, 350, 400 + 50 * (r - 1), 200 - 50 * (r - 1), GB)
     json.dump(trace(r, 3, k.ev, PGC, skew_us=skew), open(f"testdata/chain3/rank-{r}.json", "w"), indent=0)
+
+# pre_window.json: the profiler starts with work queued on stream 7 (kernels A [5, 80) and
+# B [80, 120), no launching call in the trace), then steps 1 [0, 100), 2 [100, 200),
+# 3 [200, 300) launch C [120, 150), D [150, 190), E [210, 250). A and B belong to no step;
+# step 1 starts when they end (120): spans [120, 150), [150, 200), [200, 300).
+k = Rank()
+for n, b in ((1, 0), (2, 100), (3, 200)):
+    k.step(n, b, 100)
+k.ev.append({"ph": "X", "cat": "kernel", "name": "queued_a", "pid": 0, "tid": 7, "ts": 5,
+             "dur": 75, "args": {"stream": 7, "correlation": 900}})
+k.ev.append({"ph": "X", "cat": "kernel", "name": "queued_b", "pid": 0, "tid": 7, "ts": 80,
+             "dur": 40, "args": {"stream": 7, "correlation": 901}})
+k.kernel("gemm_c", 7, 10, 120, 30)
+k.kernel("gemm_d", 7, 110, 150, 40)
+k.kernel("gemm_e", 7, 205, 210, 40)
+t = trace(0, 1, k.ev)
+del t["distributedInfo"]
+json.dump(t, open("testdata/pre_window.json", "w"), indent=0)

@@ -46,7 +46,7 @@ fn the_path_runs_through_the_last_arriver() {
     assert_eq!(
         c["by_category"],
         json!({"cpu": 0, "gpu_compute": 500000, "communication": 100000,
-               "launch_overhead": 10000, "kernel_gap": 0, "wait": 0})
+               "launch_overhead": 10000, "kernel_gap": 0, "wait": 0, "host_gap": 0})
     );
     let ops: Vec<(u64, &str, i64)> = c["ops"]
         .as_array()
@@ -81,17 +81,17 @@ fn single_rank_step_with_nesting_and_launches() {
     // cudaLaunchKernel [20, 25); aten::copy_ [40, 50) ⊃ cudaMemcpyAsync [42, 45);
     // cudaLaunchKernel [60, 62). Device: memcpy [50, 60) and the all-reduce [70, 120) on
     // stream 20; gemm [30, 80) on stream 7.
-    // Longest: linear 2 + addmm 8 + launch call 5 + addmm 3 + linear 2 (cpu 20), gap to
-    // copy_ (0), copy_ 2 (cpu), memcpy launch 42→50 on an idle stream (8), memcpy 10,
-    // same-stream gap 60→70 (10), all-reduce 50 = 100 µs. Via gemm the path would be
-    // 2 + 8 + 10 (launch) + 50 = 70.
+    // Longest: linear 2 + addmm 8 + launch call 5 + addmm 3 + linear 2 (cpu 20), the
+    // thread's gap 30→40 before copy_ (host_gap 10), copy_ 2 (cpu), memcpy launch 42→50 on an
+    // idle stream (8), memcpy 10, same-stream gap 60→70 (10), all-reduce 50 = 110 µs: the
+    // whole window from 10 to 120. Via gemm the path would be 2 + 8 + 10 (launch) + 50 = 70.
     let r = report_json(&[&testdata("two_streams.json")], &["--step", "1"]);
     let c = path(&r);
-    assert_eq!(c["total_ns"], 100_000);
+    assert_eq!(c["total_ns"], 110_000);
     assert_eq!(
         c["by_category"],
         json!({"cpu": 22000, "gpu_compute": 10000, "communication": 50000,
-               "launch_overhead": 8000, "kernel_gap": 10000, "wait": 0})
+               "launch_overhead": 8000, "kernel_gap": 10000, "wait": 0, "host_gap": 10000})
     );
     let names: Vec<&str> = c["ops"]
         .as_array()

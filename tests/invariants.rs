@@ -40,6 +40,7 @@ fn jobs() -> Vec<Vec<PathBuf>> {
         "slow3",
         "pipe4",
         "chain3",
+        "pre_window.json",
     ] {
         out.push(vec![testdata(f)]);
     }

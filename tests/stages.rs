@@ -50,6 +50,38 @@ fn step_spans_run_to_the_latest_device_end_so_far() {
 }
 
 #[test]
+fn work_queued_before_the_trace_window_stretches_no_step() {
+    // Kernels A [5, 80) and B [80, 120) have no launching call in the trace and run before
+    // stream 7's first launched kernel: they belong to no step, and step 1 starts when the
+    // device is done with them (120), as a step starts when the previous step's work ends.
+    let s = open("pre_window.json");
+    let rank = &s.job().ranks[0];
+    assert_eq!(
+        (
+            rank.pre_window.events,
+            rank.pre_window.busy_ns,
+            rank.pre_window.end
+        ),
+        (2, 115_000, Some(120_000))
+    );
+    let spans: Vec<(i64, i64)> = s.analysis.spans[0]
+        .iter()
+        .map(|x| (x.start, x.end))
+        .collect();
+    // D1 = 150 (C), D2 = 190 (D): B1 = max(0, 120), B2 = max(100, 150), B3 = max(200, 190).
+    assert_eq!(
+        spans,
+        [(120_000, 150_000), (150_000, 200_000), (200_000, 300_000)]
+    );
+    // The report says what was left out.
+    let r = report_json(&[&testdata("pre_window.json")], &[]);
+    assert_eq!(
+        r["job"]["notes"][1],
+        "rank 0: 2 device events (115.0 µs) launched before the trace window are left out of the steps"
+    );
+}
+
+#[test]
 fn a_pause_between_steps_belongs_to_the_step_before() {
     // Host steps [0, 100) and [150, 250) µs, the kernel [10, 90) done before the pause:
     // B2 = max(150, D1 = 90) = 150, so step 1 spans [0, 150) (not [0, 100)).

@@ -3,8 +3,9 @@
 //! (host-bound), like a synchronous step timer.
 //!
 //! With D_N the latest end of device work launched in steps ≤ N, the boundary of step N is
-//! B_N = max(host start of N, D_{N−1}) (first step: its host start). Span N = [B_N, B_{N+1});
-//! the last step: [B_N, max(host end of N, D_N)].
+//! B_N = max(host start of N, D_{N−1}) (first step: max(its host start, the end of device work
+//! launched before the trace window)). Span N = [B_N, B_{N+1}); the last step:
+//! [B_N, max(host end of N, D_N)].
 
 use crate::model::{NO_STEP, Rank, StepNo};
 use crate::time::Ns;
@@ -59,13 +60,14 @@ pub fn rank_spans(rank: &Rank) -> Vec<StepSpan> {
         };
         d.push(running);
     }
+    // Work queued before the trace window is the unprofiled previous step's tail: the first
+    // step starts when the device has finished it, as every later step starts when the
+    // device has finished the step before.
+    let pre = rank.pre_window.end;
     let boundary = |k: usize| -> Ns {
         let host = rank.steps[k].start;
-        if k == 0 {
-            host
-        } else {
-            d[k - 1].map_or(host, |dv| dv.max(host))
-        }
+        let before = if k == 0 { pre } else { d[k - 1] };
+        before.map_or(host, |dv| dv.max(host))
     };
     (0..n)
         .map(|k| {
@@ -79,8 +81,9 @@ pub fn rank_spans(rank: &Rank) -> Vec<StepSpan> {
             StepSpan {
                 index: k as u32,
                 number: rank.steps[k].number,
-                start,
-                end: end.max(start),
+                // The pre-window tail can outlast a first step with no device work.
+                start: start.min(end),
+                end,
                 device_end: d[k],
             }
         })

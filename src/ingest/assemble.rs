@@ -45,6 +45,14 @@ pub fn assemble(
                 r.id
             ));
         }
+        if r.pre_window.events > 0 {
+            notes.push(format!(
+                "rank {}: {} device events ({}) launched before the trace window are left out of the steps",
+                r.id,
+                r.pre_window.events,
+                crate::format::human(r.pre_window.busy_ns)
+            ));
+        }
         job.ranks.push(reintern(d, &mut job.strings));
     }
     // Every rank repeats the groups it belongs to: keep each (name, ranks) once.

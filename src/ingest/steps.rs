@@ -3,7 +3,7 @@
 //! a role, launch links are set by the format's reader before.
 
 use super::roles::RoleTable;
-use crate::model::{HostStep, Interner, Kind, LaneSide, NO_STEP, Rank, StepNo};
+use crate::model::{HostStep, Interner, Kind, LaneSide, NO_STEP, PreWindow, Rank, StepNo};
 use crate::time::Ns;
 use rayon::prelude::*;
 
@@ -111,4 +111,39 @@ pub fn assign_steps(rank: &mut Rank) {
             };
         }
     });
+    rank.pre_window = drop_pre_window(rank);
+}
+
+/// Takes device work launched before the trace window out of every step: per device lane,
+/// the unlinked device work before the lane's first event whose launch is in the trace.
+/// A rank with no linked device work at all (a trace without launch links) keeps its.
+fn drop_pre_window(rank: &mut Rank) -> PreWindow {
+    let mut out = PreWindow::default();
+    let ev = &rank.events;
+    let linked = |i: usize| ev.link[i].get().is_some() && ev.kind[i].is_device_work();
+    if !(0..ev.len()).any(linked) {
+        return out;
+    }
+    let mut drop = Vec::new();
+    for (l, lane) in rank.lanes.iter().enumerate() {
+        if lane.side != LaneSide::Device {
+            continue;
+        }
+        for i in rank.lane_events(l as u16) {
+            if linked(i) {
+                break;
+            }
+            if ev.kind[i].is_device_work() {
+                drop.push(i);
+            }
+        }
+    }
+    for i in drop {
+        out.events += 1;
+        out.busy_ns += rank.events.dur[i];
+        let end = rank.events.end(i);
+        out.end = Some(out.end.map_or(end, |e: Ns| e.max(end)));
+        rank.events.step[i] = NO_STEP;
+    }
+    out
 }

@@ -75,6 +75,21 @@ pub struct Rank {
     /// Shapes and FLOPs of operators that launch compute (GEMMs, convolutions, attention,
     /// norms, elementwise), in event order: what the roofline estimates from.
     pub shapes: Vec<OpShape>,
+    /// Device work launched before the trace window began, left out of every step.
+    pub pre_window: PreWindow,
+}
+
+/// Device events launched before the trace window: on a stream, the unlinked events that run
+/// before the first event whose launching call is in the trace (the queue the profiler found
+/// when it started). They belong to no step (HTA drops them the same way).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PreWindow {
+    /// Such events.
+    pub events: u64,
+    /// Σ their durations.
+    pub busy_ns: Ns,
+    /// The latest end among them: where the first step's device work can start.
+    pub end: Option<Ns>,
 }
 
 /// An operator's `Input Dims`, `Input type` and `flops` args.

@@ -54,6 +54,9 @@ fn header(o: &mut String, r: &Report) {
     }
     let kinds = nonzero_counts(&j.events);
     let _ = writeln!(o, "- **events**: {}", kinds.join(", "));
+    for n in &j.notes {
+        let _ = writeln!(o, "- **note**: {n}");
+    }
 }
 
 fn steps(o: &mut String, r: &Report) {

@@ -64,6 +64,10 @@ fn header(o: &mut String, r: &Report) {
             wrap_list(o, prefix, &list);
         }
     }
+    // How the job was read (a guessed rank, a trace without steps, work before the window).
+    for n in &j.notes {
+        wrap_words(o, "  ", &format!("note: {n}"));
+    }
     if let Some(s) = r.scope.step {
         let _ = writeln!(o, "  scope: step {s}");
     }

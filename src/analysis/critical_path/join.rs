@@ -46,8 +46,9 @@ pub fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<RankCalls> {
 }
 
 /// Cross-rank edges: the last arriver's kernel start → every member's kernel end, weighted
-/// by the transfer; the early members' waits then weigh 0 (the last arriver's path carries
-/// that time). `device_nodes[r]`: rank r's device nodes and the offset of its nodes in `g`.
+/// by the transfer. The early members keep their wait edges: when the last arriver's own
+/// path explains the wait it is at least as long and wins (ties go to less `wait`); when it
+/// does not (it entered the window late), the path shows the wait as `wait`. `device_nodes[r]`: rank r's device nodes and the offset of its nodes in `g`.
 pub fn join_collectives(
     g: &mut Graph,
     job: &Job,
@@ -73,13 +74,10 @@ pub fn join_collectives(
             continue;
         };
         let (lr, le, (ls, _)): (RankIx, EventIx, (u32, u32)) = members[last];
-        for (k, &(r, e, (_, end))) in members.iter().enumerate() {
+        for (k, &(_, _, (_, end))) in members.iter().enumerate() {
             if k != last {
                 let transit = t.timing.transit_ns;
                 g.edge(ls, end, transit, Some(Category::Communication), lr, le);
-                if let Some(&w) = g.waits.get(&(r, e)) {
-                    g.edges[w].w = 0;
-                }
             }
         }
     }

@@ -67,12 +67,16 @@ pub enum Category {
     KernelGap,
     /// Waiting: blocked in a synchronize, or in a collective for a late rank.
     Wait,
+    /// A thread running no recorded op between two of its ops (Python, a stall, the thread
+    /// descheduled).
+    HostGap,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Category; 6] = [
+    pub const ALL: [Category; 7] = [
         Category::Cpu,
+        Category::HostGap,
         Category::GpuCompute,
         Category::Communication,
         Category::LaunchOverhead,
@@ -89,6 +93,7 @@ impl Category {
             Category::LaunchOverhead => "launch_overhead",
             Category::KernelGap => "kernel_gap",
             Category::Wait => "wait",
+            Category::HostGap => "host_gap",
         }
     }
 }

@@ -40,6 +40,9 @@ pub struct RankGraph<'a> {
     blocking_calls: Vec<u32>,
     /// Device events in the window, stream by stream in order.
     device: Vec<usize>,
+    /// Host-gap edges by the op node they lead to (a transfer the op waited for explains
+    /// part of the gap).
+    gap_into: FxHashMap<u32, usize>,
 }
 
 impl<'a> RankGraph<'a> {
@@ -61,6 +64,7 @@ impl<'a> RankGraph<'a> {
             call_nodes: FxHashMap::default(),
             blocking_calls: Vec::new(),
             device: Vec::new(),
+            gap_into: FxHashMap::default(),
         };
         for (l, lane) in rank.lanes.iter().enumerate() {
             if lane.side == LaneSide::Cpu {
@@ -113,6 +117,8 @@ impl<'a> RankGraph<'a> {
         let ev = &rank.events;
         let mut stack: Vec<(usize, u32)> = Vec::new(); // (event, cursor node)
         let mut prev_top_end: Option<u32> = None;
+        // Open annotations (`DistributedDataParallel.forward`): what a host gap is inside.
+        let mut within: Vec<usize> = Vec::new();
         // Events of a lane are sorted by start: only the window's slice is visited.
         let r = rank.lane_events(lane);
         let from = r.start + ev.start[r.clone()].partition_point(|&t| t < win.lo);
@@ -121,6 +127,12 @@ impl<'a> RankGraph<'a> {
             let k = ev.kind[i];
             let work = matches!(k, Kind::HostOp | Kind::Launch)
                 || (k == Kind::Annotation && self.role(i).data_loader);
+            while within.last().is_some_and(|&a| ev.end(a) <= ev.start[i]) {
+                within.pop();
+            }
+            if k == Kind::Annotation && !work && !self.role(i).is_step_marker() {
+                within.push(i);
+            }
             if !work || ev.dur[i] <= 0 || self.role(i).is_step_marker() {
                 continue;
             }
@@ -156,8 +168,14 @@ impl<'a> RankGraph<'a> {
                     self.g.edge(c, s, w, Some(cat), self.ri, EventIx::of(p));
                 }
                 None => {
+                    // The thread ran no recorded op between two top-level ops: Python between
+                    // ops, a stall, descheduling. Attributed to the annotation it fell in.
                     if let Some(pe) = prev_top_end {
-                        self.g.edge(pe, s, 0, None, self.ri, EventIx::of(i));
+                        let gap = ev.start[i] - self.g.nodes[pe as usize].1;
+                        let at = within.last().copied().unwrap_or(i);
+                        let cat = (gap > 0).then_some(Category::HostGap);
+                        self.gap_into.insert(s, self.g.edges.len());
+                        self.g.edge(pe, s, gap, cat, self.ri, EventIx::of(at));
                     }
                 }
             }
@@ -200,9 +218,21 @@ impl<'a> RankGraph<'a> {
                 }
                 if let Some(next) = self.next_op(ev.lane[q as usize], ev.end(i)) {
                     self.g.edge(e, next, 0, None, ri, event);
+                    self.explain_gap(next, ev.end(i));
                 }
             }
         }
+    }
+
+    /// The thread waited for a transfer that ended at `t` before the op at node `next`: the
+    /// host gap into that op counts only from `t` (the transfer's edges carry the rest).
+    fn explain_gap(&mut self, next: u32, t: Ns) {
+        let Some(&k) = self.gap_into.get(&next) else {
+            return;
+        };
+        let to = self.g.nodes[next as usize].1;
+        let edge = &mut self.g.edges[k];
+        edge.w = edge.w.min((to - t).max(0));
     }
 
     /// The start node of the first op of `lane` in the graph starting at or after `t`.

@@ -72,6 +72,7 @@ fn color(theme: &Theme, c: Category) -> Color {
     let k = &theme.c;
     match c {
         Category::Cpu => k.host_bound,
+        Category::HostGap => k.free,
         Category::GpuCompute => k.compute,
         Category::Communication => k.comm,
         Category::LaunchOverhead => k.memory,
@@ -82,7 +83,7 @@ fn color(theme: &Theme, c: Category) -> Color {
 
 fn glyph(theme: &Theme, i: usize) -> char {
     if theme.mono {
-        ['▒', '█', '▓', '░', '·', '╳'][i]
+        ['▒', '░', '█', '▓', ':', '·', '╳'][i]
     } else {
         '█'
     }
