@@ -41,6 +41,8 @@ fn jobs() -> Vec<Vec<PathBuf>> {
         "pipe4",
         "chain3",
         "pre_window.json",
+        "gloo_stall3",
+        "gloo_absorb3",
     ] {
         out.push(vec![testdata(f)]);
     }
@@ -201,17 +203,23 @@ fn every_job_and_scope_keeps_the_invariants() {
         };
         check(&all, &name);
         // The cap that keeps findings within the step time is a backstop: on real jobs the
-        // definitions and folds already keep them apart (docs/advisor.md, "Precedence").
+        // definitions and folds keep causes apart, and where estimates on different bases
+        // (per-rank averages, the critical path) still meet, only the tail is trimmed — no
+        // finding that would claim 5% of the step time (docs/advisor.md, "Precedence").
         if paths
             .first()
             .is_some_and(|p| p.to_string_lossy().contains("shared"))
         {
+            let step_ns: i64 = all.analysis.step_times.iter().map(|t| t.max_ns).sum();
             for f in &all.analysis.findings {
-                assert!(
-                    !f.evidence.numbers.contains_key("uncapped_impact_ns"),
-                    "{name}: {} was capped",
-                    f.rule
-                );
+                if let Some(q) = f.evidence.numbers.get("uncapped_impact_ns") {
+                    assert!(
+                        q.value() < 0.05 * step_ns as f64,
+                        "{name}: {} was capped from {}",
+                        f.rule,
+                        q.value()
+                    );
+                }
             }
         }
         let first_rank = all.job().ranks.first().map(|r| r.id);

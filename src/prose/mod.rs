@@ -15,14 +15,23 @@ use crate::format::{human, signed};
 /// Why a step is slow: its culprit's growth, or that every rank waited alike.
 pub fn slow_step_reason(s: &SlowStep) -> String {
     match (s.culprit_rank, s.part) {
-        (Some(r), part) => format!(
-            "rank {r}'s own work grew {} over its median step ({} {}); last to arrive at {} of {} collectives",
-            human(s.growth_ns),
-            part.map_or("compute", |p| p.as_str()),
-            signed(s.part_growth_ns),
-            s.last_arrivals.last,
-            s.last_arrivals.of
-        ),
+        (Some(r), part) => {
+            // A step without collectives (one rank, or no matched instance) has no arrivals.
+            let arrivals = if s.last_arrivals.of > 0 {
+                format!(
+                    "; last to arrive at {} of {} collectives",
+                    s.last_arrivals.last, s.last_arrivals.of
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "rank {r}'s own work grew {} over its median step ({} {}){arrivals}",
+                human(s.growth_ns),
+                part.map_or("compute", |p| p.as_str()),
+                signed(s.part_growth_ns),
+            )
+        }
         (None, _) => "no rank's own work grew: every rank waited alike".to_string(),
     }
 }

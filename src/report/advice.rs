@@ -73,10 +73,13 @@ pub fn host(h: &Host) -> Option<Table> {
         rows.push(vec![
             "sync".into(),
             format!(
-                "{} × {} in {} (blocked {})",
+                "{} × {}{} (blocked {})",
                 s.count,
                 s.call,
-                s.caused_by,
+                match s.caused_by.as_str() {
+                    "-" => String::new(),
+                    op => format!(" in {op}"),
+                },
                 human(s.blocked_ns)
             ),
             human(s.device_idle_after_ns),

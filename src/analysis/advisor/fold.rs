@@ -4,8 +4,9 @@
 //! is the cause's time, measured elsewhere). The rules, in the order they apply:
 //!
 //! 1. A slow step folds into the finding that names its culprit rank in that step with a
-//!    host cause of its own (data loading, a GC pause): the stall is the cause, the slow
-//!    step what the cluster saw of it. Else, when what grew is host-bound time and the job
+//!    host cause of its own (data loading, a host gap, a GC pause): the stall is the cause,
+//!    the slow step what the cluster saw of it; so does a straggler whose every step is a
+//!    host gap of its own. Else, when what grew is host-bound time and the job
 //!    is launch-bound, into launch-bound.
 //! 2. Poor overlap folds into small messages: many small collectives after backward are
 //!    what leaves communication exposed, and bucketing is the fix.
@@ -21,8 +22,18 @@ use crate::time::Ns;
 /// (symptom, cause) rule pairs in the order they apply; `same` says whether two findings
 /// of those rules are about the same thing.
 const FOLDS: &[(&str, &[&str], Same)] = &[
-    ("slow_step", &["dataloader", "gc"], Same::CulpritInScope),
+    (
+        "slow_step",
+        &["dataloader", "host_gap", "gc"],
+        Same::CulpritInScope,
+    ),
+    ("straggler", &["host_gap"], Same::CulpritInScope),
     ("slow_step", &["launch_bound"], Same::Grew("host_bound")),
+    (
+        "rank_imbalance",
+        &["launch_bound"],
+        Same::Grew("host_bound"),
+    ),
     ("poor_overlap", &["small_messages"], Same::SharedOp),
     ("tiny_kernels", &["launch_bound"], Same::Always),
     ("critical_path_host", &["launch_bound"], Same::Always),

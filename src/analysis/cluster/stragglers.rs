@@ -5,6 +5,7 @@ use crate::analysis::breakdown::{Breakdown, Part};
 use crate::analysis::comm::Comm;
 use crate::analysis::comm::waits::Unions;
 use crate::analysis::stats::median_sorted;
+use crate::analysis::steps::StepSpan;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 use serde::Serialize;
@@ -50,6 +51,9 @@ pub struct Straggler {
     /// Σ over the others and steps of the union of their waits at the instances it arrived
     /// last at.
     pub imposed_wait_ns: Ns,
+    /// The part of that wait at instances where it entered the step late: at least half the
+    /// arrival skew was there before the step began (its delay is older than the window).
+    pub late_entry_wait_ns: Ns,
     /// imposed_wait / all the waiting in the domain.
     #[serde(serialize_with = "crate::analysis::ser::f64_6")]
     pub share: f64,
@@ -58,7 +62,8 @@ pub struct Straggler {
     /// Steps of the domain in which anyone waited.
     pub steps_with_wait: u64,
     /// Persistent: `top_steps` ≥ [`PERSISTENCE`] × `steps_with_wait` (with at least
-    /// [`MIN_STEPS_FOR_PERSISTENCE`] steps; else share ≥ [`STRAGGLER_SHARE`]).
+    /// [`MIN_STEPS_FOR_PERSISTENCE`] steps; else share ≥ [`STRAGGLER_SHARE`]), and not mostly
+    /// late entry (a rank that only starts steps late is not slow in them).
     pub flagged: bool,
     /// Parts above the domain median by more than [`IMBALANCE`] of the mean span.
     pub excess: Vec<PartExcess>,
@@ -97,6 +102,8 @@ struct RankWaits {
     instances: u64,
     /// Σ of the others' waits at those.
     imposed: Ns,
+    /// The part of it at instances it entered the step late.
+    late_entry: Ns,
     /// Per step: (last arrivals, imposed wait).
     steps: BTreeMap<Option<StepNo>, (u64, Ns)>,
 }
@@ -117,12 +124,13 @@ struct PartSums {
 pub fn stragglers(
     comm: &Comm,
     rows: &[Breakdown],
+    spans: &[Vec<StepSpan>],
     step: Option<StepNo>,
 ) -> (Vec<Straggler>, Vec<Imbalance>) {
     let mut out = Vec::new();
     let mut imbalance = Vec::new();
     for (g, group) in comm.calls.groups.iter().enumerate() {
-        let waits = domain_waits(comm, g as u32, step);
+        let waits = domain_waits(comm, spans, g as u32, step);
         if waits.ranks.len() < 2 {
             continue;
         }
@@ -154,7 +162,7 @@ pub fn stragglers(
 /// Who arrived last at the domain's (non-p2p) instances of `step`, and the wait it imposed:
 /// each waiting rank's wait is a union per step ([`Unions`]), so two buckets in flight at
 /// once charge their common waiting moment once — to the total and to each imposer.
-fn domain_waits(comm: &Comm, g: u32, step: Option<StepNo>) -> DomainWaits {
+fn domain_waits(comm: &Comm, spans: &[Vec<StepSpan>], g: u32, step: Option<StepNo>) -> DomainWaits {
     let mut w = DomainWaits {
         ranks: BTreeMap::new(),
         total: 0,
@@ -180,9 +188,13 @@ fn domain_waits(comm: &Comm, g: u32, step: Option<StepNo>) -> DomainWaits {
             }
         }
         if t.timing.skew_ns > 0 {
+            let late = late_entry(comm, spans, inst, t);
             let a = w.ranks.entry(t.timing.last_arriver).or_default();
             a.last += 1;
             a.steps.entry(inst.step).or_default().0 += 1;
+            if late * 2 >= t.timing.skew_ns {
+                a.late_entry += t.timing.wait_ns;
+            }
         }
     }
     w.total = total.totals().into_values().sum();
@@ -192,6 +204,31 @@ fn domain_waits(comm: &Comm, g: u32, step: Option<StepNo>) -> DomainWaits {
         a.steps.entry(st).or_default().1 += wait;
     }
     w
+}
+
+/// How much later than the first member the last arriver entered the instance's step
+/// (aligned span starts; 0 when a member's span is unknown).
+fn late_entry(
+    comm: &Comm,
+    spans: &[Vec<StepSpan>],
+    inst: &crate::analysis::comm::matching::Instance,
+    t: &crate::analysis::comm::TimedInstance,
+) -> Ns {
+    let Some(step) = inst.step else { return 0 };
+    let entry = |k: usize| -> Option<Ns> {
+        let ix = inst.members[k].rank.get();
+        let sp = spans.get(ix)?.iter().find(|s| s.number == step)?;
+        Some(sp.start + comm.offsets[ix].offset_ns)
+    };
+    let last = t
+        .members
+        .iter()
+        .position(|m| m.rank == t.timing.last_arriver);
+    let entries: Option<Vec<Ns>> = (0..inst.members.len()).map(entry).collect();
+    match (last, entries) {
+        (Some(l), Some(e)) => e[l] - e.iter().copied().min().unwrap_or(e[l]),
+        _ => 0,
+    }
 }
 
 /// The top imposer of each step (ties: lowest rank): (wait, rank) per step.
@@ -311,11 +348,12 @@ fn straggler(d: &Domain, rank: RankId, a: RankWaits) -> Straggler {
         .unwrap_or_default();
     let steps_with_wait = top.values().filter(|t| t.0 > 0).count() as u64;
     let top_steps = top.values().filter(|t| t.1 == rank && t.0 > 0).count() as u64;
-    let flagged = if steps_with_wait >= MIN_STEPS_FOR_PERSISTENCE {
+    let persistent = if steps_with_wait >= MIN_STEPS_FOR_PERSISTENCE {
         top_steps as f64 >= PERSISTENCE * steps_with_wait as f64
     } else {
         share >= STRAGGLER_SHARE
     };
+    let flagged = persistent && a.late_entry * 2 < a.imposed;
     Straggler {
         group: group.to_string(),
         rank,
@@ -323,6 +361,7 @@ fn straggler(d: &Domain, rank: RankId, a: RankWaits) -> Straggler {
         instances: a.instances,
         members: d.members,
         imposed_wait_ns: a.imposed,
+        late_entry_wait_ns: a.late_entry,
         share,
         top_steps,
         steps_with_wait,

@@ -136,6 +136,9 @@ pub struct GcPause {
     pub dur_ns: Ns,
     /// A GC event in the trace, not a conjecture from free time.
     pub recorded: bool,
+    /// For a conjectured pause (a host gap): the innermost user annotation on the rank's main
+    /// thread around it (`DistributedDataParallel.forward`), when there is one.
+    pub within: Option<String>,
 }
 
 /// Calls of one allocator or copy kind.
@@ -168,6 +171,10 @@ pub struct Host {
     /// Every rank has one step or none, so every allocator call counted (not in the JSON).
     #[serde(skip)]
     pub allocator_every_call: bool,
+    /// Σ of the conjectured pauses' (host gaps') time inside host-bound time (an annotation
+    /// open on a launching thread), which launch-bound leaves to them (not in the JSON).
+    #[serde(skip)]
+    pub gaps_in_host_bound_ns: Ns,
     /// Pageable host → device copies.
     pub pageable_h2d: CallStat,
     /// Device → pageable host copies.
@@ -249,7 +256,12 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
 
     fn run(&self) -> (Host, Syncs) {
         let mut h = Host::default();
-        let (launch_calls, loaders, allocs) = self.events(&mut h);
+        let Scanned {
+            launch_calls,
+            loaders,
+            allocs,
+            work,
+        } = self.events(&mut h);
         let idle_in = |iv: Vec<(Ns, Ns)>| {
             let set = IntervalSet::from_intervals(iv);
             set.total() - set.intersect(&self.busy.device).total()
@@ -261,15 +273,15 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
         let (g, windows) = graphs::scan(self.job, self.rank, &|i| self.ok(i));
         h.graphs = g;
         h.graphs.capture_idle_ns = idle_in(windows);
+        let worked = IntervalSet::from_intervals(work).union(&self.busy.device);
         let syncs = self.sync_points();
-        self.conjectured_gc(&mut h);
+        self.host_gaps(&mut h, &worked);
         (h, syncs)
     }
 
     /// One pass over the events in scope: launches, data loading, recorded GC, allocator
-    /// calls and pageable copies; returns the launch calls', the loaders' and the counted
-    /// allocator calls' intervals.
-    fn events(&self, h: &mut Host) -> (Intervals, Intervals, Intervals) {
+    /// calls and pageable copies; returns the intervals the rest of the scan needs.
+    fn events(&self, h: &mut Host) -> Scanned {
         let (job, rank) = (self.job, self.rank);
         let ev = &rank.events;
         // With one step or none, warm-up cannot be told apart: every call counts.
@@ -277,12 +289,20 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
         let mut launch_calls = Vec::new();
         let mut loaders = Vec::new();
         let mut allocs = Vec::new();
+        let mut work = Vec::new();
         for i in 0..ev.len() {
             if !self.ok(i) {
                 continue;
             }
             let role = job.role(ev.name[i]);
             let k = ev.kind[i];
+            // Work on a CPU thread: ops, runtime calls, data loading, a backend's transfers
+            // (annotations are windows around work, not work).
+            let runs = matches!(k, Kind::HostOp | Kind::Launch)
+                || (k == Kind::Annotation && (role.data_loader || role.host_collective.is_some()));
+            if runs && is_cpu(rank, i) {
+                work.push((ev.start[i], ev.end(i)));
+            }
             if let Some(l) = ev.link[i].get().filter(|_| k.is_device_work()) {
                 h.launch.launched += 1;
                 h.launch.shorter_than_launch += u64::from(ev.dur[i] < ev.dur[l]);
@@ -312,6 +332,7 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
                     start_ns: ev.start[i],
                     dur_ns: ev.dur[i],
                     recorded: true,
+                    within: None,
                 });
             }
             if k == Kind::Launch
@@ -331,7 +352,12 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
                 _ => {}
             }
         }
-        (launch_calls, loaders, allocs)
+        Scanned {
+            launch_calls,
+            loaders,
+            allocs,
+            work,
+        }
     }
 
     /// Device idle while loading and the span, per step of this rank with loading.
@@ -397,22 +423,43 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
         syncs
     }
 
-    /// Conjectured GC: long free stretches (the trace's own GC events win when it has any).
-    fn conjectured_gc(&self, h: &mut Host) {
+    /// The innermost user annotation (not a step marker) on the main thread that covers
+    /// `[a, b)`.
+    fn annotation_at(&self, a: Ns, b: Ns) -> Option<String> {
+        let (job, rank) = (self.job, self.rank);
+        let ev = &rank.events;
+        let lane = rank.stepping_lane?;
+        rank.lane_events(lane)
+            .take_while(|&i| ev.start[i] <= a)
+            .filter(|&i| {
+                ev.kind[i] == Kind::Annotation
+                    && ev.end(i) >= b
+                    && !job.role(ev.name[i]).is_step_marker()
+            })
+            .last()
+            .map(|i| job.strings.resolve(ev.name[i]).to_string())
+    }
+
+    /// Host gaps (conjectured pauses): stretches of a step of at least [`GC_GAP_NS`] in which
+    /// nothing ran on the rank — no op or runtime call on any thread, no device work (the
+    /// trace's own GC events win when it has any).
+    fn host_gaps(&self, h: &mut Host, worked: &IntervalSet) {
         let rank = self.rank;
         for sp in self
             .spans
             .iter()
             .filter(|s| (self.in_scope)(rank.id, s.number))
         {
-            for (a, b) in self.busy.busy.gaps_within(sp.start, sp.end) {
+            for (a, b) in worked.gaps_within(sp.start, sp.end) {
                 if b - a >= GC_GAP_NS {
+                    h.gaps_in_host_bound_ns += self.busy.busy.measure_within(a, b);
                     h.gc.push(GcPause {
                         rank: rank.id,
                         step: sp.number,
                         start_ns: a,
                         dur_ns: b - a,
                         recorded: false,
+                        within: self.annotation_at(a, b),
                     });
                 }
             }
@@ -454,6 +501,7 @@ fn merge(h: &mut Host, p: Host) {
     }
     d.per_step.extend(e.per_step);
     h.gc.extend(p.gc);
+    h.gaps_in_host_bound_ns += p.gaps_in_host_bound_ns;
     for (a, b) in [
         (&mut h.allocator, p.allocator),
         (&mut h.pageable_h2d, p.pageable_h2d),
@@ -469,6 +517,18 @@ fn merge(h: &mut Host, p: Host) {
 
 /// Time intervals `[start, end)`, unsorted.
 type Intervals = Vec<(Ns, Ns)>;
+
+/// What one pass over a rank's events collects for the rest of its scan.
+struct Scanned {
+    /// Launch calls of device work.
+    launch_calls: Intervals,
+    /// Data-loader events.
+    loaders: Intervals,
+    /// Allocator calls counted.
+    allocs: Intervals,
+    /// Work on CPU threads (ops, runtime calls, loading, transfers).
+    work: Intervals,
+}
 
 fn is_cpu(rank: &Rank, i: usize) -> bool {
     rank.lanes[rank.events.lane[i] as usize].side == LaneSide::Cpu

@@ -25,18 +25,39 @@ pub fn words(c: &Claim) -> Words {
                 "use a separate communication stream and do not wait on it before it is needed",
             ],
         },
-        Claim::WaitDominated { of, wait_ratio } => Words {
+        Claim::WaitDominated {
+            of,
+            wait_ratio,
+            late,
+            late_entry,
+        } => Words {
             title: format!(
-                "{} in group {} is {:.0}% waiting: fix the late rank, not the network",
+                "{} in group {} is {:.0}% waiting{}: fix the late rank, not the network",
                 of.op.as_str(),
                 of.group,
-                wait_ratio * 100.0
+                wait_ratio * 100.0,
+                late.map_or(String::new(), |(r, last, of)| format!(
+                    ", mostly for rank {r} (last to arrive at {last} of {of}{})",
+                    if *late_entry {
+                        "; it entered the step late: the delay began before the profiled window"
+                    } else {
+                        ""
+                    }
+                ))
             ),
             cause: "collective time is spent waiting for the last rank to arrive (wait / (wait + transit) > 0.2)",
-            suggestions: &[
-                "find the rank that arrives last (stragglers, slow steps) and fix its own work first",
-                "faster links or NCCL tuning will not help while ranks arrive late",
-            ],
+            suggestions: if *late_entry {
+                &[
+                    "profile several consecutive steps (schedule(active=N)): the late rank's delay began before the profiled step",
+                    "then fix what precedes it on that rank (its previous step, data loading, a stall between steps)",
+                    "faster links or NCCL tuning will not help while ranks arrive late",
+                ]
+            } else {
+                &[
+                    "find the rank that arrives last (stragglers, slow steps) and fix its own work first",
+                    "faster links or NCCL tuning will not help while ranks arrive late",
+                ]
+            },
         },
         Claim::LowBandwidth {
             of,

@@ -102,28 +102,54 @@ pub fn words(c: &Claim) -> Words {
         },
         Claim::Gc {
             pauses,
-            recorded,
             longest_ns,
             rank,
             step,
         } => Words {
             title: format!(
-                "{pauses} {} pause(s), longest {} (rank {rank}, step {step})",
-                if *recorded {
-                    "garbage-collection"
-                } else {
-                    "likely garbage-collection"
-                },
+                "{pauses} garbage-collection pause(s), longest {} (rank {rank}, step {step})",
                 human(*longest_ns)
             ),
-            cause: if *recorded {
-                "Python's garbage collector stops the training loop"
-            } else {
-                "nothing runs for ≥ 200 ms inside a step — the signature of a GC pause (or another stop the profiler does not record)"
-            },
+            cause: "Python's garbage collector stops the training loop",
             suggestions: &[
                 "gc.freeze() after model setup; raise thresholds (gc.set_threshold) or gc.disable() and collect every N steps",
                 "avoid creating many short-lived Python objects per step",
+            ],
+        },
+        Claim::HostGap {
+            gaps,
+            longest_ns,
+            rank,
+            step,
+            within,
+            waited_ns,
+            others,
+        } => Words {
+            title: format!(
+                "rank {rank} stalled {} in step {step}: nothing ran on it{}{}{}",
+                human(*longest_ns),
+                within
+                    .as_deref()
+                    .map_or(String::new(), |w| format!(", its main thread inside {w}")),
+                if *waited_ns > 0 {
+                    format!(
+                        "; the others waited {} each for it",
+                        human(*waited_ns / crate::time::Ns::from((*others).max(1)))
+                    )
+                } else {
+                    String::new()
+                },
+                if *gaps > 1 {
+                    format!(" ({gaps} such gaps)")
+                } else {
+                    String::new()
+                }
+            ),
+            cause: "≥ 200 ms with no operator, runtime call or device work recorded: a GC pause, Python work between ops, a lock or I/O wait the profiler does not see, or the process descheduled",
+            suggestions: &[
+                "profile with with_stack=True (or py-spy) to see the Python at that point",
+                "if it is GC: gc.freeze() after setup, gc.disable() and collect every N steps",
+                "check CPU oversubscription: ranks or data workers sharing cores, pinned threads (OMP_NUM_THREADS)",
             ],
         },
         Claim::FreeTime { share } => Words {

@@ -4,6 +4,7 @@
 use super::{Rule, describe, per_rank, rows_span, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
 use crate::analysis::comm::stats::TypeStats;
+use crate::analysis::critical_path::{Category as Cp, Window};
 use crate::model::{CollOp, RankId};
 use crate::time::Ns;
 
@@ -68,6 +69,10 @@ pub enum Claim {
         of: TypeInGroup,
         /// wait / (wait + transit).
         wait_ratio: f64,
+        /// The rank the group waited for most: (rank, instances it was last at, instances).
+        late: Option<(RankId, u64, u64)>,
+        /// Most of that wait was there before the step began: the rank entered it late.
+        late_entry: bool,
     },
     /// Transfers far below the link's peak (the worst type).
     LowBandwidth {
@@ -171,7 +176,7 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
     }
     let w: Vec<_> = f.comm.iter().filter(|c| c.wait_dominated).collect();
     let worst = w.iter().max_by_key(|c| c.exposed_ns)?;
-    let impact: Ns = w
+    let average: Ns = w
         .iter()
         .map(|c| {
             per_calling_rank(
@@ -181,20 +186,36 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
             )
         })
         .sum();
+    // The step waits on the path for what no rank's recorded work explains: collective
+    // waits there are step time the late rank cost, however few ranks waited. The path is
+    // one step's: it measures the scope only when the scope is that step.
+    let on_path = match (f.critical, f.steps) {
+        (Some(c), [one]) if c.window == Window::Step(one.step) => c.time_in(Cp::Wait),
+        _ => 0,
+    };
+    let impact = average.max(on_path);
     // Both per rank: the impact is per calling rank, the span Σ over the rows in scope.
     if share(impact, per_rank(rows_span(f), f)) < t.exposed_comm_share / 5.0 {
         return None;
     }
     let wait_ratio = worst.wait_ratio.unwrap_or(0.0);
+    // Stragglers are sorted by imposed wait within a group: the first is who it waited for.
+    let late = f.stragglers.iter().find(|s| s.group == worst.group);
     let c = Claim::WaitDominated {
         of: type_in(worst.op, &worst.group),
         wait_ratio,
+        late: late.map(|s| (s.rank, s.last_arrivals, s.instances)),
+        late_entry: late.is_some_and(|s| s.late_entry_wait_ns * 2 >= s.imposed_wait_ns),
     };
     Some(
         Draft::new(impact, claim(c))
+            .ranks(late.map(|s| s.rank))
             .ops(w.iter().map(|c| describe(c.op, &c.group)))
             .number("wait_ratio", Quantity::Ratio(wait_ratio))
             .number("exposed_ns", Quantity::Ns(worst.exposed_ns))
+            .number("wait_ns", Quantity::Ns(worst.wait_ns))
+            .number("transit_ns", Quantity::Ns(worst.transit_ns))
+            .number("critical_wait_ns", Quantity::Ns(on_path))
             .focus(Focus::Comm),
     )
 }

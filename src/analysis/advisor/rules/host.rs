@@ -5,7 +5,7 @@
 use super::{Rule, per_rank, rows_span, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
 use crate::analysis::critical_path::{Category as Cp, Window};
-use crate::analysis::host::RankStep;
+use crate::analysis::host::{GcPause, RankStep};
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 
@@ -35,6 +35,11 @@ pub const RULES: &[Rule] = &[
         id: "sync_points",
         category: Category::Cpu,
         detect: sync_points,
+    },
+    Rule {
+        id: "host_gap",
+        category: Category::Cpu,
+        detect: host_gap,
     },
     Rule {
         id: "gc",
@@ -117,18 +122,33 @@ pub enum Claim {
         /// Device idle after them.
         idle_ns: Ns,
     },
-    /// Garbage-collection pauses.
+    /// Garbage-collection pauses the trace records.
     Gc {
         /// Pauses found.
         pauses: u64,
-        /// Recorded by the trace (else conjectured from free time).
-        recorded: bool,
         /// The longest.
         longest_ns: Ns,
         /// Its rank.
         rank: RankId,
         /// Its step.
         step: StepNo,
+    },
+    /// Stretches of a step in which a rank ran nothing recorded (host and device idle).
+    HostGap {
+        /// Gaps found.
+        gaps: u64,
+        /// The longest.
+        longest_ns: Ns,
+        /// Its rank.
+        rank: RankId,
+        /// Its step.
+        step: StepNo,
+        /// The annotation on the main thread around it.
+        within: Option<String>,
+        /// The wait the rank imposed on the others in that step (0: none, or one rank).
+        waited_ns: Ns,
+        /// The other ranks in scope (what `waited_ns` is spread over).
+        others: u32,
     },
     /// Neither the device nor the launching threads work.
     FreeTime {
@@ -228,14 +248,21 @@ pub fn graph_capture(f: &Facts, t: &Thresholds) -> Option<Draft> {
     )
 }
 
-/// Host-bound time no named cause explains: data loading, graph capture, allocator calls
-/// and the idle after blocking calls have their own rules (floored at 0: they may overlap).
+/// Host-bound time no named cause explains: data loading, graph capture, allocator calls,
+/// the catch-up after blocking calls and host gaps have their own rules (floored at 0: they
+/// may overlap).
 fn dispatch_ns(h: &crate::analysis::host::Host) -> Ns {
     let syncs: Ns = h.syncs.iter().map(|s| s.device_idle_after_ns).sum();
+    let gaps = if h.gc.iter().any(|g| !g.recorded) {
+        h.gaps_in_host_bound_ns
+    } else {
+        0
+    };
     let named = h.data_loading.device_idle_ns
         + h.graphs.capture_idle_ns
         + h.allocator.device_idle_ns
-        + syncs;
+        + syncs
+        + gaps;
     (h.launch.host_bound_ns - named).max(0)
 }
 
@@ -328,26 +355,63 @@ pub fn sync_points(f: &Facts, _: &Thresholds) -> Option<Draft> {
     )
 }
 
-/// Garbage-collection pauses.
+/// Garbage-collection pauses the trace records.
 pub fn gc(f: &Facts, _: &Thresholds) -> Option<Draft> {
-    let g = &f.host?.gc;
-    let first = g.first()?;
-    let mut ranks: Vec<RankId> = g.iter().map(|x| x.rank).collect();
-    ranks.sort_unstable();
-    ranks.dedup();
+    let g: Vec<&GcPause> = f.host?.gc.iter().filter(|g| g.recorded).collect();
+    let first = *g.first()?;
     let c = Claim::Gc {
         pauses: g.len() as u64,
-        recorded: first.recorded,
         longest_ns: first.dur_ns,
         rank: first.rank,
         step: first.step,
     };
     Some(
         Draft::new(per_rank(g.iter().map(|x| x.dur_ns).sum(), f), claim(c))
-            .ranks(ranks)
-            .steps(g.iter().map(|x| x.step))
+            .ranks(distinct(g.iter().map(|x| x.rank)))
+            .steps(distinct(g.iter().map(|x| x.step)))
             .number("pauses", Quantity::Count(g.len() as u64))
             .number("longest_ns", Quantity::Ns(first.dur_ns)),
+    )
+}
+
+/// Host gaps: stretches of ≥ 200 ms in a step with nothing recorded on the rank (the
+/// conjectured pauses of the host analysis), named by rank, step and the annotation around
+/// them. What one costs the step is its length and the wait it made the others sit through
+/// in that step (the straggler analysis's per-step imposed wait), per rank.
+pub fn host_gap(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let g: Vec<&GcPause> = f.host?.gc.iter().filter(|g| !g.recorded).collect();
+    let first = *g.first()?;
+    let waited = |rank: RankId, step: StepNo| -> Ns {
+        f.stragglers
+            .iter()
+            .filter(|s| s.rank == rank)
+            .flat_map(|s| s.steps.iter())
+            .filter(|x| x.step == Some(step))
+            .map(|x| x.imposed_wait_ns)
+            .sum()
+    };
+    let mut at: Vec<(RankId, StepNo)> = g.iter().map(|x| (x.rank, x.step)).collect();
+    at.sort_unstable();
+    at.dedup();
+    let imposed: Ns = at.iter().map(|&(r, st)| waited(r, st)).sum();
+    let gaps: Ns = g.iter().map(|x| x.dur_ns).sum();
+    let c = Claim::HostGap {
+        gaps: g.len() as u64,
+        longest_ns: first.dur_ns,
+        rank: first.rank,
+        step: first.step,
+        within: first.within.clone(),
+        waited_ns: waited(first.rank, first.step),
+        others: f.ranks.saturating_sub(1),
+    };
+    Some(
+        Draft::new(per_rank(gaps + imposed, f), claim(c))
+            .ranks(distinct(g.iter().map(|x| x.rank)))
+            .steps(distinct(g.iter().map(|x| x.step)))
+            .ops(first.within.iter().cloned())
+            .number("gaps", Quantity::Count(g.len() as u64))
+            .number("longest_ns", Quantity::Ns(first.dur_ns))
+            .number("imposed_wait_ns", Quantity::Ns(imposed)),
     )
 }
 

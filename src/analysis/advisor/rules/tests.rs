@@ -373,14 +373,44 @@ fn host_rules() {
     w.host.syncs[0].device_idle_after_ns = 6 * MS;
     assert_eq!(w.run(sync_points).unwrap().impact_ns, 3 * MS);
 
-    w.host.gc = vec![GcPause {
+    // A recorded pause is GC; a conjectured one a host gap, which adds the wait the rank
+    // imposed in that step (rank 1 made the other wait 30 ms in step 2): (250 + 30) / 2.
+    let pause = GcPause {
         rank: RankId(1),
         step: StepNo(2),
         start_ns: 0,
         dur_ns: 250 * MS,
-        recorded: false,
-    }];
+        recorded: true,
+        within: None,
+    };
+    w.host.gc = vec![pause.clone()];
     assert_eq!(w.run(gc).unwrap().impact_ns, 125 * MS);
+    assert!(w.run(host_gap).is_none());
+    w.host.gc = vec![GcPause {
+        recorded: false,
+        within: Some("DistributedDataParallel.forward".into()),
+        ..pause
+    }];
+    assert!(w.run(gc).is_none());
+    w.stragglers = vec![Straggler {
+        rank: RankId(1),
+        steps: vec![StragglerStep {
+            step: Some(StepNo(2)),
+            last_arrivals: 1,
+            imposed_wait_ns: 30 * MS,
+        }],
+        ..Default::default()
+    }];
+    let d = w.run(host_gap).unwrap();
+    assert_eq!(d.impact_ns, 140 * MS);
+    assert_eq!(d.evidence.ops, ["DistributedDataParallel.forward"]);
+    let title = crate::prose::claim_words(&d.claim).title;
+    assert_eq!(
+        title,
+        "rank 1 stalled 250.0 ms in step 2: nothing ran on it, its main thread inside \
+         DistributedDataParallel.forward; the others waited 30.0 ms each for it"
+    );
+    w.stragglers.clear();
 
     // The calls cost what the device idles inside them: 1.6 ms of their 2 ms, per rank.
     w.host.allocator = CallStat {

@@ -1,0 +1,212 @@
+//! The first finding names the real bottleneck (issue 12): on each trace of
+//! `../shared/traces/ext` the one its SOURCE.md lists, and on hand-made gloo jobs with a host
+//! stall, with its rank, step and operator; nothing after it contradicts it.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn ext(s: &std::path::Path, name: &str) -> Value {
+    report_json(&[&s.join("traces/ext").join(name)], &[])
+}
+
+fn first(r: &Value) -> &Value {
+    &r["findings"][0]
+}
+
+/// No finding tells the user to adopt CUDA graphs.
+fn never_advises_graphs(r: &Value) {
+    for f in r["findings"].as_array().unwrap() {
+        for s in f["suggestions"].as_array().unwrap() {
+            let s = s.as_str().unwrap();
+            assert!(
+                !s.contains("capture the step in CUDA graphs") && !s.starts_with("CUDA graphs for"),
+                "{}: {s}",
+                f["rule"]
+            );
+        }
+    }
+}
+
+#[test]
+fn old_kineto_data_loader_is_the_first_finding() {
+    let Some(s) = shared() else { return };
+    let r = ext(&s, "kineto-resnet50-2021");
+    // `enumerate(DataLoader)#…` is an `Operator` in 2021 Kineto: the loader stalls 5 of the 6
+    // steps (the sixth loads before step 5's span), a third of the step time.
+    let f = first(&r);
+    assert_eq!(f["rule"], "dataloader");
+    assert_eq!(f["evidence"]["ranks"], json!([0]));
+    assert_eq!(f["evidence"]["steps"], json!([5, 6, 7, 8, 9]));
+    assert!(f["impact_pct"].as_f64().unwrap() > 0.3, "{f}");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("the data loader stalls 5 of 6 steps"),
+        "{f}"
+    );
+}
+
+#[test]
+fn dlrm_all_to_all_carried_by_sendrecv_is_the_first_finding() {
+    let Some(s) = shared() else { return };
+    let r = ext(&s, "param-dlrm8");
+    // The SendRecv kernels launched under `nccl:all_to_all` are all-to-alls, matched across
+    // the 8 ranks: 5 instances of 40 calls; the all-reduce 3 of 24.
+    let types: Vec<(&str, i64, i64)> = r["communication"]["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["op"].as_str().unwrap(),
+                t["calls"].as_i64().unwrap(),
+                t["instances"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(types, [("all_to_all", 40, 5), ("all_reduce", 24, 3)]);
+    assert_eq!(r["communication"]["unpaired_p2p"], json!([]));
+    // First: the all-to-all, 99% waiting for rank 7, which entered step 10 late; the wait
+    // and transfer split is in the evidence.
+    let f = first(&r);
+    assert_eq!(f["rule"], "comm_wait_dominated");
+    assert_eq!(f["evidence"]["ops"][0], "all_to_all (world)");
+    assert_eq!(f["evidence"]["ranks"], json!([7]));
+    let n = &f["evidence"]["numbers"];
+    assert!(n["wait_ns"].as_f64().unwrap() > 50.0 * n["transit_ns"].as_f64().unwrap());
+    let title = f["title"].as_str().unwrap();
+    assert!(title.contains("mostly for rank 7"), "{title}");
+    assert!(title.contains("entered the step late"), "{title}");
+    // Rank 7 is no straggler: its delay is older than the profiled step.
+    assert!(finding(&r, "straggler").is_none());
+}
+
+#[test]
+fn allocator_churn_fills_a_trace_without_steps() {
+    let Some(s) = shared() else { return };
+    let r = ext(&s, "tracelens-mi300-ddp-resnet18");
+    // One synthetic step: every hipMalloc/hipFree counts; the device idles 3.0 s inside them.
+    let f = first(&r);
+    assert_eq!(f["rule"], "allocator_churn");
+    assert!(f["impact_pct"].as_f64().unwrap() > 0.85, "{f}");
+    assert!(finding(&r, "launch_bound").is_none());
+}
+
+#[test]
+fn graph_capture_is_named_and_graphs_are_never_advised() {
+    let Some(s) = shared() else { return };
+    let r = ext(&s, "tracelens-mi300-sglang-decode");
+    let f = first(&r);
+    assert_eq!(f["rule"], "graph_capture");
+    assert_eq!(f["evidence"]["steps"], json!([134]));
+    assert_eq!(r["host"]["graphs"]["captures"], 1);
+    assert_eq!(r["host"]["graphs"]["captured_launches"], 544);
+    never_advises_graphs(&r);
+    // A blocking call outside every operator is worded as such, never "from -".
+    let text = String::from_utf8(
+        run([
+            "report",
+            s.join("traces/ext/tracelens-mi300-sglang-decode")
+                .to_str()
+                .unwrap(),
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        !text.contains("from -") && !text.contains(" in -"),
+        "{text}"
+    );
+}
+
+#[test]
+fn work_queued_before_the_window_makes_no_step_slow() {
+    let Some(s) = shared() else { return };
+    let r = report_json(&[&hta(&s, "negative_queue_length_values_check")], &[]);
+    // 872 kernels on stream 7 ran before its first launched one: left out, step 550 no
+    // longer stretched (371.6 ms with them), no false slow step.
+    assert_eq!(
+        r["job"]["notes"],
+        json!([
+            "rank 0: 872 device events (59.5 ms) launched before the trace window are left out of the steps"
+        ])
+    );
+    assert_eq!(r["steps"][0]["time_ns"]["max"], 216_286_000);
+    assert_eq!(r["cluster"]["slow_steps"], json!([]));
+    assert!(finding(&r, "slow_step").is_none());
+    // A single-rank step is never worded in collectives it did not join.
+    let text = String::from_utf8(
+        run([
+            "report",
+            hta(&s, "negative_queue_length_values_check")
+                .to_str()
+                .unwrap(),
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(!text.contains("0 of 0 collectives"), "{text}");
+}
+
+#[test]
+fn a_gloo_rank_that_stalls_is_the_cause_and_on_the_critical_path() {
+    // gloo_stall3 (testdata/gen_gloo_fixtures.py): rank 1 runs nothing for 300 ms inside
+    // DistributedDataParallel.forward in step 3; the others wait 300 ms each in the all-reduce.
+    let r = report_json(&[&testdata("gloo_stall3")], &[]);
+    let f = first(&r);
+    assert_eq!(f["rule"], "host_gap");
+    assert_eq!(f["evidence"]["ranks"], json!([1]));
+    assert_eq!(f["evidence"]["steps"], json!([3]));
+    assert_eq!(
+        f["evidence"]["ops"],
+        json!(["DistributedDataParallel.forward"])
+    );
+    assert_eq!(f["evidence"]["numbers"]["longest_ns"], 300_000_000.0);
+    // The slow step is its symptom: folded, with the 300 ms it cost.
+    assert_eq!(f["folded"][0]["rule"], "slow_step");
+    assert_eq!(f["impact_ns"], 300_000_000);
+    assert_eq!(
+        f["title"],
+        "rank 1 stalled 300.0 ms in step 3: nothing ran on it, its main thread inside \
+         DistributedDataParallel.forward; the others waited 300.0 ms each for it"
+    );
+    // The critical path of step 3 crosses to rank 1 through the gloo all-reduce and carries
+    // the stall: forward mm 200 + gap 300 + mm 200 on rank 1, transfer 20, optimizer 50.
+    let c = &r["critical_path"];
+    assert_eq!(c["window"], "step 3");
+    assert_eq!(c["by_category"]["host_gap"], 300_000_000);
+    assert_eq!(c["by_category"]["communication"], 20_000_000);
+    assert_eq!(c["by_category"]["wait"], 0);
+    let gap = c["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["category"] == "host_gap")
+        .unwrap();
+    assert_eq!(
+        (&gap["rank"], &gap["name"]),
+        (&json!(1), &json!("DistributedDataParallel.forward"))
+    );
+}
+
+#[test]
+fn a_stall_the_others_absorbed_still_names_its_rank_and_step() {
+    // gloo_absorb3: steps of 481/581 ms, none an outlier; in step 3 rank 1 stalls 300 ms and
+    // the others, done 100 ms sooner, wait 100 ms each for it.
+    let r = report_json(&[&testdata("gloo_absorb3")], &[]);
+    assert_eq!(r["cluster"]["slow_steps"], json!([]));
+    let f = first(&r);
+    assert_eq!(f["rule"], "host_gap");
+    assert_eq!(
+        (&f["evidence"]["ranks"], &f["evidence"]["steps"]),
+        (&json!([1]), &json!([3]))
+    );
+    // The straggler finding for rank 1 (last only in step 3) is the same cause: folded.
+    assert_eq!(f["folded"][0]["rule"], "straggler");
+    assert!(finding(&r, "straggler").is_none());
+    // (300 ms + 2 × 100 ms waited) over 3 ranks.
+    assert_eq!(f["impact_ns"], 166_666_666);
+}
