@@ -285,3 +285,12 @@ k.kernel("gemm_e", 7, 205, 210, 40)
 t = trace(0, 1, k.ev)
 del t["distributedInfo"]
 json.dump(t, open("testdata/pre_window.json", "w"), indent=0)
+
+# deepep.json: one step [0, 1000) µs; a GEMM [100, 400) and DeepEP's dispatch [400, 700) and
+# combine [700, 800): 400 µs of communication, no NCCL anywhere.
+k = Rank()
+k.step(1, 0, 1000)
+k.kernel("sm90_gemm_bf16", 7, 10, 100, 300)
+k.kernel("void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*)", 8, 20, 400, 300)
+k.kernel("void deep_ep::intranode::combine<bf16, 8>(int4*, float*)", 8, 30, 700, 100)
+json.dump(trace(0, 1, k.ev), open("testdata/deepep.json", "w"), indent=0)

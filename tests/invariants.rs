@@ -43,6 +43,7 @@ fn jobs() -> Vec<Vec<PathBuf>> {
         "pre_window.json",
         "gloo_stall3",
         "gloo_absorb3",
+        "deepep.json",
     ] {
         out.push(vec![testdata(f)]);
     }

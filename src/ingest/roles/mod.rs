@@ -364,6 +364,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn communication_that_is_not_nccl_is_communication() {
+        let t = RoleTable::embedded();
+        for (name, op) in [
+            (
+                "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*)",
+                CollOp::AllToAll,
+            ),
+            ("void deep_ep::internode::combine<true>(int4*)", CollOp::AllToAll),
+            ("void dpsk::ep::notify_dispatch(int const*)", CollOp::AllToAll),
+            (
+                "void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 8>(float**)",
+                CollOp::AllReduce,
+            ),
+            ("void multimem_all_reduce_kernel<bf16>(bf16*)", CollOp::AllReduce),
+            (
+                "void vllm::cross_device_reduce_1stage<half, 8>(vllm::RankData*)",
+                CollOp::AllReduce,
+            ),
+            (
+                "void tensorrt_llm::kernels::oneShotAllReduceKernel<half, 8>(AllReduceParams)",
+                CollOp::AllReduce,
+            ),
+            ("nvshmemi_transfer_rma_kernel", CollOp::Other),
+        ] {
+            let r = t.role(name);
+            assert!(r.comm_kernel, "{name}");
+            assert_eq!(r.collective, op, "{name}");
+        }
+        // Ordinary kernels stay compute.
+        assert!(!t.role("void at::native::dispatch_kernel(float*)").comm_kernel);
+    }
+
+    #[test]
     fn the_shipped_table_names_vendor_vocabulary() {
         let t = RoleTable::embedded();
         let r = |s: &str| t.role(s);
