@@ -153,13 +153,19 @@ pub fn plain(v: f64) -> String {
     }
 }
 
+/// A character that must not reach a terminal raw: a control character (ESC, CSI, BEL,
+/// backspace; newline and tab aside) or a bidirectional override that reorders what follows.
+pub fn unsafe_char(c: char) -> bool {
+    let bidi =
+        matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    (c.is_control() && c != '\n' && c != '\t') || bidi
+}
+
 /// `s` safe to print on a terminal (trace content is untrusted): every control character but
 /// newline and tab (ESC and the C1 controls start escape sequences; BEL rings, backspace
 /// overwrites) and every bidirectional override or isolate (they reorder what follows) is
 /// written visibly as an escape — `\x1b`, `\u{202e}` — so the name stays recognisable.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    let is_bidi = |c: char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-    let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi(c);
     if !s.contains(unsafe_char) {
         return std::borrow::Cow::Borrowed(s);
     }

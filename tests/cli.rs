@@ -121,9 +121,11 @@ fn escape_sequences_in_names_never_reach_the_terminal() {
             "{format}: a control character got through"
         );
         assert!(
-            out.contains(r"evil\x1b[2J\x9b31mkernel"),
+            out.contains(r"evil\x1b[2J\x9b31mker\u{202e}nel"),
             "{format}:\n{out}"
         );
+        // Bidi overrides (a name that would print reversed) are escaped too.
+        assert!(!out.contains(['\u{202e}', '\u{2066}']), "{format}");
     }
     // JSON keeps the name, escaped as JSON escapes control characters.
     let json = stdout(&["report", "--format", "json", path]);

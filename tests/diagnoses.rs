@@ -216,7 +216,10 @@ fn communication_kernels_that_are_not_nccl_are_communication() {
     // deepep.json: a GEMM [100, 400) µs, DeepEP dispatch [400, 700) and combine [700, 800).
     let r = report_json(&[&testdata("deepep.json")], &[]);
     let b = &r["breakdown"][0];
-    assert_eq!((&b["compute_ns"], &b["comm_ns"]), (&json!(300_000), &json!(400_000)));
+    assert_eq!(
+        (&b["compute_ns"], &b["comm_ns"]),
+        (&json!(300_000), &json!(400_000))
+    );
     assert_eq!(r["job"]["events"]["comm"], 2);
     // Expert-parallel dispatch/combine is an all-to-all.
     assert_eq!(r["communication"]["types"][0]["op"], "all_to_all");

@@ -203,3 +203,25 @@ fn the_default_command_prints_the_report_when_piped() {
         &s[..s.len().min(400)]
     );
 }
+
+/// Trace names are untrusted in the TUI too: no pane of a trace whose names carry ESC/CSI
+/// sequences, BEL or a bidi override draws one of those characters.
+#[test]
+fn no_pane_draws_a_control_character_or_bidi_override_from_a_name() {
+    let home = tempfile::tempdir().unwrap();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/escape_names.json");
+    for view in [
+        "overview", "timeline", "critical", "roofline", "advisor", "operator", "comm",
+    ] {
+        let s = ok(&run(
+            home.path(),
+            &["snapshot", "--view", view, "--size", "160x40", path],
+            &[],
+        ));
+        assert!(!s.contains(stepscope::format::unsafe_char), "{view}:\n{s}");
+        // The kernel is there, defused.
+        if view == "operator" {
+            assert!(s.contains("evil"), "{s}");
+        }
+    }
+}

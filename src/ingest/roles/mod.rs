@@ -371,13 +371,22 @@ mod tests {
                 "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*)",
                 CollOp::AllToAll,
             ),
-            ("void deep_ep::internode::combine<true>(int4*)", CollOp::AllToAll),
-            ("void dpsk::ep::notify_dispatch(int const*)", CollOp::AllToAll),
+            (
+                "void deep_ep::internode::combine<true>(int4*)",
+                CollOp::AllToAll,
+            ),
+            (
+                "void dpsk::ep::notify_dispatch(int const*)",
+                CollOp::AllToAll,
+            ),
             (
                 "void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 8>(float**)",
                 CollOp::AllReduce,
             ),
-            ("void multimem_all_reduce_kernel<bf16>(bf16*)", CollOp::AllReduce),
+            (
+                "void multimem_all_reduce_kernel<bf16>(bf16*)",
+                CollOp::AllReduce,
+            ),
             (
                 "void vllm::cross_device_reduce_1stage<half, 8>(vllm::RankData*)",
                 CollOp::AllReduce,
@@ -393,7 +402,10 @@ mod tests {
             assert_eq!(r.collective, op, "{name}");
         }
         // Ordinary kernels stay compute.
-        assert!(!t.role("void at::native::dispatch_kernel(float*)").comm_kernel);
+        assert!(
+            !t.role("void at::native::dispatch_kernel(float*)")
+                .comm_kernel
+        );
     }
 
     #[test]

@@ -339,6 +339,7 @@ impl<S: Screen> Shell<S> {
         if self.ctx.help {
             self.help_overlay(f, self.screen.overlay_area(body));
         }
+        widgets::defuse(f.buffer_mut());
         if self.ctx.ascii {
             widgets::fold_ascii(f.buffer_mut());
         }

@@ -132,6 +132,17 @@ pub fn empty<'a>(theme: &Theme, msg: &str) -> Line<'a> {
     Line::from(Span::styled(msg.to_string(), theme.dim()))
 }
 
+/// Trace names are untrusted: a cell holding a control character or a bidi override shows
+/// U+FFFD instead, so nothing drawn can move the cursor, retitle the window or reorder text.
+/// Every frame passes through here (the terminal and snapshots alike).
+pub fn defuse(buf: &mut Buffer) {
+    for cell in buf.content.iter_mut() {
+        if cell.symbol().contains(crate::format::unsafe_char) {
+            cell.set_symbol("\u{fffd}");
+        }
+    }
+}
+
 /// Replaces every non-ASCII glyph with an ASCII look-alike (`--ascii`).
 pub fn fold_ascii(buf: &mut Buffer) {
     for cell in buf.content.iter_mut() {
@@ -177,6 +188,28 @@ pub fn fold_ascii(buf: &mut Buffer) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn names_with_escapes_or_bidi_overrides_never_reach_the_terminal() {
+        use ratatui::layout::Rect;
+        let mut b = Buffer::empty(Rect::new(0, 0, 12, 1));
+        b.set_string(
+            0,
+            0,
+            "ab\u{202e}cd\u{1b}[2Jx",
+            ratatui::style::Style::default(),
+        );
+        // Whatever ratatui keeps of a string, a cell can also be set directly.
+        b.content[10].set_symbol("\u{2066}");
+        b.content[11].set_symbol("\u{7}");
+        defuse(&mut b);
+        let text: String = b.content.iter().map(|c| c.symbol()).collect();
+        assert!(!text.contains(crate::format::unsafe_char), "{text:?}");
+        assert_eq!(b.content[10].symbol(), "\u{fffd}");
+        assert_eq!(b.content[11].symbol(), "\u{fffd}");
+        assert_eq!(b.content[0].symbol(), "a");
+    }
+
     use super::*;
 
     #[test]
