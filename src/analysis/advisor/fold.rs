@@ -61,7 +61,11 @@ impl Same {
                     && s.ranks.iter().all(|r| c.ranks.contains(r))
                     && s.steps.iter().all(|x| c.steps.contains(x))
             }
-            Same::SharedOp => s.ops.iter().any(|o| c.ops.contains(o)),
+            // Collective types are written `all_reduce` or `all_reduce (group)`.
+            Same::SharedOp => {
+                let op = |o: &String| o.split(" (").next().unwrap_or("").to_string();
+                s.ops.iter().any(|a| c.ops.iter().any(|b| op(a) == op(b)))
+            }
             Same::Grew(part) => s.ops.iter().any(|o| o == part),
             Same::Always => true,
         }

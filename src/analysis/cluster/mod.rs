@@ -11,8 +11,8 @@
 //!   imbalanced when (max − min) over the members exceeds [`IMBALANCE`] of the mean span
 //!   (msprof-analyze's slow-rank rule).
 //! - [`stages`] (send/recv between ranks): stage compute and the receive wait of each stage
-//!   (bubble); a stage computing ≥ [`STAGE_IMBALANCE`] above the stage mean is flagged
-//!   (as the banded Marey graph's stage view does).
+//!   (bubble); the slowest stage sets the pace: its compute above the mean stage is what
+//!   the imbalance costs each step, flagged from [`STAGE_IMBALANCE`] of its compute.
 
 mod slow_steps;
 mod stages;
@@ -35,5 +35,6 @@ pub const PERSISTENCE: f64 = 2.0 / 3.0;
 pub const MIN_STEPS_FOR_PERSISTENCE: u64 = 3;
 /// Share of a domain's waiting that flags a rank when persistence cannot be judged.
 pub const STRAGGLER_SHARE: f64 = 0.5;
-/// A pipeline stage computing this much above the stage mean is flagged.
-pub const STAGE_IMBALANCE: f64 = 0.2;
+/// The slowest pipeline stage is flagged when its pace cost (its compute − the mean stage
+/// compute) is at least this share of its compute.
+pub const STAGE_IMBALANCE: f64 = 0.1;

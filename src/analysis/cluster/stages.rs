@@ -24,7 +24,12 @@ pub struct Stage {
     /// compute / mean stage compute − 1.
     #[serde(serialize_with = "crate::analysis::ser::f64_6")]
     pub excess: f64,
-    /// excess ≥ [`STAGE_IMBALANCE`].
+    /// What the stage costs each step: for the slowest stage, its compute − the mean stage
+    /// compute (the pace it sets that balancing would give back; the others wait in receives
+    /// meanwhile); 0 for the others.
+    pub pace_cost_ns: Ns,
+    /// The slowest stage, with a pace cost ≥ [`STAGE_IMBALANCE`] of its compute: the share
+    /// of a pipelined step balancing would give back.
     pub flagged: bool,
 }
 
@@ -63,6 +68,7 @@ pub fn stages(comm: &Comm, rows: &[Breakdown], step: Option<StepNo>) -> Option<V
                 compute_ns: compute,
                 recv_wait_ns: recv_wait.get(&stage).copied().unwrap_or(0) / n_steps,
                 excess: 0.0,
+                pace_cost_ns: 0,
                 flagged: false,
             }
         })
@@ -143,16 +149,29 @@ fn recv_waits(
     waits.totals()
 }
 
-/// Each stage's compute relative to the mean stage, flagged at [`STAGE_IMBALANCE`].
+/// Each stage's compute relative to the mean stage; the slowest stage's pace cost, flagged
+/// at [`STAGE_IMBALANCE`] of its compute (with many micro-batches a step takes about the
+/// slowest stage's time; balanced, the mean's).
 fn flag_excess(out: &mut [Stage]) {
-    let mean = out.iter().map(|s| s.compute_ns as f64).sum::<f64>() / out.len() as f64;
-    for s in out {
-        s.excess = if mean > 0.0 {
-            s.compute_ns as f64 / mean - 1.0
+    let mean = out.iter().map(|s| s.compute_ns).sum::<Ns>() / (out.len().max(1) as Ns);
+    for s in out.iter_mut() {
+        s.excess = if mean > 0 {
+            s.compute_ns as f64 / mean as f64 - 1.0
         } else {
             0.0
         };
-        s.flagged = s.excess >= STAGE_IMBALANCE;
+    }
+    // The slowest stage (ties: the first) sets the pace.
+    let slowest = out
+        .iter()
+        .enumerate()
+        .max_by_key(|(k, s)| (s.compute_ns, std::cmp::Reverse(*k)))
+        .map(|(k, _)| k);
+    if let Some(k) = slowest {
+        let s = &mut out[k];
+        s.pace_cost_ns = (s.compute_ns - mean).max(0);
+        s.flagged =
+            s.compute_ns > 0 && s.pace_cost_ns as f64 >= STAGE_IMBALANCE * s.compute_ns as f64;
     }
 }
 
@@ -191,18 +210,24 @@ mod tests {
             compute_ns: compute,
             ..Default::default()
         };
-        // Mean 100: 125 is 25% above (≥ 20%: flagged), 75 is 25% below (not flagged).
-        let mut s = vec![stage(0, 125), stage(1, 75)];
+        // One stage computes 1.3× the other (130 vs 100): the slow stage sets the pace,
+        // 130 − mean 115 = 15 per step, 11.5% of its compute (≥ 10%): flagged; the fast stage
+        // costs nothing itself.
+        let mut s = vec![stage(0, 100), stage(1, 130)];
         flag_excess(&mut s);
-        assert_eq!((s[0].excess, s[0].flagged), (0.25, true));
-        assert_eq!((s[1].excess, s[1].flagged), (-0.25, false));
-        // 110 against a mean of 100: 10%, not flagged.
-        let mut s = vec![stage(0, 110), stage(1, 90)];
+        assert_eq!((s[1].pace_cost_ns, s[1].flagged), (15, true));
+        assert_eq!((s[0].pace_cost_ns, s[0].flagged), (0, false));
+        assert_eq!(s[1].excess, 130.0 / 115.0 - 1.0);
+        // 1.2×: 120 − 110 = 10, 8.3% of 120: not flagged.
+        let mut s = vec![stage(0, 100), stage(1, 120)];
         flag_excess(&mut s);
-        assert!(!s[0].flagged);
-        // Nothing computed: no excess.
+        assert!(!s[1].flagged);
+        // Nothing computed: no excess, no cost.
         let mut s = vec![stage(0, 0), stage(1, 0)];
         flag_excess(&mut s);
-        assert_eq!(s[0].excess, 0.0);
+        assert_eq!(
+            (s[0].excess, s[0].pace_cost_ns, s[0].flagged),
+            (0.0, 0, false)
+        );
     }
 }

@@ -40,10 +40,17 @@ pub fn words(c: &Claim) -> Words {
                 "a periodic stall (checkpointing, evaluation, logging) belongs outside the training step or asynchronous",
             ],
         },
-        Claim::StageImbalance { stage, excess } => Words {
+        Claim::StageImbalance {
+            stage,
+            excess,
+            ranks,
+            pace_cost_ns,
+        } => Words {
             title: format!(
-                "pipeline stage {stage} computes {:+.0}% more than the stage mean",
-                excess * 100.0
+                "pipeline stage {stage} (ranks {}) sets the pace: it computes {:+.0}% over the stage mean, {} per step the other stages wait in receives",
+                crate::format::ranges(ranks),
+                excess * 100.0,
+                human(*pace_cost_ns)
             ),
             cause: "layers are split unevenly across pipeline stages: the other stages wait in receives (bubbles)",
             suggestions: &[

@@ -46,12 +46,16 @@ pub enum Claim {
     },
     /// Slow steps (the first one).
     SlowStep(SlowStep),
-    /// A pipeline stage computing more than the stage mean.
+    /// The slowest pipeline stage sets the pace.
     StageImbalance {
         /// The stage.
         stage: u32,
         /// Its compute over the stage mean, minus 1.
         excess: f64,
+        /// Its ranks.
+        ranks: Vec<RankId>,
+        /// Its compute − the mean stage compute, per step.
+        pace_cost_ns: Ns,
     },
     /// A part spread unequally over a group.
     RankImbalance(Imbalance),
@@ -155,18 +159,22 @@ pub fn stage_imbalance(f: &Facts, _: &Thresholds) -> Option<Draft> {
     }
     let mean = stages.iter().map(|s| s.compute_ns).sum::<Ns>() / stages.len() as Ns;
     let steps = f.steps.len().max(1) as Ns;
-    let worst = bad.iter().max_by_key(|s| s.compute_ns)?;
+    let worst = bad.iter().max_by_key(|s| s.pace_cost_ns)?;
     let c = Claim::StageImbalance {
         stage: worst.stage,
         excess: worst.excess,
+        ranks: worst.ranks.clone(),
+        pace_cost_ns: worst.pace_cost_ns,
     };
+    // The pace it sets costs every step.
     Some(
-        Draft::new((worst.compute_ns - mean) * steps, claim(c))
-            .ranks(bad.iter().flat_map(|s| s.ranks.iter().copied()))
+        Draft::new(worst.pace_cost_ns * steps, claim(c))
+            .ranks(worst.ranks.iter().copied())
             .steps(f.steps.iter().map(|s| s.step))
             .number("compute_ns", Quantity::Ns(worst.compute_ns))
             .number("mean_ns", Quantity::Ns(mean))
-            .number("recv_wait_ns", Quantity::Ns(worst.recv_wait_ns)),
+            .number("recv_wait_ns", Quantity::Ns(worst.recv_wait_ns))
+            .number("pace_cost_ns", Quantity::Ns(worst.pace_cost_ns)),
     )
 }
 

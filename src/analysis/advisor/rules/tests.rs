@@ -197,18 +197,29 @@ fn slow_step_and_stage_imbalance() {
     w.steps.truncate(1);
     assert!(w.run(slow_step).is_none());
     w.steps = World::new().steps;
-    let stage = |stage, compute, flagged| Stage {
+    let stage = |stage, compute, pace_cost_ns, flagged| Stage {
         stage,
         ranks: vec![RankId(stage)],
         compute_ns: compute,
+        pace_cost_ns,
         flagged,
         ..Default::default()
     };
-    w.stages = Some(vec![stage(0, 60 * MS, false), stage(1, 60 * MS, false)]);
+    w.stages = Some(vec![
+        stage(0, 60 * MS, 0, false),
+        stage(1, 60 * MS, 0, false),
+    ]);
     assert!(w.run(stage_imbalance).is_none());
-    w.stages = Some(vec![stage(0, 90 * MS, true), stage(1, 30 * MS, false)]);
-    // (90 − mean 60) × 2 steps.
-    assert_eq!(w.run(stage_imbalance).unwrap().impact_ns, 60 * MS);
+    w.stages = Some(vec![
+        stage(0, 90 * MS, 30 * MS, true),
+        stage(1, 30 * MS, 0, false),
+    ]);
+    // The pace it sets (90 − mean 60) costs each of the 2 steps; the slow stage's ranks.
+    let d = w.run(stage_imbalance).unwrap();
+    assert_eq!(
+        (d.impact_ns, d.evidence.ranks.clone()),
+        (60 * MS, ids(&[0]))
+    );
 }
 
 #[test]
