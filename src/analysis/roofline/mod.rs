@@ -127,6 +127,9 @@ pub struct Roofline {
     /// Why kernels are unknown, when they are.
     #[serde(skip)]
     pub note: Option<RooflineNote>,
+    /// What the unknown kernels are (not in the JSON).
+    #[serde(skip)]
+    pub unknowns: Unknowns,
 }
 
 /// Why the roofline could not place kernels.
@@ -140,6 +143,16 @@ pub enum RooflineNote {
     NoDevice,
     /// Some kernels lack shapes or a FLOP rule.
     KernelsWithoutShapes,
+}
+
+/// Why the roofline's unknown kernels are unknown, when the device is known.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unknowns {
+    /// The trace records operator shapes (some roofline operator carries `Input Dims`).
+    pub shapes_seen: bool,
+    /// The launching operators without a FLOP rule with the most unknown kernel time (`-`:
+    /// kernels with no launching operator), at most 5, most first.
+    pub top_ops: Vec<(String, Ns)>,
 }
 
 impl Roofline {
@@ -232,7 +245,22 @@ pub fn roofline(
         None => Vec::new(),
     };
     let unknown = device.is_some() && classes[&Class::Unknown].time_ns > 0;
+    // Operators with a family are unknown for their shapes (missing, or fitting no rule):
+    // only the others lack a rule.
+    let mut top: Vec<(String, Ns)> = merged
+        .unknown_by_op
+        .iter()
+        .filter(|(k, _)| k.is_none_or(|s| job.role(s).op_family.is_none()))
+        .map(|(k, &v)| (k.map_or("-", |s| job.strings.resolve(s)).to_string(), v))
+        .collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    top.truncate(5);
+    let unknowns = Unknowns {
+        shapes_seen: merged.shapes_seen,
+        top_ops: top,
+    };
     Roofline {
+        unknowns,
         device_name,
         device,
         u,

@@ -64,12 +64,20 @@ pub struct Partial {
     pub per_op: FxHashMap<(Sym, Option<Sym>), OpAcc>,
     /// Σ compute-kernel time.
     pub total: Ns,
+    /// Unknown kernel time by the launching operator's name (`None`: no launching op).
+    pub unknown_by_op: FxHashMap<Option<Sym>, Ns>,
+    /// Operators of a roofline family with shapes were seen (the trace records shapes).
+    pub shapes_seen: bool,
 }
 
 impl Partial {
     /// Adds another chunk's or rank's share.
     pub fn merge(mut self, o: Partial) -> Partial {
         self.total += o.total;
+        self.shapes_seen |= o.shapes_seen;
+        for (k, v) in o.unknown_by_op {
+            *self.unknown_by_op.entry(k).or_default() += v;
+        }
         for (a, b) in self.classes.iter_mut().zip(o.classes) {
             a.0 += b.0;
             a.1 += b.1;
@@ -136,7 +144,13 @@ pub fn rank_roofline(
                 let c = &mut p.classes[class as usize];
                 c.0 += 1;
                 c.1 += rank.events.dur[i];
+                if class == Class::Unknown {
+                    let op = rank.events.op[i];
+                    let name = op.get().map(|o| rank.events.name[o]);
+                    *p.unknown_by_op.entry(name).or_default() += rank.events.dur[i];
+                }
             }
+            p.shapes_seen = rank.shapes.iter().any(|s| s.dims.is_some());
             p
         })
         .collect::<Vec<Partial>>()

@@ -60,25 +60,39 @@ pub fn words(c: &Claim) -> Words {
         Claim::RooflineUnknown {
             share,
             unknown_device,
+            shapes_seen,
+            ops,
         } => Words {
             title: format!(
                 "{:.0}% of kernel time cannot be placed on the roofline{}",
                 share * 100.0,
                 if *unknown_device {
-                    " (unknown device)"
+                    " (unknown device)".to_string()
+                } else if *shapes_seen && !ops.is_empty() {
+                    format!(
+                        ": no FLOP rule for {}",
+                        ops.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                    )
                 } else {
-                    ""
+                    String::new()
                 }
             ),
-            cause: if *unknown_device {
-                "the device has no entry in the peak table"
-            } else {
-                "kernels lack shapes: the profile was recorded without record_shapes"
+            cause: match (unknown_device, shapes_seen) {
+                (true, _) => "the device has no entry in the peak table",
+                (false, true) => {
+                    "the trace records shapes, but the operators launching these kernels have no FLOP and byte rule in stepscope's table"
+                }
+                (false, false) => {
+                    "kernels lack shapes: the profile was recorded without record_shapes"
+                }
             },
-            suggestions: &[
-                "profile with record_shapes=True (and with_flops=True)",
-                "pass --device NAME for devices the table does not recognise",
-            ],
+            suggestions: match (unknown_device, shapes_seen) {
+                (true, _) => &["pass --device NAME for devices the table does not recognise"],
+                (false, true) => &[
+                    "the classes shown cover the operators with rules; profile with with_flops=True to give the others FLOPs",
+                ],
+                (false, false) => &["profile with record_shapes=True (and with_flops=True)"],
+            },
         },
     }
 }

@@ -75,8 +75,12 @@ pub enum Claim {
     RooflineUnknown {
         /// Its share of kernel time.
         share: f64,
-        /// Because the device has no peaks (else: kernels without shapes).
+        /// Because the device has no peaks.
         unknown_device: bool,
+        /// The trace records shapes: the unknown kernels' operators have no FLOP rule.
+        shapes_seen: bool,
+        /// Those operators, most unknown time first.
+        ops: Vec<String>,
     },
 }
 
@@ -211,12 +215,16 @@ pub fn roofline_unknown(f: &Facts, t: &Thresholds) -> Option<Draft> {
     if total == 0 || share(unknown, total) < t.unknown_share {
         return None;
     }
+    let ops: Vec<String> = r.unknowns.top_ops.iter().map(|o| o.0.clone()).collect();
     let c = Claim::RooflineUnknown {
         share: share(unknown, total),
         unknown_device: r.device.is_none(),
+        shapes_seen: r.unknowns.shapes_seen && !ops.is_empty(),
+        ops: ops.clone(),
     };
     Some(
         Draft::new(0, claim(c))
+            .ops(ops)
             .number("unknown_share", Quantity::Ratio(share(unknown, total)))
             .focus(Focus::Evidence(View::Roofline)),
     )

@@ -648,6 +648,24 @@ fn elementwise_and_unknown_rules() {
     assert!(w.run(roofline_unknown).is_none());
     w.roofline.classes.insert(Class::Unknown, unknown(300 * MS));
     assert_eq!(w.run(roofline_unknown).unwrap().impact_ns, 0);
+    // The cause is the true one: no shapes recorded, or shapes but operators without a rule
+    // (named), or no device peaks.
+    let cause = |w: &World| crate::prose::claim_words(&w.run(roofline_unknown).unwrap().claim);
+    assert!(cause(&w).cause.contains("recorded without record_shapes"));
+    w.roofline.unknowns.shapes_seen = true;
+    w.roofline.unknowns.top_ops = vec![("aten::convolution_backward".into(), 80 * MS)];
+    let words = cause(&w);
+    assert!(
+        words.cause.contains("have no FLOP and byte rule"),
+        "{words:?}"
+    );
+    assert!(
+        words
+            .title
+            .ends_with("no FLOP rule for aten::convolution_backward")
+    );
+    w.roofline.device = None;
+    assert!(cause(&w).cause.contains("no entry in the peak table"));
 }
 
 #[test]
