@@ -4,20 +4,9 @@
 use super::Category;
 use super::Window;
 use super::graph::Graph;
-use super::rank::DeviceNodes;
+use super::rank::{DeviceNodes, RankCalls};
 use crate::analysis::comm::Comm;
 use crate::model::{EventIx, Job, RankIx};
-use crate::time::Ns;
-use rustc_hash::FxHashMap;
-
-/// Per rank (index): what the rank graphs need of the collectives of the window.
-#[derive(Debug, Default, Clone)]
-pub struct RankCalls {
-    /// Each collective call's event (kernel or CPU backend transfer) → its wait.
-    pub waits: FxHashMap<u32, Ns>,
-    /// A CPU backend's transfer event → the enqueue op it was paired with.
-    pub enqueues: FxHashMap<u32, u32>,
-}
 
 /// Per rank (index): the waits of the window's instances and the transfers' enqueue ops.
 pub fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<RankCalls> {

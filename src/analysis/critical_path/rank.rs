@@ -3,7 +3,6 @@
 //! delays, waits on other streams) and synchronizations (see the module above for each edge).
 
 use super::graph::Graph;
-use super::join::RankCalls;
 use super::{Category, KERNEL_GAP_MAX_NS};
 use crate::model::{EventIx, HostCollective, Kind, LaneSide, Rank, RankIx, Role, SyncCall};
 use crate::time::Ns;
@@ -12,6 +11,15 @@ use std::collections::BTreeMap;
 
 /// Device event → (start node, end node).
 pub type DeviceNodes = FxHashMap<u32, (u32, u32)>;
+
+/// What a rank's graph needs of the collectives of the window.
+#[derive(Debug, Default, Clone)]
+pub struct RankCalls {
+    /// Each collective call's event (kernel or CPU backend transfer) → its wait.
+    pub waits: FxHashMap<u32, Ns>,
+    /// A CPU backend's transfer event → the enqueue op it was paired with.
+    pub enqueues: FxHashMap<u32, u32>,
+}
 
 /// A rank's window: host time `[lo, hi)` and, for a step, the step's index (device work then
 /// belongs to it by its launching call's step).
