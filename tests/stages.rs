@@ -16,6 +16,14 @@ fn open(name: &str) -> Session {
     Session::open(&[testdata(name)], &settings).expect("fixture loads")
 }
 
+/// Rank 0's step spans as (start, end).
+fn spans_of(s: &Session) -> Vec<(i64, i64)> {
+    s.analysis.spans[0]
+        .iter()
+        .map(|x| (x.start, x.end))
+        .collect()
+}
+
 fn straggler(r: &Value, rank: u64) -> &Value {
     r["cluster"]["stragglers"]
         .as_array()
@@ -30,10 +38,7 @@ fn step_spans_run_to_the_latest_device_end_so_far() {
     // D1 = 260 (step 1's kernel outlasts step 2's own [150, 170)), D2 = max(D1, 170) = 260:
     // B2 = max(100, D1) = 260, B3 = max(200, D2) = 260, end = max(300, D3 = 280) = 300 (µs).
     let s = open("steps_tail.json");
-    let spans: Vec<(i64, i64)> = s.analysis.spans[0]
-        .iter()
-        .map(|x| (x.start, x.end))
-        .collect();
+    let spans = spans_of(&s);
     assert_eq!(
         spans,
         [(0, 260_000), (260_000, 260_000), (260_000, 300_000)]
@@ -64,10 +69,7 @@ fn work_queued_before_the_trace_window_stretches_no_step() {
         ),
         (2, 115_000, Some(120_000))
     );
-    let spans: Vec<(i64, i64)> = s.analysis.spans[0]
-        .iter()
-        .map(|x| (x.start, x.end))
-        .collect();
+    let spans = spans_of(&s);
     // D1 = 150 (C), D2 = 190 (D): B1 = max(0, 120), B2 = max(100, 150), B3 = max(200, 190).
     assert_eq!(
         spans,
@@ -86,10 +88,7 @@ fn a_pause_between_steps_belongs_to_the_step_before() {
     // Host steps [0, 100) and [150, 250) µs, the kernel [10, 90) done before the pause:
     // B2 = max(150, D1 = 90) = 150, so step 1 spans [0, 150) (not [0, 100)).
     let s = open("steps_gap.json");
-    let spans: Vec<(i64, i64)> = s.analysis.spans[0]
-        .iter()
-        .map(|x| (x.start, x.end))
-        .collect();
+    let spans = spans_of(&s);
     assert_eq!(spans, [(0, 150_000), (150_000, 250_000)]);
 }
 
