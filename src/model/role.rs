@@ -104,6 +104,9 @@ pub enum GemmForm {
     BiasFirst,
     /// `input [..., K], weight [N, K][, bias]`: `linear`.
     Linear,
+    /// A backward op: `grad_output` first, then the forward's inputs (`convolution_backward`:
+    /// `grad_out, input, weight`; attention backward: `grad_out, q, k, v`).
+    Backward,
 }
 
 /// An operator the roofline can estimate from its shapes.

@@ -2,8 +2,10 @@
 //! its family (a role). GEMMs: 2·M·K·N (batched: × batch), bytes = inputs + output;
 //! `linear`-form GEMMs: input `[…, K]`, weight `[N, K]`; convolutions: 2·N·C_out·Π(out)·C_in/groups·Π(k)
 //! with the output spatial size taken as the input's (stride and padding are not in the
-//! args: an upper bound); attention: 4·B·H·S_q·S_k·D; norms, softmax, elementwise and
-//! reductions: bytes only (inputs + an output the size of the first input). `flops`, when the
+//! args: an upper bound); convolution backward: twice the forward (input and weight
+//! gradients), the output size read off `grad_output`; attention: 4·B·H·S_q·S_k·D, its
+//! backward 2.5× that; norms (batch, layer, group, RMS, their backwards), softmax,
+//! elementwise and reductions: bytes only (inputs + an output the size of the first input). `flops`, when the
 //! profile recorded it, replaces the estimate.
 
 use crate::analysis::comm::op::dtype_bytes;
@@ -139,6 +141,20 @@ pub fn work(
                 gemm: Some(((m_rows as u64), nn, k)),
             }
         }
+        Family::Conv if fam.form == GemmForm::Backward => {
+            // grad_out [N, C_out, out…] gives the output size exactly; the input and the
+            // weight gradients each cost the forward's FLOPs.
+            let (go, x, wt) = (dims.first()?, dims.get(1)?, dims.get(2)?);
+            if x.len() < 3 || wt.len() != x.len() || go.len() != x.len() {
+                return None;
+            }
+            let forward = 2.0 * numel(go) * wt[1] as f64 * numel(&wt[2..]);
+            Work {
+                flops: Some(2.0 * forward),
+                bytes: (numel(go) + 2.0 * numel(x) + 2.0 * numel(wt)) * size,
+                gemm: None,
+            }
+        }
         Family::Conv => {
             let (x, wt) = (dims.first()?, dims.get(1)?);
             if x.len() < 3 || wt.len() != x.len() {
@@ -150,6 +166,19 @@ pub fn work(
             Work {
                 flops: Some(flops),
                 bytes: (numel(x) + numel(wt) + x[0] as f64 * wt[0] as f64 * out_spatial) * size,
+                gemm: None,
+            }
+        }
+        Family::Attention if fam.form == GemmForm::Backward => {
+            let (go, q, k) = (dims.first()?, dims.get(1)?, dims.get(2)?);
+            if q.len() != 4 || k.len() != 4 || go.len() != 4 {
+                return None;
+            }
+            let forward = 4.0 * q[0] as f64 * q[1] as f64 * q[2] as f64 * k[2] as f64 * q[3] as f64;
+            Work {
+                flops: Some(2.5 * forward),
+                // grad_out, q, k, v, out read; dq, dk, dv written.
+                bytes: (inputs + numel(q) + 2.0 * numel(k)) * size,
                 gemm: None,
             }
         }
@@ -190,6 +219,22 @@ mod tests {
         crate::ingest::roles::RoleTable::embedded()
             .op_family(op.as_bytes())
             .unwrap_or_else(|| panic!("{op} has a family"))
+    }
+
+    #[test]
+    fn convolution_backward_is_twice_the_forward() {
+        // grad_out [2, 8, 4, 4], input [2, 3, 4, 4], weight [8, 3, 3, 3]: the forward is
+        // 2·(2·8·16)·3·9 = 13824 FLOPs; input and weight gradients each cost that.
+        let w = work(
+            f("aten::convolution_backward"),
+            &d("[[2, 8, 4, 4], [2, 3, 4, 4], [8, 3, 3, 3], []]"),
+            Some("float"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(w.flops, Some(27648.0));
+        // grad_out 256 + 2 × input 96 + 2 × weight 216, 4 bytes each.
+        assert_eq!(w.bytes, (256.0 + 192.0 + 432.0) * 4.0);
     }
 
     #[test]

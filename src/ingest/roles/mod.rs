@@ -103,7 +103,9 @@ struct FamilyFile {
     gemm_bias_first: Entry,
     linear: Entry,
     conv: Entry,
+    conv_backward: Entry,
     attention: Entry,
+    attention_backward: Entry,
     norm: Entry,
     elementwise: Entry,
 }
@@ -280,7 +282,12 @@ impl RoleTable {
             (fam(Family::Gemm, GemmForm::BiasFirst), &o.gemm_bias_first),
             (fam(Family::Gemm, GemmForm::Linear), &o.linear),
             (fam(Family::Conv, GemmForm::Plain), &o.conv),
+            (fam(Family::Conv, GemmForm::Backward), &o.conv_backward),
             (fam(Family::Attention, GemmForm::Plain), &o.attention),
+            (
+                fam(Family::Attention, GemmForm::Backward),
+                &o.attention_backward,
+            ),
             (fam(Family::Norm, GemmForm::Plain), &o.norm),
             (fam(Family::Elementwise, GemmForm::Plain), &o.elementwise),
         ] {

@@ -215,7 +215,13 @@ pub fn roofline_unknown(f: &Facts, t: &Thresholds) -> Option<Draft> {
     if total == 0 || share(unknown, total) < t.unknown_share {
         return None;
     }
-    let ops: Vec<String> = r.unknowns.top_ops.iter().map(|o| o.0.clone()).collect();
+    let ops: Vec<String> = r
+        .unknowns
+        .top_ops
+        .iter()
+        .filter(|o| o.0 != "-")
+        .map(|o| o.0.clone())
+        .collect();
     let c = Claim::RooflineUnknown {
         share: share(unknown, total),
         unknown_device: r.device.is_none(),
