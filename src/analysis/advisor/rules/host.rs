@@ -201,12 +201,8 @@ pub fn dataloader(f: &Facts, t: &Thresholds) -> Option<Draft> {
         .filter(|x| x.1 > 0 && share(x.1, x.2) >= t.dataloader_share)
         .map(|x| x.0)
         .collect();
-    let mut ranks: Vec<RankId> = hit.iter().map(|x| x.rank).collect();
-    let mut steps: Vec<StepNo> = hit.iter().map(|x| x.step).collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    steps.sort_unstable();
-    steps.dedup();
+    let ranks: Vec<RankId> = distinct(hit.iter().map(|x| x.rank));
+    let steps: Vec<StepNo> = distinct(hit.iter().map(|x| x.step));
     let c = Claim::DataLoader {
         share: d.share_of_step,
         longest_ns: d.max_ns,
@@ -329,9 +325,7 @@ pub fn sync_points(f: &Facts, _: &Thresholds) -> Option<Draft> {
         .filter(|s| s.device_idle_after_ns > 0)
         .collect();
     let worst = s.iter().max_by_key(|s| s.device_idle_after_ns)?;
-    let mut ranks: Vec<RankId> = s.iter().flat_map(|x| x.ranks.iter().copied()).collect();
-    ranks.sort_unstable();
-    ranks.dedup();
+    let ranks = distinct(s.iter().flat_map(|x| x.ranks.iter().copied()));
     let c = Claim::SyncPoints {
         count: worst.count,
         call: worst.call.clone(),
@@ -390,9 +384,7 @@ pub fn host_gap(f: &Facts, _: &Thresholds) -> Option<Draft> {
             .map(|x| x.imposed_wait_ns)
             .sum()
     };
-    let mut at: Vec<(RankId, StepNo)> = g.iter().map(|x| (x.rank, x.step)).collect();
-    at.sort_unstable();
-    at.dedup();
+    let at = distinct(g.iter().map(|x| (x.rank, x.step)));
     let imposed: Ns = at.iter().map(|&(r, st)| waited(r, st)).sum();
     let gaps: Ns = g.iter().map(|x| x.dur_ns).sum();
     let c = Claim::HostGap {
