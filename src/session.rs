@@ -18,7 +18,7 @@ use crate::model::{EventRef, Job, StepNo, Sym};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use crate::ingest::demo::DemoSpec;
+pub use crate::ingest::demo::{DemoSpec, Scenario};
 pub use crate::ingest::{Input, LoadOptions, Loaded};
 
 /// How to read and analyse, as the command line states it.
@@ -36,6 +36,8 @@ pub struct Settings {
     pub roofline_u: f64,
     /// Keep Python stack frames.
     pub python_stacks: bool,
+    /// The demo job opened when no path is given.
+    pub scenario: Scenario,
 }
 
 impl Default for Settings {
@@ -47,6 +49,7 @@ impl Default for Settings {
             device: None,
             roofline_u: analysis::roofline::DEFAULT_U,
             python_stacks: false,
+            scenario: Scenario::Default,
         }
     }
 }
@@ -88,10 +91,20 @@ impl Settings {
     }
 }
 
-/// The inputs `paths` name (discovered), or the demo cluster's when there are none.
-pub fn inputs(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
+/// The inputs `paths` name (discovered), or the demo job of `scenario` when there are none
+/// (a scenario other than the default with paths is a usage error: it would be ignored).
+pub fn inputs(paths: &[PathBuf], scenario: Scenario) -> Result<Vec<Input>, Error> {
     if paths.is_empty() {
-        Ok(demo_inputs(DemoSpec::default()))
+        let spec = DemoSpec {
+            scenario,
+            ..DemoSpec::default()
+        };
+        Ok(demo_inputs(spec))
+    } else if scenario != Scenario::Default {
+        Err(Error::usage(
+            "--scenario",
+            "picks a demo job; it takes no PATH".to_string(),
+        ))
     } else {
         ingest::discover::discover(paths)
     }
@@ -102,10 +115,12 @@ pub fn demo_inputs(spec: DemoSpec) -> Vec<Input> {
     ingest::demo_inputs(spec)
 }
 
-/// What a job opened from `paths` is called: `demo cluster`, the path, or `N paths`.
-pub fn title(paths: &[PathBuf]) -> String {
+/// What a job opened from `paths` is called: `demo cluster` (`demo: SCENARIO`), the path,
+/// or `N paths`.
+pub fn title(paths: &[PathBuf], scenario: Scenario) -> String {
     match paths {
-        [] => "demo cluster".to_string(),
+        [] if scenario == Scenario::Default => "demo cluster".to_string(),
+        [] => format!("demo: {}", scenario.name()),
         [p] => p.display().to_string(),
         ps => format!("{} paths", ps.len()),
     }
@@ -173,9 +188,9 @@ impl Session {
     pub fn open(paths: &[PathBuf], settings: &Settings) -> Result<Session, Error> {
         let opts = settings.analysis_options()?;
         let load_opts = settings.load_options()?;
-        let inputs = inputs(paths)?;
+        let inputs = inputs(paths, settings.scenario)?;
         let loaded = load(&inputs, &load_opts)?;
-        Session::analyse(loaded, opts, title(paths), inputs)
+        Session::analyse(loaded, opts, title(paths, settings.scenario), inputs)
     }
 
     /// Checks a loaded job against the scope and analyses it.

@@ -36,16 +36,16 @@ fn demo_names_the_straggler_and_the_slow_step_culprit() {
         .iter()
         .max_by_key(|s| s["time_ns"]["max"].as_i64().unwrap())
         .unwrap();
-    assert_eq!(slow["step"], spec.slow_step());
+    assert_eq!(slow["step"], spec.slow_step().unwrap());
     assert_eq!(
         slow["slowest_rank"],
-        spec.culprit(),
+        spec.culprit().unwrap(),
         "the slow step's culprit"
     );
     // The pause is 300 ms: the slow step is that much longer than the median of the others.
     let normal: Vec<i64> = steps
         .iter()
-        .filter(|s| s["step"] != spec.slow_step())
+        .filter(|s| s["step"] != spec.slow_step().unwrap())
         .map(|s| s["time_ns"]["max"].as_i64().unwrap())
         .collect();
     let extra =
@@ -54,25 +54,32 @@ fn demo_names_the_straggler_and_the_slow_step_culprit() {
         (synth::PAUSE_NS - 20_000_000..synth::PAUSE_NS + 20_000_000).contains(&extra),
         "{extra}"
     );
-    for s in steps.iter().filter(|s| s["step"] != spec.slow_step()) {
+    for s in steps
+        .iter()
+        .filter(|s| s["step"] != spec.slow_step().unwrap())
+    {
         assert_eq!(
             s["slowest_rank"],
-            spec.straggler(),
+            spec.straggler().unwrap(),
             "straggler in step {}",
             s["step"]
         );
     }
     // Evidence in the breakdown: the culprit's pause is host-bound time, the others wait in
     // communication; the straggler computes ~25% longer than its peers.
-    let culprit = row(&r, spec.slow_step().into(), spec.culprit().into());
+    let culprit = row(
+        &r,
+        spec.slow_step().unwrap().into(),
+        spec.culprit().unwrap().into(),
+    );
     assert!(culprit["host_bound_ns"].as_i64().unwrap() > synth::PAUSE_NS);
-    let peer = row(&r, spec.slow_step().into(), 0);
+    let peer = row(&r, spec.slow_step().unwrap().into(), 0);
     assert!(peer["comm_ns"].as_i64().unwrap() > synth::PAUSE_NS - 10_000_000);
     let busy = |b: &serde_json::Value| {
         b["compute_ns"].as_i64().unwrap() + b["overlap_ns"].as_i64().unwrap()
     };
     let (s, p) = (
-        busy(&row(&r, 10, spec.straggler().into())),
+        busy(&row(&r, 10, spec.straggler().unwrap().into())),
         busy(&row(&r, 10, 0)),
     );
     assert!(
@@ -149,6 +156,7 @@ fn demo_out_writes_real_kineto_files_that_load_the_same() {
         steps: 2,
         scale: 1,
         split: 1,
+        ..DemoSpec::default()
     };
     let loaded =
         stepscope::session::load(&stepscope::session::demo_inputs(spec), &Default::default())
@@ -190,6 +198,7 @@ fn scale_multiplies_events() {
             steps: 1,
             scale,
             split: 1,
+            ..DemoSpec::default()
         };
         let loaded =
             stepscope::session::load(&stepscope::session::demo_inputs(spec), &Default::default())
@@ -216,8 +225,8 @@ fn demo_cluster_and_communication() {
     // The slow step is flagged, its culprit named with the part that grew: the pause.
     let slow = r["cluster"]["slow_steps"].as_array().unwrap();
     assert_eq!(slow.len(), 1, "{slow:?}");
-    assert_eq!(slow[0]["step"], spec.slow_step());
-    assert_eq!(slow[0]["culprit_rank"], spec.culprit());
+    assert_eq!(slow[0]["step"], spec.slow_step().unwrap());
+    assert_eq!(slow[0]["culprit_rank"], spec.culprit().unwrap());
     assert_eq!(slow[0]["part"], "host_bound");
     let grew = slow[0]["part_growth_ns"].as_i64().unwrap();
     assert!(
@@ -235,7 +244,7 @@ fn demo_cluster_and_communication() {
         .collect();
     assert_eq!(flagged.len(), 1, "{flagged:?}");
     let s = flagged[0];
-    assert_eq!(s["rank"], spec.straggler());
+    assert_eq!(s["rank"], spec.straggler().unwrap());
     assert_eq!(s["group"], "0");
     assert_eq!(s["top_steps"], 5);
     assert_eq!(s["steps_with_wait"], 6);
@@ -258,6 +267,7 @@ fn split_buckets_multiplies_collectives() {
         steps: 2,
         scale: 1,
         split: 5,
+        ..DemoSpec::default()
     };
     let loaded =
         stepscope::session::load(&stepscope::session::demo_inputs(spec), &Default::default())

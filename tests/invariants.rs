@@ -1,5 +1,5 @@
 //! Invariants that hold on every input, checked on every trace job in `../shared/traces`,
-//! every good fixture and the demo, for the whole report, `--rank R` and `--step N`:
+//! every good fixture and the demo in every scenario, for the whole report, `--rank R` and `--step N`:
 //! step spans abut and never overlap; breakdown parts partition their span; findings claim
 //! at most the step time they are measured against (0 ≤ impact_pct ≤ 1); and the counts the
 //! text report prints come from the full results, not from the list the JSON report cuts.
@@ -11,12 +11,15 @@ use std::path::{Path, PathBuf};
 use stepscope::analysis::ops::Scope;
 use stepscope::model::{RankId, StepNo};
 use stepscope::report::{self, Format};
-use stepscope::session::{Session, Settings};
+use stepscope::session::{Scenario, Session, Settings};
+
+/// A job: its paths (none: the demo) and the demo's scenario.
+type JobSpec = (Vec<PathBuf>, Scenario);
 
 /// Every input that loads: each trace file alone, each folder of traces as one job, the
-/// good fixtures, and the demo (no path).
-fn jobs() -> Vec<Vec<PathBuf>> {
-    let mut out: Vec<Vec<PathBuf>> = vec![vec![]];
+/// good fixtures, and the demo (no path) in every scenario.
+fn jobs() -> Vec<JobSpec> {
+    let mut out: Vec<Vec<PathBuf>> = Vec::new();
     if let Some(s) = shared() {
         for sub in ["hta", "ext", "torch-cpu"] {
             collect(&s.join("traces").join(sub), &mut out);
@@ -47,7 +50,11 @@ fn jobs() -> Vec<Vec<PathBuf>> {
     ] {
         out.push(vec![testdata(f)]);
     }
-    out
+    let demos = Scenario::ALL.map(|sc| (Vec::new(), sc));
+    demos
+        .into_iter()
+        .chain(out.into_iter().map(|p| (p, Scenario::Default)))
+        .collect()
 }
 
 fn is_trace(p: &Path) -> bool {
@@ -73,9 +80,10 @@ fn collect(dir: &Path, out: &mut Vec<Vec<PathBuf>>) {
     }
 }
 
-fn open(paths: &[PathBuf], scope: Scope) -> Option<Session> {
+fn open(paths: &[PathBuf], scenario: Scenario, scope: Scope) -> Option<Session> {
     let settings = Settings {
         scope,
+        scenario,
         ..Settings::default()
     };
     // Inputs that are not Kineto traces (an execution trace, a corrupt sample) are refused
@@ -195,11 +203,13 @@ fn waits_fit_their_spans(s: &Session, what: &str) {
 #[test]
 fn every_job_and_scope_keeps_the_invariants() {
     let mut checked = 0;
-    for paths in jobs() {
+    for (paths, scenario) in jobs() {
         let name = paths
             .first()
-            .map_or("demo".into(), |p| p.display().to_string());
-        let Some(all) = open(&paths, Scope::default()) else {
+            .map_or(format!("demo {}", scenario.name()), |p| {
+                p.display().to_string()
+            });
+        let Some(all) = open(&paths, scenario, Scope::default()) else {
             continue;
         };
         check(&all, &name);
@@ -209,7 +219,7 @@ fn every_job_and_scope_keeps_the_invariants() {
         // finding that would claim 5% of the step time (docs/advisor.md, "Precedence").
         if paths
             .first()
-            .is_some_and(|p| p.to_string_lossy().contains("shared"))
+            .is_none_or(|p| p.to_string_lossy().contains("shared"))
         {
             let step_ns: i64 = all.analysis.step_times.iter().map(|t| t.max_ns).sum();
             for f in &all.analysis.findings {
@@ -241,14 +251,14 @@ fn every_job_and_scope_keeps_the_invariants() {
             });
         }
         for scope in scopes {
-            let s = open(&paths, scope).expect("a scope of a job that loads");
+            let s = open(&paths, scenario, scope).expect("a scope of a job that loads");
             check(&s, &format!("{name} {scope:?}"));
         }
         checked += 1;
     }
-    // The demo and the fixtures at least; with ../shared, every real job too.
-    assert!(checked >= 18, "only {checked} jobs checked");
+    // The demo's scenarios and the fixtures at least; with ../shared, every real job too.
+    assert!(checked >= 28, "only {checked} jobs checked");
     if shared().is_some() {
-        assert!(checked >= 45, "only {checked} jobs checked");
+        assert!(checked >= 55, "only {checked} jobs checked");
     }
 }

@@ -12,7 +12,7 @@ use stepscope::analysis::critical_path::Window;
 use stepscope::analysis::ops::Scope;
 use stepscope::model::{RankId, StepNo};
 use stepscope::report::Format;
-use stepscope::session::Settings;
+use stepscope::session::{Scenario, Settings};
 use stepscope::ui::UiOptions;
 use stepscope::ui::browser::Pane;
 
@@ -68,9 +68,20 @@ pub struct Global {
     /// Do not capture the mouse (keep the terminal's own selection).
     #[arg(long, global = true)]
     pub no_mouse: bool,
+    /// Without a PATH (and for `demo`): the demo job with this canonical problem.
+    #[arg(long, global = true, value_name = "NAME", value_parser = scenario_names(), long_help = scenario_help())]
+    pub scenario: Option<String>,
 }
 
 impl Global {
+    /// The demo scenario `--scenario` names (the default without it).
+    pub fn scenario(&self) -> Scenario {
+        self.scenario
+            .as_deref()
+            .and_then(Scenario::parse)
+            .unwrap_or_default()
+    }
+
     /// The settings these flags select, over `scope`.
     pub fn settings(&self, scope: Scope) -> Settings {
         Settings {
@@ -87,6 +98,7 @@ impl Global {
             device: self.device.clone(),
             roofline_u: self.roofline_u,
             python_stacks: self.python_stacks,
+            scenario: self.scenario(),
         }
     }
 
@@ -184,6 +196,22 @@ fn parse_size(s: &str) -> Result<(u16, u16), String> {
         (Ok(w), Ok(h)) if (20..=1000).contains(&w) && (8..=1000).contains(&h) => Ok((w, h)),
         _ => Err(format!("`{s}`: COLS 20–1000 and ROWS 8–1000")),
     }
+}
+
+/// The scenarios `--scenario` takes, by name.
+fn scenario_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(Scenario::ALL.map(Scenario::name))
+}
+
+/// `--scenario`'s long help: each scenario and what its job carries.
+fn scenario_help() -> String {
+    let mut s = String::from(
+        "Without a PATH (and for `demo`): the demo job with this canonical problem. The advisor's first finding names it.\n",
+    );
+    for sc in Scenario::ALL {
+        s.push_str(&format!("\n  {:<26} {}", sc.name(), sc.about()));
+    }
+    s
 }
 
 /// The panes `--view` takes, by name.

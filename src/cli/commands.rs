@@ -44,9 +44,10 @@ pub fn snapshot(a: &SnapshotArgs, g: &Global) -> Result<i32, Error> {
     let (theme, keys_map) = g.ui().resolve()?;
     let settings = g.settings(Default::default());
     let opts = settings.analysis_options()?;
-    let inputs = session::inputs(&a.paths)?;
+    let inputs = session::inputs(&a.paths, settings.scenario)?;
     let loaded = session::load(&inputs, &settings.load_options()?)?;
-    let s = Session::analyse(loaded, opts, session::title(&a.paths), inputs)?;
+    let title = session::title(&a.paths, settings.scenario);
+    let s = Session::analyse(loaded, opts, title, inputs)?;
     let mut shell = stepscope::ui::headless(s, keys_map, theme, g.ascii, a.size);
     let set = Setup {
         view: Pane::from_name(&a.view),
@@ -62,13 +63,15 @@ pub fn snapshot(a: &SnapshotArgs, g: &Global) -> Result<i32, Error> {
 }
 
 /// `stepscope demo`: the demo cluster as Kineto trace files.
-pub fn demo(a: &DemoArgs) -> Result<(), Error> {
+pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
     let spec = DemoSpec {
         ranks: a.ranks,
         steps: a.steps,
         scale: a.scale,
         split: a.split_buckets,
+        scenario: g.scenario(),
     };
+    spec.check().map_err(|e| Error::usage("--ranks", e))?;
     let label = a.out.display().to_string();
     let files = session::write_demo(spec, &a.out, !a.plain)
         .map_err(|e| Error::input(&label, format!("cannot write: {e}")))?;
@@ -78,12 +81,10 @@ pub fn demo(a: &DemoArgs) -> Result<(), Error> {
         .map(|m| m.len())
         .sum();
     eprintln!(
-        "wrote {} rank file(s), {:.1} MB, to {label} (straggler rank {}, slow step {} caused by rank {})",
+        "wrote {} rank file(s), {:.1} MB, to {label} ({})",
         files.len(),
         bytes as f64 / 1e6,
-        spec.straggler(),
-        spec.slow_step(),
-        spec.culprit()
+        spec.summary()
     );
     Ok(())
 }

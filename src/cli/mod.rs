@@ -23,7 +23,7 @@ pub const EXIT_FINDINGS: i32 = 1;
 #[derive(Debug, Parser)]
 #[command(name = "stepscope", version)]
 #[command(
-    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n\nExit codes: 0 ok, 1 --fail-on tripped, 2 bad input or usage."
+    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n  stepscope --scenario straggler         a demo job with one canonical problem (see --scenario)\n\nExit codes: 0 ok, 1 --fail-on tripped, 2 bad input or usage."
 )]
 pub struct Cli {
     /// Trace files (.json, .json.gz), directories searched recursively, or - for stdin.
@@ -82,7 +82,7 @@ pub fn main() -> i32 {
             &g.settings(a.scope()),
             a.fail_on.map(Into::into),
         ),
-        Some(Command::Demo(a)) => commands::demo(a).map(|()| 0),
+        Some(Command::Demo(a)) => commands::demo(a, g).map(|()| 0),
         Some(Command::Snapshot(a)) => commands::snapshot(a, g),
         // The TUI on a terminal; the text report when stdout is a pipe or a file.
         None if std::io::stdout().is_terminal() => {

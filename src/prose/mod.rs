@@ -12,8 +12,17 @@ use crate::analysis::comm::matching::{Mismatch, MismatchKind};
 use crate::analysis::roofline::RooflineNote;
 use crate::format::{human, signed};
 
-/// Why a step is slow: its culprit's growth, or that every rank waited alike.
+/// Why a step is slow: its culprit's growth, every rank's growth, or that every rank waited
+/// alike.
 pub fn slow_step_reason(s: &SlowStep) -> String {
+    if s.shared_growth {
+        return format!(
+            "every rank's own work grew about {} over its median step ({} {}): the step's work grew, not one rank's",
+            human(s.growth_ns),
+            s.part.map_or("compute", |p| p.as_str()),
+            signed(s.part_growth_ns),
+        );
+    }
     match (s.culprit_rank, s.part) {
         (Some(r), part) => {
             // A step without collectives (one rank, or no matched instance) has no arrivals.

@@ -45,8 +45,8 @@ pub fn run(paths: &[PathBuf], settings: &Settings, ui: &UiOptions) -> Result<i32
     let opts = settings.analysis_options()?;
     let (theme, keymap) = ui.resolve()?;
     let load_opts = settings.load_options()?;
-    let inputs = session::inputs(paths)?;
-    let title = session::title(paths);
+    let inputs = session::inputs(paths, settings.scenario)?;
+    let title = session::title(paths, settings.scenario);
     let labels = inputs.iter().map(session::Input::label).collect();
     let loading = Loading::new(title.clone(), labels);
     let (tx, rx) = channel();

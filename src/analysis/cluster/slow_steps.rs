@@ -37,8 +37,11 @@ pub struct SlowStep {
     pub median_ns: Ns,
     /// The threshold it exceeded.
     pub threshold_ns: Ns,
-    /// The rank whose own work grew the most.
+    /// The rank whose own work grew the most, when it stands out ([`SHARED_GROWTH`]).
     pub culprit_rank: Option<RankId>,
+    /// Every rank's own work grew alike (no rank stands out): the step's work itself grew.
+    /// `growth_ns` and `part` are then those of the median rank.
+    pub shared_growth: bool,
     /// Its own-work growth over its median step.
     pub growth_ns: Ns,
     /// The own-work part that grew the most in it.
@@ -81,17 +84,23 @@ pub fn slow_steps(step_times: &[StepTime], rows: &[Breakdown], comm: &Comm) -> V
     let by_rank = by_rank(rows);
     slow.into_iter()
         .map(|s| {
-            let c = culprit(s.step, &by_rank);
+            let (c, shared_growth) = match culprit(s.step, &by_rank) {
+                Growth::One(c) => (Some(c), false),
+                Growth::Shared(c) => (Some(c), true),
+                Growth::None => (None, false),
+            };
+            let named = c.filter(|_| !shared_growth);
             SlowStep {
                 step: s.step,
                 time_ns: s.max_ns,
                 median_ns: median,
                 threshold_ns: limit,
-                culprit_rank: c.map(|c| c.rank),
+                culprit_rank: named.map(|c| c.rank),
+                shared_growth,
                 growth_ns: c.map_or(0, |c| c.growth),
                 part: c.map(|c| c.part),
                 part_growth_ns: c.map_or(0, |c| c.part_growth),
-                last_arrivals: c.map_or_else(LastArrivals::default, |c| {
+                last_arrivals: named.map_or_else(LastArrivals::default, |c| {
                     last_arrivals_in_step(comm, c.rank, s.step)
                 }),
             }
@@ -117,41 +126,72 @@ struct Culprit {
     part_growth: Ns,
 }
 
-/// The rank whose own work in `step` grew the most over its median of its other steps (ties:
-/// lowest rank), with the own-work part that grew the most (ties: the earlier part).
-fn culprit(step: StepNo, by_rank: &BTreeMap<RankId, Vec<&Breakdown>>) -> Option<Culprit> {
-    let mut best: Option<Culprit> = None;
-    for (&rank, rows) in by_rank {
-        let Some(this) = rows.iter().find(|b| b.step == step) else {
-            continue;
-        };
-        let others: Vec<&&Breakdown> = rows.iter().filter(|b| b.step != step).collect();
-        if others.is_empty() {
-            continue;
-        }
-        let med = |f: &dyn Fn(&Breakdown) -> Ns| {
-            let mut v: Vec<Ns> = others.iter().map(|b| f(b)).collect();
-            v.sort_unstable();
-            median_sorted(&v)
-        };
-        let growth = this.own_work_ns() - med(&|b| b.own_work_ns());
-        let (k, part_growth) = (0..Part::OWN_WORK.len())
-            .map(|k| {
-                let p = Part::OWN_WORK[k];
-                (k, this.own_part(p) - med(&|b| b.own_part(p)))
-            })
-            .max_by_key(|&(k, g)| (g, std::cmp::Reverse(k)))
-            .unwrap_or((0, 0));
-        if growth > 0 && best.is_none_or(|b| growth > b.growth) {
-            best = Some(Culprit {
-                rank,
-                growth,
-                part: Part::OWN_WORK[k],
-                part_growth,
-            });
-        }
+/// Who grew in a slow step.
+enum Growth {
+    /// One rank's growth stands out: the culprit.
+    One(Culprit),
+    /// Every rank grew alike: the median rank's growth.
+    Shared(Culprit),
+    /// No rank's own work grew.
+    None,
+}
+
+/// A culprit stands out when the median growth of the other ranks is below this share of
+/// its own; above it, every rank grew alike and none is blamed.
+pub const SHARED_GROWTH: f64 = 0.5;
+
+/// Who grew in `step`: the rank whose own work grew the most over its median of its other
+/// steps (ties: lowest rank), with the own-work part that grew the most (ties: the earlier
+/// part) — unless the other ranks grew at least [`SHARED_GROWTH`] of that as well.
+fn culprit(step: StepNo, by_rank: &BTreeMap<RankId, Vec<&Breakdown>>) -> Growth {
+    let mut all: Vec<Culprit> = by_rank
+        .iter()
+        .filter_map(|(&rank, rows)| growth(step, rank, rows))
+        .collect();
+    // Largest growth first; ties: lowest rank (the map is in rank order, the sort stable).
+    all.sort_by_key(|c| std::cmp::Reverse(c.growth));
+    let Some(&top) = all.first().filter(|c| c.growth > 0) else {
+        return Growth::None;
+    };
+    let others: Vec<Ns> = all[1..].iter().rev().map(|c| c.growth).collect();
+    let typical = if others.is_empty() {
+        0
+    } else {
+        median_sorted(&others)
+    };
+    if typical > 0 && typical as f64 >= SHARED_GROWTH * top.growth as f64 {
+        Growth::Shared(all[all.len() / 2])
+    } else {
+        Growth::One(top)
     }
-    best
+}
+
+/// How `rank`'s own work in `step` grew over its median of its other steps, and the part
+/// that grew most; `None` when it did not run the step or ran no other.
+fn growth(step: StepNo, rank: RankId, rows: &[&Breakdown]) -> Option<Culprit> {
+    let this = rows.iter().find(|b| b.step == step)?;
+    let others: Vec<&&Breakdown> = rows.iter().filter(|b| b.step != step).collect();
+    if others.is_empty() {
+        return None;
+    }
+    let med = |f: &dyn Fn(&Breakdown) -> Ns| {
+        let mut v: Vec<Ns> = others.iter().map(|b| f(b)).collect();
+        v.sort_unstable();
+        median_sorted(&v)
+    };
+    let (k, part_growth) = (0..Part::OWN_WORK.len())
+        .map(|k| {
+            let p = Part::OWN_WORK[k];
+            (k, this.own_part(p) - med(&|b| b.own_part(p)))
+        })
+        .max_by_key(|&(k, g)| (g, std::cmp::Reverse(k)))
+        .unwrap_or((0, 0));
+    Some(Culprit {
+        rank,
+        growth: this.own_work_ns() - med(&|b| b.own_work_ns()),
+        part: Part::OWN_WORK[k],
+        part_growth,
+    })
 }
 
 /// The instances of `step` the rank arrived last at, of those it took part in.
@@ -249,7 +289,9 @@ mod tests {
         // Steps 1, 2: both ranks compute 100. Step 3: rank 1's host-bound time grows by 50
         // (own work 150 over its median 100), rank 0 waits 50 in communication (own work 100).
         let rows = two_steps_then(row(0, 3, 100, 0, 50), row(1, 3, 100, 50, 0));
-        let c = culprit(StepNo(3), &by_rank(&rows)).expect("rank 1 grew");
+        let Growth::One(c) = culprit(StepNo(3), &by_rank(&rows)) else {
+            panic!("rank 1 grew")
+        };
         assert_eq!((c.rank, c.growth), (RankId(1), 50));
         assert_eq!((c.part, c.part_growth), (Part::HostBound, 50));
     }
@@ -259,14 +301,41 @@ mod tests {
         // Step 3 is longer for both ranks only by communication (own work unchanged): nobody's
         // own work grew, so nobody is blamed.
         let rows = two_steps_then(row(0, 3, 100, 0, 80), row(1, 3, 100, 0, 80));
-        assert!(culprit(StepNo(3), &by_rank(&rows)).is_none());
+        assert!(matches!(culprit(StepNo(3), &by_rank(&rows)), Growth::None));
+    }
+
+    #[test]
+    fn a_growth_every_rank_shares_blames_no_rank() {
+        // Both ranks' own work grew in step 3 (rank 0 by 30, rank 1 by 20 ≥ half of 30):
+        // the step's work grew, not one rank's; the median rank's growth is reported.
+        let rows = two_steps_then(row(0, 3, 130, 0, 0), row(1, 3, 100, 20, 0));
+        let Growth::Shared(c) = culprit(StepNo(3), &by_rank(&rows)) else {
+            panic!("shared growth")
+        };
+        assert_eq!((c.rank, c.growth, c.part), (RankId(1), 20, Part::HostBound));
+        // Rank 1 growing 14 (< half of 30) leaves rank 0 standing out.
+        let rows = two_steps_then(row(0, 3, 130, 0, 0), row(1, 3, 100, 14, 0));
+        assert!(
+            matches!(culprit(StepNo(3), &by_rank(&rows)), Growth::One(c) if c.rank == RankId(0))
+        );
     }
 
     #[test]
     fn a_tie_blames_the_lowest_rank() {
-        // Both ranks' own work grew by 30 in step 3: rank 0 is named.
-        let rows = two_steps_then(row(0, 3, 130, 0, 0), row(1, 3, 100, 30, 0));
-        let c = culprit(StepNo(3), &by_rank(&rows)).unwrap();
-        assert_eq!((c.rank, c.growth, c.part), (RankId(0), 30, Part::Compute));
+        // Ranks 1 and 2 of four grew by 30 in step 3, ranks 0 and 3 not at all: the others'
+        // median growth is 0, so a culprit stands out, and of the tied two rank 1 is named.
+        let mut rows: Vec<Breakdown> = (1..=2)
+            .flat_map(|s| (0..4).map(move |r| row(r, s, 100, 0, 0)))
+            .collect();
+        rows.extend([
+            row(0, 3, 100, 0, 0),
+            row(1, 3, 130, 0, 0),
+            row(2, 3, 100, 30, 0),
+            row(3, 3, 100, 0, 0),
+        ]);
+        let Growth::One(c) = culprit(StepNo(3), &by_rank(&rows)) else {
+            panic!("a culprit")
+        };
+        assert_eq!((c.rank, c.growth, c.part), (RankId(1), 30, Part::Compute));
     }
 }

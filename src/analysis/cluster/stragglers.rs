@@ -20,6 +20,11 @@ pub struct StragglerStep {
     pub last_arrivals: u64,
     /// Wait it imposed.
     pub imposed_wait_ns: Ns,
+    /// Wait it imposed in this step across every group, as a union per waiting rank (two
+    /// groups in flight at once charge a moment once): what a straggler of several groups
+    /// costs. Not in the JSON report.
+    #[serde(skip)]
+    pub any_group_wait_ns: Ns,
 }
 
 /// A breakdown part of a rank against its domain.
@@ -129,6 +134,7 @@ pub fn stragglers(
 ) -> (Vec<Straggler>, Vec<Imbalance>) {
     let mut out = Vec::new();
     let mut imbalance = Vec::new();
+    let any_group = imposed_any_group(comm, step);
     for (g, group) in comm.calls.groups.iter().enumerate() {
         let waits = domain_waits(comm, spans, g as u32, step);
         if waits.ranks.len() < 2 {
@@ -140,6 +146,7 @@ pub fn stragglers(
         imbalance.extend(spread);
         let top = top_imposers(&waits);
         let domain = Domain {
+            any_group: &any_group,
             group: &group.name,
             members: members.len() as u64,
             total_wait: waits.total,
@@ -204,6 +211,22 @@ fn domain_waits(comm: &Comm, spans: &[Vec<StepSpan>], g: u32, step: Option<StepN
         a.steps.entry(st).or_default().1 += wait;
     }
     w
+}
+
+/// Per (last arriver, step): the union over every group's (non-p2p) instances it arrived
+/// last at of each waiting rank's wait, summed over the waiting ranks.
+fn imposed_any_group(comm: &Comm, step: Option<StepNo>) -> BTreeMap<(RankId, Option<StepNo>), Ns> {
+    let mut imposed = Unions::default();
+    for (inst, t) in comm.instances() {
+        if inst.op.is_p2p() || (step.is_some() && inst.step != step) || t.timing.skew_ns == 0 {
+            continue;
+        }
+        for x in &t.members {
+            let key = (t.timing.last_arriver, inst.step);
+            imposed.add(key, x.rank, inst.step, x.start_ns, x.start_ns + x.wait_ns);
+        }
+    }
+    imposed.totals()
 }
 
 /// How much later than the first member the last arriver entered the instance's step
@@ -307,6 +330,8 @@ fn part_spread(sums: &PartSums, group: &str) -> ([Ns; 4], Vec<Imbalance>) {
 
 /// What every member of a domain is judged against.
 struct Domain<'a> {
+    /// Per (imposer, step): the wait it imposed across every group.
+    any_group: &'a BTreeMap<(RankId, Option<StepNo>), Ns>,
     group: &'a str,
     members: u64,
     total_wait: Ns,
@@ -374,6 +399,7 @@ fn straggler(d: &Domain, rank: RankId, a: RankWaits) -> Straggler {
                 step,
                 last_arrivals: l,
                 imposed_wait_ns: w,
+                any_group_wait_ns: d.any_group.get(&(rank, step)).copied().unwrap_or(w),
             })
             .collect(),
     }
@@ -439,7 +465,9 @@ mod tests {
             let s = sums([400, 420, top]);
             let (medians, _) = part_spread(&s, "0");
             let top = BTreeMap::new();
+            let any_group = BTreeMap::new();
             let d = Domain {
+                any_group: &any_group,
                 group: "0",
                 members: 3,
                 total_wait: 10,

@@ -2,7 +2,9 @@
 //! one collective are simultaneous to within its transfer time, so each rank is shifted to
 //! make the ends of the collectives it shares with the reference rank (the lowest rank id)
 //! coincide. Ranks that share nothing with the reference align through a rank already
-//! aligned (pipeline stages through their send/recv partner).
+//! aligned (pipeline stages through their send/recv partner). Ranks that share nothing,
+//! directly or through others, with any aligned rank (independent pipelines, a job profiled
+//! in disjoint groups) align among themselves to their lowest rank, whose clock is theirs.
 //!
 //! The offset is the median, over the first [`SAMPLES`] shared instances, of the end
 //! difference — not the first instance alone: one collective's end can lag by a scheduling
@@ -105,7 +107,17 @@ pub fn offsets(job: &Job, calls: &Calls, instances: &[Instance], align: Align) -
             progress = true;
         }
         if !progress {
-            return out;
+            // A component unreachable from the aligned ranks: its lowest rank is its reference.
+            let Some(r) = order
+                .iter()
+                .flat_map(|i| i.members.iter().map(|m| m.rank.get()))
+                .filter(|&r| !aligned[r])
+                .min()
+            else {
+                return out;
+            };
+            aligned[r] = true;
+            out[r].via = Some(out[r].rank);
         }
     }
 }

@@ -145,7 +145,8 @@ pub struct TypeStats {
     pub small_calls: u64,
     /// The threshold, bytes.
     pub small_threshold: u64,
-    /// More than [`SMALL_SHARE`] of the calls of known size are small.
+    /// More than [`SMALL_SHARE`] of the calls of known size are small (never for send/recv:
+    /// each carries one tensor to one peer, and there is nothing to bucket).
     pub small_flag: bool,
     /// Calls whose size is above and not a multiple of [`ALIGNMENT`].
     pub misaligned_calls: u64,
@@ -364,7 +365,9 @@ fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology) -> TypeSt
         busbw_of_peak: busbw.zip(link).map(|(b, l)| b / l.peak_gbps),
         small_calls: small,
         small_threshold,
-        small_flag: !a.sizes.is_empty() && small as f64 > SMALL_SHARE * a.sizes.len() as f64,
+        small_flag: !op.is_p2p()
+            && !a.sizes.is_empty()
+            && small as f64 > SMALL_SHARE * a.sizes.len() as f64,
         misaligned_calls: misaligned,
     }
 }

@@ -150,9 +150,48 @@ pub enum RooflineNote {
 pub struct Unknowns {
     /// The trace records operator shapes (some roofline operator carries `Input Dims`).
     pub shapes_seen: bool,
-    /// The launching operators without a FLOP rule with the most unknown kernel time (`-`:
-    /// kernels with no launching operator), at most 5, most first.
-    pub top_ops: Vec<(String, Ns)>,
+    /// Unknown kernel time with no launching operator (graph replays, launches outside any
+    /// framework operator).
+    pub no_operator_ns: Ns,
+    /// Launching operators without a FLOP rule, most unknown kernel time first (at most 5).
+    pub no_rule: Vec<(String, Ns)>,
+    /// Σ unknown kernel time of operators without a FLOP rule.
+    pub no_rule_ns: Ns,
+    /// Operators with a FLOP rule whose shapes are missing or fit no rule, most first (at
+    /// most 5).
+    pub no_shapes: Vec<(String, Ns)>,
+    /// Σ unknown kernel time of those.
+    pub no_shapes_ns: Ns,
+}
+
+/// The reason most unknown kernel time is unknown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnknownCause {
+    /// Kernels with no launching operator: graph replays, launches outside operators.
+    NoOperator,
+    /// The trace records no shapes at all.
+    NoShapesRecorded,
+    /// These operators have no FLOP rule.
+    NoRule(Vec<String>),
+    /// These operators have a rule, but their shapes are missing or fit none.
+    ShapesUnfit(Vec<String>),
+}
+
+impl Unknowns {
+    /// The cause behind the most unknown kernel time.
+    pub fn cause(&self) -> UnknownCause {
+        let names = |v: &[(String, Ns)]| v.iter().map(|o| o.0.clone()).collect();
+        let ops_ns = self.no_rule_ns + self.no_shapes_ns;
+        if self.no_operator_ns >= ops_ns {
+            UnknownCause::NoOperator
+        } else if !self.shapes_seen {
+            UnknownCause::NoShapesRecorded
+        } else if self.no_rule_ns >= self.no_shapes_ns {
+            UnknownCause::NoRule(names(&self.no_rule))
+        } else {
+            UnknownCause::ShapesUnfit(names(&self.no_shapes))
+        }
+    }
 }
 
 impl Roofline {
@@ -245,20 +284,7 @@ pub fn roofline(
         None => Vec::new(),
     };
     let unknown = device.is_some() && classes[&Class::Unknown].time_ns > 0;
-    // Operators with a family are unknown for their shapes (missing, or fitting no rule):
-    // only the others lack a rule.
-    let mut top: Vec<(String, Ns)> = merged
-        .unknown_by_op
-        .iter()
-        .filter(|(k, _)| k.is_none_or(|s| job.role(s).op_family.is_none()))
-        .map(|(k, &v)| (k.map_or("-", |s| job.strings.resolve(s)).to_string(), v))
-        .collect();
-    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    top.truncate(5);
-    let unknowns = Unknowns {
-        shapes_seen: merged.shapes_seen,
-        top_ops: top,
-    };
+    let unknowns = unknowns(job, &merged);
     Roofline {
         unknowns,
         device_name,
@@ -268,6 +294,33 @@ pub fn roofline(
         ops,
         note: note.or(unknown.then_some(RooflineNote::KernelsWithoutShapes)),
     }
+}
+
+/// Why the unknown kernel time is unknown: no launching operator, an operator without a FLOP
+/// rule, or an operator with a family (a rule) whose shapes are missing or fit none.
+fn unknowns(job: &Job, merged: &Partial) -> Unknowns {
+    let mut u = Unknowns {
+        shapes_seen: merged.shapes_seen,
+        ..Unknowns::default()
+    };
+    for (k, &ns) in &merged.unknown_by_op {
+        match k {
+            None => u.no_operator_ns += ns,
+            Some(s) if job.role(*s).op_family.is_some() => {
+                u.no_shapes_ns += ns;
+                u.no_shapes.push((job.strings.resolve(*s).to_string(), ns));
+            }
+            Some(s) => {
+                u.no_rule_ns += ns;
+                u.no_rule.push((job.strings.resolve(*s).to_string(), ns));
+            }
+        }
+    }
+    for v in [&mut u.no_rule, &mut u.no_shapes] {
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(5);
+    }
+    u
 }
 
 /// The peaks to use: `--device`, else the traces' device; a note when there are none.

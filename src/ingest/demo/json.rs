@@ -1,7 +1,9 @@
 //! The demo's Kineto JSON: the events a simulated rank emits, written as `torch.profiler`
 //! writes them (pretty-printed objects, flows, metadata, the trace header).
 
-use super::sim::{GPUS_PER_NODE, RankSim, STEP_GAP, Schedule, Sink, T_START, Tid};
+use super::pipeline;
+use super::schedule::{GPUS_PER_NODE, STEP_GAP, Schedule, T_START};
+use super::sim::{RankSim, Sink, Tid};
 use super::{BASE_TIME_NS, DemoSpec, FIRST_STEP, ORIGIN_NS};
 use crate::time::Ns;
 use std::fmt::Write as _;
@@ -19,8 +21,7 @@ impl JsonSink {
         match t {
             Tid::Main => (self.pid, self.pid),
             Tid::Autograd => (self.pid, self.pid + 17),
-            Tid::Compute => (self.rank % 8, 7),
-            Tid::Comm => (self.rank % 8, 20),
+            Tid::Compute | Tid::Comm | Tid::Comm2 => (self.rank % 8, t.stream()),
         }
     }
     fn us(&self, t: Ns) -> String {
@@ -62,14 +63,13 @@ pub(super) fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
         offset: spec.clock_offset(rank),
     };
     header(&mut sink, spec);
-    metadata(&mut sink);
+    metadata(&mut sink, spec.knobs().comm_streams > 1);
     let (mut corr, mut ext) = (0u64, 0u64);
     let mut t0 = T_START;
     for s in 0..spec.steps {
         let step = FIRST_STEP + s;
-        let ends = &sched[s as usize];
-        let mut sim = RankSim::new(rank, spec, &mut sink, (corr, ext));
-        let end = sim.run_step(step, t0, ends);
+        let mut sim = RankSim::new(rank, step, spec, &mut sink, (corr, ext));
+        let (end, _) = sim.run_step(t0, &sched[s as usize]);
         (corr, ext) = (sim.corr, sim.ext);
         let args = format!(
             r#"{{"External id": {}, "Record function id": 1, "Ev Idx": 0}}"#,
@@ -98,10 +98,20 @@ pub(super) fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
 /// The trace's header: devices, distributed info, the opening of `traceEvents`.
 fn header(sink: &mut JsonSink, spec: DemoSpec) {
     let rank = sink.rank;
-    let ranks_list = (0..spec.ranks)
-        .map(|r| r.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
+    let groups = process_groups(spec)
+        .iter()
+        .map(|(name, desc, ranks)| {
+            let list = ranks
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                r#"{{"pg_name": "{name}", "pg_desc": "{desc}", "backend_config": "cuda:nccl", "pg_size": {}, "ranks": [{list}]}}"#,
+                ranks.len()
+            )
+        })
+        .collect::<Vec<_>>();
     // Like Kineto, list every device of the node (8 per node), not only the rank's own.
     let devices = (0..GPUS_PER_NODE)
         .map(|d| format!("    {{\"id\": {d}, \"name\": \"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 84929347584, \"computeMajor\": 9, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048, \"regsPerBlock\": 65536, \"warpSize\": 32, \"sharedMemPerBlock\": 49152, \"numSms\": 132}}"))
@@ -109,14 +119,30 @@ fn header(sink: &mut JsonSink, spec: DemoSpec) {
         .join(",\n");
     let _ = write!(
         sink.out,
-        "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n{devices}\n  ],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}, \"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": {}, \"ranks\": [{ranks_list}]}}], \"nccl_version\": \"2.21.5\"}},\n  \"record_shapes\": 1,\n  \"with_stack\": 0,\n  \"traceName\": \"demo/rank-{rank}.pt.trace.json\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {BASE_TIME_NS},\n  \"traceEvents\": [",
-        spec.ranks, spec.ranks
+        "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n{devices}\n  ],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}, \"pg_count\": {}, \"pg_config\": [{}], \"nccl_version\": \"2.21.5\"}},\n  \"record_shapes\": 1,\n  \"with_stack\": 0,\n  \"traceName\": \"demo/rank-{rank}.pt.trace.json\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {BASE_TIME_NS},\n  \"traceEvents\": [",
+        spec.ranks,
+        groups.len(),
+        groups.join(", ")
     );
 }
 
+/// The process groups of the job: (name, description, ranks) — the default group, the
+/// second gradient group when buckets use two streams, the pipeline pairs.
+fn process_groups(spec: DemoSpec) -> Vec<(String, &'static str, Vec<u32>)> {
+    let all: Vec<u32> = (0..spec.ranks).collect();
+    let mut v = vec![("0".to_string(), "default_pg", all.clone())];
+    if spec.knobs().comm_streams > 1 {
+        v.push(("1".to_string(), "grad_pg", all));
+    }
+    for (name, pair) in pipeline::groups(spec) {
+        v.push((name, "pipeline", pair.to_vec()));
+    }
+    v
+}
+
 /// Process and thread names: the host process, its main and autograd threads, the device
-/// and its two streams.
-fn metadata(sink: &mut JsonSink) {
+/// and its streams (a second communication stream when `comm2`).
+fn metadata(sink: &mut JsonSink, comm2: bool) {
     let (pid, dev) = (sink.pid, sink.rank % GPUS_PER_NODE);
     let meta_ts = sink.us(0);
     let _ = write!(
@@ -145,7 +171,10 @@ fn metadata(sink: &mut JsonSink) {
             r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 20, "args": {{"name": "stream 20 "}}}}"#
         ),
     ];
-    for m in metas {
+    let comm2 = comm2.then(|| format!(
+        r#"{{"name": "thread_name", "ph": "M", "ts": {meta_ts}, "pid": {dev}, "tid": 21, "args": {{"name": "stream 21 "}}}}"#
+    ));
+    for m in metas.into_iter().chain(comm2) {
         sink.out.push_str(",\n  ");
         sink.out.push_str(&m);
     }

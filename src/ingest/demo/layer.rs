@@ -77,14 +77,18 @@ pub const FORWARD: [OpDef; 8] = [
     },
 ];
 
-/// Backward node, its kernels (name, time) for one forward operator.
-pub fn backward_of(f: &OpDef) -> (&'static str, Vec<(&'static str, &'static str, Ns, String)>) {
-    match f.op {
+/// Backward node and its kernels (operator, kernel, time, dims) for the forward operator
+/// `op` that ran for `ns` on inputs `dims`.
+pub fn backward_of(
+    op: &str,
+    ns: Ns,
+    dims: &str,
+) -> (&'static str, Vec<(&'static str, &'static str, Ns, String)>) {
+    match op {
         "aten::linear" => {
             // Forward dims `[[4, 2048, K], [N, K], [N]]`: the input gradient is
             // [8192, N] · [N, K], the weight gradient [N, 8192] · [8192, K].
-            let n: Vec<u64> = f
-                .dims
+            let n: Vec<u64> = dims
                 .split(|c: char| !c.is_ascii_digit())
                 .filter_map(|t| t.parse().ok())
                 .collect();
@@ -95,13 +99,13 @@ pub fn backward_of(f: &OpDef) -> (&'static str, Vec<(&'static str, &'static str,
                     (
                         "aten::mm",
                         GEMM,
-                        f.ns,
+                        ns,
                         format!("[[{rows}, {out}], [{out}, {k}]]"),
                     ),
                     (
                         "aten::mm",
                         GEMM,
-                        f.ns,
+                        ns,
                         format!("[[{out}, {rows}], [{rows}, {k}]]"),
                     ),
                 ],
@@ -112,7 +116,7 @@ pub fn backward_of(f: &OpDef) -> (&'static str, Vec<(&'static str, &'static str,
             vec![(
                 "aten::_flash_attention_backward",
                 FLASH_BWD,
-                f.ns * 5 / 2,
+                ns * 5 / 2,
                 String::new(),
             )],
         ),
@@ -121,13 +125,13 @@ pub fn backward_of(f: &OpDef) -> (&'static str, Vec<(&'static str, &'static str,
             vec![(
                 "aten::native_layer_norm_backward",
                 LN,
-                f.ns * 2,
+                ns * 2,
                 String::new(),
             )],
         ),
         "aten::gelu" => (
             "GeluBackward0",
-            vec![("aten::gelu_backward", GELU, f.ns * 3 / 2, String::new())],
+            vec![("aten::gelu_backward", GELU, ns * 3 / 2, String::new())],
         ),
         _ => ("AddBackward0", vec![]),
     }

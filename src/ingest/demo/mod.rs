@@ -2,7 +2,8 @@
 //! real Kineto JSON (the same bytes `stepscope demo --out` saves), so the demo exercises the
 //! real loader. Defaults: 8 ranks × 6 profiled steps (`ProfilerStep#10..#15`), a straggler
 //! rank whose kernels run 25% slower, and one slow step in which one rank's data loader pauses
-//! for 300 ms while every other rank waits for it in the first gradient all-reduce.
+//! for 300 ms while every other rank waits for it in the first gradient all-reduce. The other
+//! [`Scenario`]s turn the simulation's knobs to make one canonical problem each.
 //!
 //! The timeline is simulated, not drawn: kernels queue on their stream behind earlier work and
 //! their launch, each all-reduce ends together on every rank (the last arriver's start plus
@@ -11,7 +12,11 @@
 
 mod json;
 mod layer;
+mod pipeline;
+mod scenario;
+mod schedule;
 mod sim;
+mod step;
 
 use super::source::{self, Source};
 use crate::time::Ns;
@@ -31,6 +36,8 @@ pub struct DemoSpec {
     /// Each gradient bucket is all-reduced as this many smaller collectives (more
     /// collectives per step without bigger traces, for scale benchmarks).
     pub split: u32,
+    /// The problem the job carries.
+    pub scenario: Scenario,
 }
 
 impl Default for DemoSpec {
@@ -40,6 +47,7 @@ impl Default for DemoSpec {
             steps: 6,
             scale: 1,
             split: 1,
+            scenario: Scenario::Default,
         }
     }
 }
@@ -60,43 +68,91 @@ pub(super) const ORIGIN_NS: Ns = 4_458_676_000_000_000;
 pub(super) const BASE_TIME_NS: Ns = 1_795_300_000_000_000_000;
 
 impl DemoSpec {
-    /// The rank whose kernels are slower in every step.
-    pub fn straggler(&self) -> u32 {
-        3.min(self.ranks - 1)
+    /// Why this spec cannot be simulated, if it cannot (a pipeline needs pairs of ranks).
+    pub fn check(&self) -> Result<(), String> {
+        if self.knobs().pipeline && (self.ranks < 2 || self.ranks % 2 == 1) {
+            return Err(format!(
+                "scenario {} pairs ranks into two pipeline stages: --ranks must be even",
+                self.scenario.name()
+            ));
+        }
+        Ok(())
     }
-    /// The rank that pauses in the slow step.
-    pub fn culprit(&self) -> u32 {
-        5.min(self.ranks - 1)
+    /// What the generated job carries, for messages: the scenario, its straggler, slow
+    /// step and culprit where it has them.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(r) = self.straggler() {
+            parts.push(format!("straggler rank {r}"));
+        }
+        match (self.slow_step(), self.culprit()) {
+            (Some(s), Some(r)) => parts.push(format!("slow step {s} caused by rank {r}")),
+            (Some(s), None) => parts.push(format!("slow step {s}")),
+            _ => {}
+        }
+        if parts.is_empty() {
+            parts.push(self.scenario.about().to_string());
+        }
+        format!("scenario {}: {}", self.scenario.name(), parts.join(", "))
     }
-    /// The step number with the pause.
-    pub fn slow_step(&self) -> u32 {
-        FIRST_STEP + 3.min(self.steps - 1)
+    fn knobs(&self) -> scenario::Knobs {
+        self.scenario.knobs()
+    }
+    /// The rank whose kernels are slower in every step, if the scenario has one.
+    pub fn straggler(&self) -> Option<u32> {
+        self.knobs().straggler.map(|(r, _)| r.min(self.ranks - 1))
+    }
+    /// The rank that pauses in the slow step, if the scenario has one.
+    pub fn culprit(&self) -> Option<u32> {
+        self.knobs().pause.map(|(r, _, _)| r.min(self.ranks - 1))
+    }
+    /// The step number made slow (by a pause or by slower kernels), if any.
+    pub fn slow_step(&self) -> Option<u32> {
+        let k = self.knobs();
+        let offset = k
+            .pause
+            .map(|(_, s, _)| s)
+            .or((k.slow_step_pct > 0).then_some(SLOW_STEP_OFFSET))?;
+        Some(FIRST_STEP + offset.min(self.steps - 1))
     }
     pub(super) fn layers(&self) -> u32 {
         LAYERS_PER_SCALE * self.scale.max(1)
     }
-    /// All-reduces per step.
+    /// Collectives each gradient bucket is all-reduced as.
+    fn parts(&self) -> u32 {
+        self.split.max(1) * self.knobs().split
+    }
+    /// All-reduces per step (none in a pipeline).
     pub(super) fn buckets(&self) -> u32 {
-        self.layers().div_ceil(LAYERS_PER_BUCKET) * self.split.max(1)
+        if self.knobs().pipeline {
+            return 0;
+        }
+        self.layers().div_ceil(LAYERS_PER_BUCKET) * self.parts()
     }
     /// Elements of one all-reduce.
     pub(super) fn bucket_elems(&self) -> u64 {
-        BUCKET_ELEMS / u64::from(self.split.max(1))
+        BUCKET_ELEMS / u64::from(self.parts())
     }
-    /// Clock offset of a rank's host, within ±6 ms: its trace reads true time + this.
+    /// Clock offset of a rank's host, within ± the scenario's skew (6 ms by default): its
+    /// trace reads true time + this.
     pub fn clock_offset(&self, rank: u32) -> Ns {
-        (i64::from(rank * 7919 % 13) - 6) * 1_000_000 + i64::from(rank) * 1_337
+        let skew = self.knobs().clock_skew_ms;
+        (i64::from(rank * 7919 % 13) - 6) * skew * 1_000_000 / 6 + i64::from(rank) * 1_337
     }
 }
 
-pub use sim::BUSBW_GBPS;
+/// The step a scenario slows (as an offset from [`FIRST_STEP`]).
+const SLOW_STEP_OFFSET: u32 = 3;
+
+pub use scenario::Scenario;
+pub use schedule::BUSBW_GBPS;
 
 /// A demo job ready to generate: its spec and the cluster schedule (simulated once, shared by
 /// every rank's input).
 #[derive(Debug)]
 pub struct DemoJob {
     spec: DemoSpec,
-    schedule: sim::Schedule,
+    schedule: schedule::Schedule,
 }
 
 impl DemoJob {
@@ -104,7 +160,7 @@ impl DemoJob {
     pub fn new(spec: DemoSpec) -> Arc<DemoJob> {
         Arc::new(DemoJob {
             spec,
-            schedule: sim::schedule(spec),
+            schedule: schedule::schedule(spec),
         })
     }
 

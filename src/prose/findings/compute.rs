@@ -2,6 +2,7 @@
 
 use super::Words;
 use crate::analysis::advisor::rules::compute::Claim;
+use crate::analysis::roofline::UnknownCause;
 use crate::format::human;
 
 /// The words of a kernel finding.
@@ -59,40 +60,59 @@ pub fn words(c: &Claim) -> Words {
         },
         Claim::RooflineUnknown {
             share,
-            unknown_device,
-            shapes_seen,
-            ops,
+            unknown_device: true,
+            ..
         } => Words {
             title: format!(
-                "{:.0}% of kernel time cannot be placed on the roofline{}",
-                share * 100.0,
-                if *unknown_device {
-                    " (unknown device)".to_string()
-                } else if *shapes_seen && !ops.is_empty() {
-                    format!(
-                        ": no FLOP rule for {}",
-                        ops.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
-                    )
-                } else {
-                    String::new()
-                }
+                "{:.0}% of kernel time cannot be placed on the roofline (unknown device)",
+                share * 100.0
             ),
-            cause: match (unknown_device, shapes_seen) {
-                (true, _) => "the device has no entry in the peak table",
-                (false, true) => {
-                    "the trace records shapes, but the operators launching these kernels have no FLOP and byte rule in stepscope's table"
-                }
-                (false, false) => {
-                    "kernels lack shapes: the profile was recorded without record_shapes"
-                }
-            },
-            suggestions: match (unknown_device, shapes_seen) {
-                (true, _) => &["pass --device NAME for devices the table does not recognise"],
-                (false, true) => &[
-                    "the classes shown cover the operators with rules; profile with with_flops=True to give the others FLOPs",
-                ],
-                (false, false) => &["profile with record_shapes=True (and with_flops=True)"],
-            },
+            cause: "the device has no entry in the peak table",
+            suggestions: &["pass --device NAME for devices the table does not recognise"],
+        },
+        Claim::RooflineUnknown { share, cause, .. } => unknown_words(*share, cause),
+    }
+}
+
+/// Why kernels are off the roofline, by the cause of most of their time.
+fn unknown_words(share: f64, cause: &UnknownCause) -> Words {
+    let pct = share * 100.0;
+    let list = |ops: &[String]| ops.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    match cause {
+        UnknownCause::NoOperator => Words {
+            title: format!(
+                "{pct:.0}% of kernel time cannot be placed on the roofline: most of it has no launching operator"
+            ),
+            cause: "kernels replayed from a CUDA graph, or launched outside any framework operator, carry no operator and so no shapes",
+            suggestions: &[
+                "profile a step without graph replay (eager, or the capture run) to place its kernels",
+                "the classes shown cover the kernels launched from operators",
+            ],
+        },
+        UnknownCause::NoShapesRecorded => Words {
+            title: format!("{pct:.0}% of kernel time cannot be placed on the roofline"),
+            cause: "kernels lack shapes: the profile was recorded without record_shapes",
+            suggestions: &["profile with record_shapes=True (and with_flops=True)"],
+        },
+        UnknownCause::NoRule(ops) => Words {
+            title: format!(
+                "{pct:.0}% of kernel time cannot be placed on the roofline: no FLOP rule for {}",
+                list(ops)
+            ),
+            cause: "the trace records shapes, but the operators launching these kernels have no FLOP and byte rule in stepscope's table",
+            suggestions: &[
+                "the classes shown cover the operators with rules; profile with with_flops=True to give the others FLOPs",
+            ],
+        },
+        UnknownCause::ShapesUnfit(ops) => Words {
+            title: format!(
+                "{pct:.0}% of kernel time cannot be placed on the roofline: the inputs of {} are missing or fit no rule",
+                list(ops)
+            ),
+            cause: "the trace records shapes, but not for these operators (or in a form the FLOP rules do not cover)",
+            suggestions: &[
+                "profile with record_shapes=True and with_flops=True; report the operator's Input Dims to stepscope",
+            ],
         },
     }
 }

@@ -25,14 +25,17 @@ pub fn words(c: &Claim) -> Words {
                 "check data/work balance: uneven sequence lengths or shards on that rank",
             ],
         },
+        Claim::SlowStep(s) if s.shared_growth => Words {
+            title: slow_step_title(s),
+            cause: "every rank did more work in this step: a larger or longer batch (variable sequence lengths), a recompilation or a cluster-wide slowdown",
+            suggestions: &[
+                "bucket or pack sequences by length so every step carries similar work",
+                "recompilations: static or marked-dynamic shapes (torch._dynamo logs name the guard)",
+                "a cluster-wide slowdown (shared storage, network, thermal): compare the step's kernels with the median step's",
+            ],
+        },
         Claim::SlowStep(s) => Words {
-            title: format!(
-                "step {} took {} ({} over the median); {}",
-                s.step,
-                human(s.time_ns),
-                human(s.time_ns - s.median_ns),
-                crate::prose::slow_step_reason(s)
-            ),
+            title: slow_step_title(s),
             cause: "one rank's own work grew in these steps (a pause, a data stall, a recompilation) and the others waited for it",
             suggestions: &[
                 "look at the culprit rank's timeline in that step (the part that grew is in the evidence)",
@@ -76,4 +79,15 @@ pub fn words(c: &Claim) -> Words {
             ],
         },
     }
+}
+
+/// "step N took T (X over the median); why".
+fn slow_step_title(s: &crate::analysis::cluster::SlowStep) -> String {
+    format!(
+        "step {} took {} ({} over the median); {}",
+        s.step,
+        human(s.time_ns),
+        human(s.time_ns - s.median_ns),
+        crate::prose::slow_step_reason(s)
+    )
 }

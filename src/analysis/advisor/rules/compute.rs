@@ -3,7 +3,7 @@
 
 use super::{Rule, per_rank, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds, View};
-use crate::analysis::roofline::Class;
+use crate::analysis::roofline::{Class, UnknownCause};
 use crate::model::Family;
 use crate::time::Ns;
 
@@ -75,12 +75,10 @@ pub enum Claim {
     RooflineUnknown {
         /// Its share of kernel time.
         share: f64,
-        /// Because the device has no peaks.
+        /// Because the device has no peaks (then `cause` is moot).
         unknown_device: bool,
-        /// The trace records shapes: the unknown kernels' operators have no FLOP rule.
-        shapes_seen: bool,
-        /// Those operators, most unknown time first.
-        ops: Vec<String>,
+        /// Why most of the unknown kernel time is unknown.
+        cause: UnknownCause,
     },
 }
 
@@ -215,18 +213,15 @@ pub fn roofline_unknown(f: &Facts, t: &Thresholds) -> Option<Draft> {
     if total == 0 || share(unknown, total) < t.unknown_share {
         return None;
     }
-    let ops: Vec<String> = r
-        .unknowns
-        .top_ops
-        .iter()
-        .filter(|o| o.0 != "-")
-        .map(|o| o.0.clone())
-        .collect();
+    let cause = r.unknowns.cause();
+    let ops = match &cause {
+        UnknownCause::NoRule(ops) | UnknownCause::ShapesUnfit(ops) => ops.clone(),
+        UnknownCause::NoOperator | UnknownCause::NoShapesRecorded => Vec::new(),
+    };
     let c = Claim::RooflineUnknown {
         share: share(unknown, total),
         unknown_device: r.device.is_none(),
-        shapes_seen: r.unknowns.shapes_seen && !ops.is_empty(),
-        ops: ops.clone(),
+        cause,
     };
     Some(
         Draft::new(0, claim(c))

@@ -2,7 +2,7 @@
 //! kernels, synchronizations, garbage collection, free time, host work on the critical path,
 //! allocator churn, pageable copies.
 
-use super::{Rule, per_rank, rows_span, share};
+use super::{Rule, distinct, per_rank, rows_span, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
 use crate::analysis::critical_path::{Category as Cp, Window};
 use crate::analysis::host::{GcPause, RankStep};
@@ -282,14 +282,6 @@ pub fn launch_bound(f: &Facts, t: &Thresholds) -> Option<Draft> {
             .number("launch_idle_ns", Quantity::Ns(l.launch_idle_ns))
             .number("launched", Quantity::Count(l.launched)),
     )
-}
-
-/// Sorted, without repeats.
-fn distinct<T: Ord>(it: impl Iterator<Item = T>) -> Vec<T> {
-    let mut v: Vec<T> = it.collect();
-    v.sort_unstable();
-    v.dedup();
-    v
 }
 
 /// Kernels shorter than their launch.

@@ -42,6 +42,14 @@ fn per_rank(ns: Ns, f: &Facts) -> Ns {
 }
 
 /// a / b, 0 when b is 0.
+/// Sorted, without repeats.
+fn distinct<T: Ord>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = it.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 fn share(a: Ns, b: Ns) -> f64 {
     if b > 0 { a as f64 / b as f64 } else { 0.0 }
 }

@@ -1,10 +1,11 @@
 //! Parallelism: persistent stragglers, slow steps, pipeline-stage and rank imbalance.
 
-use super::Rule;
+use super::{Rule, distinct};
 use crate::analysis::advisor::{Category, Draft, Facts, Quantity, Thresholds};
 use crate::analysis::cluster::{Imbalance, SlowStep, Straggler};
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
+use std::collections::BTreeMap;
 
 /// The parallelism rules.
 pub const RULES: &[Rule] = &[
@@ -80,19 +81,23 @@ pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
     // The average wait per rank: what the step loses to the straggler, on the per-rank
     // basis of every impact (over the ranks in scope, the straggler's own zero included).
     // At least over the others of its domain: under `--rank` the scope is one rank, yet the
-    // wait was spread over all the others.
-    let impact: Ns = s
-        .iter()
-        .map(|x| {
-            let slow: Ns = x
-                .steps
-                .iter()
-                .filter(|st| !own(x, st.step))
-                .map(|st| st.imposed_wait_ns)
-                .sum();
-            let w = x.imposed_wait_ns - slow;
-            w / x.members.saturating_sub(1).max(u64::from(f.ranks)).max(1) as Ns
-        })
+    // wait was spread over all the others. A rank that straggles in several groups at once
+    // costs the union of their waits, once per step.
+    let mut per_step: BTreeMap<(RankId, Option<StepNo>), (Ns, u64)> = BTreeMap::new();
+    for x in &s {
+        for st in x.steps.iter().filter(|st| own(x, st.step)) {
+            let e = per_step.entry((x.rank, st.step)).or_default();
+            *e = (st.any_group_wait_ns, e.1.max(x.members));
+        }
+    }
+    let mut per_rank: BTreeMap<RankId, (Ns, u64)> = BTreeMap::new();
+    for (&(rank, _), &(w, members)) in &per_step {
+        let e = per_rank.entry(rank).or_default();
+        *e = (e.0 + w, e.1.max(members));
+    }
+    let impact: Ns = per_rank
+        .values()
+        .map(|&(w, members)| w / members.saturating_sub(1).max(u64::from(f.ranks)).max(1) as Ns)
         .sum();
     let first = *s.first()?;
     if impact == 0
@@ -110,7 +115,7 @@ pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
     };
     Some(
         Draft::new(impact, claim(c))
-            .ranks(s.iter().map(|x| x.rank))
+            .ranks(distinct(s.iter().map(|x| x.rank)))
             .steps(
                 first
                     .steps

@@ -63,6 +63,7 @@ fn host_rules() {
             step: Some(StepNo(2)),
             last_arrivals: 1,
             imposed_wait_ns: 30 * MS,
+            any_group_wait_ns: 30 * MS,
         }],
         ..Default::default()
     }];

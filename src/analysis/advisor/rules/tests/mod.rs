@@ -122,6 +122,12 @@ fn straggler_fires_only_when_flagged() {
         rank: RankId(1),
         imposed_wait_ns: 30 * MS,
         share: 0.9,
+        steps: vec![StragglerStep {
+            step: Some(StepNo(1)),
+            last_arrivals: 1,
+            imposed_wait_ns: 30 * MS,
+            any_group_wait_ns: 30 * MS,
+        }],
         ..Default::default()
     };
     w.stragglers = vec![s.clone()];
@@ -136,6 +142,19 @@ fn straggler_fires_only_when_flagged() {
         (d.impact_ns, d.evidence.ranks.clone()),
         (15 * MS, ids(&[1]))
     );
+    // The same rank straggling in a second group whose waits overlap the first's in time
+    // (30 ms each, 30 ms as a union): the union counts, once, and the rank is named once.
+    w.stragglers.push(Straggler {
+        group: "1".into(),
+        flagged: true,
+        ..s.clone()
+    });
+    let d = w.run(straggler).unwrap();
+    assert_eq!(
+        (d.impact_ns, d.evidence.ranks.clone()),
+        (15 * MS, ids(&[1]))
+    );
+    w.stragglers.pop();
     // In a domain of 4 the 30 ms were waited by 3 others: 10 ms each when the scope holds
     // fewer ranks (here 2).
     w.stragglers = vec![Straggler {
@@ -151,11 +170,13 @@ fn straggler_fires_only_when_flagged() {
             step: Some(StepNo(1)),
             last_arrivals: 1,
             imposed_wait_ns: 10 * MS,
+            any_group_wait_ns: 10 * MS,
         },
         StragglerStep {
             step: Some(StepNo(2)),
             last_arrivals: 1,
             imposed_wait_ns: 20 * MS,
+            any_group_wait_ns: 20 * MS,
         },
     ];
     w.slow_steps = vec![SlowStep {
@@ -456,9 +477,10 @@ fn elementwise_and_unknown_rules() {
     // The cause is the true one: no shapes recorded, or shapes but operators without a rule
     // (named), or no device peaks.
     let cause = |w: &World| crate::prose::claim_words(&w.run(roofline_unknown).unwrap().claim);
+    w.roofline.unknowns.no_rule_ns = 80 * MS;
     assert!(cause(&w).cause.contains("recorded without record_shapes"));
     w.roofline.unknowns.shapes_seen = true;
-    w.roofline.unknowns.top_ops = vec![("aten::convolution_backward".into(), 80 * MS)];
+    w.roofline.unknowns.no_rule = vec![("aten::convolution_backward".into(), 80 * MS)];
     let words = cause(&w);
     assert!(
         words.cause.contains("have no FLOP and byte rule"),
@@ -469,6 +491,24 @@ fn elementwise_and_unknown_rules() {
             .title
             .ends_with("no FLOP rule for aten::convolution_backward")
     );
+    // An operator with a rule whose shapes are missing, taking more time, is named instead.
+    w.roofline.unknowns.no_shapes = vec![("aten::mm".into(), 90 * MS)];
+    w.roofline.unknowns.no_shapes_ns = 90 * MS;
+    assert!(
+        cause(&w)
+            .title
+            .ends_with("the inputs of aten::mm are missing or fit no rule")
+    );
+    // Kernels with no launching operator (graph replays) taking the most: that is the cause.
+    w.roofline.unknowns.no_operator_ns = 200 * MS;
+    let words = cause(&w);
+    assert!(
+        words
+            .title
+            .ends_with("most of it has no launching operator"),
+        "{words:?}"
+    );
+    assert!(words.cause.contains("replayed from a CUDA graph"));
     w.roofline.device = None;
     assert!(cause(&w).cause.contains("no entry in the peak table"));
 }

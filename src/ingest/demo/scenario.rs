@@ -1,0 +1,240 @@
+//! The canonical problems the demo job can carry (`--scenario NAME`): each scenario is the
+//! default job with its knobs turned, so users learn what each problem looks like and tests
+//! can assert that the advisor's first finding names it.
+
+use crate::time::Ns;
+
+/// One well-known problem (or a healthy job that looks like one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Scenario {
+    /// A straggler rank (25% slower kernels) and one data-loader pause in one step.
+    #[default]
+    Default,
+    /// One rank's kernels run 25% slower in every step; the others wait for it.
+    Straggler,
+    /// Every rank's kernels run 60% longer in one step (a batch of long sequences).
+    SlowStep,
+    /// Two pipeline stages, the second with 1.3× the layers; the first waits in receives.
+    StageImbalance,
+    /// Gradients all-reduced as 200 small collectives after backward, none overlapped.
+    SmallMessages,
+    /// Every rank waits ~25 ms for its data loader in every step.
+    Dataloader,
+    /// A small micro-batch: kernels shorter than their launches, the device waits on Python.
+    LaunchBound,
+    /// The caching allocator bypassed: a synchronizing cudaFree + cudaMalloc per layer.
+    AllocatorChurn,
+    /// The forward pass re-captured into a CUDA graph in every step, then replayed.
+    GraphCapture,
+    /// Ranks' clocks up to ±80 ms apart, nothing else wrong.
+    SkewedClocksButHealthy,
+    /// Gradient buckets all-reduced on two streams at once, behind a straggler: the waits
+    /// of overlapping collectives must count once.
+    OverlappingBuckets,
+}
+
+impl Scenario {
+    /// Every scenario, the default first.
+    pub const ALL: [Scenario; 11] = [
+        Scenario::Default,
+        Scenario::Straggler,
+        Scenario::SlowStep,
+        Scenario::StageImbalance,
+        Scenario::SmallMessages,
+        Scenario::Dataloader,
+        Scenario::LaunchBound,
+        Scenario::AllocatorChurn,
+        Scenario::GraphCapture,
+        Scenario::SkewedClocksButHealthy,
+        Scenario::OverlappingBuckets,
+    ];
+
+    /// The name `--scenario` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Default => "default",
+            Scenario::Straggler => "straggler",
+            Scenario::SlowStep => "slow-step",
+            Scenario::StageImbalance => "stage-imbalance",
+            Scenario::SmallMessages => "small-messages",
+            Scenario::Dataloader => "dataloader",
+            Scenario::LaunchBound => "launch-bound",
+            Scenario::AllocatorChurn => "allocator-churn",
+            Scenario::GraphCapture => "graph-capture",
+            Scenario::SkewedClocksButHealthy => "skewed-clocks-but-healthy",
+            Scenario::OverlappingBuckets => "overlapping-buckets",
+        }
+    }
+
+    /// The scenario called `name`.
+    pub fn parse(name: &str) -> Option<Scenario> {
+        Scenario::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// What the job carries, in one line (`--help`, the demo command's message).
+    pub fn about(self) -> &'static str {
+        match self {
+            Scenario::Default => {
+                "a straggler (rank 3, 25% slower kernels) and a 300 ms data-loader pause (rank 5, step 13)"
+            }
+            Scenario::Straggler => "rank 3's kernels run 25% slower in every step; the others wait",
+            Scenario::SlowStep => "every rank's kernels run 60% longer in step 13 (long sequences)",
+            Scenario::StageImbalance => {
+                "two pipeline stages, the second with 1.3x the layers; the first waits in receives"
+            }
+            Scenario::SmallMessages => {
+                "gradients all-reduced as 200 small collectives after backward, none overlapped"
+            }
+            Scenario::Dataloader => "every rank waits ~25 ms for its data loader in every step",
+            Scenario::LaunchBound => {
+                "a small micro-batch: kernels shorter than their launches, the device waits on the host"
+            }
+            Scenario::AllocatorChurn => {
+                "caching allocator bypassed: a synchronizing cudaFree and a cudaMalloc per layer"
+            }
+            Scenario::GraphCapture => {
+                "the forward pass re-captured into a CUDA graph in every step, then replayed"
+            }
+            Scenario::SkewedClocksButHealthy => {
+                "ranks' clocks up to 80 ms apart, nothing else wrong"
+            }
+            Scenario::OverlappingBuckets => {
+                "a straggler, with gradient buckets all-reduced on two streams at once"
+            }
+        }
+    }
+
+    /// The advisor rule whose finding should come first; `None` for a healthy job.
+    pub fn expected_rule(self) -> Option<&'static str> {
+        match self {
+            Scenario::Default | Scenario::Dataloader => Some("dataloader"),
+            Scenario::Straggler | Scenario::OverlappingBuckets => Some("straggler"),
+            Scenario::SlowStep => Some("slow_step"),
+            Scenario::StageImbalance => Some("stage_imbalance"),
+            Scenario::SmallMessages => Some("small_messages"),
+            Scenario::LaunchBound => Some("launch_bound"),
+            Scenario::AllocatorChurn => Some("allocator_churn"),
+            Scenario::GraphCapture => Some("graph_capture"),
+            Scenario::SkewedClocksButHealthy => None,
+        }
+    }
+
+    /// The knobs of the simulation that make this problem.
+    pub(super) fn knobs(self) -> Knobs {
+        let base = Knobs::default();
+        match self {
+            Scenario::Default => base,
+            Scenario::Straggler => Knobs {
+                pause: None,
+                ..base
+            },
+            Scenario::SlowStep => Knobs {
+                straggler: None,
+                pause: None,
+                slow_step_pct: 60,
+                ..base
+            },
+            Scenario::StageImbalance => Knobs {
+                straggler: None,
+                pause: None,
+                pipeline: true,
+                ..base
+            },
+            Scenario::SmallMessages => Knobs {
+                straggler: None,
+                pause: None,
+                split: 50,
+                allreduce_after_backward: true,
+                collective_latency_ns: 25_000,
+                ..base
+            },
+            Scenario::Dataloader => Knobs {
+                straggler: None,
+                pause: None,
+                loader_ns: 25_000_000,
+                ..base
+            },
+            Scenario::LaunchBound => Knobs {
+                straggler: None,
+                pause: None,
+                kernel_pct: 3,
+                ..base
+            },
+            Scenario::AllocatorChurn => Knobs {
+                straggler: None,
+                pause: None,
+                allocator_churn: true,
+                ..base
+            },
+            Scenario::GraphCapture => Knobs {
+                straggler: None,
+                pause: None,
+                capture_forward: true,
+                ..base
+            },
+            Scenario::SkewedClocksButHealthy => Knobs {
+                straggler: None,
+                pause: None,
+                clock_skew_ms: 80,
+                ..base
+            },
+            Scenario::OverlappingBuckets => Knobs {
+                pause: None,
+                split: 3,
+                comm_streams: 2,
+                ..base
+            },
+        }
+    }
+}
+
+/// What the simulation does differently in a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Knobs {
+    /// This rank's kernels take this many percent longer, in every step.
+    pub straggler: Option<(u32, i64)>,
+    /// The data loader of this rank pauses this long in the step at this offset.
+    pub pause: Option<(u32, u32, Ns)>,
+    /// Every rank's kernels take this many percent longer in the slow step.
+    pub slow_step_pct: i64,
+    /// Kernel times in percent of the H100 times of `layer.rs`.
+    pub kernel_pct: i64,
+    /// Data loading per step on every rank.
+    pub loader_ns: Ns,
+    /// Each bucket all-reduced as this many collectives (times the spec's split).
+    pub split: u32,
+    /// Launch every all-reduce after backward instead of as each bucket is ready.
+    pub allreduce_after_backward: bool,
+    /// Fixed cost of one collective on top of its transfer.
+    pub collective_latency_ns: Ns,
+    /// Communication streams (process groups) buckets are spread over.
+    pub comm_streams: u32,
+    /// A synchronizing cudaFree and a cudaMalloc before each layer's work.
+    pub allocator_churn: bool,
+    /// The forward pass captured into a CUDA graph in every step, then replayed.
+    pub capture_forward: bool,
+    /// Ranks' clocks are at most this many ms apart from true time.
+    pub clock_skew_ms: i64,
+    /// Two pipeline stages exchanging activations and gradients instead of data parallel.
+    pub pipeline: bool,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            straggler: Some((3, super::STRAGGLER_SLOWDOWN_PCT)),
+            pause: Some((5, 3, super::PAUSE_NS)),
+            slow_step_pct: 0,
+            kernel_pct: 100,
+            loader_ns: 1_500_000,
+            split: 1,
+            allreduce_after_backward: false,
+            collective_latency_ns: 0,
+            comm_streams: 1,
+            allocator_churn: false,
+            capture_forward: false,
+            clock_skew_ms: 6,
+            pipeline: false,
+        }
+    }
+}
