@@ -92,6 +92,8 @@ pub enum Family {
     Norm,
     /// Elementwise and reductions.
     Elementwise,
+    /// Embedding lookups and their backward: row gathers and scatters, memory-bound.
+    Embedding,
 }
 
 /// How a GEMM operator lays out its inputs (which `Input Dims` entries are the matrices).

@@ -1,6 +1,9 @@
 //! One rank's share of the roofline: each compute kernel in scope classified with the work of
 //! its launching operator (shared among that operator's kernels by duration), and summed per
-//! operator type.
+//! operator type. A launching operator without a FLOP rule hands its kernels to the nearest
+//! enclosing operator on its thread that has one: cuDNN's `cudnn_convolution_backward`
+//! launches through `…_backward_input` and `…_backward_weight`, whose inputs lack the sizes a
+//! rule needs, while the parent's `grad_output, input, weight` give both gradients.
 
 use super::peaks::Device;
 use super::shapes::{self, Work};
@@ -97,26 +100,63 @@ impl Partial {
 type Estimate = Option<(Option<Rc<str>>, Work, Family)>;
 type ShapeKey = (Sym, Sym, Option<Sym>, Option<u64>);
 
-/// The compute kernels of a rank in scope, with each launching op's Σ kernel time.
+/// How far back on its thread an enclosing operator with a rule is looked for (events):
+/// a parent's other children lie in between, and a parent far away is no parent to trust.
+const PARENT_SCAN: usize = 48;
+
+/// The compute kernels of a rank in scope, each with the operator its work is estimated
+/// from (see the module), and each such operator's Σ kernel time.
 fn kernels_in_scope(
+    job: &Job,
     rank: &Rank,
     in_scope: &(impl Fn(RankId, StepNo) -> bool + Sync),
-) -> (Vec<usize>, FxHashMap<EventIx, Ns>) {
+) -> (Vec<(usize, EventIx)>, FxHashMap<EventIx, Ns>) {
     let ev = &rank.events;
-    let kernels: Vec<usize> = (0..ev.len())
+    let mut ruled: FxHashMap<EventIx, EventIx> = Default::default();
+    let kernels: Vec<(usize, EventIx)> = (0..ev.len())
         .filter(|&i| {
             ev.kind[i] == Kind::Compute
                 && rank.lanes[ev.lane[i] as usize].side == LaneSide::Device
                 && rank.step_of(i).is_some_and(|n| in_scope(rank.id, n))
         })
+        .map(|i| {
+            let op = ev.op[i];
+            let by = if op.is_none() {
+                op
+            } else {
+                *ruled.entry(op).or_insert_with(|| rule_op(job, rank, op))
+            };
+            (i, by)
+        })
         .collect();
     let mut op_time: FxHashMap<EventIx, Ns> = Default::default();
-    for &i in &kernels {
-        if !ev.op[i].is_none() {
-            *op_time.entry(ev.op[i]).or_default() += ev.dur[i];
+    for &(i, op) in &kernels {
+        if !op.is_none() {
+            *op_time.entry(op).or_default() += ev.dur[i];
         }
     }
     (kernels, op_time)
+}
+
+/// `op` when it has a FLOP rule, else the nearest operator enclosing it on its thread that
+/// has one (within [`PARENT_SCAN`] events), else `op`.
+fn rule_op(job: &Job, rank: &Rank, op: EventIx) -> EventIx {
+    let ev = &rank.events;
+    let o = op.0 as usize;
+    if job.role(ev.name[o]).op_family.is_some() {
+        return op;
+    }
+    let lane = rank.lane_events(ev.lane[o]);
+    (lane.start..o)
+        .rev()
+        .take(PARENT_SCAN)
+        .find(|&j| {
+            ev.kind[j] == Kind::HostOp
+                && ev.start[j] <= ev.start[o]
+                && ev.end(j) >= ev.end(o)
+                && job.role(ev.name[j]).op_family.is_some()
+        })
+        .map_or(op, EventIx::of)
 }
 
 /// One rank's share.
@@ -127,7 +167,7 @@ pub fn rank_roofline(
     u: f64,
     in_scope: &(impl Fn(RankId, StepNo) -> bool + Sync),
 ) -> Partial {
-    let (kernels, op_time) = kernels_in_scope(rank, in_scope);
+    let (kernels, op_time) = kernels_in_scope(job, rank, in_scope);
     // Kernels in parallel chunks (one huge rank is one task otherwise), merged in chunk order
     // so that floating-point sums, and the report, do not depend on scheduling.
     kernels
@@ -135,17 +175,16 @@ pub fn rank_roofline(
         .map(|chunk| {
             let mut p = Partial::default();
             let mut cache: FxHashMap<ShapeKey, Estimate> = Default::default();
-            for &i in chunk {
+            for &(i, op) in chunk {
                 p.total += rank.events.dur[i];
                 let class = match device {
-                    Some(dev) => kernel(job, rank, i, &op_time, &mut cache, &mut p, dev, u),
+                    Some(dev) => kernel(job, rank, (i, op), &op_time, &mut cache, &mut p, dev, u),
                     None => Class::Unknown,
                 };
                 let c = &mut p.classes[class as usize];
                 c.0 += 1;
                 c.1 += rank.events.dur[i];
                 if class == Class::Unknown {
-                    let op = rank.events.op[i];
                     let name = op.get().map(|o| rank.events.name[o]);
                     *p.unknown_by_op.entry(name).or_default() += rank.events.dur[i];
                 }
@@ -158,12 +197,13 @@ pub fn rank_roofline(
         .fold(Partial::default(), Partial::merge)
 }
 
-/// Classifies kernel `i` by its launching op's work and adds it to its operator type.
+/// Classifies kernel `i` by the work of `op` (its launching operator, or the enclosing one
+/// with a rule) and adds it to that operator's type.
 #[allow(clippy::too_many_arguments)]
 fn kernel(
     job: &Job,
     rank: &Rank,
-    i: usize,
+    (i, op): (usize, EventIx),
     op_time: &FxHashMap<EventIx, Ns>,
     cache: &mut FxHashMap<ShapeKey, Estimate>,
     p: &mut Partial,
@@ -171,7 +211,6 @@ fn kernel(
     u: f64,
 ) -> Class {
     let ev = &rank.events;
-    let op = ev.op[i];
     let Some(shape) = op
         .get()
         .and_then(|_| rank.shapes.binary_search_by_key(&op, |s| s.event).ok())

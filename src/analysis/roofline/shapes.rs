@@ -194,6 +194,16 @@ pub fn work(
                 gemm: None,
             }
         }
+        Family::Embedding => {
+            // Rows of D read (or the gradient's rows) and written, plus the int64 indices.
+            let (table, idx) = (dims.first()?, dims.get(1)?);
+            let (n, d) = (numel(idx), *table.last()? as f64);
+            Work {
+                flops: None,
+                bytes: 2.0 * n * d * size + 8.0 * n,
+                gemm: None,
+            }
+        }
         Family::Norm | Family::Elementwise => Work {
             flops: None,
             bytes: (inputs + numel(dims.first()?)) * size,
@@ -331,5 +341,31 @@ mod tests {
             first_type(r#"["", "c10::BFloat16"]"#).as_deref(),
             Some("c10::BFloat16")
         );
+    }
+
+    #[test]
+    fn embeddings_move_the_rows_they_name_not_the_table() {
+        let emb = OpFamily {
+            family: Family::Embedding,
+            form: GemmForm::Plain,
+        };
+        // A 2000 × 256 fp32 table looked up at 8 × 128 indices: 1024 rows of 256 read and
+        // written (2 · 1024 · 256 · 4 = 2 097 152) plus 1024 int64 indices (8192).
+        let w = work(
+            emb,
+            &d("[[2000, 256], [8, 128], [], [], []]"),
+            Some("float"),
+            None,
+        )
+        .unwrap();
+        assert_eq!((w.flops, w.bytes), (None, 2_097_152.0 + 8_192.0));
+        // The backward reads the gradient's rows: the same traffic.
+        let b = work(
+            emb,
+            &d("[[8, 128, 256], [8, 128], [], [], []]"),
+            Some("float"),
+            None,
+        );
+        assert_eq!(b.unwrap().bytes, w.bytes);
     }
 }

@@ -108,6 +108,7 @@ struct FamilyFile {
     attention_backward: Entry,
     norm: Entry,
     elementwise: Entry,
+    embedding: Entry,
 }
 
 /// A role table file as written.
@@ -290,6 +291,7 @@ impl RoleTable {
             ),
             (fam(Family::Norm, GemmForm::Plain), &o.norm),
             (fam(Family::Elementwise, GemmForm::Plain), &o.elementwise),
+            (fam(Family::Embedding, GemmForm::Plain), &o.embedding),
         ] {
             add_keyed(&mut self.op_family, key, e);
         }
