@@ -60,19 +60,13 @@ impl Draft {
     }
 
     /// The finding of rule `rule` (of `category`), with its severity and impact share.
-    pub fn finish(
-        self,
-        rule: &'static str,
-        category: Category,
-        severity: Severity,
-        impact_pct: f64,
-    ) -> Finding {
+    pub fn finish(self, rule: &'static str, category: Category) -> Finding {
         Finding {
             rule,
             category,
-            severity,
+            severity: Severity::Low,
             impact_ns: self.impact_ns,
-            impact_pct,
+            impact_pct: 0.0,
             evidence: self.evidence,
             focus: self.focus,
             claim: self.claim,

@@ -9,14 +9,16 @@
 //!    host gap of its own. Else, when what grew is host-bound time and the job
 //!    is launch-bound, into launch-bound.
 //! 2. Poor overlap folds into small messages: many small collectives after backward are
-//!    what leaves communication exposed, and bucketing is the fix.
+//!    what leaves communication exposed, and bucketing is the fix. So does waiting in those
+//!    collectives when no late rank is named: each small collective is one more point where
+//!    every rank synchronizes, and the skew between them accumulates there.
 //! 3. Tiny kernels and host work on the critical path fold into launch-bound: all three are
 //!    the host failing to keep the device fed, measured three ways.
 //!
 //! Then, largest first, each finding's impact is capped at the step time the ones before it
 //! left, so the findings together never claim more than the step time.
 
-use super::{Finding, Folded, Severity, Thresholds};
+use super::{Finding, Folded, Thresholds};
 use crate::time::Ns;
 
 /// (symptom, cause) rule pairs in the order they apply; `same` says whether two findings
@@ -35,6 +37,11 @@ const FOLDS: &[(&str, &[&str], Same)] = &[
         Same::Grew("host_bound"),
     ),
     ("poor_overlap", &["small_messages"], Same::SharedOp),
+    (
+        "comm_wait_dominated",
+        &["small_messages"],
+        Same::SharedOpNoCulprit,
+    ),
     ("tiny_kernels", &["launch_bound"], Same::Always),
     ("critical_path_host", &["launch_bound"], Same::Always),
 ];
@@ -46,6 +53,8 @@ enum Same {
     CulpritInScope,
     /// They name a common operator or collective type.
     SharedOp,
+    /// They name a common collective type, and the symptom names no rank to blame.
+    SharedOpNoCulprit,
     /// The symptom (a slow step) grew in this breakdown part, the one the cause is about.
     Grew(&'static str),
     /// Both fired: one job, one cause.
@@ -66,6 +75,7 @@ impl Same {
                 let op = |o: &String| o.split(" (").next().unwrap_or("").to_string();
                 s.ops.iter().any(|a| c.ops.iter().any(|b| op(a) == op(b)))
             }
+            Same::SharedOpNoCulprit => s.ranks.is_empty() && Same::SharedOp.holds(symptom, cause),
             Same::Grew(part) => s.ops.iter().any(|o| o == part),
             Same::Always => true,
         }
@@ -103,13 +113,7 @@ fn cap(v: &mut [Finding], step_ns: Ns, t: &Thresholds) {
             f.evidence
                 .numbers
                 .insert("uncapped_impact_ns", super::Quantity::Ns(f.impact_ns));
-            f.impact_ns = left.max(0);
-            f.impact_pct = if step_ns > 0 {
-                f.impact_ns as f64 / step_ns as f64
-            } else {
-                0.0
-            };
-            f.severity = severity(f.impact_ns, step_ns, t);
+            f.set_impact(left.max(0), step_ns, t);
         }
         left -= f.impact_ns;
     }
@@ -118,9 +122,7 @@ fn cap(v: &mut [Finding], step_ns: Ns, t: &Thresholds) {
 /// The cause takes the symptom in as evidence, and its impact when larger.
 fn absorb(cause: &mut Finding, symptom: Finding, step_ns: Ns, t: &Thresholds) {
     if symptom.impact_ns > cause.impact_ns {
-        cause.impact_ns = symptom.impact_ns;
-        cause.impact_pct = symptom.impact_pct;
-        cause.severity = severity(cause.impact_ns, step_ns, t);
+        cause.set_impact(symptom.impact_ns, step_ns, t);
     }
     cause.folded.push(Folded {
         rule: symptom.rule,
@@ -130,18 +132,77 @@ fn absorb(cause: &mut Finding, symptom: Finding, step_ns: Ns, t: &Thresholds) {
     cause.folded.extend(symptom.folded);
 }
 
-/// The severity of an impact (docs/advisor.md: high ≥ high_pct, medium ≥ medium_pct).
-pub fn severity(impact_ns: Ns, step_ns: Ns, t: &Thresholds) -> Severity {
-    let pct = if step_ns > 0 {
-        impact_ns as f64 / step_ns as f64
-    } else {
-        0.0
-    };
-    if pct >= t.high_pct {
-        Severity::High
-    } else if pct >= t.medium_pct {
-        Severity::Medium
-    } else {
-        Severity::Low
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::advisor::rules::communication::{Claim as Comm, TypeInGroup};
+    use crate::analysis::advisor::{Category, Claim, Draft};
+    use crate::model::{CollOp, RankId};
+
+    const MS: Ns = 1_000_000;
+
+    fn of() -> TypeInGroup {
+        TypeInGroup {
+            op: CollOp::AllReduce,
+            group: "0".into(),
+        }
+    }
+
+    fn finding(rule: &'static str, ns: Ns, claim: Comm, ranks: &[u32]) -> Finding {
+        let mut f = Draft::new(ns, Claim::Communication(claim))
+            .ops(["all_reduce"])
+            .ranks(ranks.iter().copied().map(RankId))
+            .finish(rule, Category::Communication);
+        f.set_impact(ns, 100 * MS, &Thresholds::default());
+        f
+    }
+
+    fn small() -> Finding {
+        let c = Comm::SmallMessages {
+            of: of(),
+            small: 200,
+            calls: 200,
+            threshold: 16 << 20,
+        };
+        finding("small_messages", 4 * MS, c, &[])
+    }
+
+    fn waits(ranks: &[u32]) -> Finding {
+        let c = Comm::WaitDominated {
+            of: of(),
+            wait_ratio: 0.8,
+            late: None,
+            late_entry: false,
+        };
+        finding("comm_wait_dominated", 6 * MS, c, ranks)
+    }
+
+    #[test]
+    fn small_collectives_absorb_their_waiting_unless_a_rank_is_blamed() {
+        let t = Thresholds::default();
+        // 200 small all-reduces that mostly wait, no late rank named: one cause, bucketing;
+        // the cause takes the larger impact (6 ms) and its severity (6% ≥ high 5%).
+        let v = fold(vec![waits(&[]), small()], 100 * MS, &t);
+        assert_eq!(v.len(), 1);
+        assert_eq!((v[0].rule, v[0].impact_ns), ("small_messages", 6 * MS));
+        assert_eq!(v[0].severity, crate::analysis::advisor::Severity::High);
+        assert_eq!(v[0].folded[0].rule, "comm_wait_dominated");
+        // A named late rank is a cause of its own: both stay.
+        let v = fold(vec![waits(&[3]), small()], 100 * MS, &t);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].rule, "comm_wait_dominated");
+    }
+
+    #[test]
+    fn impacts_are_capped_at_the_step_time_left() {
+        let t = Thresholds::default();
+        let v = fold(vec![waits(&[3]), small()], 8 * MS, &t);
+        // 6 ms then 4 ms against an 8 ms step: the second keeps 2 ms and its own figure.
+        assert_eq!((v[0].impact_ns, v[1].impact_ns), (6 * MS, 2 * MS));
+        assert_eq!(v[1].impact_pct, 0.25);
+        assert_eq!(
+            v[1].evidence.numbers["uncapped_impact_ns"],
+            crate::analysis::advisor::Quantity::Ns(4 * MS)
+        );
     }
 }

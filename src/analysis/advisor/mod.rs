@@ -205,6 +205,26 @@ pub struct Folded {
     pub claim: Claim,
 }
 
+impl Finding {
+    /// Sets the impact, and what follows from it against the step time `step_ns`: its share
+    /// and its severity (docs/advisor.md: high ≥ high_pct, medium ≥ medium_pct).
+    pub fn set_impact(&mut self, impact_ns: Ns, step_ns: Ns, t: &Thresholds) {
+        self.impact_ns = impact_ns;
+        self.impact_pct = if step_ns > 0 {
+            impact_ns as f64 / step_ns as f64
+        } else {
+            0.0
+        };
+        self.severity = if self.impact_pct >= t.high_pct {
+            Severity::High
+        } else if self.impact_pct >= t.medium_pct {
+            Severity::Medium
+        } else {
+            Severity::Low
+        };
+    }
+}
+
 /// Runs every rule, folds symptoms into their causes ([`fold`]); findings by impact,
 /// largest first (ties: rule id).
 pub fn advise(f: &Facts, t: &Thresholds) -> Vec<Finding> {
@@ -212,13 +232,10 @@ pub fn advise(f: &Facts, t: &Thresholds) -> Vec<Finding> {
     let out: Vec<Finding> = rules::all()
         .filter_map(|rule| Some((rule, (rule.detect)(f, t)?)))
         .map(|(rule, d)| {
-            let pct = if step > 0 {
-                d.impact_ns as f64 / step as f64
-            } else {
-                0.0
-            };
-            let severity = fold::severity(d.impact_ns, step, t);
-            d.finish(rule.id, rule.category, severity, pct)
+            let ns = d.impact_ns;
+            let mut f = d.finish(rule.id, rule.category);
+            f.set_impact(ns, step, t);
+            f
         })
         .collect();
     fold::fold(out, step, t)
