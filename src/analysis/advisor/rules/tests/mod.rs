@@ -136,12 +136,12 @@ fn straggler_fires_only_when_flagged() {
         flagged: true,
         ..s.clone()
     }];
+    let impact_and_ranks = |w: &World| {
+        let d = w.run(straggler).unwrap();
+        (d.impact_ns, d.evidence.ranks)
+    };
     // 30 ms of waiting over the 2 ranks in scope: 15 ms per rank.
-    let d = w.run(straggler).unwrap();
-    assert_eq!(
-        (d.impact_ns, d.evidence.ranks.clone()),
-        (15 * MS, ids(&[1]))
-    );
+    assert_eq!(impact_and_ranks(&w), (15 * MS, ids(&[1])));
     // The same rank straggling in a second group whose waits overlap the first's in time
     // (30 ms each, 30 ms as a union): the union counts, once, and the rank is named once.
     w.stragglers.push(Straggler {
@@ -149,11 +149,7 @@ fn straggler_fires_only_when_flagged() {
         flagged: true,
         ..s.clone()
     });
-    let d = w.run(straggler).unwrap();
-    assert_eq!(
-        (d.impact_ns, d.evidence.ranks.clone()),
-        (15 * MS, ids(&[1]))
-    );
+    assert_eq!(impact_and_ranks(&w), (15 * MS, ids(&[1])));
     w.stragglers.pop();
     // In a domain of 4 the 30 ms were waited by 3 others: 10 ms each when the scope holds
     // fewer ranks (here 2).
