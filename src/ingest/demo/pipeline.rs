@@ -7,8 +7,7 @@
 //! receive ends when its data has arrived.
 
 use super::DemoSpec;
-use super::schedule::StepPlan;
-use super::sim::{RankSim, Tid};
+use super::sim::{RankSim, StepPlan, Tid};
 use crate::time::Ns;
 
 /// Micro-batches per step.

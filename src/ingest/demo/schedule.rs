@@ -3,7 +3,7 @@
 //! activation or gradient arrives — found by simulating every rank step by step.
 
 use super::pipeline;
-use super::sim::{Discard, RankSim};
+use super::sim::{Discard, RankSim, StepPlan};
 use super::{DemoSpec, FIRST_STEP};
 use crate::time::Ns;
 
@@ -15,15 +15,6 @@ pub(super) const T_START: Ns = 1_000_000;
 pub(super) const STEP_GAP: Ns = 30_000;
 /// Bus bandwidth the demo's all-reduces achieve, GB/s.
 pub const BUSBW_GBPS: i128 = 360;
-
-/// What the cluster fixes for one step, on the true (unskewed) clock.
-#[derive(Debug, Clone, Default)]
-pub(super) struct StepPlan {
-    /// When each all-reduce ends, by bucket (empty: only time the step, emit none).
-    pub allreduce_ends: Vec<Ns>,
-    /// Per rank: when each transfer it receives has arrived, in order (pipeline only).
-    pub arrivals: Vec<Vec<Ns>>,
-}
 
 /// Every step's plan.
 pub(super) type Schedule = Vec<StepPlan>;

@@ -18,6 +18,15 @@ pub(super) fn jitter(ns: Ns, a: u64, b: u64, c: u64) -> Ns {
     ns + ns * pct / 10_000
 }
 
+/// What the cluster fixes for one step, on the true (unskewed) clock.
+#[derive(Debug, Clone, Default)]
+pub(super) struct StepPlan {
+    /// When each all-reduce ends, by bucket (empty: only time the step, emit none).
+    pub allreduce_ends: Vec<Ns>,
+    /// Per rank: when each transfer it receives has arrived, in order (pipeline only).
+    pub arrivals: Vec<Vec<Ns>>,
+}
+
 /// Receives simulated events (or discards them when only timing is wanted).
 pub(super) trait Sink {
     /// A complete event.

@@ -5,8 +5,7 @@
 
 use super::LAYERS_PER_BUCKET;
 use super::layer::{ADAM, FORWARD, NCCL_AR, OpDef, backward_of};
-use super::schedule::StepPlan;
-use super::sim::{RankSim, Tid, jitter};
+use super::sim::{RankSim, StepPlan, Tid, jitter};
 use crate::time::Ns;
 
 impl RankSim<'_> {
