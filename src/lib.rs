@@ -18,6 +18,7 @@ pub mod report;
 pub mod session;
 pub mod time;
 pub mod ui;
+pub mod watch;
 
 pub use error::{Error, ErrorKind};
 
@@ -26,6 +27,8 @@ pub use error::{Error, ErrorKind};
 pub mod input {
     pub use crate::ingest::demo::{BUSBW_GBPS, DemoSpec, FIRST_STEP, PAUSE_NS};
     pub use crate::ingest::discover::{discover, is_trace_name, rank_from_name};
+    pub use crate::ingest::logs::stream::FollowOptions;
+    pub use crate::ingest::logs::{Record, Said, Step as LogStep, line, recognise};
     pub use crate::ingest::roles::RoleTable;
     pub use crate::ingest::{Format, Input, LoadOptions, Loaded, Origin, progress};
 }

@@ -34,6 +34,12 @@ pub fn nanos_text_to_ns(text: &[u8]) -> Result<Ns, TimeError> {
     decimal_text_scaled(text, 0)
 }
 
+/// Converts decimal text to nanoseconds when its unit is `10^scale` ns (`scale` 6 for
+/// milliseconds, 9 for seconds), exactly, never through `f64`.
+pub fn unit_text_to_ns(text: &[u8], scale: i32) -> Result<Ns, TimeError> {
+    decimal_text_scaled(text, scale)
+}
+
 /// Parses `[-]digits[.digits][(e|E)[+-]digits]`, multiplied by `10^scale`, into an i64 exactly.
 fn decimal_text_scaled(text: &[u8], scale: i32) -> Result<Ns, TimeError> {
     if let Some(v) = plain_decimal(text, scale) {

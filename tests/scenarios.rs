@@ -185,7 +185,13 @@ fn the_command_line_opens_writes_and_refuses_scenarios() {
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["findings"][0]["rule"], "graph_capture");
     // The TUI opens it too, titled by its scenario.
-    let out = common::run(["snapshot", "--scenario", "stage-imbalance", "--view", "advisor"]);
+    let out = common::run([
+        "snapshot",
+        "--scenario",
+        "stage-imbalance",
+        "--view",
+        "advisor",
+    ]);
     let screen = String::from_utf8_lossy(&out.stdout);
     assert!(screen.contains("demo: stage-imbalance"), "{screen}");
     assert!(screen.contains("pipeline stage 1 (ranks 4-7)"), "{screen}");

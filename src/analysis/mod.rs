@@ -22,6 +22,7 @@ pub mod comm;
 pub mod critical_path;
 pub mod host;
 pub mod intervals;
+pub mod live;
 pub mod operator;
 pub mod ops;
 pub mod roofline;

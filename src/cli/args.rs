@@ -302,3 +302,26 @@ pub struct DemoArgs {
     #[arg(long)]
     pub plain: bool,
 }
+
+/// `stepscope watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Log files to follow (like `tail -F`), or - for stdin (the default).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Read files from their start (default: only lines written from now on).
+    #[arg(long)]
+    pub from_start: bool,
+    /// Stop at the end of each file instead of following it.
+    #[arg(long)]
+    pub once: bool,
+    /// Only this line format (default: recognise each line).
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(stepscope::watch::formats()))]
+    pub format: Option<String>,
+    /// One JSON object per record and alert (`stepscope.watch/1`; the default off a terminal).
+    #[arg(long)]
+    pub jsonl: bool,
+    /// A text summary at the end of input (the default on a terminal).
+    #[arg(long)]
+    pub summary: bool,
+}

@@ -1,7 +1,7 @@
 //! The commands: the report, a TUI pane drawn to text, the demo cluster written as files.
 
 use super::EXIT_FINDINGS;
-use super::args::{DemoArgs, Global, SnapshotArgs};
+use super::args::{DemoArgs, Global, SnapshotArgs, WatchArgs};
 use std::io::Write;
 use std::path::PathBuf;
 use stepscope::analysis::advisor::Severity;
@@ -87,4 +87,23 @@ pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
         spec.summary()
     );
     Ok(())
+}
+
+/// `stepscope watch`: JSON lines off a terminal (or with `--jsonl`), a summary on one.
+pub fn watch(a: &WatchArgs) -> Result<i32, Error> {
+    use std::io::IsTerminal;
+    let terminal = std::io::stdout().is_terminal();
+    let opts = stepscope::watch::WatchOptions {
+        paths: a.paths.clone(),
+        follow: stepscope::input::FollowOptions {
+            from_start: a.from_start,
+            follow: !a.once,
+        },
+        format: a.format.clone(),
+        jsonl: a.jsonl || !terminal,
+        summary: a.summary || (terminal && !a.jsonl),
+    };
+    let mut out = std::io::stdout().lock();
+    stepscope::watch::run(&opts, &mut out)?;
+    Ok(0)
 }

@@ -5,7 +5,7 @@
 mod args;
 mod commands;
 
-use args::{DemoArgs, Global, ReportArgs, SnapshotArgs};
+use args::{DemoArgs, Global, ReportArgs, SnapshotArgs, WatchArgs};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -23,7 +23,7 @@ pub const EXIT_FINDINGS: i32 = 1;
 #[derive(Debug, Parser)]
 #[command(name = "stepscope", version)]
 #[command(
-    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n  stepscope --scenario straggler         a demo job with one canonical problem (see --scenario)\n\nExit codes: 0 ok, 1 --fail-on tripped, 2 bad input or usage."
+    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n  stepscope --scenario straggler         a demo job with one canonical problem (see --scenario)\n  tail -F train.log | stepscope watch -  slow steps and ranks from a live training log\n\nExit codes: 0 ok, 1 --fail-on tripped, 2 bad input or usage."
 )]
 pub struct Cli {
     /// Trace files (.json, .json.gz), directories searched recursively, or - for stdin.
@@ -49,6 +49,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Draw one TUI pane to plain text (deterministic; for CI and docs).
     Snapshot(SnapshotArgs),
+    /// Read training logs live (files followed, or stdin): slow steps and slow ranks.
+    Watch(WatchArgs),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -84,6 +86,7 @@ pub fn main() -> i32 {
         ),
         Some(Command::Demo(a)) => commands::demo(a, g).map(|()| 0),
         Some(Command::Snapshot(a)) => commands::snapshot(a, g),
+        Some(Command::Watch(a)) => commands::watch(a),
         // The TUI on a terminal; the text report when stdout is a pipe or a file.
         None if std::io::stdout().is_terminal() => {
             stepscope::ui::run(&cli.paths, &g.settings(Scope::default()), &g.ui())

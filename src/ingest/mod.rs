@@ -12,6 +12,7 @@ pub mod chrome;
 pub mod demo;
 pub mod discover;
 pub mod kineto;
+pub mod logs;
 pub mod progress;
 pub mod roles;
 pub mod source;

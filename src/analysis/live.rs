@@ -1,0 +1,502 @@
+//! Live analysis of recognised log records (`stepscope watch`, docs/metrics.md "Live"):
+//! rolling step times per rank (or for the job when lines carry no rank), slow steps by the
+//! DESIGN §4 rule over a rolling window, grouped into one alert per pattern — a one-off, a
+//! burst of consecutive slow steps, a periodic stall, or a regime change (a sustained shift,
+//! after which the baseline restarts) — annotated with the events around them; and ranks a
+//! straggler detector names as the slowest.
+
+use crate::analysis::cluster::threshold;
+use crate::ingest::logs::{EventKind, Record, Said, Step};
+use crate::time::Ns;
+use serde::Serialize;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Step times the baseline is computed over.
+pub const WINDOW: usize = 64;
+/// Step times needed before anything can be slow.
+pub const MIN_BASELINE: usize = 5;
+/// Consecutive slow steps that make a regime change, not a burst.
+pub const REGIME_STEPS: usize = 8;
+/// Slow episodes at one constant spacing that make a periodic stall.
+pub const PERIODIC_EPISODES: usize = 3;
+/// A straggler report names a slow rank when max/min of the step time exceed this.
+pub const STRAGGLER_SPREAD: f64 = 0.05;
+
+/// The shape of a run of slow steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "pattern", rename_all = "snake_case")]
+pub enum Pattern {
+    /// One slow step (or window).
+    OneOff,
+    /// Several consecutive slow steps.
+    Burst,
+    /// Slow episodes every `period` steps.
+    Periodic {
+        /// Steps between episodes.
+        period: u64,
+    },
+    /// A sustained shift of the step time: the baseline moved from one median to another.
+    RegimeChange {
+        /// The median before.
+        from_ns: Ns,
+        /// The median of the slow run.
+        to_ns: Ns,
+    },
+}
+
+/// An alert: one per pattern, not one per step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alert {
+    /// `slow_steps` or `slow_rank`.
+    pub rule: &'static str,
+    /// What shape.
+    #[serde(flatten)]
+    pub pattern: Pattern,
+    /// The steps concerned.
+    pub steps: Vec<u64>,
+    /// The ranks concerned (empty: the job's stream, no rank known).
+    pub ranks: Vec<u32>,
+    /// The slowest step time among them.
+    pub max_ns: Ns,
+    /// The baseline median.
+    pub median_ns: Ns,
+    /// The threshold they exceeded.
+    pub threshold_ns: Ns,
+    /// Events seen at or just before those steps (checkpoint, eval, GC …).
+    pub events: Vec<EventKind>,
+}
+
+/// Counts of what the stream held.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Counts {
+    /// Lines read.
+    pub lines: u64,
+    /// Lines recognised.
+    pub records: u64,
+    /// Lines no recogniser took.
+    pub unrecognised: u64,
+    /// Step records with a time.
+    pub timed_steps: u64,
+}
+
+/// One step time kept.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    step: u64,
+    ns: Ns,
+}
+
+/// One rank's (or the job's) series.
+#[derive(Debug, Default)]
+struct Series {
+    baseline: VecDeque<Ns>,
+    seen: u64,
+    last: Option<(u64, Option<Ns>)>,
+    run: Vec<Point>,
+    episodes: Vec<u64>,
+    period: Option<u64>,
+    /// Points seen before the baseline formed: judged once it has (or at the end).
+    pending: Vec<Point>,
+}
+
+/// The live state: feed records in stream order with [`Live::add`].
+#[derive(Debug, Default)]
+pub struct Live {
+    /// Per (rank, format): two formats in one stream (DeepSpeed's micro-step counter and
+    /// Megatron's iteration) are two series.
+    series: BTreeMap<(Option<u32>, &'static str), Series>,
+    /// Alerts so far.
+    pub alerts: Vec<Alert>,
+    /// Counts.
+    pub counts: Counts,
+    /// Recent events and the step they came at (or the last step seen).
+    events: VecDeque<(EventKind, Option<u64>)>,
+    /// Straggler reports naming each rank slowest.
+    slow_reports: BTreeMap<u32, u64>,
+    /// Ranks (or the rankless stream) whose lines print step times: a series of the same
+    /// rank that only has timestamps is not judged (it would repeat the printed one's alerts).
+    printed: std::collections::BTreeSet<Option<u32>>,
+}
+
+impl Live {
+    /// Adds one record; returns the alerts it raised.
+    pub fn add(&mut self, r: &Record) -> Vec<Alert> {
+        self.counts.records += 1;
+        match &r.said {
+            Said::Step(s) => self.step((r.rank, r.format), s),
+            Said::Event { event, step } => {
+                let at = step.or_else(|| {
+                    let last = self.series.iter().filter(|(k, _)| k.0 == r.rank);
+                    last.filter_map(|(_, s)| s.last.map(|l| l.0)).max()
+                });
+                self.events.push_back((*event, at));
+                if self.events.len() > 256 {
+                    self.events.pop_front();
+                }
+                Vec::new()
+            }
+            Said::Straggler { extremes } => {
+                let rtt = |w: &str| {
+                    extremes
+                        .iter()
+                        .find(|e| e.metric == "Rtt" && e.which == w)
+                        .map(|e| (e.value, e.rank))
+                };
+                match (rtt("min"), rtt("max")) {
+                    (Some(lo), Some(hi)) if lo.0 > 0.0 && hi.0 / lo.0 - 1.0 > STRAGGLER_SPREAD => {
+                        self.slow_rank(hi.1)
+                    }
+                    _ => Vec::new(),
+                }
+            }
+            Said::SlowRanks { ranks } => ranks.iter().flat_map(|&x| self.slow_rank(x)).collect(),
+        }
+    }
+
+    /// A rank a detector named slowest: alerted the first time, and again when it becomes
+    /// chronic (named in [`PERIODIC_EPISODES`] reports).
+    fn slow_rank(&mut self, rank: u32) -> Vec<Alert> {
+        let n = self.slow_reports.entry(rank).or_default();
+        *n += 1;
+        if *n != 1 && *n != PERIODIC_EPISODES as u64 {
+            return Vec::new();
+        }
+        let pattern = if *n == 1 {
+            Pattern::OneOff
+        } else {
+            Pattern::Burst
+        };
+        let a = Alert {
+            rule: "slow_rank",
+            pattern,
+            steps: Vec::new(),
+            ranks: vec![rank],
+            max_ns: 0,
+            median_ns: 0,
+            threshold_ns: 0,
+            events: Vec::new(),
+        };
+        self.alerts.push(a.clone());
+        vec![a]
+    }
+
+    fn step(&mut self, key: (Option<u32>, &'static str), s: &Step) -> Vec<Alert> {
+        let rank = key.0;
+        let mut out = Vec::new();
+        let series = self.series.entry(key).or_default();
+        // A step number that goes back is a restart: the series starts again, start-up first.
+        if let (Some(n), Some((last, _))) = (s.step, series.last) {
+            if n <= last {
+                out.extend(close_run(series, rank, &self.events));
+                *series = Series::default();
+                self.events.push_back((EventKind::Restart, Some(n)));
+            }
+        }
+        let series = self.series.entry(key).or_default();
+        let n = s.step.unwrap_or(series.last.map_or(0, |l| l.0 + 1));
+        let time = s.time_ns.or_else(|| derived(series.last, n, s.at_ns));
+        series.last = Some((n, s.at_ns));
+        series.seen += 1;
+        let Some(ns) = time else {
+            self.alerts.extend(out.iter().cloned());
+            return out;
+        };
+        self.counts.timed_steps += 1;
+        if s.time_ns.is_some() {
+            self.printed.insert(rank);
+        }
+        // The first record is start-up (initialisation, compilation): never slow, no baseline.
+        let judged = series.seen > 1 && (s.time_ns.is_some() || !self.printed.contains(&rank));
+        if judged {
+            out.extend(judge(series, Point { step: n, ns }, rank, &self.events));
+        }
+        self.alerts.extend(out.iter().cloned());
+        out
+    }
+
+    /// Closes open runs (end of stream) and returns the alerts that raised.
+    pub fn finish(&mut self) -> Vec<Alert> {
+        let mut out = Vec::new();
+        for ((rank, _), s) in self.series.iter_mut() {
+            if s.pending.len() >= MIN_SETTLE {
+                out.extend(settle(s, *rank, &self.events));
+            }
+            out.extend(close_run(s, *rank, &self.events));
+        }
+        self.alerts.extend(out.iter().cloned());
+        out
+    }
+}
+
+/// A step time from the timestamps of two step lines: elapsed / steps between them.
+fn derived(last: Option<(u64, Option<Ns>)>, n: u64, at: Option<Ns>) -> Option<Ns> {
+    let (m, prev) = last?;
+    let dt = at? - prev?;
+    (n > m && dt > 0).then(|| dt / (n - m) as Ns)
+}
+
+/// Points enough to judge the early ones at the end of a short stream.
+pub const MIN_SETTLE: usize = 3;
+
+/// Judges the points that arrived before the baseline formed against the baseline they
+/// formed (the median and MAD are robust to the slow ones among them), which then keeps only
+/// the normal ones.
+fn settle(
+    s: &mut Series,
+    rank: Option<u32>,
+    events: &VecDeque<(EventKind, Option<u64>)>,
+) -> Vec<Alert> {
+    let base: Vec<Ns> = s.baseline.iter().copied().collect();
+    let Some((_, limit)) = threshold(&base) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for p in std::mem::take(&mut s.pending) {
+        if p.ns > limit {
+            s.run.push(p);
+        } else {
+            out.extend(close_run(s, rank, events));
+        }
+    }
+    s.baseline.retain(|&ns| ns <= limit);
+    out.extend(close_run(s, rank, events));
+    out
+}
+
+/// Judges one step time against the series' baseline; returns the alerts it closes.
+fn judge(
+    s: &mut Series,
+    p: Point,
+    rank: Option<u32>,
+    events: &VecDeque<(EventKind, Option<u64>)>,
+) -> Vec<Alert> {
+    if s.baseline.len() < MIN_BASELINE && s.run.is_empty() {
+        s.baseline.push_back(p.ns);
+        s.pending.push(p);
+        if s.baseline.len() == MIN_BASELINE {
+            return settle(s, rank, events);
+        }
+        return Vec::new();
+    }
+    let base: Vec<Ns> = s.baseline.iter().copied().collect();
+    let limit = (base.len() >= MIN_BASELINE)
+        .then(|| threshold(&base))
+        .flatten();
+    let slow = limit.is_some_and(|(_, lim)| p.ns > lim);
+    let mut out = Vec::new();
+    if slow {
+        s.run.push(p);
+        if s.run.len() >= REGIME_STEPS {
+            let (median, lim) = limit.expect("slow has a limit");
+            let mut run: Vec<Ns> = s.run.iter().map(|x| x.ns).collect();
+            run.sort_unstable();
+            let to = crate::analysis::stats::median_sorted(&run);
+            out.push(alert(
+                s,
+                rank,
+                Pattern::RegimeChange {
+                    from_ns: median,
+                    to_ns: to,
+                },
+                (median, lim),
+                events,
+            ));
+            s.baseline = s.run.iter().map(|x| x.ns).collect();
+            s.run.clear();
+        }
+        return out;
+    }
+    out.extend(close_run(s, rank, events));
+    s.baseline.push_back(p.ns);
+    if s.baseline.len() > WINDOW {
+        s.baseline.pop_front();
+    }
+    out
+}
+
+/// Ends the open slow run, if any: a one-off, a burst, or one more episode of a period.
+fn close_run(
+    s: &mut Series,
+    rank: Option<u32>,
+    events: &VecDeque<(EventKind, Option<u64>)>,
+) -> Vec<Alert> {
+    if s.run.is_empty() {
+        return Vec::new();
+    }
+    let base: Vec<Ns> = s.baseline.iter().copied().collect();
+    let limits = threshold(&base).unwrap_or((0, 0));
+    let first = s.run[0].step;
+    s.episodes.push(first);
+    let k = s.episodes.len();
+    if s.period
+        .is_some_and(|p| k >= 2 && first - s.episodes[k - 2] == p)
+    {
+        // One more episode of a known period: no new alert.
+        s.run.clear();
+        return Vec::new();
+    }
+    let pattern = if k >= PERIODIC_EPISODES && periodic(&s.episodes[k - PERIODIC_EPISODES..]) {
+        let period = first - s.episodes[k - 2];
+        s.period = Some(period);
+        Pattern::Periodic { period }
+    } else if s.run.len() == 1 {
+        Pattern::OneOff
+    } else {
+        Pattern::Burst
+    };
+    let a = alert(s, rank, pattern, limits, events);
+    s.run.clear();
+    vec![a]
+}
+
+/// Equal gaps between consecutive episode starts.
+fn periodic(starts: &[u64]) -> bool {
+    let gaps: Vec<u64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.iter().all(|&g| g > 1 && g == gaps[0])
+}
+
+fn alert(
+    s: &Series,
+    rank: Option<u32>,
+    pattern: Pattern,
+    (median, limit): (Ns, Ns),
+    events: &VecDeque<(EventKind, Option<u64>)>,
+) -> Alert {
+    let steps: Vec<u64> = s.run.iter().map(|x| x.step).collect();
+    let (lo, hi) = (steps[0], *steps.last().expect("a run"));
+    let mut near: Vec<EventKind> = events
+        .iter()
+        .filter(|(_, at)| at.is_some_and(|a| a + 1 >= lo && a <= hi))
+        .map(|e| e.0)
+        .collect();
+    near.dedup();
+    Alert {
+        rule: "slow_steps",
+        pattern,
+        steps,
+        ranks: rank.into_iter().collect(),
+        max_ns: s.run.iter().map(|x| x.ns).max().unwrap_or(0),
+        median_ns: median,
+        threshold_ns: limit,
+        events: near,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::logs::Provenance;
+
+    fn rec(step: u64, ms: i64) -> Record {
+        Record {
+            format: "test",
+            rank: None,
+            said: Said::Step(Step {
+                step: Some(step),
+                of: None,
+                time_ns: Some(ms * 1_000_000),
+                provenance: Provenance::PerStep,
+                at_ns: None,
+                metrics: Vec::new(),
+            }),
+        }
+    }
+
+    fn run(times: &[(u64, i64)]) -> Vec<Alert> {
+        let mut l = Live::default();
+        for &(s, ms) in times {
+            l.add(&rec(s, ms));
+        }
+        l.finish();
+        l.alerts
+    }
+
+    #[test]
+    fn start_up_is_never_slow_and_a_one_off_is_one_alert() {
+        // Step 1 (start-up) takes 10 s; then 100 ms steps and one 200 ms step at 8: the
+        // baseline median is 100, the limit 105 (5% floor): step 8 is slow, alone.
+        let mut t = vec![(1, 10_000)];
+        t.extend((2..=12).map(|s| (s, if s == 8 { 200 } else { 100 })));
+        let a = run(&t);
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert_eq!(
+            (a[0].pattern.clone(), a[0].steps.clone()),
+            (Pattern::OneOff, vec![8])
+        );
+        assert_eq!(
+            (a[0].median_ns, a[0].threshold_ns),
+            (100_000_000, 105_000_000)
+        );
+    }
+
+    #[test]
+    fn bursts_periods_and_regime_changes() {
+        // Steps 8 and 9 slow: one burst alert.
+        let t: Vec<_> = (1..=14)
+            .map(|s| (s, if s == 8 || s == 9 { 300 } else { 100 }))
+            .collect();
+        let a = run(&t);
+        assert_eq!(a.len(), 1);
+        assert_eq!(
+            (a[0].pattern.clone(), a[0].steps.clone()),
+            (Pattern::Burst, vec![8, 9])
+        );
+        // A stall every 10 steps (10, 20, 30, 40): two one-offs, then the period is
+        // recognised at the third, and the fourth raises nothing.
+        let t: Vec<_> = (1..=45)
+            .map(|s| (s, if s % 10 == 0 { 300 } else { 100 }))
+            .collect();
+        let a = run(&t);
+        let patterns: Vec<_> = a.iter().map(|x| x.pattern.clone()).collect();
+        assert_eq!(
+            patterns,
+            [
+                Pattern::OneOff,
+                Pattern::OneOff,
+                Pattern::Periodic { period: 10 }
+            ]
+        );
+        // From step 10 on every step takes 150 ms: one regime change, then quiet.
+        let t: Vec<_> = (1..=40)
+            .map(|s| (s, if s >= 10 { 150 } else { 100 }))
+            .collect();
+        let a = run(&t);
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert_eq!(
+            a[0].pattern,
+            Pattern::RegimeChange {
+                from_ns: 100_000_000,
+                to_ns: 150_000_000
+            }
+        );
+    }
+
+    #[test]
+    fn a_step_number_going_back_is_a_restart_whose_first_step_is_start_up() {
+        let mut t: Vec<_> = (1..=8).map(|s| (s, 100)).collect();
+        t.push((1, 5_000));
+        t.extend((2..=8).map(|s| (s, 100)));
+        assert!(run(&t).is_empty());
+    }
+
+    #[test]
+    fn steps_without_a_time_take_it_from_timestamps() {
+        let mut l = Live::default();
+        for (s, at) in [(10, 0), (20, 10_000), (30, 20_000)] {
+            l.add(&Record {
+                format: "t",
+                rank: Some(0),
+                said: Said::Step(Step {
+                    step: Some(s),
+                    of: None,
+                    time_ns: None,
+                    provenance: Provenance::FromTimestamps,
+                    at_ns: Some(at * 1_000_000),
+                    metrics: Vec::new(),
+                }),
+            });
+        }
+        // 10 s over 10 steps: 1 s each, from the second line on.
+        assert_eq!(l.counts.timed_steps, 2);
+    }
+}

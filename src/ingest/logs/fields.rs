@@ -1,0 +1,165 @@
+//! Field helpers shared by the recognisers: `key: value` pairs, numbers with thousands
+//! separators and unit suffixes, durations parsed exactly, wall-clock timestamps.
+
+use crate::time::{Ns, unit_text_to_ns};
+
+/// `key: value` or `key=value` pairs of the `|`-separated fields of `text`.
+pub fn pairs(text: &str, sep: char) -> impl Iterator<Item = (&str, &str)> {
+    text.split(sep).filter_map(|f| {
+        let i = f.find([':', '='])?;
+        let (k, v) = (f[..i].trim(), f[i + 1..].trim());
+        (!k.is_empty() && !v.is_empty()).then_some((k, v))
+    })
+}
+
+/// A number at the start of `v`: thousands separators removed, a unit suffix (`ms`, `%`,
+/// `GiB`, `T` …) ignored; `nan` and `inf` accepted.
+pub fn number(v: &str) -> Option<f64> {
+    let v = v.trim();
+    let lower = v.to_ascii_lowercase();
+    for (word, x) in [
+        ("nan", f64::NAN),
+        ("-nan", f64::NAN),
+        ("inf", f64::INFINITY),
+    ] {
+        if lower.starts_with(word) {
+            return Some(x);
+        }
+    }
+    if lower.starts_with("-inf") {
+        return Some(f64::NEG_INFINITY);
+    }
+    let text = numeric_prefix(v);
+    text.replace(',', "").parse().ok()
+}
+
+/// The leading `[-+]digits[,digits][.digits][e±digits]` of `v`.
+fn numeric_prefix(v: &str) -> &str {
+    let b = v.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'-' || b[i] == b'+') {
+        i += 1;
+    }
+    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' || b[i] == b',') {
+        i += 1;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'-' || b[j] == b'+') {
+            j += 1;
+        }
+        if j < b.len() && b[j].is_ascii_digit() {
+            i = j;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+    }
+    v[..i].trim_end_matches(',')
+}
+
+/// A duration written as decimal text in a unit of `10^scale` ns (6: ms, 9: s), exactly;
+/// `None` for anything that is not a plain non-negative decimal.
+pub fn duration(v: &str, scale: i32) -> Option<Ns> {
+    let t = numeric_prefix(v.trim());
+    if t.is_empty() || t.starts_with('-') || t.contains(',') {
+        return None;
+    }
+    unit_text_to_ns(t.as_bytes(), scale).ok()
+}
+
+/// The first `YYYY-MM-DD HH:MM:SS[,.]frac` (or `YYYY/MM/DD`, or a `T` separator) in `text`,
+/// as ns since the Unix epoch (the log's clock, time zone unknown).
+pub fn timestamp(text: &str) -> Option<Ns> {
+    let b = text.as_bytes();
+    (0..b.len().saturating_sub(18)).find_map(|i| timestamp_at(&b[i..]))
+}
+
+fn timestamp_at(b: &[u8]) -> Option<Ns> {
+    let n = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = b.get(r)?;
+        s.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| s.iter().fold(0i64, |a, &c| a * 10 + i64::from(c - b'0')))
+    };
+    let date_sep = |c: u8| c == b'-' || c == b'/';
+    if !(date_sep(*b.get(4)?) && date_sep(*b.get(7)?) && matches!(b.get(10)?, b' ' | b'T')) {
+        return None;
+    }
+    if *b.get(13)? != b':' || *b.get(16)? != b':' {
+        return None;
+    }
+    let (y, mo, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
+    let (h, mi, s) = (n(11..13)?, n(14..16)?, n(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let mut frac_ns = 0;
+    if matches!(b.get(19), Some(b'.' | b',')) {
+        let digits: Vec<u8> = b[20..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .take(9)
+            .copied()
+            .collect();
+        let mut v = digits
+            .iter()
+            .fold(0i64, |a, &c| a * 10 + i64::from(c - b'0'));
+        for _ in digits.len()..9 {
+            v *= 10;
+        }
+        frac_ns = v;
+    }
+    let days = days_from_civil(y, mo, d);
+    Some(((days * 86_400 + h * 3600 + mi * 60 + s) * 1_000_000_000) + frac_ns)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_with_separators_units_and_specials() {
+        assert_eq!(number("6,697"), Some(6697.0));
+        assert_eq!(number(" 49.66GiB(52.28%)"), Some(49.66));
+        assert_eq!(number("1.825991E+00"), Some(1.825991));
+        assert_eq!(number("1752ms"), Some(1752.0));
+        assert!(number("nan").unwrap().is_nan());
+        assert_eq!(number("-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(number("N/A"), None);
+    }
+
+    #[test]
+    fn durations_are_exact() {
+        assert_eq!(duration("5444.9", 6), Some(5_444_900_000));
+        assert_eq!(duration("0.03146", 9), Some(31_460_000));
+        assert_eq!(duration("1752ms", 6), Some(1_752_000_000));
+        assert_eq!(duration("-3", 6), None);
+    }
+
+    #[test]
+    fn timestamps_in_the_common_layouts() {
+        // 2024-04-06 02:59:36 UTC = 1712372376 s.
+        let t = 1_712_372_376 * 1_000_000_000;
+        assert_eq!(timestamp(" [2024-04-06 02:59:36] iteration"), Some(t));
+        assert_eq!(
+            timestamp("[2025-11-10 09:43:46,446173][I]").map(|x| x % 1_000_000_000),
+            Some(446_173_000)
+        );
+        assert_eq!(timestamp("2024/04/06 02:59:36.5, x"), Some(t + 500_000_000));
+        assert_eq!(timestamp("iteration 5/10"), None);
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+    }
+}

@@ -1,0 +1,249 @@
+//! Line normalisation (`reference/logs.md` §2), before any recogniser sees a line: bytes are
+//! split on `\n` and `\r` (tqdm redraws), decoded lossily (invalid UTF-8 becomes U+FFFD, never
+//! an error), stripped of ANSI escapes, cut to [`MAX_LINE`] bytes, and launcher prefixes are
+//! peeled off, keeping the rank they name.
+
+/// Longest line kept, in bytes: a 1 MB line is cut, not buffered without bound.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// One normalised line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The rank a launcher prefix named (`[rank3]:`, `3: `, `[1,3]<stdout>:` …).
+    pub rank: Option<u32>,
+    /// The host a pdsh/DeepSpeed prefix named (`worker-0: `).
+    pub host: Option<String>,
+    /// The text after the prefixes, without ANSI escapes or control characters.
+    pub text: String,
+}
+
+/// Splits a byte stream into lines across reads: bytes go in as they arrive, complete lines
+/// come out; a partial last line waits for the next read (or [`Splitter::finish`]).
+#[derive(Debug, Default)]
+pub struct Splitter {
+    partial: Vec<u8>,
+    /// The partial line grew past [`MAX_LINE`]: the rest of it is dropped.
+    overlong: bool,
+}
+
+impl Splitter {
+    /// Feeds `bytes`; calls `out` with each complete raw line (empty lines are skipped).
+    pub fn push(&mut self, bytes: &[u8], out: &mut impl FnMut(&[u8])) {
+        let mut rest = bytes;
+        while let Some(i) = memchr::memchr2(b'\n', b'\r', rest) {
+            let (head, tail) = rest.split_at(i);
+            self.take(head);
+            if !self.partial.is_empty() {
+                out(&self.partial);
+            }
+            self.partial.clear();
+            self.overlong = false;
+            rest = &tail[1..];
+        }
+        self.take(rest);
+    }
+
+    /// The partial last line, if any (end of stream).
+    pub fn finish(&mut self, out: &mut impl FnMut(&[u8])) {
+        if !self.partial.is_empty() {
+            out(&self.partial);
+        }
+        self.partial.clear();
+        self.overlong = false;
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        if self.overlong {
+            return;
+        }
+        let room = MAX_LINE.saturating_sub(self.partial.len());
+        if bytes.len() > room {
+            self.partial.extend_from_slice(&bytes[..room]);
+            self.overlong = true;
+        } else {
+            self.partial.extend_from_slice(bytes);
+        }
+    }
+}
+
+/// Normalises one raw line: lossy UTF-8, ANSI escapes and control characters removed,
+/// launcher prefixes peeled (outermost first), `None` when nothing is left.
+pub fn normalise(raw: &[u8]) -> Option<Line> {
+    let text = clean(&String::from_utf8_lossy(raw));
+    let mut line = Line {
+        rank: None,
+        host: None,
+        text,
+    };
+    while let Some((rank, rest)) = peel_rank(&line.text) {
+        line.rank = line.rank.or(Some(rank));
+        line.text = rest.to_string();
+    }
+    if line.rank.is_none() {
+        if let Some((host, rest)) = peel_host(&line.text) {
+            line.host = Some(host.to_string());
+            line.text = rest.to_string();
+        }
+    }
+    let trimmed = line.text.trim_end();
+    (!trimmed.trim_start().is_empty()).then(|| Line {
+        text: trimmed.to_string(),
+        ..line
+    })
+}
+
+/// Removes ANSI CSI/OSC sequences and every other control character (tabs become spaces).
+fn clean(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => skip_escape(&mut chars),
+            '\t' => out.push(' '),
+            c if crate::format::unsafe_char(c) => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Skips the rest of an escape sequence: CSI `ESC [ … final`, OSC `ESC ] … BEL|ESC \`, or
+/// one character.
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.next() {
+        Some('[') => {
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+        Some(']') => {
+            while let Some(c) = chars.next() {
+                if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
+                    break;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One rank prefix: `[rankN]:`, `[defaultN]:`, `<exp>/<i> [defaultN]:`, `[job,N]<stdout>:`,
+/// or srun's right-aligned `  N: `.
+fn peel_rank(s: &str) -> Option<(u32, &str)> {
+    for tag in ["[rank", "[default"] {
+        if let Some(rest) = s.strip_prefix(tag) {
+            let (n, rest) = digits(rest)?;
+            return Some((n, rest.strip_prefix("]:")?));
+        }
+    }
+    if let Some(rest) = s.strip_prefix('[') {
+        // Open MPI --tag-output: [job,rank]<stdout>: or <stderr>:
+        let (_, rest) = digits(rest)?;
+        let (n, rest) = digits(rest.strip_prefix(',')?)?;
+        let rest = rest.strip_prefix(']')?;
+        let rest = rest
+            .strip_prefix("<stdout>:")
+            .or_else(|| rest.strip_prefix("<stderr>:"))?;
+        return Some((n, rest));
+    }
+    // NeMo-Run: `experiment/0 [default3]:`
+    if let Some(i) = s.find(" [default") {
+        let head = &s[..i];
+        if !head.is_empty() && !head.contains(' ') && head.contains('/') {
+            return peel_rank(&s[i + 1..]);
+        }
+    }
+    // srun -l: right-aligned `N: ` (leading spaces allowed).
+    let t = s.trim_start_matches(' ');
+    let (n, rest) = digits(t)?;
+    let rest = rest.strip_prefix(": ")?;
+    Some((n, rest))
+}
+
+/// A pdsh host prefix `worker-0: ` (letters, digits, `-`, `.`, `_`; must hold a letter).
+fn peel_host(s: &str) -> Option<(&str, &str)> {
+    let i = s.find(": ")?;
+    let host = &s[..i];
+    let ok = !host.is_empty()
+        && host.len() <= 64
+        && host.chars().any(|c| c.is_ascii_alphabetic())
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+        && host.chars().any(|c| c.is_ascii_digit());
+    ok.then(|| (host, &s[i + 2..]))
+}
+
+/// Leading decimal digits (1–9 of them) as a number, and the rest.
+fn digits(s: &str) -> Option<(u32, &str)> {
+    let n = s.bytes().take_while(u8::is_ascii_digit).count();
+    if n == 0 || n > 9 {
+        return None;
+    }
+    Some((s[..n].parse().ok()?, &s[n..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(s: &str) -> (Option<u32>, String) {
+        let l = normalise(s.as_bytes()).unwrap();
+        (l.rank, l.text)
+    }
+
+    #[test]
+    fn launcher_prefixes_give_their_rank() {
+        assert_eq!(
+            norm("[rank3]:[titan] step: 1"),
+            (Some(3), "[titan] step: 1".into())
+        );
+        assert_eq!(
+            norm("[default0]:[rank5]: Traceback"),
+            (Some(0), " Traceback".into())
+        );
+        assert_eq!(
+            norm(" 7:  iteration 4/ 30"),
+            (Some(7), " iteration 4/ 30".into())
+        );
+        assert_eq!(norm("12: x"), (Some(12), "x".into()));
+        assert_eq!(norm("[1,3]<stdout>:Iter #0"), (Some(3), "Iter #0".into()));
+        assert_eq!(
+            norm("retraining/0 [default2]:[NeMo W] x"),
+            (Some(2), "[NeMo W] x".into())
+        );
+        let l = normalise(b"worker-0: [INFO 2020] 0/50, SamplesPerSec=1.5").unwrap();
+        assert_eq!(l.host.as_deref(), Some("worker-0"));
+        assert_eq!(l.text, "[INFO 2020] 0/50, SamplesPerSec=1.5");
+        // Not prefixes: a time, a key.
+        assert_eq!(norm("12:30:01 hello").0, None);
+        assert_eq!(normalise(b"loss: 1.0").unwrap().host, None);
+    }
+
+    #[test]
+    fn escapes_controls_and_bad_bytes_never_pass() {
+        let l = normalise(b"\x1b[32mstep: 1\x1b[0m \x1b]0;title\x07loss \xff\x07").unwrap();
+        assert_eq!(l.text, "step: 1 loss \u{fffd}");
+        assert!(normalise(b"   ").is_none());
+    }
+
+    #[test]
+    fn splitting_on_newlines_and_carriage_returns_across_reads() {
+        let mut s = Splitter::default();
+        let mut v: Vec<String> = Vec::new();
+        let mut out = |l: &[u8]| v.push(String::from_utf8_lossy(l).into());
+        s.push(b"a 1\r\nb", &mut out);
+        s.push(b" 2\rc 3\n\npartial", &mut out);
+        s.finish(&mut out);
+        assert_eq!(v, ["a 1", "b 2", "c 3", "partial"]);
+        // A line longer than MAX_LINE is cut, and the next line is whole.
+        let mut s = Splitter::default();
+        let mut n = Vec::new();
+        let long = vec![b'x'; MAX_LINE * 2];
+        s.push(&long, &mut |l: &[u8]| n.push(l.len()));
+        s.push(b"\nok\n", &mut |l: &[u8]| n.push(l.len()));
+        assert_eq!(n, [MAX_LINE, 2]);
+    }
+}

@@ -1,0 +1,206 @@
+//! `stepscope watch`, non-interactive: sources → lines (normalised, de-duplicated across
+//! ranks that print the same line) → records → the live analysis, written as JSON lines
+//! (schema `stepscope.watch/1`, docs/watch-schema.md) and, with `--summary`, a text summary at
+//! the end of input.
+
+use crate::analysis::live::{Alert, Live};
+use crate::error::Error;
+use crate::format::human;
+use crate::ingest::logs::line::{Splitter, normalise};
+use crate::ingest::logs::stream::{self, Chunk, FollowOptions};
+use crate::ingest::logs::{self, Recogniser, Record};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::mpsc::channel;
+
+/// How to watch.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Sources: files, or `-` for stdin.
+    pub paths: Vec<PathBuf>,
+    /// How files are read.
+    pub follow: FollowOptions,
+    /// Only this recogniser (`--format NAME`).
+    pub format: Option<String>,
+    /// Write one JSON object per record and alert.
+    pub jsonl: bool,
+    /// Print a text summary at the end of input.
+    pub summary: bool,
+}
+
+/// One output line.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Out<'a> {
+    Record {
+        schema: &'static str,
+        source: &'a str,
+        #[serde(flatten)]
+        record: &'a Record,
+    },
+    Alert {
+        schema: &'static str,
+        #[serde(flatten)]
+        alert: &'a Alert,
+    },
+}
+
+/// Names of the recognisers, for `--format`.
+pub fn formats() -> Vec<&'static str> {
+    logs::RECOGNISERS.iter().map(|r| r.name).collect()
+}
+
+/// Runs until every source ends; returns the live state (for the summary and tests).
+pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
+    let only: Option<&Recogniser> = match &opts.format {
+        Some(n) => Some(logs::recogniser(n).ok_or_else(|| {
+            Error::usage(
+                "--format",
+                format!("no format `{n}` (formats: {})", formats().join(", ")),
+            )
+        })?),
+        None => None,
+    };
+    let paths = if opts.paths.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        opts.paths.clone()
+    };
+    let (tx, rx) = channel();
+    let labels = stream::spawn(&paths, opts.follow, &tx)?;
+    drop(tx);
+    let mut splitters: Vec<Splitter> = labels.iter().map(|_| Splitter::default()).collect();
+    let mut live = Live::default();
+    let mut last: Option<String> = None;
+    for chunk in rx {
+        let (i, bytes, end) = match chunk {
+            Chunk::Bytes(i, b) => (i, b, false),
+            Chunk::End(i) => (i, Vec::new(), true),
+        };
+        let mut lines = Vec::new();
+        let mut take = |l: &[u8]| lines.push(l.to_vec());
+        splitters[i].push(&bytes, &mut take);
+        if end {
+            splitters[i].finish(&mut take);
+        }
+        for raw in lines {
+            live.counts.lines += 1;
+            let Some(l) = normalise(&raw) else { continue };
+            // The identical line printed by every rank (no prefix) counts once.
+            if l.rank.is_none() && last.as_deref() == Some(l.text.as_str()) {
+                continue;
+            }
+            last = Some(l.text.clone());
+            let Some(rec) = logs::recognise(&l, only) else {
+                live.counts.unrecognised += 1;
+                continue;
+            };
+            let alerts = live.add(&rec);
+            if opts.jsonl {
+                emit(out, &labels[i], &rec, &alerts)?;
+            }
+        }
+    }
+    let closing = live.finish();
+    if opts.jsonl {
+        for a in &closing {
+            line(
+                out,
+                &Out::Alert {
+                    schema: SCHEMA,
+                    alert: a,
+                },
+            )?;
+        }
+    }
+    if opts.summary {
+        out.write_all(summary(&live).as_bytes()).map_err(io)?;
+    }
+    Ok(live)
+}
+
+/// The JSON-lines schema id.
+pub const SCHEMA: &str = "stepscope.watch/1";
+
+fn emit(out: &mut impl Write, source: &str, rec: &Record, alerts: &[Alert]) -> Result<(), Error> {
+    line(
+        out,
+        &Out::Record {
+            schema: SCHEMA,
+            source,
+            record: rec,
+        },
+    )?;
+    for a in alerts {
+        line(
+            out,
+            &Out::Alert {
+                schema: SCHEMA,
+                alert: a,
+            },
+        )?;
+    }
+    Ok(())
+}
+
+fn line(out: &mut impl Write, o: &Out) -> Result<(), Error> {
+    let mut s = serde_json::to_string(o).map_err(|e| Error::internal(e.to_string()))?;
+    s.push('\n');
+    out.write_all(s.as_bytes()).map_err(io)
+}
+
+fn io(e: std::io::Error) -> Error {
+    Error::internal(format!("cannot write: {e}"))
+}
+
+/// The end-of-input summary: counts, then each alert in one line.
+pub fn summary(l: &Live) -> String {
+    let c = &l.counts;
+    let mut s = format!(
+        "watch: {} lines, {} recognised, {} unrecognised, {} timed steps; {} alert(s)\n",
+        c.lines,
+        c.records,
+        c.unrecognised,
+        c.timed_steps,
+        l.alerts.len()
+    );
+    for a in &l.alerts {
+        let who = if a.ranks.is_empty() {
+            String::new()
+        } else {
+            format!(" rank {}", crate::format::join(&a.ranks))
+        };
+        let what = match &a.pattern {
+            crate::analysis::live::Pattern::OneOff => "one-off".to_string(),
+            crate::analysis::live::Pattern::Burst => "burst".to_string(),
+            crate::analysis::live::Pattern::Periodic { period } => format!("every {period} steps"),
+            crate::analysis::live::Pattern::RegimeChange { from_ns, to_ns } => {
+                format!("regime change {} → {}", human(*from_ns), human(*to_ns))
+            }
+        };
+        if a.rule == "slow_rank" {
+            let chronic = if a.pattern == crate::analysis::live::Pattern::OneOff {
+                "named slowest by the straggler detector"
+            } else {
+                "named slowest again: chronic"
+            };
+            s.push_str(&format!("  slow_rank{who}: {chronic}\n"));
+            continue;
+        }
+        let steps = crate::format::join(&a.steps);
+        s.push_str(&format!(
+            "  {} ({what}){who}: steps {steps}, up to {} vs median {} (limit {}){}\n",
+            a.rule,
+            human(a.max_ns),
+            human(a.median_ns),
+            human(a.threshold_ns),
+            if a.events.is_empty() {
+                String::new()
+            } else {
+                format!(", around {:?}", a.events)
+            }
+        ));
+    }
+    s
+}

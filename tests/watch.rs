@@ -1,0 +1,204 @@
+//! `stepscope watch` on real logs replayed through a pipe (several files interleaved as ranks
+//! with launcher prefixes, injected faults), and on a followed file that grows.
+
+mod common;
+
+use common::shared;
+use serde_json::Value;
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Pipes `input` into `stepscope watch --jsonl -`; returns the JSON lines (exit must be 0).
+fn replay(input: &[u8]) -> Vec<Value> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--jsonl", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    // Written from another thread, in small pieces, as a live pipe delivers them.
+    let writer = std::thread::spawn(move || {
+        for piece in data.chunks(4093) {
+            if stdin.write_all(piece).is_err() {
+                break;
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn log(s: &Path, rel: &str) -> Vec<u8> {
+    std::fs::read(s.join("traces/logs").join(rel)).unwrap()
+}
+
+fn of_type<'a>(v: &'a [Value], t: &str) -> Vec<&'a Value> {
+    v.iter().filter(|x| x["type"] == t).collect()
+}
+
+#[test]
+fn the_alcf_run_flags_its_two_real_slow_steps_once_each() {
+    let Some(s) = shared() else { return };
+    let v = replay(&log(
+        &s,
+        "megatron-deepspeed-alcf/aurora_2b_cooldown_excerpt.log",
+    ));
+    let steps: Vec<&Value> = of_type(&v, "record")
+        .into_iter()
+        .filter(|r| r["format"] == "megatron" && r["kind"] == "step")
+        .collect();
+    // Iterations 136004–136010, each an average over Megatron's logging window.
+    assert_eq!(steps.len(), 7);
+    assert_eq!(steps[2]["step"], 136_006);
+    assert_eq!(steps[2]["time_ns"], 6_863_200_000_i64);
+    assert_eq!(steps[2]["provenance"], "window_average");
+    assert!(v.iter().all(|x| x["schema"] == "stepscope.watch/1"));
+    // 3415.3 is start-up. The baseline forms over the next five (3420.2, 6863.2, 3402.7,
+    // 5334.1, 3394.8): median 3420.2, MAD 25.4 → 3·1.4826·25.4 = 113 ms < the 5% floor
+    // (171.01 ms): limit 3591.21 ms. 136006 and 136008 exceed it, apart: two one-offs.
+    let alerts = of_type(&v, "alert");
+    let got: Vec<(&str, &Value)> = alerts
+        .iter()
+        .map(|a| (a["pattern"].as_str().unwrap(), &a["steps"]))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("one_off", &serde_json::json!([136006])),
+            ("one_off", &serde_json::json!([136008]))
+        ]
+    );
+    assert_eq!(alerts[0]["max_ns"], 6_863_200_000_i64);
+    assert_eq!(alerts[0]["median_ns"], 3_420_200_000_i64);
+    assert_eq!(alerts[0]["threshold_ns"], 3_591_210_000_i64);
+}
+
+#[test]
+fn ranks_come_from_launcher_prefixes_and_straggler_reports_name_ranks() {
+    let Some(s) = shared() else { return };
+    // Two torchtitan files interleaved as ranks 0 and 1 through torchrun's prefix.
+    let a = log(&s, "torchtitan/pr3393_grad_norm_lines.log");
+    let b = log(&s, "megatron-lm/issue756_mixtral_h100_iteration_lines.log");
+    let mut mixed = Vec::new();
+    let (la, lb): (Vec<&[u8]>, Vec<&[u8]>) = (
+        a.split(|&c| c == b'\n').collect(),
+        b.split(|&c| c == b'\n').collect(),
+    );
+    for k in 0..la.len().max(lb.len()) {
+        for (r, l) in [(0, la.get(k)), (1, lb.get(k))] {
+            if let Some(l) = l.filter(|l| !l.is_empty()) {
+                mixed.extend_from_slice(format!("[rank{r}]:").as_bytes());
+                mixed.extend_from_slice(l);
+                mixed.push(b'\n');
+            }
+        }
+    }
+    let v = replay(&mixed);
+    let recs = of_type(&v, "record");
+    let by = |r: i64, f: &str| {
+        recs.iter()
+            .filter(|x| x["rank"] == r && x["format"] == f)
+            .count()
+    };
+    assert_eq!(by(1, "megatron"), 6);
+    assert!(by(0, "torchtitan") >= 7, "{}", by(0, "torchtitan"));
+    // The savanna straggler line: Rtt 1446.49 ms (rank 13) vs 1570.32 ms (rank 30), 8.6% apart.
+    let v = replay(&log(&s, "megatron-lm/savanna_hsd_straggler_line.log"));
+    let alert = of_type(&v, "alert")[0];
+    assert_eq!(
+        (&alert["rule"], &alert["ranks"]),
+        (&"slow_rank".into(), &serde_json::json!([30]))
+    );
+}
+
+#[test]
+fn every_shared_log_replays_without_error() {
+    let Some(s) = shared() else { return };
+    for dir in std::fs::read_dir(s.join("traces/logs")).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            let bytes = std::fs::read(&f).unwrap();
+            if f.extension().is_some_and(|e| e == "gz") {
+                continue;
+            }
+            let v = replay(&bytes);
+            assert!(
+                v.iter().all(|x| x["schema"] == "stepscope.watch/1"),
+                "{}",
+                f.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn garbage_long_lines_and_partial_lines_lose_nothing_parseable() {
+    let good = b" iteration       10/     100 | elapsed time per iteration (ms): 100.0 | lm loss: 1.0E+00 |";
+    let mut input = Vec::new();
+    input.extend_from_slice(b"\xff\xfe\x00garbage\x1b[31m\n");
+    input.extend(std::iter::repeat_n(b'x', 1 << 20));
+    input.push(b'\n');
+    input.extend_from_slice(good);
+    input.push(b'\n');
+    for i in 0..100_000 {
+        input.extend_from_slice(format!("noise line {i}\n").as_bytes());
+    }
+    // The last line has no newline: it still counts.
+    input.extend_from_slice(&good[..]);
+    let v = replay(&input);
+    assert_eq!(of_type(&v, "record").len(), 2);
+    // An empty stream: nothing, exit 0.
+    assert!(replay(b"").is_empty());
+}
+
+#[test]
+fn a_followed_file_yields_lines_written_after_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("train.log");
+    std::fs::write(
+        &path,
+        b" iteration 1/9 | elapsed time per iteration (ms): 1.0 |\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--jsonl"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(b" iteration 2/9 | elapsed time per iteration (ms): 2.0 |\n")
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    child.kill().unwrap();
+    let _ = child.wait();
+    // Only the line written after the start (tail -F semantics); nothing is written into the
+    // watched directory.
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["step"], 2);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
