@@ -12,7 +12,7 @@ use crate::ingest::logs::{self, Recogniser, Record};
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::mpsc::channel;
+use std::sync::mpsc::sync_channel;
 
 /// How to watch.
 #[derive(Debug, Clone)]
@@ -67,7 +67,7 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     } else {
         opts.paths.clone()
     };
-    let (tx, rx) = channel();
+    let (tx, rx) = sync_channel(stream::QUEUE);
     let labels = stream::spawn(&paths, opts.follow, &tx)?;
     drop(tx);
     let mut splitters: Vec<Splitter> = labels.iter().map(|_| Splitter::default()).collect();
@@ -101,6 +101,8 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
                 emit(out, &labels[i], &rec, &alerts)?;
             }
         }
+        // Whatever one read brought is out before the next read is waited for.
+        out.flush().map_err(io)?;
     }
     let closing = live.finish();
     if opts.jsonl {
@@ -163,7 +165,7 @@ pub fn summary(l: &Live) -> String {
         c.records,
         c.unrecognised,
         c.timed_steps,
-        l.alerts.len()
+        l.counts.alerts
     );
     for a in &l.alerts {
         let who = if a.ranks.is_empty() {

@@ -5,7 +5,6 @@
 //! after which the baseline restarts) — annotated with the events around them; and ranks a
 //! straggler detector names as the slowest.
 
-use crate::analysis::cluster::threshold;
 use crate::ingest::logs::{EventKind, Record, Said, Step};
 use crate::time::Ns;
 use serde::Serialize;
@@ -19,6 +18,8 @@ pub const MIN_BASELINE: usize = 5;
 pub const REGIME_STEPS: usize = 8;
 /// Slow episodes at one constant spacing that make a periodic stall.
 pub const PERIODIC_EPISODES: usize = 3;
+/// Alerts kept in memory (the oldest go first; JSON lines already carry every one).
+pub const MAX_ALERTS: usize = 1000;
 /// A straggler report names a slow rank when max/min of the step time exceed this.
 pub const STRAGGLER_SPREAD: f64 = 0.05;
 
@@ -75,6 +76,8 @@ pub struct Counts {
     pub records: u64,
     /// Lines no recogniser took.
     pub unrecognised: u64,
+    /// Alerts raised (all of them; `Live::alerts` keeps the last [`MAX_ALERTS`]).
+    pub alerts: u64,
     /// Step records with a time.
     pub timed_steps: u64,
 }
@@ -89,7 +92,7 @@ struct Point {
 /// One rank's (or the job's) series.
 #[derive(Debug, Default)]
 struct Series {
-    baseline: VecDeque<Ns>,
+    baseline: Baseline,
     seen: u64,
     last: Option<(u64, Option<Ns>)>,
     run: Vec<Point>,
@@ -119,6 +122,16 @@ pub struct Live {
 }
 
 impl Live {
+    /// Keeps `new` alerts (bounded) and counts them.
+    fn keep(&mut self, new: &[Alert]) {
+        self.counts.alerts += new.len() as u64;
+        self.alerts.extend(new.iter().cloned());
+        if self.alerts.len() > MAX_ALERTS {
+            let extra = self.alerts.len() - MAX_ALERTS;
+            self.alerts.drain(..extra);
+        }
+    }
+
     /// Adds one record; returns the alerts it raised.
     pub fn add(&mut self, r: &Record) -> Vec<Alert> {
         self.counts.records += 1;
@@ -176,7 +189,7 @@ impl Live {
             threshold_ns: 0,
             events: Vec::new(),
         };
-        self.alerts.push(a.clone());
+        self.keep(std::slice::from_ref(&a));
         vec![a]
     }
 
@@ -198,7 +211,7 @@ impl Live {
         series.last = Some((n, s.at_ns));
         series.seen += 1;
         let Some(ns) = time else {
-            self.alerts.extend(out.iter().cloned());
+            self.keep(&out);
             return out;
         };
         self.counts.timed_steps += 1;
@@ -210,7 +223,7 @@ impl Live {
         if judged {
             out.extend(judge(series, Point { step: n, ns }, rank, &self.events));
         }
-        self.alerts.extend(out.iter().cloned());
+        self.keep(&out);
         out
     }
 
@@ -223,7 +236,7 @@ impl Live {
             }
             out.extend(close_run(s, *rank, &self.events));
         }
-        self.alerts.extend(out.iter().cloned());
+        self.keep(&out);
         out
     }
 }
@@ -246,8 +259,7 @@ fn settle(
     rank: Option<u32>,
     events: &VecDeque<(EventKind, Option<u64>)>,
 ) -> Vec<Alert> {
-    let base: Vec<Ns> = s.baseline.iter().copied().collect();
-    let Some((_, limit)) = threshold(&base) else {
+    let Some((_, limit)) = s.baseline.limits() else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -258,9 +270,94 @@ fn settle(
             out.extend(close_run(s, rank, events));
         }
     }
-    s.baseline.retain(|&ns| ns <= limit);
+    s.baseline.retain(|ns| ns <= limit);
     out.extend(close_run(s, rank, events));
     out
+}
+
+/// The baseline: step times in arrival order, and the same sorted, so that the median is an
+/// index and the MAD a merge of the deviations on either side (this runs every step).
+#[derive(Debug, Default)]
+struct Baseline {
+    order: VecDeque<Ns>,
+    sorted: Vec<Ns>,
+}
+
+impl Baseline {
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    fn push(&mut self, ns: Ns) {
+        self.order.push_back(ns);
+        let at = self.sorted.partition_point(|&x| x < ns);
+        self.sorted.insert(at, ns);
+        if self.order.len() > WINDOW {
+            let old = self.order.pop_front().expect("over the window");
+            let at = self.sorted.partition_point(|&x| x < old);
+            self.sorted.remove(at);
+        }
+    }
+
+    /// Keeps the times `keep` accepts.
+    fn retain(&mut self, keep: impl Fn(Ns) -> bool) {
+        self.order.retain(|&x| keep(x));
+        self.sorted.retain(|&x| keep(x));
+    }
+
+    /// Starts again from `times`.
+    fn reset(&mut self, times: impl Iterator<Item = Ns>) {
+        *self = Baseline::default();
+        for t in times {
+            self.push(t);
+        }
+    }
+
+    /// [`crate::analysis::cluster::threshold`] of the baseline: (median, limit).
+    fn limits(&self) -> Option<(Ns, Ns)> {
+        let v = &self.sorted;
+        if v.is_empty() {
+            return None;
+        }
+        let median = crate::analysis::stats::median_sorted(v);
+        let mad = kth_deviations(v, median);
+        let excess = (mad * crate::analysis::cluster::MAD_FACTOR_E4 / 10_000)
+            .max(median * crate::analysis::cluster::MIN_EXCESS_PCT / 100);
+        Some((median, median + excess))
+    }
+}
+
+/// The median of |x − m| over sorted `v`: deviations grow walking left from `m`'s position
+/// and walking right, so the k-th smallest comes from merging the two walks.
+fn kth_deviations(v: &[Ns], m: Ns) -> Ns {
+    let n = v.len();
+    let split = v.partition_point(|&x| x < m);
+    let (mut l, mut r) = (split, split);
+    let mut next = || {
+        let dl = (l > 0).then(|| m - v[l - 1]);
+        let dr = (r < n).then(|| v[r] - m);
+        match (dl, dr) {
+            (Some(a), Some(b)) if a <= b => {
+                l -= 1;
+                a
+            }
+            (Some(a), None) => {
+                l -= 1;
+                a
+            }
+            (_, Some(b)) => {
+                r += 1;
+                b
+            }
+            (None, None) => 0,
+        }
+    };
+    let mut last = 0;
+    for _ in 0..n / 2 {
+        last = next();
+    }
+    let hi = next();
+    if n % 2 == 1 { hi } else { (last + hi).div_euclid(2) }
 }
 
 /// Judges one step time against the series' baseline; returns the alerts it closes.
@@ -271,16 +368,15 @@ fn judge(
     events: &VecDeque<(EventKind, Option<u64>)>,
 ) -> Vec<Alert> {
     if s.baseline.len() < MIN_BASELINE && s.run.is_empty() {
-        s.baseline.push_back(p.ns);
+        s.baseline.push(p.ns);
         s.pending.push(p);
         if s.baseline.len() == MIN_BASELINE {
             return settle(s, rank, events);
         }
         return Vec::new();
     }
-    let base: Vec<Ns> = s.baseline.iter().copied().collect();
-    let limit = (base.len() >= MIN_BASELINE)
-        .then(|| threshold(&base))
+    let limit = (s.baseline.len() >= MIN_BASELINE)
+        .then(|| s.baseline.limits())
         .flatten();
     let slow = limit.is_some_and(|(_, lim)| p.ns > lim);
     let mut out = Vec::new();
@@ -301,16 +397,13 @@ fn judge(
                 (median, lim),
                 events,
             ));
-            s.baseline = s.run.iter().map(|x| x.ns).collect();
+            s.baseline.reset(s.run.iter().map(|x| x.ns));
             s.run.clear();
         }
         return out;
     }
     out.extend(close_run(s, rank, events));
-    s.baseline.push_back(p.ns);
-    if s.baseline.len() > WINDOW {
-        s.baseline.pop_front();
-    }
+    s.baseline.push(p.ns);
     out
 }
 
@@ -323,10 +416,12 @@ fn close_run(
     if s.run.is_empty() {
         return Vec::new();
     }
-    let base: Vec<Ns> = s.baseline.iter().copied().collect();
-    let limits = threshold(&base).unwrap_or((0, 0));
+    let limits = s.baseline.limits().unwrap_or((0, 0));
     let first = s.run[0].step;
     s.episodes.push(first);
+    if s.episodes.len() > PERIODIC_EPISODES {
+        s.episodes.remove(0);
+    }
     let k = s.episodes.len();
     if s.period
         .is_some_and(|p| k >= 2 && first - s.episodes[k - 2] == p)
@@ -385,6 +480,7 @@ fn alert(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::cluster::threshold;
     use crate::ingest::logs::Provenance;
 
     fn rec(step: u64, ms: i64) -> Record {
@@ -469,6 +565,27 @@ mod tests {
                 to_ns: 150_000_000
             }
         );
+    }
+
+    #[test]
+    fn the_baseline_gives_the_threshold_of_sorting() {
+        let cases = [
+            vec![100, 98, 102, 150, 100],
+            vec![1000, 1000, 1000, 1300],
+            vec![10, 11],
+            vec![7],
+            vec![5, 1, 9, 3, 3, 8, 2, 40],
+        ];
+        for v in cases {
+            let mut b = Baseline::default();
+            b.reset(v.iter().copied());
+            assert_eq!(b.limits(), threshold(&v), "{v:?}");
+        }
+        // Past the window the oldest time leaves.
+        let mut b = Baseline::default();
+        b.reset((0..WINDOW as Ns + 10).map(|x| x * 7 % 13));
+        let kept: Vec<Ns> = (10..WINDOW as Ns + 10).map(|x| x * 7 % 13).collect();
+        assert_eq!(b.limits(), threshold(&kept));
     }
 
     #[test]

@@ -318,7 +318,8 @@ pub struct WatchArgs {
     /// Only this line format (default: recognise each line).
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(stepscope::watch::formats()))]
     pub format: Option<String>,
-    /// One JSON object per record and alert (`stepscope.watch/1`; the default off a terminal).
+    /// One JSON object per record and alert (`stepscope.watch/1`; the default off a terminal
+    /// without --summary).
     #[arg(long)]
     pub jsonl: bool,
     /// A text summary at the end of input (the default on a terminal).

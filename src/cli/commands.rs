@@ -89,7 +89,8 @@ pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
     Ok(())
 }
 
-/// `stepscope watch`: JSON lines off a terminal (or with `--jsonl`), a summary on one.
+/// `stepscope watch`: JSON lines off a terminal (or with `--jsonl`), a summary on one (or
+/// with `--summary`, alone unless `--jsonl` asks for both).
 pub fn watch(a: &WatchArgs) -> Result<i32, Error> {
     use std::io::IsTerminal;
     let terminal = std::io::stdout().is_terminal();
@@ -100,10 +101,10 @@ pub fn watch(a: &WatchArgs) -> Result<i32, Error> {
             follow: !a.once,
         },
         format: a.format.clone(),
-        jsonl: a.jsonl || !terminal,
+        jsonl: a.jsonl || (!terminal && !a.summary),
         summary: a.summary || (terminal && !a.jsonl),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     stepscope::watch::run(&opts, &mut out)?;
     Ok(0)
 }

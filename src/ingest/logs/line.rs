@@ -69,7 +69,12 @@ impl Splitter {
 /// Normalises one raw line: lossy UTF-8, ANSI escapes and control characters removed,
 /// launcher prefixes peeled (outermost first), `None` when nothing is left.
 pub fn normalise(raw: &[u8]) -> Option<Line> {
-    let text = clean(&String::from_utf8_lossy(raw));
+    // Most lines are printable ASCII: one check, one copy.
+    let text = if raw.iter().all(|&b| (0x20..0x7f).contains(&b)) {
+        std::str::from_utf8(raw).unwrap_or_default().to_string()
+    } else {
+        clean(&String::from_utf8_lossy(raw))
+    };
     let mut line = Line {
         rank: None,
         host: None,
@@ -85,11 +90,9 @@ pub fn normalise(raw: &[u8]) -> Option<Line> {
             line.text = rest.to_string();
         }
     }
-    let trimmed = line.text.trim_end();
-    (!trimmed.trim_start().is_empty()).then(|| Line {
-        text: trimmed.to_string(),
-        ..line
-    })
+    let len = line.text.trim_end().len();
+    line.text.truncate(len);
+    (!line.text.trim_start().is_empty()).then_some(line)
 }
 
 /// Removes ANSI CSI/OSC sequences and every other control character (tabs become spaces).

@@ -27,10 +27,9 @@ pub fn iteration(text: &str) -> Option<Said> {
         metrics: Vec::new(),
     };
     for (k, v) in pairs(&text[i..], '|') {
-        let key = k.to_ascii_lowercase().replace('_', " ");
-        if key.starts_with("elapsed time per iteration") {
+        if key_is(k, "elapsed time per iteration (ms)") || key_is(k, "elapsed time per iteration ms") {
             s.time_ns = duration(v, 6);
-        } else if let Some(name) = metric_name(&key) {
+        } else if let Some(name) = metric_name(k) {
             if let Some(x) = number(v) {
                 s.metrics.push((name, x));
             }
@@ -54,23 +53,32 @@ fn step_of(rest: &str) -> Option<(u64, Option<u64>)> {
     of.map(|of| (step, Some(of)))
 }
 
-/// The metric a Megatron key names (lower case, `_` as space).
-fn metric_name(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "lm loss" | "lm_loss" | "loss" => "loss",
-        "learning rate" => "lr",
-        "grad norm" => "grad_norm",
-        "global batch size" => "global_batch",
-        "number of skipped iterations" => "skipped_iterations",
-        "number of nan iterations" => "nan_iterations",
-        "samples per second" => "samples_per_s",
-        "tokens per gpu per second (tgs)" | "tokens per gpu per second tgs" => {
-            "tokens_per_s_per_device"
-        }
-        "tflops" => "tflops",
-        k if k.starts_with("throughput per gpu") => "tflops",
-        _ => return None,
-    })
+/// `k` is `target` (lower case, spaces), ignoring ASCII case and reading `_` as a space.
+fn key_is(k: &str, target: &str) -> bool {
+    k.len() == target.len()
+        && k.bytes().zip(target.bytes()).all(|(a, b)| {
+            let a = if a == b'_' { b' ' } else { a.to_ascii_lowercase() };
+            a == b
+        })
+}
+
+/// The metric a Megatron key names (any case, `_` or space).
+fn metric_name(k: &str) -> Option<&'static str> {
+    const NAMES: &[(&str, &str)] = &[
+        ("lm loss", "loss"),
+        ("loss", "loss"),
+        ("learning rate", "lr"),
+        ("grad norm", "grad_norm"),
+        ("global batch size", "global_batch"),
+        ("number of skipped iterations", "skipped_iterations"),
+        ("number of nan iterations", "nan_iterations"),
+        ("samples per second", "samples_per_s"),
+        ("tokens per gpu per second (tgs)", "tokens_per_s_per_device"),
+        ("tokens per gpu per second tgs", "tokens_per_s_per_device"),
+        ("tflops", "tflops"),
+        ("throughput per gpu (tflop/s/gpu)", "tflops"),
+    ];
+    NAMES.iter().find(|(key, _)| key_is(k, key)).map(|x| x.1)
 }
 
 /// The straggler detector: `| MnRtt/Rnk: 3453.08ms/8 | MxRtt/Rnk: 3468.20ms/0 | …`.

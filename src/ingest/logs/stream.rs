@@ -1,12 +1,14 @@
 //! Byte streams for `watch`: stdin (read from its start to its end) and files (followed like
 //! `tail -F`: from their end unless asked to start at the beginning, surviving rotation and
-//! truncation). One reader thread per source sends what it reads on a channel, as fast as it
-//! arrives, so the upstream pipe never stalls on stepscope.
+//! truncation). One reader thread per source sends what it reads on a bounded channel
+//! ([`QUEUE`] chunks of up to 64 KiB): the pipe is drained as fast as stepscope recognises
+//! lines (well above what a training job prints), and a burst beyond that waits in the pipe
+//! rather than in memory, so memory stays bounded on a stream of any length.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::SyncSender;
 use std::time::Duration;
 
 /// What a reader sends.
@@ -27,6 +29,9 @@ pub struct FollowOptions {
     pub follow: bool,
 }
 
+/// Chunks queued between the readers and the recognisers (at most 16 MiB).
+pub const QUEUE: usize = 256;
+
 /// How often a followed file is polled at its end.
 const POLL: Duration = Duration::from_millis(200);
 const BUF: usize = 64 * 1024;
@@ -35,7 +40,7 @@ const BUF: usize = 64 * 1024;
 pub fn spawn(
     paths: &[PathBuf],
     opts: FollowOptions,
-    tx: &Sender<Chunk>,
+    tx: &SyncSender<Chunk>,
 ) -> Result<Vec<String>, crate::error::Error> {
     let mut labels = Vec::new();
     for (i, p) in paths.iter().enumerate() {
@@ -56,7 +61,7 @@ pub fn spawn(
 }
 
 /// Reads `r` to its end.
-fn read_all(i: usize, mut r: impl Read, tx: &Sender<Chunk>) {
+fn read_all(i: usize, mut r: impl Read, tx: &SyncSender<Chunk>) {
     let mut buf = vec![0u8; BUF];
     loop {
         match r.read(&mut buf) {
@@ -74,7 +79,7 @@ fn read_all(i: usize, mut r: impl Read, tx: &Sender<Chunk>) {
 /// Reads a file from its start or end, then (when following) polls it: a file that shrank
 /// was truncated (read again from its start); one whose identity changed was rotated (the
 /// new file is opened and read from its start).
-fn follow_file(i: usize, path: &Path, mut file: File, opts: FollowOptions, tx: &Sender<Chunk>) {
+fn follow_file(i: usize, path: &Path, mut file: File, opts: FollowOptions, tx: &SyncSender<Chunk>) {
     let mut pos = if opts.from_start {
         0
     } else {
