@@ -106,15 +106,7 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     }
     let closing = live.finish();
     if opts.jsonl {
-        for a in &closing {
-            line(
-                out,
-                &Out::Alert {
-                    schema: SCHEMA,
-                    alert: a,
-                },
-            )?;
-        }
+        alerts(out, &closing)?;
     }
     if opts.summary {
         out.write_all(summary(&live).as_bytes()).map_err(io)?;
@@ -134,14 +126,17 @@ fn emit(out: &mut impl Write, source: &str, rec: &Record, alerts: &[Alert]) -> R
             record: rec,
         },
     )?;
+    self::alerts(out, alerts)
+}
+
+/// One JSON line per alert.
+fn alerts(out: &mut impl Write, alerts: &[Alert]) -> Result<(), Error> {
     for a in alerts {
-        line(
-            out,
-            &Out::Alert {
-                schema: SCHEMA,
-                alert: a,
-            },
-        )?;
+        let o = Out::Alert {
+            schema: SCHEMA,
+            alert: a,
+        };
+        line(out, &o)?;
     }
     Ok(())
 }
@@ -161,11 +156,7 @@ pub fn summary(l: &Live) -> String {
     let c = &l.counts;
     let mut s = format!(
         "watch: {} lines, {} recognised, {} unrecognised, {} timed steps; {} alert(s)\n",
-        c.lines,
-        c.records,
-        c.unrecognised,
-        c.timed_steps,
-        l.counts.alerts
+        c.lines, c.records, c.unrecognised, c.timed_steps, l.counts.alerts
     );
     for a in &l.alerts {
         let who = if a.ranks.is_empty() {

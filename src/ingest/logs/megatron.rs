@@ -27,7 +27,9 @@ pub fn iteration(text: &str) -> Option<Said> {
         metrics: Vec::new(),
     };
     for (k, v) in pairs(&text[i..], '|') {
-        if key_is(k, "elapsed time per iteration (ms)") || key_is(k, "elapsed time per iteration ms") {
+        if key_is(k, "elapsed time per iteration (ms)")
+            || key_is(k, "elapsed time per iteration ms")
+        {
             s.time_ns = duration(v, 6);
         } else if let Some(name) = metric_name(k) {
             if let Some(x) = number(v) {
@@ -57,7 +59,11 @@ fn step_of(rest: &str) -> Option<(u64, Option<u64>)> {
 fn key_is(k: &str, target: &str) -> bool {
     k.len() == target.len()
         && k.bytes().zip(target.bytes()).all(|(a, b)| {
-            let a = if a == b'_' { b' ' } else { a.to_ascii_lowercase() };
+            let a = if a == b'_' {
+                b' '
+            } else {
+                a.to_ascii_lowercase()
+            };
             a == b
         })
 }
