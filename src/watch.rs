@@ -27,6 +27,18 @@ pub struct WatchOptions {
     pub jsonl: bool,
     /// Print a text summary at the end of input.
     pub summary: bool,
+    /// The watchdog's floor: a source still open that printed no record for
+    /// max(5 × the typical step, this) is called silent.
+    pub silence: std::time::Duration,
+}
+
+/// What the watchdog knows of one source.
+struct Watched {
+    open: bool,
+    last_record: std::time::Instant,
+    last_line: String,
+    ranks: std::collections::BTreeSet<u32>,
+    alerted: bool,
 }
 
 /// One output line.
@@ -73,11 +85,36 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     let mut splitters: Vec<Splitter> = labels.iter().map(|_| Splitter::default()).collect();
     let mut live = Live::default();
     let mut last: Option<String> = None;
-    for chunk in rx {
+    let mut watched: Vec<Watched> = labels
+        .iter()
+        .map(|_| Watched {
+            open: true,
+            last_record: std::time::Instant::now(),
+            last_line: String::new(),
+            ranks: Default::default(),
+            alerted: false,
+        })
+        .collect();
+    loop {
+        let chunk = match rx.recv_timeout(TICK) {
+            Ok(c) => c,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                let silent = watchdog(&mut live, &mut watched, &labels, opts.silence);
+                if opts.jsonl {
+                    alerts(out, &silent)?;
+                    out.flush().map_err(io)?;
+                }
+                continue;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         let (i, bytes, end) = match chunk {
             Chunk::Bytes(i, b) => (i, b, false),
             Chunk::End(i) => (i, Vec::new(), true),
         };
+        if end {
+            watched[i].open = false;
+        }
         let mut lines = Vec::new();
         let mut take = |l: &[u8]| lines.push(l.to_vec());
         splitters[i].push(&bytes, &mut take);
@@ -96,6 +133,11 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
                 live.counts.unrecognised += 1;
                 continue;
             };
+            let w = &mut watched[i];
+            w.last_record = std::time::Instant::now();
+            w.last_line.clone_from(&l.text);
+            w.ranks.extend(l.rank);
+            w.alerted = false;
             let alerts = live.add(&rec);
             if opts.jsonl {
                 emit(out, &labels[i], &rec, &alerts)?;
@@ -112,6 +154,29 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
         out.write_all(summary(&live).as_bytes()).map_err(io)?;
     }
     Ok(live)
+}
+
+/// How often the watchdog looks, when nothing arrives.
+const TICK: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Sources still open that printed no record for longer than the live state allows: one
+/// alert each per silence.
+fn watchdog(
+    live: &mut Live,
+    watched: &mut [Watched],
+    labels: &[String],
+    floor: std::time::Duration,
+) -> Vec<Alert> {
+    let limit = live.silence_limit_ns(floor.as_nanos().min(i64::MAX as u128) as i64);
+    let mut out = Vec::new();
+    for (w, label) in watched.iter_mut().zip(labels) {
+        let quiet = w.last_record.elapsed().as_nanos() as i64;
+        if w.open && !w.alerted && quiet > limit {
+            w.alerted = true;
+            out.push(live.silent(label, w.ranks.iter().copied().collect(), &w.last_line));
+        }
+    }
+    out
 }
 
 /// The JSON-lines schema id.
@@ -159,41 +224,54 @@ pub fn summary(l: &Live) -> String {
         c.lines, c.records, c.unrecognised, c.timed_steps, l.counts.alerts
     );
     for a in &l.alerts {
-        let who = if a.ranks.is_empty() {
-            String::new()
-        } else {
-            format!(" rank {}", crate::format::join(&a.ranks))
-        };
-        let what = match &a.pattern {
-            crate::analysis::live::Pattern::OneOff => "one-off".to_string(),
-            crate::analysis::live::Pattern::Burst => "burst".to_string(),
-            crate::analysis::live::Pattern::Periodic { period } => format!("every {period} steps"),
-            crate::analysis::live::Pattern::RegimeChange { from_ns, to_ns } => {
-                format!("regime change {} → {}", human(*from_ns), human(*to_ns))
-            }
-        };
-        if a.rule == "slow_rank" {
-            let chronic = if a.pattern == crate::analysis::live::Pattern::OneOff {
+        s.push_str(&alert_line(a));
+    }
+    s
+}
+
+/// One alert as a summary line.
+fn alert_line(a: &Alert) -> String {
+    use crate::analysis::live::Pattern;
+    let who = if a.ranks.is_empty() {
+        String::new()
+    } else {
+        format!(" rank {}", crate::format::join(&a.ranks))
+    };
+    let what = match &a.pattern {
+        Pattern::Silent {
+            source,
+            last_line,
+            ended,
+        } => {
+            let state = if *ended { "ended" } else { "silent (hung?)" };
+            return format!("  {source}{who}: {state}; last line: {last_line}\n");
+        }
+        _ if a.rule == "slow_rank" => {
+            let why = if a.pattern == Pattern::OneOff {
                 "named slowest by the straggler detector"
             } else {
                 "named slowest again: chronic"
             };
-            s.push_str(&format!("  slow_rank{who}: {chronic}\n"));
-            continue;
+            return format!("  slow_rank{who}: {why}\n");
         }
-        let steps = crate::format::join(&a.steps);
-        s.push_str(&format!(
-            "  {} ({what}){who}: steps {steps}, up to {} vs median {} (limit {}){}\n",
-            a.rule,
-            human(a.max_ns),
-            human(a.median_ns),
-            human(a.threshold_ns),
-            if a.events.is_empty() {
-                String::new()
-            } else {
-                format!(", around {:?}", a.events)
-            }
-        ));
-    }
-    s
+        Pattern::OneOff => "one-off".to_string(),
+        Pattern::Burst => "burst".to_string(),
+        Pattern::Periodic { period } => format!("every {period} steps"),
+        Pattern::RegimeChange { from_ns, to_ns } => {
+            format!("regime change {} → {}", human(*from_ns), human(*to_ns))
+        }
+    };
+    let around = if a.events.is_empty() {
+        String::new()
+    } else {
+        format!(", around {:?}", a.events)
+    };
+    format!(
+        "  {} ({what}){who}: steps {}, up to {} vs median {} (limit {}){around}\n",
+        a.rule,
+        crate::format::join(&a.steps),
+        human(a.max_ns),
+        human(a.median_ns),
+        human(a.threshold_ns),
+    )
 }

@@ -202,3 +202,43 @@ fn a_followed_file_yields_lines_written_after_start() {
     assert_eq!(v["step"], 2);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn a_source_that_goes_quiet_is_called_silent_once_with_its_last_line() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--jsonl", "--silence", "0.5", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 1..=3 {
+        writeln!(
+            stdin,
+            "[rank2]: iteration {i}/9 | elapsed time per iteration (ms): 10.0 |"
+        )
+        .unwrap();
+    }
+    stdin.flush().unwrap();
+    // Quiet for 2 s with the pipe still open: one alert (not one per tick).
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let v: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let silent: Vec<&Value> = v.iter().filter(|x| x["rule"] == "silent").collect();
+    assert_eq!(silent.len(), 1, "{v:?}");
+    assert_eq!(silent[0]["pattern"], "silent");
+    assert_eq!(silent[0]["source"], "stdin");
+    assert_eq!(silent[0]["ranks"], serde_json::json!([2]));
+    assert_eq!(silent[0]["ended"], false);
+    assert!(
+        silent[0]["last_line"]
+            .as_str()
+            .unwrap()
+            .contains("iteration 3/9")
+    );
+}

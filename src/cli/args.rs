@@ -325,4 +325,7 @@ pub struct WatchArgs {
     /// A text summary at the end of input (the default on a terminal).
     #[arg(long)]
     pub summary: bool,
+    /// Watchdog: call a source silent after max(5 typical steps, SECS) without a record.
+    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    pub silence: f64,
 }

@@ -103,6 +103,8 @@ pub fn watch(a: &WatchArgs) -> Result<i32, Error> {
         format: a.format.clone(),
         jsonl: a.jsonl || (!terminal && !a.summary),
         summary: a.summary || (terminal && !a.jsonl),
+        silence: std::time::Duration::try_from_secs_f64(a.silence)
+            .map_err(|e| Error::usage("--silence", e.to_string()))?,
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     stepscope::watch::run(&opts, &mut out)?;

@@ -21,6 +21,9 @@ pub const MIN_BASELINE: usize = 5;
 pub const REGIME_STEPS: usize = 8;
 /// Slow episodes at one constant spacing that make a periodic stall.
 pub const PERIODIC_EPISODES: usize = 3;
+/// The watchdog: a source is silent after this many typical step times without a record …
+pub const SILENT_STEPS: i64 = 5;
+
 /// Alerts kept in memory (the oldest go first; JSON lines already carry every one).
 pub const MAX_ALERTS: usize = 1000;
 /// A straggler report names a slow rank when max/min of the step time exceed this.
@@ -38,6 +41,16 @@ pub enum Pattern {
     Periodic {
         /// Steps between episodes.
         period: u64,
+    },
+    /// A source printed no record for longer than the watchdog allows.
+    Silent {
+        /// The source (file path or `stdin`).
+        source: String,
+        /// Its last line (normalised).
+        last_line: String,
+        /// The last thing it said was the job ending (a traceback, a final summary): ended,
+        /// not hung.
+        ended: bool,
     },
     /// A sustained shift of the step time: the baseline moved from one median to another.
     RegimeChange {
@@ -228,6 +241,46 @@ impl Live {
         }
         self.keep(&out);
         out
+    }
+
+    /// The typical step time: the largest baseline median over the series, once one exists.
+    pub fn median_step_ns(&self) -> Option<Ns> {
+        self.series
+            .values()
+            .filter_map(|s| s.baseline.limits().map(|l| l.0))
+            .max()
+    }
+
+    /// How long a source may print no record before the watchdog calls it silent:
+    /// max([`SILENT_STEPS`] × the typical step time, `floor_ns`).
+    pub fn silence_limit_ns(&self, floor_ns: Ns) -> Ns {
+        self.median_step_ns()
+            .map_or(floor_ns, |m| (m * SILENT_STEPS).max(floor_ns))
+    }
+
+    /// Whether the last event seen is the job ending.
+    pub fn ended(&self) -> bool {
+        self.events.back().is_some_and(|e| e.0 == EventKind::Exit)
+    }
+
+    /// Raises the watchdog's alert for a silent source.
+    pub fn silent(&mut self, source: &str, ranks: Vec<u32>, last_line: &str) -> Alert {
+        let a = Alert {
+            rule: "silent",
+            pattern: Pattern::Silent {
+                source: source.to_string(),
+                last_line: last_line.to_string(),
+                ended: self.ended(),
+            },
+            steps: Vec::new(),
+            ranks,
+            max_ns: 0,
+            median_ns: self.median_step_ns().unwrap_or(0),
+            threshold_ns: 0,
+            events: Vec::new(),
+        };
+        self.keep(std::slice::from_ref(&a));
+        a
     }
 
     /// Closes open runs (end of stream) and returns the alerts that raised.
