@@ -84,7 +84,13 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     drop(tx);
     let mut splitters: Vec<Splitter> = labels.iter().map(|_| Splitter::default()).collect();
     let mut live = Live::default();
-    let mut last: Option<String> = None;
+    // Per source: its last line (the identical line of N ranks in one stream counts once),
+    // and the rank its file name gives (`rank3.log`) for lines without a prefix.
+    let mut last: Vec<Option<String>> = labels.iter().map(|_| None).collect();
+    let file_rank: Vec<Option<u32>> = paths
+        .iter()
+        .map(|p| crate::ingest::discover::rank_from_name(p))
+        .collect();
     let mut watched: Vec<Watched> = labels
         .iter()
         .map(|_| Watched {
@@ -123,12 +129,15 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
         }
         for raw in lines {
             live.counts.lines += 1;
-            let Some(l) = normalise(&raw) else { continue };
+            let Some(mut l) = normalise(&raw) else {
+                continue;
+            };
             // The identical line printed by every rank (no prefix) counts once.
-            if l.rank.is_none() && last.as_deref() == Some(l.text.as_str()) {
+            if l.rank.is_none() && last[i].as_deref() == Some(l.text.as_str()) {
                 continue;
             }
-            last = Some(l.text.clone());
+            last[i] = Some(l.text.clone());
+            l.rank = l.rank.or(file_rank[i]);
             let Some(rec) = logs::recognise(&l, only) else {
                 live.counts.unrecognised += 1;
                 continue;
@@ -138,7 +147,7 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
             w.last_line.clone_from(&l.text);
             w.ranks.extend(l.rank);
             w.alerted = false;
-            let alerts = live.add(&rec);
+            let alerts = live.add(i, &rec);
             if opts.jsonl {
                 emit(out, &labels[i], &rec, &alerts)?;
             }

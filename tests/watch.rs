@@ -242,3 +242,35 @@ fn a_source_that_goes_quiet_is_called_silent_once_with_its_last_line() {
             .contains("iteration 3/9")
     );
 }
+
+#[test]
+fn files_of_ranks_without_prefixes_take_their_rank_from_the_name_and_stay_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "watch".to_string(),
+        "--once".into(),
+        "--from-start".into(),
+        "--jsonl".into(),
+    ];
+    for r in 0..2 {
+        let p = dir.path().join(format!("rank{r}.log"));
+        let lines: String = (1..=8)
+            .map(|i| format!(" iteration {i}/9 | elapsed time per iteration (ms): 100.0 |\n"))
+            .collect();
+        std::fs::write(&p, lines).unwrap();
+        args.push(p.display().to_string());
+    }
+    let out = common::run(&args);
+    assert!(out.status.success());
+    let v: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The same text in two files is two ranks' lines, not a duplicate and not a restart.
+    let recs = of_type(&v, "record");
+    for r in 0..2 {
+        assert_eq!(recs.iter().filter(|x| x["rank"] == r).count(), 8);
+    }
+    assert!(of_type(&v, "alert").is_empty(), "{v:?}");
+}

@@ -121,9 +121,9 @@ struct Series {
 /// The live state: feed records in stream order with [`Live::add`].
 #[derive(Debug, Default)]
 pub struct Live {
-    /// Per (rank, format): two formats in one stream (DeepSpeed's micro-step counter and
-    /// Megatron's iteration) are two series.
-    series: BTreeMap<(Option<u32>, &'static str), Series>,
+    /// Per (source, rank, format): two formats in one stream (DeepSpeed's micro-step
+    /// counter and Megatron's iteration) are two series, and so are two files without ranks.
+    series: BTreeMap<(usize, Option<u32>, &'static str), Series>,
     /// Alerts so far.
     pub alerts: Vec<Alert>,
     /// Counts.
@@ -134,7 +134,7 @@ pub struct Live {
     slow_reports: BTreeMap<u32, u64>,
     /// Ranks (or the rankless stream) whose lines print step times: a series of the same
     /// rank that only has timestamps is not judged (it would repeat the printed one's alerts).
-    printed: std::collections::BTreeSet<Option<u32>>,
+    printed: std::collections::BTreeSet<(usize, Option<u32>)>,
 }
 
 impl Live {
@@ -148,14 +148,17 @@ impl Live {
         }
     }
 
-    /// Adds one record; returns the alerts it raised.
-    pub fn add(&mut self, r: &Record) -> Vec<Alert> {
+    /// Adds one record of source `source`; returns the alerts it raised.
+    pub fn add(&mut self, source: usize, r: &Record) -> Vec<Alert> {
         self.counts.records += 1;
         match &r.said {
-            Said::Step(s) => self.step((r.rank, r.format), s),
+            Said::Step(s) => self.step((source, r.rank, r.format), s),
             Said::Event { event, step } => {
                 let at = step.or_else(|| {
-                    let last = self.series.iter().filter(|(k, _)| k.0 == r.rank);
+                    let last = self
+                        .series
+                        .iter()
+                        .filter(|(k, _)| k.0 == source && k.1 == r.rank);
                     last.filter_map(|(_, s)| s.last.map(|l| l.0)).max()
                 });
                 self.events.push_back((*event, at));
@@ -209,8 +212,9 @@ impl Live {
         vec![a]
     }
 
-    fn step(&mut self, key: (Option<u32>, &'static str), s: &Step) -> Vec<Alert> {
-        let rank = key.0;
+    fn step(&mut self, key: (usize, Option<u32>, &'static str), s: &Step) -> Vec<Alert> {
+        let rank = key.1;
+        let who = (key.0, rank);
         let mut out = Vec::new();
         let series = self.series.entry(key).or_default();
         // A step number that goes back is a restart: the series starts again, start-up first.
@@ -232,10 +236,10 @@ impl Live {
         };
         self.counts.timed_steps += 1;
         if s.time_ns.is_some() {
-            self.printed.insert(rank);
+            self.printed.insert(who);
         }
         // The first record is start-up (initialisation, compilation): never slow, no baseline.
-        let judged = series.seen > 1 && (s.time_ns.is_some() || !self.printed.contains(&rank));
+        let judged = series.seen > 1 && (s.time_ns.is_some() || !self.printed.contains(&who));
         if judged {
             out.extend(judge(series, Point { step: n, ns }, rank, &self.events));
         }
@@ -286,7 +290,7 @@ impl Live {
     /// Closes open runs (end of stream) and returns the alerts that raised.
     pub fn finish(&mut self) -> Vec<Alert> {
         let mut out = Vec::new();
-        for ((rank, _), s) in self.series.iter_mut() {
+        for ((_, rank, _), s) in self.series.iter_mut() {
             if s.pending.len() >= MIN_SETTLE {
                 out.extend(settle(s, *rank, &self.events));
             }
@@ -471,7 +475,7 @@ mod tests {
     fn run(times: &[(u64, i64)]) -> Vec<Alert> {
         let mut l = Live::default();
         for &(s, ms) in times {
-            l.add(&rec(s, ms));
+            l.add(0, &rec(s, ms));
         }
         l.finish();
         l.alerts
@@ -549,18 +553,21 @@ mod tests {
     fn steps_without_a_time_take_it_from_timestamps() {
         let mut l = Live::default();
         for (s, at) in [(10, 0), (20, 10_000), (30, 20_000)] {
-            l.add(&Record {
-                format: "t",
-                rank: Some(0),
-                said: Said::Step(Step {
-                    step: Some(s),
-                    of: None,
-                    time_ns: None,
-                    provenance: Provenance::FromTimestamps,
-                    at_ns: Some(at * 1_000_000),
-                    metrics: Vec::new(),
-                }),
-            });
+            l.add(
+                0,
+                &Record {
+                    format: "t",
+                    rank: Some(0),
+                    said: Said::Step(Step {
+                        step: Some(s),
+                        of: None,
+                        time_ns: None,
+                        provenance: Provenance::FromTimestamps,
+                        at_ns: Some(at * 1_000_000),
+                        metrics: Vec::new(),
+                    }),
+                },
+            );
         }
         // 10 s over 10 steps: 1 s each, from the second line on.
         assert_eq!(l.counts.timed_steps, 2);
