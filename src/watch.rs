@@ -32,13 +32,35 @@ pub struct WatchOptions {
     pub silence: std::time::Duration,
 }
 
-/// What the watchdog knows of one source.
-struct Watched {
+/// What is known of one source: its line splitter, its last line (the identical line of N
+/// ranks in one stream counts once), the rank its file name gives (`rank3.log`) for lines
+/// without a prefix, and what the watchdog needs.
+struct Source {
+    label: String,
+    splitter: Splitter,
+    last: Option<String>,
+    file_rank: Option<u32>,
     open: bool,
     last_record: std::time::Instant,
     last_line: String,
     ranks: std::collections::BTreeSet<u32>,
     alerted: bool,
+}
+
+impl Source {
+    fn new(label: String, path: &std::path::Path) -> Source {
+        Source {
+            label,
+            splitter: Splitter::default(),
+            last: None,
+            file_rank: crate::ingest::discover::rank_from_name(path),
+            open: true,
+            last_record: std::time::Instant::now(),
+            last_line: String::new(),
+            ranks: Default::default(),
+            alerted: false,
+        }
+    }
 }
 
 /// One output line.
@@ -82,30 +104,18 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     let (tx, rx) = sync_channel(stream::QUEUE);
     let labels = stream::spawn(&paths, opts.follow, &tx)?;
     drop(tx);
-    let mut splitters: Vec<Splitter> = labels.iter().map(|_| Splitter::default()).collect();
+    let mut sources: Vec<Source> = labels
+        .into_iter()
+        .zip(&paths)
+        .map(|(l, p)| Source::new(l, p))
+        .collect();
     let mut live = Live::default();
-    // Per source: its last line (the identical line of N ranks in one stream counts once),
-    // and the rank its file name gives (`rank3.log`) for lines without a prefix.
-    let mut last: Vec<Option<String>> = labels.iter().map(|_| None).collect();
-    let file_rank: Vec<Option<u32>> = paths
-        .iter()
-        .map(|p| crate::ingest::discover::rank_from_name(p))
-        .collect();
-    let mut watched: Vec<Watched> = labels
-        .iter()
-        .map(|_| Watched {
-            open: true,
-            last_record: std::time::Instant::now(),
-            last_line: String::new(),
-            ranks: Default::default(),
-            alerted: false,
-        })
-        .collect();
     loop {
-        let chunk = match rx.recv_timeout(TICK) {
-            Ok(c) => c,
+        let (i, bytes, end) = match rx.recv_timeout(TICK) {
+            Ok(Chunk::Bytes(i, b)) => (i, b, false),
+            Ok(Chunk::End(i)) => (i, Vec::new(), true),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                let silent = watchdog(&mut live, &mut watched, &labels, opts.silence);
+                let silent = watchdog(&mut live, &mut sources, opts.silence);
                 if opts.jsonl {
                     alerts(out, &silent)?;
                     out.flush().map_err(io)?;
@@ -114,42 +124,21 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
             }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         };
-        let (i, bytes, end) = match chunk {
-            Chunk::Bytes(i, b) => (i, b, false),
-            Chunk::End(i) => (i, Vec::new(), true),
-        };
-        if end {
-            watched[i].open = false;
-        }
+        let src = &mut sources[i];
+        src.open &= !end;
         let mut lines = Vec::new();
         let mut take = |l: &[u8]| lines.push(l.to_vec());
-        splitters[i].push(&bytes, &mut take);
+        src.splitter.push(&bytes, &mut take);
         if end {
-            splitters[i].finish(&mut take);
+            src.splitter.finish(&mut take);
         }
         for raw in lines {
             live.counts.lines += 1;
-            let Some(mut l) = normalise(&raw) else {
-                continue;
-            };
-            // The identical line printed by every rank (no prefix) counts once.
-            if l.rank.is_none() && last[i].as_deref() == Some(l.text.as_str()) {
-                continue;
-            }
-            last[i] = Some(l.text.clone());
-            l.rank = l.rank.or(file_rank[i]);
-            let Some(rec) = logs::recognise(&l, only) else {
-                live.counts.unrecognised += 1;
-                continue;
-            };
-            let w = &mut watched[i];
-            w.last_record = std::time::Instant::now();
-            w.last_line.clone_from(&l.text);
-            w.ranks.extend(l.rank);
-            w.alerted = false;
-            let alerts = live.add(i, &rec);
-            if opts.jsonl {
-                emit(out, &labels[i], &rec, &alerts)?;
+            if let Some(rec) = recognise(src, &raw, only, &mut live) {
+                let alerts = live.add(i, &rec);
+                if opts.jsonl {
+                    emit(out, &src.label, &rec, &alerts)?;
+                }
             }
         }
         // Whatever one read brought is out before the next read is waited for.
@@ -165,24 +154,43 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     Ok(live)
 }
 
+/// One raw line of `src` to a record (`None`: empty, a repeat, or unrecognised — counted).
+fn recognise(
+    src: &mut Source,
+    raw: &[u8],
+    only: Option<&Recogniser>,
+    live: &mut Live,
+) -> Option<Record> {
+    let mut l = normalise(raw)?;
+    if l.rank.is_none() && src.last.as_deref() == Some(l.text.as_str()) {
+        return None;
+    }
+    src.last = Some(l.text.clone());
+    l.rank = l.rank.or(src.file_rank);
+    let Some(rec) = logs::recognise(&l, only) else {
+        live.counts.unrecognised += 1;
+        return None;
+    };
+    src.last_record = std::time::Instant::now();
+    src.last_line.clone_from(&l.text);
+    src.ranks.extend(l.rank);
+    src.alerted = false;
+    Some(rec)
+}
+
 /// How often the watchdog looks, when nothing arrives.
 const TICK: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Sources still open that printed no record for longer than the live state allows: one
 /// alert each per silence.
-fn watchdog(
-    live: &mut Live,
-    watched: &mut [Watched],
-    labels: &[String],
-    floor: std::time::Duration,
-) -> Vec<Alert> {
+fn watchdog(live: &mut Live, sources: &mut [Source], floor: std::time::Duration) -> Vec<Alert> {
     let limit = live.silence_limit_ns(floor.as_nanos().min(i64::MAX as u128) as i64);
     let mut out = Vec::new();
-    for (w, label) in watched.iter_mut().zip(labels) {
+    for w in sources.iter_mut() {
         let quiet = w.last_record.elapsed().as_nanos() as i64;
         if w.open && !w.alerted && quiet > limit {
             w.alerted = true;
-            out.push(live.silent(label, w.ranks.iter().copied().collect(), &w.last_line));
+            out.push(live.silent(&w.label, w.ranks.iter().copied().collect(), &w.last_line));
         }
     }
     out
