@@ -85,8 +85,47 @@ pub fn formats() -> Vec<&'static str> {
     logs::RECOGNISERS.iter().map(|r| r.name).collect()
 }
 
-/// Runs until every source ends; returns the live state (for the summary and tests).
+/// Output that a closed pipe (`| head`) ends quietly: the reader downstream is gone, which
+/// is no error worth a message; `closed` tells the read loop to stop.
+struct Quiet<'a, W: Write> {
+    inner: &'a mut W,
+    closed: bool,
+}
+
+impl<W: Write> Write for Quiet<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.quiet(|w| w.write(buf)).map(|n| n.unwrap_or(buf.len()))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.quiet(Write::flush).map(|_| ())
+    }
+}
+
+impl<W: Write> Quiet<'_, W> {
+    fn quiet<T>(
+        &mut self,
+        f: impl FnOnce(&mut W) -> std::io::Result<T>,
+    ) -> std::io::Result<Option<T>> {
+        if self.closed {
+            return Ok(None);
+        }
+        match f(self.inner) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(None)
+            }
+            r => r.map(Some),
+        }
+    }
+}
+
+/// Runs until every source ends (or stdout is closed); returns the live state (for the
+/// summary and tests).
 pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
+    let out = &mut Quiet {
+        inner: out,
+        closed: false,
+    };
     let only: Option<&Recogniser> = match &opts.format {
         Some(n) => Some(logs::recogniser(n).ok_or_else(|| {
             Error::usage(
@@ -143,6 +182,9 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
         }
         // Whatever one read brought is out before the next read is waited for.
         out.flush().map_err(io)?;
+        if out.closed {
+            return Ok(live);
+        }
     }
     let closing = live.finish();
     if opts.jsonl {

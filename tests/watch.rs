@@ -274,3 +274,33 @@ fn files_of_ranks_without_prefixes_take_their_rank_from_the_name_and_stay_apart(
     }
     assert!(of_type(&v, "alert").is_empty(), "{v:?}");
 }
+
+#[test]
+fn a_closed_output_pipe_ends_the_watch_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("train.log");
+    let lines: String = (1..=50_000)
+        .map(|i| format!(" iteration {i}/99999 | elapsed time per iteration (ms): 100.0 |\n"))
+        .collect();
+    std::fs::write(&p, lines).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--once", "--from-start", "--jsonl"])
+        .arg(&p)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader (like `| head -1`) is gone now.
+    let out = child.wait_with_output().unwrap();
+    assert!(first.contains("stepscope.watch/1"));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
