@@ -83,6 +83,22 @@ pub struct Alert {
     pub events: Vec<EventKind>,
 }
 
+impl Alert {
+    /// An alert about ranks, not steps (a slow rank, a silent source): no times.
+    fn about_ranks(rule: &'static str, pattern: Pattern, ranks: Vec<u32>) -> Alert {
+        Alert {
+            rule,
+            pattern,
+            steps: Vec::new(),
+            ranks,
+            max_ns: 0,
+            median_ns: 0,
+            threshold_ns: 0,
+            events: Vec::new(),
+        }
+    }
+}
+
 /// Counts of what the stream held.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Counts {
@@ -198,16 +214,7 @@ impl Live {
         } else {
             Pattern::Burst
         };
-        let a = Alert {
-            rule: "slow_rank",
-            pattern,
-            steps: Vec::new(),
-            ranks: vec![rank],
-            max_ns: 0,
-            median_ns: 0,
-            threshold_ns: 0,
-            events: Vec::new(),
-        };
+        let a = Alert::about_ranks("slow_rank", pattern, vec![rank]);
         self.keep(std::slice::from_ref(&a));
         vec![a]
     }
@@ -225,7 +232,6 @@ impl Live {
                 self.events.push_back((EventKind::Restart, Some(n)));
             }
         }
-        let series = self.series.entry(key).or_default();
         let n = s.step.unwrap_or(series.last.map_or(0, |l| l.0 + 1));
         let time = s.time_ns.or_else(|| derived(series.last, n, s.at_ns));
         series.last = Some((n, s.at_ns));
@@ -269,19 +275,14 @@ impl Live {
 
     /// Raises the watchdog's alert for a silent source.
     pub fn silent(&mut self, source: &str, ranks: Vec<u32>, last_line: &str) -> Alert {
+        let pattern = Pattern::Silent {
+            source: source.to_string(),
+            last_line: last_line.to_string(),
+            ended: self.ended(),
+        };
         let a = Alert {
-            rule: "silent",
-            pattern: Pattern::Silent {
-                source: source.to_string(),
-                last_line: last_line.to_string(),
-                ended: self.ended(),
-            },
-            steps: Vec::new(),
-            ranks,
-            max_ns: 0,
             median_ns: self.median_step_ns().unwrap_or(0),
-            threshold_ns: 0,
-            events: Vec::new(),
+            ..Alert::about_ranks("silent", pattern, ranks)
         };
         self.keep(std::slice::from_ref(&a));
         a

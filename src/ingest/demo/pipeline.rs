@@ -84,9 +84,15 @@ impl RankSim<'_> {
         let mut a = h + 30_000;
         for mb in 0..MICRO as usize {
             a = self.p2p(Tid::Autograd, a, Some(arrivals.get(mb).copied()), sent);
-            for l in layers.clone().rev() {
-                a = self.backward_layer(l, a, MICRO);
-            }
+            a = self.backward_layers(&layers, a);
+        }
+        a
+    }
+
+    /// The backward of one micro-batch through `layers`, last first, from host time `a`.
+    fn backward_layers(&mut self, layers: &std::ops::Range<u32>, mut a: Ns) -> Ns {
+        for l in layers.clone().rev() {
+            a = self.backward_layer(l, a, MICRO);
         }
         a
     }
@@ -102,10 +108,7 @@ impl RankSim<'_> {
         for mb in 0..MICRO as usize {
             h = self.p2p(Tid::Main, h, Some(arrivals.get(mb).copied()), sent);
             h = self.forward(h, layers.clone(), MICRO);
-            let mut a = h + 30_000;
-            for l in layers.clone().rev() {
-                a = self.backward_layer(l, a, MICRO);
-            }
+            let a = self.backward_layers(&layers, h + 30_000);
             h = self.p2p(Tid::Autograd, a, None, sent) + 5_000;
         }
         h

@@ -122,6 +122,12 @@ impl Scenario {
     /// The knobs of the simulation that make this problem.
     pub(super) fn knobs(self) -> Knobs {
         let base = Knobs::default();
+        // Every scenario but the default and the two straggler ones carries its problem alone.
+        let healthy = Knobs {
+            straggler: None,
+            pause: None,
+            ..base
+        };
         match self {
             Scenario::Default => base,
             Scenario::Straggler => Knobs {
@@ -129,54 +135,38 @@ impl Scenario {
                 ..base
             },
             Scenario::SlowStep => Knobs {
-                straggler: None,
-                pause: None,
                 slow_step_pct: 60,
-                ..base
+                ..healthy
             },
             Scenario::StageImbalance => Knobs {
-                straggler: None,
-                pause: None,
                 pipeline: true,
-                ..base
+                ..healthy
             },
             Scenario::SmallMessages => Knobs {
-                straggler: None,
-                pause: None,
                 split: 50,
                 allreduce_after_backward: true,
                 collective_latency_ns: 25_000,
-                ..base
+                ..healthy
             },
             Scenario::Dataloader => Knobs {
-                straggler: None,
-                pause: None,
                 loader_ns: 25_000_000,
-                ..base
+                ..healthy
             },
             Scenario::LaunchBound => Knobs {
-                straggler: None,
-                pause: None,
                 kernel_pct: 3,
-                ..base
+                ..healthy
             },
             Scenario::AllocatorChurn => Knobs {
-                straggler: None,
-                pause: None,
                 allocator_churn: true,
-                ..base
+                ..healthy
             },
             Scenario::GraphCapture => Knobs {
-                straggler: None,
-                pause: None,
                 capture_forward: true,
-                ..base
+                ..healthy
             },
             Scenario::SkewedClocksButHealthy => Knobs {
-                straggler: None,
-                pause: None,
                 clock_skew_ms: 80,
-                ..base
+                ..healthy
             },
             Scenario::OverlappingBuckets => Knobs {
                 pause: None,

@@ -2,7 +2,7 @@
 //! Megatron-DeepSpeed, ALCF's `key=value` variant and MindSpeed-LLM (anchor `iteration N/M`,
 //! then `|`-separated pairs), and the straggler detector's `MnRtt/Rnk: 3453.08ms/8` pairs.
 
-use super::fields::{duration, number, pairs, timestamp};
+use super::fields::{duration, number, pairs};
 use super::{EventKind, Extreme, Provenance, Said, Step};
 
 /// `iteration 43/100 | … | elapsed time per iteration (ms): 5444.9 | …`: a window average
@@ -18,14 +18,8 @@ pub fn iteration(text: &str) -> Option<Said> {
     }
     let i = text.find("iteration")?;
     let (step, of) = step_of(&text[i + "iteration".len()..])?;
-    let mut s = Step {
-        step: Some(step),
-        of,
-        time_ns: None,
-        provenance: Provenance::WindowAverage,
-        at_ns: timestamp(&text[..i]),
-        metrics: Vec::new(),
-    };
+    let mut s = Step::at(Some(step), None, Provenance::WindowAverage, &text[..i]);
+    s.of = of;
     for (k, v) in pairs(&text[i..], '|') {
         if key_is(k, "elapsed time per iteration (ms)")
             || key_is(k, "elapsed time per iteration ms")

@@ -44,6 +44,25 @@ pub struct Step {
     pub metrics: Vec<(&'static str, f64)>,
 }
 
+impl Step {
+    /// A step line without metrics yet, timestamped from `text`.
+    pub(super) fn at(
+        step: Option<u64>,
+        time_ns: Option<Ns>,
+        provenance: Provenance,
+        text: &str,
+    ) -> Step {
+        Step {
+            step,
+            of: None,
+            time_ns,
+            provenance,
+            at_ns: fields::timestamp(text),
+            metrics: Vec::new(),
+        }
+    }
+}
+
 /// What happened besides steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

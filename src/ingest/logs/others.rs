@@ -3,20 +3,8 @@
 //! MLPerf `:::MLLOG`, DLLogger `DLLL`), NVRx straggler warnings, and the events any of them
 //! print (checkpoints, GC, tracebacks, resumption).
 
-use super::fields::{duration, number, pairs, timestamp};
+use super::fields::{duration, number, pairs};
 use super::{EventKind, Provenance, Said, Step};
-use crate::time::Ns;
-
-fn step(step: Option<u64>, time_ns: Option<Ns>, provenance: Provenance, text: &str) -> Step {
-    Step {
-        step,
-        of: None,
-        time_ns,
-        provenance,
-        at_ns: timestamp(text),
-        metrics: Vec::new(),
-    }
-}
 
 /// `name: value` tokens separated by spaces (`step: 200  loss:  6.1384  tps: 5,856`).
 fn spaced_pairs(text: &str) -> Vec<(&str, &str)> {
@@ -41,7 +29,7 @@ pub fn torchtitan(text: &str) -> Option<Said> {
     }
     let kv = spaced_pairs(&text[i..]);
     let n = kv.iter().find(|(k, _)| *k == "step")?.1.parse().ok()?;
-    let mut s = step(Some(n), None, Provenance::FromTimestamps, &text[..i]);
+    let mut s = Step::at(Some(n), None, Provenance::FromTimestamps, &text[..i]);
     for (k, v) in kv {
         let name = match k {
             "loss" => "loss",
@@ -67,7 +55,7 @@ pub fn mindformers(text: &str) -> Option<Said> {
     let inner = &text[i + 6..];
     let close = inner.find(']')?;
     let (n, of) = inner[..close].split_once('/')?;
-    let mut s = step(
+    let mut s = Step::at(
         Some(n.trim().parse().ok()?),
         duration(&text[t + 14..], 6),
         Provenance::PerStep,
@@ -100,7 +88,7 @@ pub fn nemo(text: &str) -> Option<Said> {
         return None;
     }
     let sep = if v2 { '|' } else { ',' };
-    let mut s = step(None, None, Provenance::PerStep, text);
+    let mut s = Step::at(None, None, Provenance::PerStep, text);
     for (k, v) in pairs(text, sep) {
         match k {
             "global_step" => s.step = number(v).map(|x| x as u64),
@@ -125,7 +113,7 @@ pub fn deepspeed(text: &str) -> Option<Said> {
         let slash = head.rfind('/')?;
         number(&head[slash + 1..])?
     };
-    let mut s = step(Some(n as u64), None, Provenance::FromTimestamps, text);
+    let mut s = Step::at(Some(n as u64), None, Provenance::FromTimestamps, text);
     let key = if text.contains("CurrSamplesPerSec=") {
         "CurrSamplesPerSec="
     } else {
@@ -143,7 +131,7 @@ pub fn nanogpt(text: &str) -> Option<Said> {
     if let Some(rest) = text.strip_prefix("iter ") {
         let (n, rest) = rest.split_once(':')?;
         let t = rest.find("time ")?;
-        let mut s = step(
+        let mut s = Step::at(
             Some(n.trim().parse().ok()?),
             duration(&rest[t + 5..], 6),
             Provenance::PerStep,
@@ -160,7 +148,7 @@ pub fn nanogpt(text: &str) -> Option<Said> {
     let i = text.find("step_avg:")?;
     let j = text.find("step:")?;
     let (n, of) = text[j + 5..].split_whitespace().next()?.split_once('/')?;
-    let mut s = step(
+    let mut s = Step::at(
         Some(n.parse().ok()?),
         duration(&text[i + 9..], 6),
         Provenance::WindowAverage,
@@ -198,7 +186,7 @@ pub fn hf_trainer(text: &str) -> Option<Said> {
         });
     }
     let loss = kv.iter().find(|(k, _)| k == "loss")?;
-    let mut s = step(None, None, Provenance::FromTimestamps, "");
+    let mut s = Step::at(None, None, Provenance::FromTimestamps, "");
     s.metrics.extend(number(loss.1).map(|x| ("loss", x)));
     for (k, v) in &kv {
         match k.as_str() {
@@ -275,7 +263,7 @@ fn json_step(
             9,
         )
     });
-    let mut s = step(Some(n), t, Provenance::PerStep, text);
+    let mut s = Step::at(Some(n), t, Provenance::PerStep, text);
     for (k, name) in [
         ("loss", "loss"),
         ("lr", "lr"),
@@ -302,7 +290,7 @@ fn mllog(o: &serde_json::Map<String, serde_json::Value>) -> Option<Said> {
         k if k.starts_with("checkpoint") || k.starts_with("save_") => EventKind::Checkpoint,
         "run_stop" => EventKind::Exit,
         "tracked_stats" => {
-            let mut s = step(at, None, Provenance::FromTimestamps, "");
+            let mut s = Step::at(at, None, Provenance::FromTimestamps, "");
             s.at_ns = o
                 .get("time_ms")
                 .and_then(serde_json::Value::as_i64)
