@@ -45,6 +45,7 @@ struct Source {
     last_line: String,
     ranks: std::collections::BTreeSet<u32>,
     alerted: bool,
+    table: logs::monitors::Table,
 }
 
 impl Source {
@@ -59,6 +60,7 @@ impl Source {
             last_line: String::new(),
             ranks: Default::default(),
             alerted: false,
+            table: Default::default(),
         }
     }
 }
@@ -175,7 +177,7 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
             live.counts.lines += 1;
             if let Some(rec) = recognise(src, &raw, only, &mut live) {
                 let alerts = live.add(i, &rec);
-                if opts.jsonl {
+                if opts.jsonl && rec.said != logs::Said::Header {
                     emit(out, &src.label, &rec, &alerts)?;
                 }
             }
@@ -204,15 +206,20 @@ fn recognise(
     live: &mut Live,
 ) -> Option<Record> {
     let mut l = normalise(raw)?;
-    if l.rank.is_none() && src.last.as_deref() == Some(l.text.as_str()) {
+    let repeat = l.rank.is_none() && src.last.as_deref() == Some(l.text.as_str());
+    if repeat && !src.table.is_open() {
         return None;
     }
     src.last = Some(l.text.clone());
     l.rank = l.rank.or(src.file_rank);
-    let Some(rec) = logs::recognise(&l, only) else {
+    let Some(rec) = logs::recognise(&l, only, &mut src.table) else {
         live.counts.unrecognised += 1;
         return None;
     };
+    // Identical monitor rows are successive samples, not N ranks printing one line.
+    if repeat && !matches!(rec.said, logs::Said::Device(_)) {
+        return None;
+    }
     src.last_record = std::time::Instant::now();
     src.last_line.clone_from(&l.text);
     src.ranks.extend(l.rank);
@@ -296,6 +303,7 @@ fn alert_line(a: &Alert) -> String {
     } else {
         format!(" rank {}", crate::format::join(&a.ranks))
     };
+    let devs = a.devices.join(", ");
     let what = match &a.pattern {
         Pattern::Silent {
             source,
@@ -312,6 +320,36 @@ fn alert_line(a: &Alert) -> String {
                 "named slowest again: chronic"
             };
             return format!("  slow_rank{who}: {why}\n");
+        }
+        Pattern::IdleMemoryHeld {
+            util_pct,
+            memory,
+            memory_unit,
+            samples,
+        } => {
+            return format!(
+                "  device_idle {devs}: {util_pct:.0}% busy with {memory:.0} {memory_unit} held, {samples} samples in a row (was busy before: stalled?)\n"
+            );
+        }
+        Pattern::Throttled {
+            clock_mhz,
+            max_clock_mhz,
+            violation_pct,
+            ..
+        } => {
+            return format!(
+                "  device_throttling {devs}: SM clock {clock_mhz:.0} MHz vs {max_clock_mhz:.0} MHz reached while busy, violation {violation_pct:.0}%\n"
+            );
+        }
+        Pattern::OddOneOut {
+            util_pct,
+            peers_util_pct,
+            peers,
+            ..
+        } => {
+            return format!(
+                "  device_outlier {devs}: {util_pct:.0}% busy while its {peers} peers run at {peers_util_pct:.0}%\n"
+            );
         }
         Pattern::OneOff => "one-off".to_string(),
         Pattern::Burst => "burst".to_string(),

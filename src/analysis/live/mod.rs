@@ -6,6 +6,7 @@
 //! straggler detector names as the slowest.
 
 mod baseline;
+pub mod devices;
 
 use crate::ingest::logs::{EventKind, Record, Said, Step};
 use crate::time::Ns;
@@ -59,6 +60,43 @@ pub enum Pattern {
         /// The median of the slow run.
         to_ns: Ns,
     },
+    /// A device that was busy sits idle with its memory still allocated.
+    IdleMemoryHeld {
+        /// Its utilisation now.
+        util_pct: f64,
+        /// Memory held, in `memory_unit`.
+        memory: f64,
+        /// `MiB`, or `%` of the device's memory.
+        memory_unit: &'static str,
+        /// Consecutive samples the condition held.
+        samples: u64,
+    },
+    /// A device runs below its clock (or reports violation time) while busy.
+    Throttled {
+        /// SM clock now (0: not reported).
+        clock_mhz: f64,
+        /// The highest SM clock it reached while busy.
+        max_clock_mhz: f64,
+        /// Power + thermal violation time the monitor reports, in %.
+        violation_pct: f64,
+        /// Power draw, when reported.
+        power_w: Option<f64>,
+        /// Temperature, when reported.
+        temp_c: Option<f64>,
+        /// Consecutive samples the condition held.
+        samples: u64,
+    },
+    /// A device's utilisation trails its busy peers'.
+    OddOneOut {
+        /// Its utilisation.
+        util_pct: f64,
+        /// The median of its peers (same source and host).
+        peers_util_pct: f64,
+        /// How many peers.
+        peers: usize,
+        /// Consecutive samples the condition held.
+        samples: u64,
+    },
 }
 
 /// An alert: one per pattern, not one per step.
@@ -73,6 +111,9 @@ pub struct Alert {
     pub steps: Vec<u64>,
     /// The ranks concerned (empty: the job's stream, no rank known).
     pub ranks: Vec<u32>,
+    /// The devices concerned (monitor alerts), as `host/GPU 3` or `GPU 3`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<String>,
     /// The slowest step time among them.
     pub max_ns: Ns,
     /// The baseline median.
@@ -91,6 +132,7 @@ impl Alert {
             pattern,
             steps: Vec::new(),
             ranks,
+            devices: Vec::new(),
             max_ns: 0,
             median_ns: 0,
             threshold_ns: 0,
@@ -151,6 +193,8 @@ pub struct Live {
     /// Ranks (or the rankless stream) whose lines print step times: a series of the same
     /// rank that only has timestamps is not judged (it would repeat the printed one's alerts).
     printed: std::collections::BTreeSet<(usize, Option<u32>)>,
+    /// Devices from monitor streams.
+    pub devices: devices::Devices,
 }
 
 impl Live {
@@ -198,6 +242,12 @@ impl Live {
                 }
             }
             Said::SlowRanks { ranks } => ranks.iter().flat_map(|&x| self.slow_rank(x)).collect(),
+            Said::Device(sample) => {
+                let out = self.devices.add(source, sample);
+                self.keep(&out);
+                out
+            }
+            Said::Header => Vec::new(),
         }
     }
 
@@ -446,6 +496,7 @@ fn alert(
         pattern,
         steps,
         ranks: rank.into_iter().collect(),
+        devices: Vec::new(),
         max_ns: s.run.iter().map(|x| x.ns).max().unwrap_or(0),
         median_ns: median,
         threshold_ns: limit,

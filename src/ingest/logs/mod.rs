@@ -7,6 +7,7 @@
 pub mod fields;
 pub mod line;
 mod megatron;
+pub mod monitors;
 mod others;
 pub mod stream;
 
@@ -119,6 +120,26 @@ pub enum Said {
         /// The ranks.
         ranks: Vec<u32>,
     },
+    /// One device's monitor row (or exporter metric).
+    Device(Sample),
+    /// A monitor's header line: it sets the columns of the rows that follow.
+    Header,
+}
+
+/// One device's readings at one moment, from a GPU/NPU monitor (`reference/logs.md` §11).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sample {
+    /// The device as the monitor names it (`GPU 3`, `GPU-I 29`, `NPU 0 chip 0`).
+    pub device: String,
+    /// The host, when the monitor or a pdsh prefix names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The row's timestamp (ns since the epoch), when the monitor prints one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_ns: Option<Ns>,
+    /// Readings under canonical names: `util_pct`, `power_w`, `temp_c`, `sm_clock_mhz`,
+    /// `mem_used_mib`, `mem_pct`, `power_violation_pct`, … (monitors::metric).
+    pub metrics: Vec<(&'static str, f64)>,
 }
 
 /// A recognised line.
@@ -138,54 +159,71 @@ pub struct Recogniser {
     /// Name.
     pub name: &'static str,
     /// The line (normalised text) to what it says, when it is this format's.
-    pub parse: fn(&str) -> Option<Said>,
+    pub parse: Parse,
+}
+
+/// How a recogniser reads a line.
+#[derive(Clone, Copy)]
+pub enum Parse {
+    /// Each line on its own.
+    Line(fn(&str) -> Option<Said>),
+    /// Rows under the last header line of the same source (monitor tables).
+    Table(fn(&str, &mut monitors::Table) -> Option<Said>),
 }
 
 /// Every recogniser, most specific first (a line goes to the first that takes it).
 pub const RECOGNISERS: &[Recogniser] = &[
     Recogniser {
         name: "megatron",
-        parse: megatron::iteration,
+        parse: Parse::Line(megatron::iteration),
     },
     Recogniser {
         name: "megatron-straggler",
-        parse: megatron::straggler,
+        parse: Parse::Line(megatron::straggler),
     },
     Recogniser {
         name: "nvrx-straggler",
-        parse: others::nvrx,
+        parse: Parse::Line(others::nvrx),
     },
     Recogniser {
         name: "torchtitan",
-        parse: others::torchtitan,
+        parse: Parse::Line(others::torchtitan),
     },
     Recogniser {
         name: "mindformers",
-        parse: others::mindformers,
+        parse: Parse::Line(others::mindformers),
     },
     Recogniser {
         name: "nemo",
-        parse: others::nemo,
+        parse: Parse::Line(others::nemo),
     },
     Recogniser {
         name: "deepspeed",
-        parse: others::deepspeed,
+        parse: Parse::Line(others::deepspeed),
     },
     Recogniser {
         name: "nanogpt",
-        parse: others::nanogpt,
+        parse: Parse::Line(others::nanogpt),
     },
     Recogniser {
         name: "hf-trainer",
-        parse: others::hf_trainer,
+        parse: Parse::Line(others::hf_trainer),
     },
     Recogniser {
         name: "jsonl",
-        parse: others::jsonl,
+        parse: Parse::Line(others::jsonl),
+    },
+    Recogniser {
+        name: "monitor",
+        parse: Parse::Table(monitors::table),
+    },
+    Recogniser {
+        name: "dcgm-exporter",
+        parse: Parse::Line(monitors::prometheus),
     },
     Recogniser {
         name: "events",
-        parse: others::events,
+        parse: Parse::Line(others::events),
     },
 ];
 
@@ -194,10 +232,25 @@ pub fn recogniser(name: &str) -> Option<&'static Recogniser> {
     RECOGNISERS.iter().find(|r| r.name == name)
 }
 
-/// Recognises one normalised line with every recogniser (or only `only`).
-pub fn recognise(l: &line::Line, only: Option<&Recogniser>) -> Option<Record> {
-    let try_one = |r: &Recogniser| {
-        (r.parse)(&l.text).map(|said| Record {
+/// Recognises one normalised line of a source with every recogniser (or only `only`);
+/// `table` is the source's monitor table state.
+pub fn recognise(
+    l: &line::Line,
+    only: Option<&Recogniser>,
+    table: &mut monitors::Table,
+) -> Option<Record> {
+    let mut try_one = |r: &Recogniser| {
+        let said = match r.parse {
+            Parse::Line(f) => f(&l.text),
+            Parse::Table(f) => f(&l.text, table),
+        };
+        let mut said = said?;
+        if let Said::Device(s) = &mut said {
+            if s.host.is_none() {
+                s.host.clone_from(&l.host);
+            }
+        }
+        Some(Record {
             format: r.name,
             rank: l.rank,
             said,
