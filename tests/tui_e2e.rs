@@ -232,3 +232,41 @@ fn a_panic_restores_the_terminal() {
     let err = std::fs::read_to_string(s.dir.path().join("out.err")).unwrap();
     assert!(err.contains("a panic after the first frame"), "{err}");
 }
+
+#[test]
+fn watch_a_live_pipe_alert_lines_and_quit() {
+    if !tmux_available() {
+        return;
+    }
+    // A producer that keeps writing Megatron lines (80 ms apart) while the TUI runs; step 12
+    // stalls at 3 s. After q it dies of SIGPIPE on its next write, so the pipeline ends.
+    let producer = "i=1; while [ $i -le 2000 ]; do t=1000; [ $i = 12 ] && t=3000; \
+         echo \" iteration $i/ 2000 | elapsed time per iteration (ms): $t.0 | lm loss: 2.0 |\"; \
+         [ $i = 11 ] && echo 'saving checkpoint at iteration 11 to /ckpt'; \
+         i=$((i+1)); sleep 0.08; done";
+    let s = Session::start(
+        "watch",
+        &wrapped(&format!("( {producer} ) | \"$BIN\" watch -")),
+    );
+    s.wait_for("waiting for step lines");
+    // Lines arrive while the screen is up: the step strip forms and the stall is alerted.
+    s.wait_for("slow_steps (one-off): steps 12");
+    let count = |screen: &str| -> u64 {
+        let i = screen.find(" lines ").expect("status line");
+        let head = &screen[..i];
+        head.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let before = count(&s.screen());
+    s.wait_until("more lines", |sc| count(sc) > before);
+    s.keys(&["Enter"]);
+    let detail = s.wait_for("its source lines");
+    assert!(
+        detail.contains("saving checkpoint at iteration 11"),
+        "{detail}"
+    );
+    s.keys(&["Escape"]);
+    s.wait_gone("its source lines");
+    s.keys(&["q"]);
+    s.wait_for("exit=0");
+    assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
+}

@@ -47,7 +47,10 @@ fn every_shared_monitor_capture_gives_its_devices_and_readings() {
     assert_eq!(names, ["GeForce GTX 1080 Ti", "GeForce GTX 1060 6GB"]);
     assert_eq!(csv[0].1["util_pct"], 36.0);
     assert_eq!(csv[1].1["power_w"], 5.68);
-    let dcgmi = samples(&replay(&log(&s, "gpu-monitors/dcgmi_dmon_DCGM_issue151.txt")));
+    let dcgmi = samples(&replay(&log(
+        &s,
+        "gpu-monitors/dcgmi_dmon_DCGM_issue151.txt",
+    )));
     assert_eq!(dcgmi.len(), 7);
     let i28 = dcgmi.iter().find(|d| d.0 == "GPU-I 28").unwrap();
     assert_eq!(i28.1["util_pct"], 99.3); // GRACT 0.993

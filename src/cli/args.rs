@@ -216,8 +216,13 @@ fn scenario_help() -> String {
 
 /// The panes `--view` takes, by name.
 fn pane_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(Pane::ALL.map(Pane::name))
+    let mut names: Vec<&str> = Pane::ALL.map(Pane::name).to_vec();
+    names.push(WATCH_VIEW);
+    clap::builder::PossibleValuesParser::new(names)
 }
+
+/// `snapshot --view watch`: the live screen after replaying PATHs (logs, monitor output).
+pub const WATCH_VIEW: &str = "watch";
 
 /// `--step` and `--rank` as a scope.
 fn scope(step: Option<u32>, rank: Option<u32>) -> Scope {
@@ -233,7 +238,7 @@ pub struct SnapshotArgs {
     /// Trace files, directories, or - for stdin; none: the demo cluster.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// The pane.
+    /// The pane (`watch`: the live screen after replaying PATHs as logs to their end).
     #[arg(long, value_parser = pane_names(), default_value = "overview")]
     pub view: String,
     /// Screen size, COLSxROWS.
@@ -322,7 +327,7 @@ pub struct WatchArgs {
     /// without --summary).
     #[arg(long)]
     pub jsonl: bool,
-    /// A text summary at the end of input (the default on a terminal).
+    /// A text summary at the end of input, instead of the live screen a terminal gets.
     #[arg(long)]
     pub summary: bool,
     /// Watchdog: call a source silent after max(5 typical steps, SECS) without a record.

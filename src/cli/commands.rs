@@ -1,7 +1,7 @@
 //! The commands: the report, a TUI pane drawn to text, the demo cluster written as files.
 
 use super::EXIT_FINDINGS;
-use super::args::{DemoArgs, Global, SnapshotArgs, WatchArgs};
+use super::args::{DemoArgs, Global, SnapshotArgs, WATCH_VIEW, WatchArgs};
 use std::io::Write;
 use std::path::PathBuf;
 use stepscope::analysis::advisor::Severity;
@@ -42,6 +42,9 @@ pub fn snapshot(a: &SnapshotArgs, g: &Global) -> Result<i32, Error> {
     let usage = |msg: String| Error::usage("snapshot", msg);
     let keys = keymap::parse_script(&a.keys).map_err(usage)?;
     let (theme, keys_map) = g.ui().resolve()?;
+    if a.view == WATCH_VIEW {
+        return snapshot_watch(a, g, keys);
+    }
     let settings = g.settings(Default::default());
     let opts = settings.analysis_options()?;
     let inputs = session::inputs(&a.paths, settings.scenario)?;
@@ -59,6 +62,24 @@ pub fn snapshot(a: &SnapshotArgs, g: &Global) -> Result<i32, Error> {
     setup::prepare(&mut shell, &set).map_err(usage)?;
     print(&draw::render(&shell));
     std::mem::forget(shell);
+    Ok(0)
+}
+
+/// `snapshot --view watch`: PATHs replayed from their start to their end through the watch
+/// engine, the live screen drawn after the keys.
+fn snapshot_watch(a: &SnapshotArgs, g: &Global, keys: Vec<keymap::Key>) -> Result<i32, Error> {
+    if a.paths.is_empty() {
+        return Err(Error::usage(
+            "snapshot",
+            "--view watch needs PATHs (log or monitor files)",
+        ));
+    }
+    let (theme, keys_map) = g.ui().resolve()?;
+    let mut shell = stepscope::ui::run::headless_watch(&a.paths, keys_map, theme, g.ascii, a.size)?;
+    for k in keys {
+        shell.key(k);
+    }
+    print(&draw::render(&shell));
     Ok(0)
 }
 
@@ -89,24 +110,31 @@ pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
     Ok(())
 }
 
-/// `stepscope watch`: JSON lines off a terminal (or with `--jsonl`), a summary on one (or
-/// with `--summary`, alone unless `--jsonl` asks for both).
-pub fn watch(a: &WatchArgs) -> Result<i32, Error> {
+/// `stepscope watch`: the live screen on a terminal; JSON lines off one (or with `--jsonl`);
+/// a text summary at the end of input with `--summary`.
+pub fn watch(a: &WatchArgs, g: &Global) -> Result<i32, Error> {
     use std::io::IsTerminal;
     let terminal = std::io::stdout().is_terminal();
-    let opts = stepscope::watch::WatchOptions {
+    let opts = watch_options(a)?;
+    if terminal && !a.jsonl && !a.summary {
+        return stepscope::ui::run::run_watch(&opts, &g.ui());
+    }
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    stepscope::watch::run(&opts, &mut out)?;
+    Ok(0)
+}
+
+fn watch_options(a: &WatchArgs) -> Result<stepscope::watch::WatchOptions, Error> {
+    Ok(stepscope::watch::WatchOptions {
         paths: a.paths.clone(),
         follow: stepscope::input::FollowOptions {
             from_start: a.from_start,
             follow: !a.once,
         },
         format: a.format.clone(),
-        jsonl: a.jsonl || (!terminal && !a.summary),
-        summary: a.summary || (terminal && !a.jsonl),
+        jsonl: a.jsonl || !a.summary,
+        summary: a.summary,
         silence: std::time::Duration::try_from_secs_f64(a.silence)
             .map_err(|e| Error::usage("--silence", e.to_string()))?,
-    };
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    stepscope::watch::run(&opts, &mut out)?;
-    Ok(0)
+    })
 }

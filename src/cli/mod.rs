@@ -86,7 +86,7 @@ pub fn main() -> i32 {
         ),
         Some(Command::Demo(a)) => commands::demo(a, g).map(|()| 0),
         Some(Command::Snapshot(a)) => commands::snapshot(a, g),
-        Some(Command::Watch(a)) => commands::watch(a),
+        Some(Command::Watch(a)) => commands::watch(a, g),
         // The TUI on a terminal; the text report when stdout is a pipe or a file.
         None if std::io::stdout().is_terminal() => {
             stepscope::ui::run(&cli.paths, &g.settings(Scope::default()), &g.ui())

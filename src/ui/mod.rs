@@ -13,6 +13,7 @@ pub mod browser;
 pub mod loading;
 pub mod run;
 pub mod shell;
+pub mod watch;
 
 pub use run::{UiOptions, headless, run};
 

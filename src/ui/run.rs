@@ -94,6 +94,55 @@ pub fn run(paths: &[PathBuf], settings: &Settings, ui: &UiOptions) -> Result<i32
     Ok(0)
 }
 
+/// Opens the live screen on `opts`' sources (`stepscope watch` on a terminal). Returns the
+/// exit code; a source that cannot be opened is an error before the terminal changes.
+pub fn run_watch(opts: &crate::watch::WatchOptions, ui: &UiOptions) -> Result<i32, Error> {
+    use super::watch::WatchScreen;
+    let (theme, keymap) = ui.resolve()?;
+    let (engine, rx) = crate::watch::start(opts)?;
+    let (tx, events) = channel();
+    let spawner = Spawner::new(tx.clone());
+    let silence = opts.silence;
+    std::thread::spawn(move || {
+        crate::watch::live::publish(engine, &rx, silence, |v| spawner.send(v));
+    });
+    let (guard, mut term) = terminal::setup(ui.mouse)?;
+    let size = term.size().map_err(|e| Error::terminal(e.to_string()))?;
+    event_loop::spawn_input(tx);
+    let ctx = Ctx::new(keymap, theme, ui.ascii, (size.width, size.height));
+    let mut shell = Shell::with(WatchScreen::default(), ctx);
+    event_loop::run(&mut term, &mut shell, &events)?;
+    drop(term);
+    drop(guard);
+    Ok(0)
+}
+
+/// The live screen after replaying `paths` (logs, monitor captures) one after another, each
+/// from its start to its end, without a terminal (`snapshot --view watch`, tests): the order
+/// is fixed, so the screen is deterministic.
+pub fn headless_watch(
+    paths: &[PathBuf],
+    keymap: Keymap,
+    theme: Theme,
+    ascii: bool,
+    size: (u16, u16),
+) -> Result<Shell<super::watch::WatchScreen>, Error> {
+    let labels = paths.iter().map(|p| p.display().to_string()).collect();
+    let mut engine = crate::watch::engine::Engine::new(labels, paths, None);
+    for (i, p) in paths.iter().enumerate() {
+        let label = p.display().to_string();
+        let bytes =
+            std::fs::read(p).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+        engine.feed(i, &bytes, true, &mut |_, _, _| {});
+    }
+    engine.finish();
+    let screen = super::watch::WatchScreen {
+        view: Box::new(crate::watch::view::WatchView::of(&engine, 0.0)),
+        ..Default::default()
+    };
+    Ok(Shell::new(screen, keymap, theme, ascii, size))
+}
+
 /// A browser on `session` without a terminal (snapshots, tests, benchmarks): background
 /// work off, so every on-demand analysis is computed inline and the result is deterministic.
 pub fn headless(

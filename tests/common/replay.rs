@@ -45,4 +45,3 @@ pub fn log(s: &Path, rel: &str) -> Vec<u8> {
 pub fn of_type<'a>(v: &'a [Value], t: &str) -> Vec<&'a Value> {
     v.iter().filter(|x| x["type"] == t).collect()
 }
-

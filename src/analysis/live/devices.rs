@@ -261,7 +261,9 @@ mod tests {
     fn a_busy_device_below_nine_tenths_of_its_clock_is_throttled() {
         let mut d = Devices::default();
         let mut a = Vec::new();
-        for clock in [1980.0, 1980.0, 1700.0, 1700.0, 1700.0, 1700.0, 1700.0, 1700.0] {
+        for clock in [
+            1980.0, 1980.0, 1700.0, 1700.0, 1700.0, 1700.0, 1700.0, 1700.0,
+        ] {
             a.extend(d.add(
                 0,
                 &s("GPU 0", &[("util_pct", 99.0), ("sm_clock_mhz", clock)]),

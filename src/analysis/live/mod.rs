@@ -5,11 +5,14 @@
 //! after which the baseline restarts) — annotated with the events around them; and ranks a
 //! straggler detector names as the slowest.
 
+mod alert;
 mod baseline;
 pub mod devices;
+pub mod history;
 
 use crate::ingest::logs::{EventKind, Record, Said, Step};
 use crate::time::Ns;
+pub use alert::{Alert, Pattern, group};
 use baseline::Baseline;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -29,117 +32,6 @@ pub const SILENT_STEPS: i64 = 5;
 pub const MAX_ALERTS: usize = 1000;
 /// A straggler report names a slow rank when max/min of the step time exceed this.
 pub const STRAGGLER_SPREAD: f64 = 0.05;
-
-/// The shape of a run of slow steps.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "pattern", rename_all = "snake_case")]
-pub enum Pattern {
-    /// One slow step (or window).
-    OneOff,
-    /// Several consecutive slow steps.
-    Burst,
-    /// Slow episodes every `period` steps.
-    Periodic {
-        /// Steps between episodes.
-        period: u64,
-    },
-    /// A source printed no record for longer than the watchdog allows.
-    Silent {
-        /// The source (file path or `stdin`).
-        source: String,
-        /// Its last line (normalised).
-        last_line: String,
-        /// The last thing it said was the job ending (a traceback, a final summary): ended,
-        /// not hung.
-        ended: bool,
-    },
-    /// A sustained shift of the step time: the baseline moved from one median to another.
-    RegimeChange {
-        /// The median before.
-        from_ns: Ns,
-        /// The median of the slow run.
-        to_ns: Ns,
-    },
-    /// A device that was busy sits idle with its memory still allocated.
-    IdleMemoryHeld {
-        /// Its utilisation now.
-        util_pct: f64,
-        /// Memory held, in `memory_unit`.
-        memory: f64,
-        /// `MiB`, or `%` of the device's memory.
-        memory_unit: &'static str,
-        /// Consecutive samples the condition held.
-        samples: u64,
-    },
-    /// A device runs below its clock (or reports violation time) while busy.
-    Throttled {
-        /// SM clock now (0: not reported).
-        clock_mhz: f64,
-        /// The highest SM clock it reached while busy.
-        max_clock_mhz: f64,
-        /// Power + thermal violation time the monitor reports, in %.
-        violation_pct: f64,
-        /// Power draw, when reported.
-        power_w: Option<f64>,
-        /// Temperature, when reported.
-        temp_c: Option<f64>,
-        /// Consecutive samples the condition held.
-        samples: u64,
-    },
-    /// A device's utilisation trails its busy peers'.
-    OddOneOut {
-        /// Its utilisation.
-        util_pct: f64,
-        /// The median of its peers (same source and host).
-        peers_util_pct: f64,
-        /// How many peers.
-        peers: usize,
-        /// Consecutive samples the condition held.
-        samples: u64,
-    },
-}
-
-/// An alert: one per pattern, not one per step.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Alert {
-    /// `slow_steps` or `slow_rank`.
-    pub rule: &'static str,
-    /// What shape.
-    #[serde(flatten)]
-    pub pattern: Pattern,
-    /// The steps concerned.
-    pub steps: Vec<u64>,
-    /// The ranks concerned (empty: the job's stream, no rank known).
-    pub ranks: Vec<u32>,
-    /// The devices concerned (monitor alerts), as `host/GPU 3` or `GPU 3`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub devices: Vec<String>,
-    /// The slowest step time among them.
-    pub max_ns: Ns,
-    /// The baseline median.
-    pub median_ns: Ns,
-    /// The threshold they exceeded.
-    pub threshold_ns: Ns,
-    /// Events seen at or just before those steps (checkpoint, eval, GC …).
-    pub events: Vec<EventKind>,
-}
-
-impl Alert {
-    /// An alert about ranks, not steps (a slow rank, a silent source): no times.
-    fn about_ranks(rule: &'static str, pattern: Pattern, ranks: Vec<u32>) -> Alert {
-        Alert {
-            rule,
-            pattern,
-            steps: Vec::new(),
-            ranks,
-            devices: Vec::new(),
-            max_ns: 0,
-            median_ns: 0,
-            threshold_ns: 0,
-            events: Vec::new(),
-        }
-    }
-}
 
 /// Counts of what the stream held.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -174,6 +66,23 @@ struct Series {
     period: Option<u64>,
     /// Points seen before the baseline formed: judged once it has (or at the end).
     pending: Vec<Point>,
+    /// Every judged step time, in bounded min/max buckets.
+    history: history::History,
+}
+
+/// One series as the faces see it.
+#[derive(Debug, Clone, Copy)]
+pub struct SeriesView<'a> {
+    /// The source it came from.
+    pub source: usize,
+    /// Its rank (`None`: lines without one).
+    pub rank: Option<u32>,
+    /// The format that recognised it.
+    pub format: &'static str,
+    /// Its step times, bucketed.
+    pub history: &'a [history::Bucket],
+    /// Baseline median and slow limit, once formed.
+    pub limits: Option<(Ns, Ns)>,
 }
 
 /// The live state: feed records in stream order with [`Live::add`].
@@ -303,6 +212,22 @@ impl Live {
         out
     }
 
+    /// Every series with its history, in key order (source, rank, format).
+    pub fn series(&self) -> impl Iterator<Item = SeriesView<'_>> {
+        self.series.iter().map(|(k, s)| SeriesView {
+            source: k.0,
+            rank: k.1,
+            format: k.2,
+            history: &s.history.buckets,
+            limits: s.baseline.limits(),
+        })
+    }
+
+    /// Recent events and the step each came at (oldest first).
+    pub fn events(&self) -> impl Iterator<Item = (EventKind, Option<u64>)> + '_ {
+        self.events.iter().copied()
+    }
+
     /// The typical step time: the largest baseline median over the series, once one exists.
     pub fn median_step_ns(&self) -> Option<Ns> {
         self.series
@@ -338,16 +263,20 @@ impl Live {
         a
     }
 
-    /// Closes open runs (end of stream) and returns the alerts that raised.
-    pub fn finish(&mut self) -> Vec<Alert> {
+    /// Closes open runs (end of stream) and returns the alerts that raised, each with the
+    /// source of its series.
+    pub fn finish(&mut self) -> Vec<(usize, Alert)> {
         let mut out = Vec::new();
-        for ((_, rank, _), s) in self.series.iter_mut() {
+        for ((source, rank, _), s) in self.series.iter_mut() {
+            let mut mine = Vec::new();
             if s.pending.len() >= MIN_SETTLE {
-                out.extend(settle(s, *rank, &self.events));
+                mine.extend(settle(s, *rank, &self.events));
             }
-            out.extend(close_run(s, *rank, &self.events));
+            mine.extend(close_run(s, *rank, &self.events));
+            out.extend(mine.into_iter().map(|a| (*source, a)));
         }
-        self.keep(&out);
+        let alerts: Vec<Alert> = out.iter().map(|x| x.1.clone()).collect();
+        self.keep(&alerts);
         out
     }
 }
@@ -376,6 +305,7 @@ fn settle(
     let mut out = Vec::new();
     for p in std::mem::take(&mut s.pending) {
         if p.ns > limit {
+            s.history.mark_slow(p.step);
             s.run.push(p);
         } else {
             out.extend(close_run(s, rank, events));
@@ -394,6 +324,7 @@ fn judge(
     events: &VecDeque<(EventKind, Option<u64>)>,
 ) -> Vec<Alert> {
     if s.baseline.len() < MIN_BASELINE && s.run.is_empty() {
+        s.history.push(p.step, p.ns, false);
         s.baseline.push(p.ns);
         s.pending.push(p);
         if s.baseline.len() == MIN_BASELINE {
@@ -405,6 +336,7 @@ fn judge(
         .then(|| s.baseline.limits())
         .flatten();
     let slow = limit.is_some_and(|(_, lim)| p.ns > lim);
+    s.history.push(p.step, p.ns, slow);
     let mut out = Vec::new();
     if slow {
         s.run.push(p);

@@ -84,6 +84,21 @@ pub enum EventKind {
     Exit,
 }
 
+impl EventKind {
+    /// The event's name, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Eval => "eval",
+            EventKind::Checkpoint => "checkpoint",
+            EventKind::Skipped => "skipped",
+            EventKind::NanLoss => "nan_loss",
+            EventKind::Gc => "gc",
+            EventKind::Restart => "restart",
+            EventKind::Exit => "exit",
+        }
+    }
+}
+
 /// One rank's value in a straggler report (min or max of a metric).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Extreme {

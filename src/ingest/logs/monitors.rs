@@ -37,8 +37,7 @@ pub fn table(text: &str, t: &mut Table) -> Option<Said> {
         return Some(Said::Header);
     }
     // dmon's units line and dcgmi's `ID` line follow their header.
-    if s.starts_with("# Idx") || s.starts_with("#YYYYMMDD") || s == "ID" || s.starts_with("ID ")
-    {
+    if s.starts_with("# Idx") || s.starts_with("#YYYYMMDD") || s == "ID" || s.starts_with("ID ") {
         return t.kind.map(|_| Said::Header);
     }
     let sample = match t.kind? {
@@ -114,8 +113,13 @@ pub fn metric(column: &str) -> Option<(&'static str, f64)> {
         "gtemp" | "temp" | "temperature.gpu" | "TMPTR" | "Temp(C)" | "DCGM_FI_DEV_GPU_TEMP" => {
             ("temp_c", 1.0)
         }
-        "pclk" | "clocks.current.graphics" | "clocks.gr" | "clocks.current.sm" | "clocks.sm"
-        | "SMCLK" | "DCGM_FI_DEV_SM_CLOCK" => ("sm_clock_mhz", 1.0),
+        "pclk"
+        | "clocks.current.graphics"
+        | "clocks.gr"
+        | "clocks.current.sm"
+        | "clocks.sm"
+        | "SMCLK"
+        | "DCGM_FI_DEV_SM_CLOCK" => ("sm_clock_mhz", 1.0),
         "clocks.max.graphics" | "clocks.max.sm" | "clocks.max.gr" => ("sm_clock_max_mhz", 1.0),
         "mclk" | "clocks.current.memory" | "clocks.mem" | "MMCLK" | "DCGM_FI_DEV_MEM_CLOCK" => {
             ("mem_clock_mhz", 1.0)
@@ -163,7 +167,10 @@ fn dmon_row(s: &str, columns: &[String]) -> Option<Sample> {
     let gpu: u32 = at("gpu")?.parse().ok()?;
     let mut out = sample(
         format!("GPU {gpu}"),
-        columns.iter().map(String::as_str).zip(cells.iter().copied()),
+        columns
+            .iter()
+            .map(String::as_str)
+            .zip(cells.iter().copied()),
     );
     if let (Some(d), Some(t)) = (at("Date"), at("Time")) {
         if d.len() == 8 {
@@ -190,7 +197,10 @@ fn csv_row(s: &str, columns: &[String]) -> Option<Sample> {
     };
     let mut out = sample(
         device,
-        columns.iter().map(String::as_str).zip(cells.iter().copied()),
+        columns
+            .iter()
+            .map(String::as_str)
+            .zip(cells.iter().copied()),
     );
     out.at_ns = at("timestamp").and_then(timestamp);
     (!out.metrics.is_empty()).then_some(out)
@@ -215,7 +225,10 @@ fn dcgmi_row(s: &str, columns: &[String]) -> Option<Sample> {
     let device = cells[..n].join(" ");
     Some(sample(
         device,
-        columns.iter().map(String::as_str).zip(cells[n..].iter().copied()),
+        columns
+            .iter()
+            .map(String::as_str)
+            .zip(cells[n..].iter().copied()),
     ))
 }
 
@@ -341,12 +354,15 @@ mod tests {
 
     #[test]
     fn exporter_lines_and_blank_sentinels() {
-        let Some(Said::Device(s)) = prometheus(
-            r#"DCGM_FI_DEV_GPU_UTIL{gpu="2", UUID="GPU-x",Hostname="r6i3n0"} 38"#,
-        ) else {
+        let Some(Said::Device(s)) =
+            prometheus(r#"DCGM_FI_DEV_GPU_UTIL{gpu="2", UUID="GPU-x",Hostname="r6i3n0"} 38"#)
+        else {
             panic!()
         };
-        assert_eq!((s.device.as_str(), s.host.as_deref()), ("GPU 2", Some("r6i3n0")));
+        assert_eq!(
+            (s.device.as_str(), s.host.as_deref()),
+            ("GPU 2", Some("r6i3n0"))
+        );
         assert_eq!(get(&s, "util_pct"), Some(38.0));
         let Some(Said::Device(s)) =
             prometheus(r#"DCGM_FI_DEV_MEMORY_TEMP{gpu="0"} 9223372036854775794"#)
@@ -354,7 +370,10 @@ mod tests {
             panic!()
         };
         assert!(s.metrics.is_empty());
-        assert_eq!(prometheus("# HELP DCGM_FI_DEV_GPU_UTIL x"), Some(Said::Header));
+        assert_eq!(
+            prometheus("# HELP DCGM_FI_DEV_GPU_UTIL x"),
+            Some(Said::Header)
+        );
         assert_eq!(prometheus("node_load1{x=\"1\"} 3"), None);
     }
 }

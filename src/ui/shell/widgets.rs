@@ -127,6 +127,19 @@ pub fn body_rows(area: Rect, header: u16) -> usize {
     area.height.saturating_sub(header) as usize
 }
 
+/// The heat glyph and colour of a deviation from a median (below 2%, below 10%, beyond):
+/// the glyph tells the level apart without colour.
+pub fn heat(theme: &Theme, dev: f64) -> (char, Color) {
+    let c = &theme.c;
+    if dev < 0.02 {
+        ('░', c.heat_low)
+    } else if dev < 0.10 {
+        ('▒', c.heat_mid)
+    } else {
+        ('█', c.heat_high)
+    }
+}
+
 /// A "nothing here" message for an empty view.
 pub fn empty<'a>(theme: &Theme, msg: &str) -> Line<'a> {
     Line::from(Span::styled(msg.to_string(), theme.dim()))

@@ -11,7 +11,6 @@ use crate::ui::UiMsg;
 use crate::ui::browser::nav::rank_groups;
 use crate::ui::browser::{Browser, Level, Pane};
 use crate::ui::shell::Ctx;
-use crate::ui::shell::theme::Theme;
 use crate::ui::shell::widgets::{self, block};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -205,18 +204,6 @@ fn top_findings(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     );
 }
 
-/// The heat glyph and colour of a deviation from the step median.
-fn heat(theme: &Theme, dev: f64) -> (char, Color) {
-    let c = &theme.c;
-    if dev < 0.02 {
-        ('░', c.heat_low)
-    } else if dev < 0.10 {
-        ('▒', c.heat_mid)
-    } else {
-        ('█', c.heat_high)
-    }
-}
-
 /// A deviation in at most 5 characters (`+24%`, `-3%`, `12×` beyond +999%).
 fn deviation(dev: f64) -> String {
     let pct = (dev * 100.0).round();
@@ -290,7 +277,7 @@ fn heat_map(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
             let cell = match group_work(b, g, *s) {
                 Some(span) if medians[si] > 0 => {
                     let dev = (span - medians[si]) as f64 / medians[si] as f64;
-                    let (glyph, color) = heat(t, dev);
+                    let (glyph, color) = widgets::heat(t, dev);
                     if cw >= 6 {
                         Span::styled(rpad(&deviation(dev), cw), Style::default().fg(color))
                     } else {

@@ -1,0 +1,146 @@
+//! What the live analysis tells: alerts, one per pattern (a run of slow steps, a slow rank,
+//! a silent source, a device condition), with typed evidence.
+
+use crate::ingest::logs::EventKind;
+use crate::time::Ns;
+use serde::Serialize;
+
+/// The shape of a run of slow steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "pattern", rename_all = "snake_case")]
+pub enum Pattern {
+    /// One slow step (or window).
+    OneOff,
+    /// Several consecutive slow steps.
+    Burst,
+    /// Slow episodes every `period` steps.
+    Periodic {
+        /// Steps between episodes.
+        period: u64,
+    },
+    /// A source printed no record for longer than the watchdog allows.
+    Silent {
+        /// The source (file path or `stdin`).
+        source: String,
+        /// Its last line (normalised).
+        last_line: String,
+        /// The last thing it said was the job ending (a traceback, a final summary): ended,
+        /// not hung.
+        ended: bool,
+    },
+    /// A sustained shift of the step time: the baseline moved from one median to another.
+    RegimeChange {
+        /// The median before.
+        from_ns: Ns,
+        /// The median of the slow run.
+        to_ns: Ns,
+    },
+    /// A device that was busy sits idle with its memory still allocated.
+    IdleMemoryHeld {
+        /// Its utilisation now.
+        util_pct: f64,
+        /// Memory held, in `memory_unit`.
+        memory: f64,
+        /// `MiB`, or `%` of the device's memory.
+        memory_unit: &'static str,
+        /// Consecutive samples the condition held.
+        samples: u64,
+    },
+    /// A device runs below its clock (or reports violation time) while busy.
+    Throttled {
+        /// SM clock now (0: not reported).
+        clock_mhz: f64,
+        /// The highest SM clock it reached while busy.
+        max_clock_mhz: f64,
+        /// Power + thermal violation time the monitor reports, in %.
+        violation_pct: f64,
+        /// Power draw, when reported.
+        power_w: Option<f64>,
+        /// Temperature, when reported.
+        temp_c: Option<f64>,
+        /// Consecutive samples the condition held.
+        samples: u64,
+    },
+    /// A device's utilisation trails its busy peers'.
+    OddOneOut {
+        /// Its utilisation.
+        util_pct: f64,
+        /// The median of its peers (same source and host).
+        peers_util_pct: f64,
+        /// How many peers.
+        peers: usize,
+        /// Consecutive samples the condition held.
+        samples: u64,
+    },
+}
+
+/// An alert: one per pattern, not one per step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alert {
+    /// `slow_steps` or `slow_rank`.
+    pub rule: &'static str,
+    /// What shape.
+    #[serde(flatten)]
+    pub pattern: Pattern,
+    /// The steps concerned.
+    pub steps: Vec<u64>,
+    /// The ranks concerned (empty: the job's stream, no rank known).
+    pub ranks: Vec<u32>,
+    /// The devices concerned (monitor alerts), as `host/GPU 3` or `GPU 3`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<String>,
+    /// The slowest step time among them.
+    pub max_ns: Ns,
+    /// The baseline median.
+    pub median_ns: Ns,
+    /// The threshold they exceeded.
+    pub threshold_ns: Ns,
+    /// Events seen at or just before those steps (checkpoint, eval, GC …).
+    pub events: Vec<EventKind>,
+}
+
+impl Alert {
+    /// An alert about ranks, not steps (a slow rank, a silent source): no times.
+    pub(super) fn about_ranks(rule: &'static str, pattern: Pattern, ranks: Vec<u32>) -> Alert {
+        Alert {
+            rule,
+            pattern,
+            steps: Vec::new(),
+            ranks,
+            devices: Vec::new(),
+            max_ns: 0,
+            median_ns: 0,
+            threshold_ns: 0,
+            events: Vec::new(),
+        }
+    }
+}
+
+/// Alerts about the same steps with the same shape on several ranks, as one alert naming
+/// every rank (the checkpoint stall every rank shows is one finding, not N). Order is kept
+/// (each group where its first member was); `alert` finds the alert in an item.
+pub fn group<T>(items: Vec<T>, alert: impl Fn(&mut T) -> &mut Alert) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for mut it in items {
+        let a = alert(&mut it).clone();
+        let lo = out.len().saturating_sub(64);
+        let same = (lo..out.len()).rev().find(|&i| {
+            let o = alert(&mut out[i]);
+            a.rule == "slow_steps"
+                && o.rule == a.rule
+                && o.pattern == a.pattern
+                && o.steps == a.steps
+        });
+        match same {
+            Some(i) => {
+                let o = alert(&mut out[i]);
+                o.ranks.extend(a.ranks.iter().copied());
+                o.ranks.sort_unstable();
+                o.ranks.dedup();
+                o.max_ns = o.max_ns.max(a.max_ns);
+            }
+            None => out.push(it),
+        }
+    }
+    out
+}

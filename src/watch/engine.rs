@@ -1,0 +1,214 @@
+//! The watch engine, shared by every face: chunks of bytes from the sources become lines
+//! (normalised; the identical line of N ranks in one stream counted once), records (one
+//! recogniser table, each source with its own monitor-table state) and alerts (the live
+//! analysis), and each alert keeps the source lines that led to it. The watchdog calls a
+//! source silent when it stops printing records.
+
+use crate::analysis::live::{Alert, Live};
+use crate::ingest::logs::line::{Splitter, normalise};
+use crate::ingest::logs::{self, Recogniser, Record, Said};
+use std::collections::VecDeque;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Lines of context kept per source (and attached to each alert).
+pub const CONTEXT: usize = 12;
+/// Alerts whose context lines are kept (the newest).
+pub const KEPT: usize = 200;
+
+/// What is known of one source.
+pub struct Source {
+    /// Its label (the path, or `stdin`).
+    pub label: String,
+    splitter: Splitter,
+    last: Option<String>,
+    file_rank: Option<u32>,
+    /// Still open (not at its end).
+    pub open: bool,
+    last_record: Instant,
+    /// Its last recognised line.
+    pub last_line: String,
+    /// Ranks seen on it.
+    pub ranks: std::collections::BTreeSet<u32>,
+    alerted: bool,
+    table: logs::monitors::Table,
+    /// Its last lines, numbered (the context of its alerts).
+    pub recent: VecDeque<(u64, String)>,
+    /// Lines read from it.
+    pub lines: u64,
+}
+
+impl Source {
+    fn new(label: String, path: &Path) -> Source {
+        Source {
+            label,
+            splitter: Splitter::default(),
+            last: None,
+            file_rank: crate::ingest::discover::rank_from_name(path),
+            open: true,
+            last_record: Instant::now(),
+            last_line: String::new(),
+            ranks: Default::default(),
+            alerted: false,
+            table: Default::default(),
+            recent: VecDeque::with_capacity(CONTEXT),
+            lines: 0,
+        }
+    }
+
+    /// Whether the watchdog has called it silent (and it has said nothing since).
+    pub fn silent(&self) -> bool {
+        self.alerted
+    }
+}
+
+/// An alert with the lines of its source that led to it.
+#[derive(Debug, Clone)]
+pub struct Raised {
+    /// The alert.
+    pub alert: Alert,
+    /// The source's label.
+    pub source: String,
+    /// Its last lines when the alert was raised, numbered.
+    pub lines: Vec<(u64, String)>,
+}
+
+/// The engine: sources, the live analysis, the alerts' context.
+pub struct Engine {
+    /// The sources, in the order given.
+    pub sources: Vec<Source>,
+    /// The live analysis.
+    pub live: Live,
+    only: Option<&'static Recogniser>,
+    /// The newest [`KEPT`] alerts with their context.
+    pub raised: VecDeque<Raised>,
+}
+
+impl Engine {
+    /// An engine over sources labelled `labels` (from `paths`), with every recogniser or
+    /// only `only`.
+    pub fn new(
+        labels: Vec<String>,
+        paths: &[std::path::PathBuf],
+        only: Option<&'static Recogniser>,
+    ) -> Engine {
+        Engine {
+            sources: labels
+                .into_iter()
+                .zip(paths)
+                .map(|(l, p)| Source::new(l, p))
+                .collect(),
+            live: Live::default(),
+            only,
+            raised: VecDeque::new(),
+        }
+    }
+
+    /// Feeds bytes of source `i` (`end`: it ended); `sink` sees each record with the
+    /// alerts it raised, in stream order.
+    pub fn feed(
+        &mut self,
+        i: usize,
+        bytes: &[u8],
+        end: bool,
+        sink: &mut impl FnMut(&str, &Record, &[Alert]),
+    ) {
+        let src = &mut self.sources[i];
+        src.open &= !end;
+        let mut lines = Vec::new();
+        let mut take = |l: &[u8]| lines.push(l.to_vec());
+        src.splitter.push(bytes, &mut take);
+        if end {
+            src.splitter.finish(&mut take);
+        }
+        for raw in lines {
+            self.live.counts.lines += 1;
+            let src = &mut self.sources[i];
+            src.lines += 1;
+            let Some(rec) = recognise(src, &raw, self.only, &mut self.live) else {
+                continue;
+            };
+            let alerts = self.live.add(i, &rec);
+            self.remember(i, &alerts);
+            sink(&self.sources[i].label, &rec, &alerts);
+        }
+    }
+
+    /// Keeps the context of `alerts` raised by source `i`.
+    fn remember(&mut self, i: usize, alerts: &[Alert]) {
+        let src = &self.sources[i];
+        for a in alerts {
+            self.raised.push_back(Raised {
+                alert: a.clone(),
+                source: src.label.clone(),
+                lines: src.recent.iter().cloned().collect(),
+            });
+            if self.raised.len() > KEPT {
+                self.raised.pop_front();
+            }
+        }
+    }
+
+    /// Sources still open that printed no record for longer than the live state allows:
+    /// one alert each per silence.
+    pub fn watchdog(&mut self, floor: Duration) -> Vec<Alert> {
+        let limit = self
+            .live
+            .silence_limit_ns(floor.as_nanos().min(i64::MAX as u128) as i64);
+        let mut out = Vec::new();
+        for i in 0..self.sources.len() {
+            let w = &mut self.sources[i];
+            let quiet = w.last_record.elapsed().as_nanos() as i64;
+            if w.open && !w.alerted && quiet > limit {
+                w.alerted = true;
+                let (label, ranks) = (w.label.clone(), w.ranks.iter().copied().collect());
+                let a = self.live.silent(&label, ranks, &w.last_line.clone());
+                self.remember(i, std::slice::from_ref(&a));
+                out.push(a);
+            }
+        }
+        out
+    }
+
+    /// Closes the open runs at the end of input.
+    pub fn finish(&mut self) -> Vec<Alert> {
+        let closing = self.live.finish();
+        for (i, a) in &closing {
+            self.remember(*i, std::slice::from_ref(a));
+        }
+        closing.into_iter().map(|x| x.1).collect()
+    }
+}
+
+/// One raw line of `src` to a record (`None`: empty, a repeat, or unrecognised — counted).
+fn recognise(
+    src: &mut Source,
+    raw: &[u8],
+    only: Option<&Recogniser>,
+    live: &mut Live,
+) -> Option<Record> {
+    let mut l = normalise(raw)?;
+    let repeat = l.rank.is_none() && src.last.as_deref() == Some(l.text.as_str());
+    if repeat && !src.table.is_open() {
+        return None;
+    }
+    src.last = Some(l.text.clone());
+    if src.recent.len() == CONTEXT {
+        src.recent.pop_front();
+    }
+    src.recent.push_back((src.lines, l.text.clone()));
+    l.rank = l.rank.or(src.file_rank);
+    let Some(rec) = logs::recognise(&l, only, &mut src.table) else {
+        live.counts.unrecognised += 1;
+        return None;
+    };
+    // Identical monitor rows are successive samples, not N ranks printing one line.
+    if repeat && !matches!(rec.said, Said::Device(_)) {
+        return None;
+    }
+    src.last_record = Instant::now();
+    src.last_line.clone_from(&l.text);
+    src.ranks.extend(l.rank);
+    src.alerted = false;
+    Some(rec)
+}

@@ -1,0 +1,50 @@
+//! The engine behind the live screen: runs on a thread of its own and publishes a
+//! [`WatchView`] at most every [`PUBLISH`] (and once more at the end), however fast lines
+//! arrive — the screen redraws on each, so at most four times a second.
+
+use super::engine::Engine;
+use super::view::WatchView;
+use super::{Next, next};
+use crate::ingest::logs::stream::Chunk;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+/// Shortest time between two published views.
+pub const PUBLISH: Duration = Duration::from_millis(250);
+
+/// Runs `engine` over what `rx` brings until the sources end or `send` returns false (the
+/// screen is gone); `silence` is the watchdog's floor.
+pub fn publish(
+    mut engine: Engine,
+    rx: &Receiver<Chunk>,
+    silence: Duration,
+    mut send: impl FnMut(Box<WatchView>) -> bool,
+) {
+    let mut last = Instant::now();
+    let mut lines_then = 0;
+    let mut dirty = true;
+    loop {
+        match next(rx) {
+            Next::Data(i, bytes, end) => {
+                engine.feed(i, &bytes, end, &mut |_, _, _| {});
+                dirty = true;
+            }
+            Next::Tick => {
+                dirty |=
+                    !engine.watchdog(silence).is_empty() || lines_then != engine.live.counts.lines
+            }
+            Next::Done => break,
+        }
+        let dt = last.elapsed();
+        if dt >= PUBLISH && dirty {
+            let lines = engine.live.counts.lines;
+            let rate = (lines - lines_then) as f64 / dt.as_secs_f64();
+            if !send(Box::new(WatchView::of(&engine, rate))) {
+                return;
+            }
+            (last, lines_then, dirty) = (Instant::now(), lines, false);
+        }
+    }
+    engine.finish();
+    send(Box::new(WatchView::of(&engine, 0.0)));
+}

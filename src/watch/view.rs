@@ -1,0 +1,172 @@
+//! What the live screen shows, taken from the engine at most a few times a second: counts
+//! and rate, sources, the step strip of the main series, the rank × step rows, devices,
+//! alerts with their lines, and plain notes on what the stream cannot tell.
+
+use super::engine::{Engine, Raised};
+use crate::analysis::live::Counts;
+use crate::analysis::live::devices::label;
+use crate::analysis::live::history::Bucket;
+use crate::ingest::logs::EventKind;
+use crate::time::Ns;
+use std::collections::BTreeMap;
+
+/// Ranks kept for the heat map (the first ones by rank number).
+pub const HEAT_RANKS: usize = 1024;
+
+/// One frame's worth of the live state.
+#[derive(Debug, Clone, Default)]
+pub struct WatchView {
+    /// Counts so far.
+    pub counts: Counts,
+    /// Lines per second over the last interval.
+    pub lines_per_s: f64,
+    /// The sources.
+    pub sources: Vec<SourceView>,
+    /// The main series' step strip, once a step time exists.
+    pub strip: Option<Strip>,
+    /// Per-rank step histories (rank order), when lines carry ranks.
+    pub heat: Vec<(u32, Vec<Bucket>)>,
+    /// Devices from monitor streams.
+    pub devices: Vec<DeviceView>,
+    /// The newest alerts with their source lines, oldest first.
+    pub alerts: Vec<Raised>,
+    /// What the stream cannot tell.
+    pub notes: Vec<String>,
+    /// Every source has ended.
+    pub done: bool,
+}
+
+/// One source.
+#[derive(Debug, Clone)]
+pub struct SourceView {
+    /// Path or `stdin`.
+    pub label: String,
+    /// Still open.
+    pub open: bool,
+    /// Called silent by the watchdog.
+    pub silent: bool,
+    /// Lines read.
+    pub lines: u64,
+}
+
+/// The step strip: the series with the most step times.
+#[derive(Debug, Clone)]
+pub struct Strip {
+    /// `rank 3 · megatron`, or the format alone.
+    pub label: String,
+    /// Its history.
+    pub buckets: Vec<Bucket>,
+    /// Baseline median and slow limit.
+    pub limits: Option<(Ns, Ns)>,
+    /// Events and their steps.
+    pub events: Vec<(EventKind, u64)>,
+}
+
+/// One device.
+#[derive(Debug, Clone)]
+pub struct DeviceView {
+    /// `host/GPU 3` or `GPU 3`.
+    pub label: String,
+    /// Utilisation samples, oldest first.
+    pub util: Vec<f64>,
+    /// Latest readings.
+    pub latest: BTreeMap<&'static str, f64>,
+    /// An alert names it.
+    pub alerted: bool,
+}
+
+impl WatchView {
+    /// The view of `e` now; `lines_per_s` measured by the caller.
+    pub fn of(e: &Engine, lines_per_s: f64) -> WatchView {
+        let live = &e.live;
+        let main = live
+            .series()
+            .filter(|s| !s.history.is_empty())
+            .max_by_key(|s| {
+                (
+                    s.history.iter().map(|b| b.n as u64).sum::<u64>(),
+                    std::cmp::Reverse((s.source, s.rank)),
+                )
+            });
+        let strip = main.map(|s| Strip {
+            label: match s.rank {
+                Some(r) => format!("rank {r} · {}", s.format),
+                None => s.format.to_string(),
+            },
+            buckets: s.history.to_vec(),
+            limits: s.limits,
+            events: live.events().filter_map(|(k, at)| Some((k, at?))).collect(),
+        });
+        let mut heat: BTreeMap<u32, Vec<Bucket>> = BTreeMap::new();
+        for s in live.series().filter(|s| !s.history.is_empty()) {
+            if let Some(r) = s.rank {
+                if heat.len() < HEAT_RANKS || heat.contains_key(&r) {
+                    heat.entry(r).or_insert_with(|| s.history.to_vec());
+                }
+            }
+        }
+        let alerts =
+            crate::analysis::live::group(e.raised.iter().cloned().collect(), |r| &mut r.alert);
+        let named: std::collections::BTreeSet<&str> = alerts
+            .iter()
+            .flat_map(|r| r.alert.devices.iter().map(String::as_str))
+            .collect();
+        let devices = live
+            .devices
+            .by
+            .iter()
+            .map(|(k, d)| {
+                let label = label(k);
+                DeviceView {
+                    alerted: named.contains(label.as_str()),
+                    label,
+                    util: d.util.iter().copied().collect(),
+                    latest: d.latest.clone(),
+                }
+            })
+            .collect();
+        WatchView {
+            counts: live.counts.clone(),
+            lines_per_s,
+            sources: e
+                .sources
+                .iter()
+                .map(|s| SourceView {
+                    label: s.label.clone(),
+                    open: s.open,
+                    silent: s.silent(),
+                    lines: s.lines,
+                })
+                .collect(),
+            notes: notes(e),
+            strip,
+            heat: heat.into_iter().collect(),
+            devices,
+            alerts,
+            done: e.sources.iter().all(|s| !s.open),
+        }
+    }
+}
+
+/// Plain words on what the stream cannot tell.
+pub fn notes(e: &Engine) -> Vec<String> {
+    let live = &e.live;
+    let ranked_series = live
+        .series()
+        .filter(|s| !s.history.is_empty())
+        .filter_map(|s| s.rank)
+        .collect::<std::collections::BTreeSet<u32>>()
+        .len();
+    let slow_steps = live.alerts.iter().any(|a| a.rule == "slow_steps");
+    let rank_evidence = ranked_series >= 2 || live.alerts.iter().any(|a| a.rule == "slow_rank");
+    let mut out = Vec::new();
+    if slow_steps && !rank_evidence {
+        out.push(
+            "which rank is slow cannot be told: one rank's step times, no straggler report (Megatron --log-straggler, or per-rank logs, would tell)".to_string(),
+        );
+    }
+    if live.counts.lines > 0 && live.counts.records == 0 {
+        out.push("no line recognised yet: try --format NAME".to_string());
+    }
+    out
+}
