@@ -263,3 +263,28 @@ fn a_closed_output_pipe_ends_the_watch_quietly() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn the_summary_gives_the_pace_and_goodput_of_the_alcf_run() {
+    let Some(s) = shared() else { return };
+    let log = s.join("traces/logs/megatron-deepspeed-alcf/aurora_2b_cooldown_excerpt.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--summary", "--once", "--from-start"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Judged steps 136005–136010 (136004 is start-up): 3420.2 + 6863.2 + 3402.7 + 5334.1 +
+    // 3394.8 + 3401.5 = 25 816.5 ms. Lost against the 3420.2 ms median the two slow steps
+    // were judged by: 3443.0 + 1913.9 = 5 356.9 ms = 20.75%, no event near: goodput 79.25%.
+    assert!(
+        text.contains("goodput 79.3% of step time (lost 0.0% to slow steps near events, 20.7% to other slow steps)"),
+        "{text}"
+    );
+    // Throughput as printed on the last iteration line, and the plain note on ranks.
+    assert!(
+        text.contains("last printed samples_per_s 1806.288"),
+        "{text}"
+    );
+    assert!(text.contains("which rank is slow cannot be told"), "{text}");
+}

@@ -82,6 +82,8 @@ pub struct Engine {
     only: Option<&'static Recogniser>,
     /// The newest [`KEPT`] alerts with their context.
     pub raised: VecDeque<Raised>,
+    buf: Vec<u8>,
+    ends: Vec<usize>,
 }
 
 impl Engine {
@@ -101,6 +103,8 @@ impl Engine {
             live: Live::default(),
             only,
             raised: VecDeque::new(),
+            buf: Vec::new(),
+            ends: Vec::new(),
         }
     }
 
@@ -115,23 +119,38 @@ impl Engine {
     ) {
         let src = &mut self.sources[i];
         src.open &= !end;
-        let mut lines = Vec::new();
-        let mut take = |l: &[u8]| lines.push(l.to_vec());
+        // The lines of this read, end to end in one buffer reused from read to read.
+        let (mut buf, mut ends) = (
+            std::mem::take(&mut self.buf),
+            std::mem::take(&mut self.ends),
+        );
+        buf.clear();
+        ends.clear();
+        let mut take = |l: &[u8]| {
+            buf.extend_from_slice(l);
+            ends.push(buf.len());
+        };
         src.splitter.push(bytes, &mut take);
         if end {
             src.splitter.finish(&mut take);
         }
-        for raw in lines {
+        let mut start = 0;
+        for &stop in &ends {
+            let raw = &buf[start..stop];
+            start = stop;
             self.live.counts.lines += 1;
             let src = &mut self.sources[i];
             src.lines += 1;
-            let Some(rec) = recognise(src, &raw, self.only, &mut self.live) else {
+            let Some(rec) = recognise(src, raw, self.only, &mut self.live) else {
                 continue;
             };
             let alerts = self.live.add(i, &rec);
-            self.remember(i, &alerts);
+            if !alerts.is_empty() {
+                self.remember(i, &alerts);
+            }
             sink(&self.sources[i].label, &rec, &alerts);
         }
+        (self.buf, self.ends) = (buf, ends);
     }
 
     /// Keeps the context of `alerts` raised by source `i`.
@@ -192,11 +211,18 @@ fn recognise(
     if repeat && !src.table.is_open() {
         return None;
     }
-    src.last = Some(l.text.clone());
-    if src.recent.len() == CONTEXT {
-        src.recent.pop_front();
+    // Buffers reused line after line: no allocation for what is only remembered.
+    match &mut src.last {
+        Some(last) => last.clone_from(&l.text),
+        None => src.last = Some(l.text.clone()),
     }
-    src.recent.push_back((src.lines, l.text.clone()));
+    let mut slot = if src.recent.len() == CONTEXT {
+        src.recent.pop_front().map(|x| x.1).unwrap_or_default()
+    } else {
+        String::new()
+    };
+    slot.clone_from(&l.text);
+    src.recent.push_back((src.lines, slot));
     l.rank = l.rank.or(src.file_rank);
     let Some(rec) = logs::recognise(&l, only, &mut src.table) else {
         live.counts.unrecognised += 1;

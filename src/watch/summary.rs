@@ -11,6 +11,9 @@ pub fn summary(l: &Live, notes: &[String]) -> String {
         "watch: {} lines, {} recognised, {} unrecognised, {} timed steps; {} alert(s)\n",
         c.lines, c.records, c.unrecognised, c.timed_steps, l.counts.alerts
     );
+    if let Some(m) = crate::watch::view::main_series(l) {
+        s.push_str(&pace_line(&m));
+    }
     for a in &crate::analysis::live::group(l.alerts.clone(), |a| a) {
         s.push_str(&alert_line(a));
     }
@@ -99,3 +102,45 @@ pub fn alert_line(a: &Alert) -> String {
         human(a.threshold_ns),
     )
 }
+
+/// The main series' pace: median step, goodput and where the rest went, the last printed
+/// throughput figures.
+pub fn pace_line(m: &crate::analysis::live::SeriesView) -> String {
+    let who = match m.rank {
+        Some(r) => format!("rank {r} · {}", m.format),
+        None => m.format.to_string(),
+    };
+    let mut s = format!("  pace ({who})");
+    if let Some((median, _)) = m.limits {
+        s.push_str(&format!(": median step {}", human(median)));
+    }
+    if let Some(g) = m.goodput.share() {
+        let pct = |ns: i64| 100.0 * ns as f64 / m.goodput.step_ns.max(1) as f64;
+        s.push_str(&format!(
+            "; goodput {:.1}% of step time (lost {:.1}% to slow steps near events, {:.1}% to other slow steps)",
+            100.0 * g,
+            pct(m.goodput.lost_events_ns),
+            pct(m.goodput.lost_other_ns)
+        ));
+    }
+    let printed: Vec<String> = m
+        .metrics
+        .iter()
+        .filter(|(k, _)| THROUGHPUT.contains(k))
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    if !printed.is_empty() {
+        s.push_str(&format!("; last printed {}", printed.join(", ")));
+    }
+    s.push('\n');
+    s
+}
+
+/// Metrics that are throughput (printed by the framework, shown as printed).
+pub const THROUGHPUT: &[&str] = &[
+    "tokens_per_s",
+    "tokens_per_s_per_device",
+    "samples_per_s",
+    "tflops",
+    "mfu_pct",
+];

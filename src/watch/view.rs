@@ -3,9 +3,10 @@
 //! alerts with their lines, and plain notes on what the stream cannot tell.
 
 use super::engine::{Engine, Raised};
-use crate::analysis::live::Counts;
 use crate::analysis::live::devices::label;
+use crate::analysis::live::goodput::Goodput;
 use crate::analysis::live::history::Bucket;
+use crate::analysis::live::{Counts, Live, SeriesView};
 use crate::ingest::logs::EventKind;
 use crate::time::Ns;
 use std::collections::BTreeMap;
@@ -58,6 +59,10 @@ pub struct Strip {
     pub buckets: Vec<Bucket>,
     /// Baseline median and slow limit.
     pub limits: Option<(Ns, Ns)>,
+    /// Time at pace and lost.
+    pub goodput: Goodput,
+    /// The last metrics printed (throughput, MFU …).
+    pub metrics: Vec<(&'static str, f64)>,
     /// Events and their steps.
     pub events: Vec<(EventKind, u64)>,
 }
@@ -79,22 +84,15 @@ impl WatchView {
     /// The view of `e` now; `lines_per_s` measured by the caller.
     pub fn of(e: &Engine, lines_per_s: f64) -> WatchView {
         let live = &e.live;
-        let main = live
-            .series()
-            .filter(|s| !s.history.is_empty())
-            .max_by_key(|s| {
-                (
-                    s.history.iter().map(|b| b.n as u64).sum::<u64>(),
-                    std::cmp::Reverse((s.source, s.rank)),
-                )
-            });
-        let strip = main.map(|s| Strip {
+        let strip = main_series(live).map(|s| Strip {
             label: match s.rank {
                 Some(r) => format!("rank {r} · {}", s.format),
                 None => s.format.to_string(),
             },
             buckets: s.history.to_vec(),
             limits: s.limits,
+            goodput: s.goodput,
+            metrics: s.metrics.to_vec(),
             events: live.events().filter_map(|(k, at)| Some((k, at?))).collect(),
         });
         let mut heat: BTreeMap<u32, Vec<Bucket>> = BTreeMap::new();
@@ -146,6 +144,19 @@ impl WatchView {
             done: e.sources.iter().all(|s| !s.open),
         }
     }
+}
+
+/// The series the strip and the summary speak of: the one with the most step times (the
+/// lowest source and rank on a tie).
+pub fn main_series(live: &Live) -> Option<SeriesView<'_>> {
+    live.series()
+        .filter(|s| !s.history.is_empty())
+        .max_by_key(|s| {
+            (
+                s.history.iter().map(|b| u64::from(b.n)).sum::<u64>(),
+                std::cmp::Reverse((s.source, s.rank)),
+            )
+        })
 }
 
 /// Plain words on what the stream cannot tell.

@@ -10,6 +10,8 @@ use std::collections::VecDeque;
 pub(super) struct Baseline {
     order: VecDeque<Ns>,
     sorted: Vec<Ns>,
+    /// (median, limit) of `sorted`, kept with it: read every step and every watchdog tick.
+    cached: Option<(Ns, Ns)>,
 }
 
 impl Baseline {
@@ -26,12 +28,14 @@ impl Baseline {
             let at = self.sorted.partition_point(|&x| x < old);
             self.sorted.remove(at);
         }
+        self.cached = self.compute();
     }
 
     /// Keeps the times `keep` accepts.
     pub(super) fn retain(&mut self, keep: impl Fn(Ns) -> bool) {
         self.order.retain(|&x| keep(x));
         self.sorted.retain(|&x| keep(x));
+        self.cached = self.compute();
     }
 
     /// Starts again from `times`.
@@ -44,6 +48,10 @@ impl Baseline {
 
     /// [`crate::analysis::cluster::threshold`] of the baseline: (median, limit).
     pub(super) fn limits(&self) -> Option<(Ns, Ns)> {
+        self.cached
+    }
+
+    fn compute(&self) -> Option<(Ns, Ns)> {
         let v = &self.sorted;
         if v.is_empty() {
             return None;

@@ -8,6 +8,7 @@
 mod alert;
 mod baseline;
 pub mod devices;
+pub mod goodput;
 pub mod history;
 
 use crate::ingest::logs::{EventKind, Record, Said, Step};
@@ -53,6 +54,8 @@ pub struct Counts {
 struct Point {
     step: u64,
     ns: Ns,
+    /// Steps the time stands for (a window average covers the steps since the last line).
+    covers: u64,
 }
 
 /// One rank's (or the job's) series.
@@ -68,6 +71,10 @@ struct Series {
     pending: Vec<Point>,
     /// Every judged step time, in bounded min/max buckets.
     history: history::History,
+    /// Time at pace and time lost.
+    goodput: goodput::Goodput,
+    /// The last metrics printed with a step (throughput, MFU, loss …).
+    metrics: Vec<(&'static str, f64)>,
 }
 
 /// One series as the faces see it.
@@ -83,6 +90,10 @@ pub struct SeriesView<'a> {
     pub history: &'a [history::Bucket],
     /// Baseline median and slow limit, once formed.
     pub limits: Option<(Ns, Ns)>,
+    /// Time at pace and time lost.
+    pub goodput: goodput::Goodput,
+    /// The last metrics printed with a step.
+    pub metrics: &'a [(&'static str, f64)],
 }
 
 /// The live state: feed records in stream order with [`Live::add`].
@@ -193,6 +204,10 @@ impl Live {
         }
         let n = s.step.unwrap_or(series.last.map_or(0, |l| l.0 + 1));
         let time = s.time_ns.or_else(|| derived(series.last, n, s.at_ns));
+        let covers = series.last.map_or(1, |l| n.saturating_sub(l.0).max(1));
+        if !s.metrics.is_empty() {
+            series.metrics.clone_from(&s.metrics);
+        }
         series.last = Some((n, s.at_ns));
         series.seen += 1;
         let Some(ns) = time else {
@@ -206,7 +221,16 @@ impl Live {
         // The first record is start-up (initialisation, compilation): never slow, no baseline.
         let judged = series.seen > 1 && (s.time_ns.is_some() || !self.printed.contains(&who));
         if judged {
-            out.extend(judge(series, Point { step: n, ns }, rank, &self.events));
+            out.extend(judge(
+                series,
+                Point {
+                    step: n,
+                    ns,
+                    covers,
+                },
+                rank,
+                &self.events,
+            ));
         }
         self.keep(&out);
         out
@@ -220,6 +244,8 @@ impl Live {
             format: k.2,
             history: &s.history.buckets,
             limits: s.baseline.limits(),
+            goodput: s.goodput,
+            metrics: &s.metrics,
         })
     }
 
@@ -323,6 +349,7 @@ fn judge(
     rank: Option<u32>,
     events: &VecDeque<(EventKind, Option<u64>)>,
 ) -> Vec<Alert> {
+    s.goodput.step_ns += p.ns * p.covers as Ns;
     if s.baseline.len() < MIN_BASELINE && s.run.is_empty() {
         s.history.push(p.step, p.ns, false);
         s.baseline.push(p.ns);
@@ -342,6 +369,7 @@ fn judge(
         s.run.push(p);
         if s.run.len() >= REGIME_STEPS {
             let (median, lim) = limit.expect("slow has a limit");
+            account(s, median, events);
             let mut run: Vec<Ns> = s.run.iter().map(|x| x.ns).collect();
             run.sort_unstable();
             let to = crate::analysis::stats::median_sorted(&run);
@@ -375,6 +403,7 @@ fn close_run(
         return Vec::new();
     }
     let limits = s.baseline.limits().unwrap_or((0, 0));
+    account(s, limits.0, events);
     let first = s.run[0].step;
     s.episodes.push(first);
     if s.episodes.len() > PERIODIC_EPISODES {
@@ -408,6 +437,14 @@ fn periodic(starts: &[u64]) -> bool {
     gaps.iter().all(|&g| g > 1 && g == gaps[0])
 }
 
+/// Books the open run's excess over `median` as lost time.
+fn account(s: &mut Series, median: Ns, events: &VecDeque<(EventKind, Option<u64>)>) {
+    let (lo, hi) = (s.run[0].step, s.run[s.run.len() - 1].step);
+    let near_event = !goodput::near(events, lo, hi).is_empty();
+    let run = s.run.iter().map(|p| (p.ns, p.covers));
+    s.goodput.lose(run, median, near_event);
+}
+
 fn alert(
     s: &Series,
     rank: Option<u32>,
@@ -416,13 +453,7 @@ fn alert(
     events: &VecDeque<(EventKind, Option<u64>)>,
 ) -> Alert {
     let steps: Vec<u64> = s.run.iter().map(|x| x.step).collect();
-    let (lo, hi) = (steps[0], *steps.last().expect("a run"));
-    let mut near: Vec<EventKind> = events
-        .iter()
-        .filter(|(_, at)| at.is_some_and(|a| a + 1 >= lo && a <= hi))
-        .map(|e| e.0)
-        .collect();
-    near.dedup();
+    let near = goodput::near(events, steps[0], *steps.last().expect("a run"));
     Alert {
         rule: "slow_steps",
         pattern,

@@ -16,21 +16,25 @@ pub fn pairs(text: &str, sep: char) -> impl Iterator<Item = (&str, &str)> {
 /// `GiB`, `T` …) ignored; `nan` and `inf` accepted.
 pub fn number(v: &str) -> Option<f64> {
     let v = v.trim();
-    let lower = v.to_ascii_lowercase();
-    for (word, x) in [
-        ("nan", f64::NAN),
-        ("-nan", f64::NAN),
-        ("inf", f64::INFINITY),
-    ] {
-        if lower.starts_with(word) {
-            return Some(x);
+    // Words only when the text starts like one: no lower-casing copy per number.
+    if matches!(v.as_bytes().first(), Some(b'n' | b'N' | b'i' | b'I' | b'-')) {
+        let head = v.get(..4).unwrap_or(v);
+        let word = |w: &str| head.len() >= w.len() && head[..w.len()].eq_ignore_ascii_case(w);
+        if word("nan") || word("-nan") {
+            return Some(f64::NAN);
+        }
+        if word("inf") {
+            return Some(f64::INFINITY);
+        }
+        if word("-inf") {
+            return Some(f64::NEG_INFINITY);
         }
     }
-    if lower.starts_with("-inf") {
-        return Some(f64::NEG_INFINITY);
-    }
     let text = numeric_prefix(v);
-    text.replace(',', "").parse().ok()
+    if text.contains(',') {
+        return text.replace(',', "").parse().ok();
+    }
+    text.parse().ok()
 }
 
 /// The leading `[-+]digits[,digits][.digits][e±digits]` of `v`.

@@ -9,14 +9,15 @@ use super::{EventKind, Extreme, Provenance, Said, Step};
 /// (over `log_interval` iterations) ending at iteration 43; `validation loss at iteration N`
 /// is an evaluation.
 pub fn iteration(text: &str) -> Option<Said> {
-    if let Some(i) = text.find("validation loss at iteration") {
-        let n = super::fields::number(&text[i + 28..])?;
+    let i = text.find("iteration")?;
+    // One scan: `validation loss at iteration N` is the same word, preceded.
+    if text[..i].ends_with("validation loss at ") {
+        let n = super::fields::number(&text[i + 9..])?;
         return Some(Said::Event {
             event: EventKind::Eval,
             step: Some(n as u64),
         });
     }
-    let i = text.find("iteration")?;
     let (step, of) = step_of(&text[i + "iteration".len()..])?;
     let mut s = Step::at(Some(step), None, Provenance::WindowAverage, &text[..i]);
     s.of = of;

@@ -140,8 +140,12 @@ fn strip_block(f: &mut Frame, area: Rect, strip: Option<&Strip>, t: &Theme) {
     let limits = s.limits.map_or(String::new(), |(m, l)| {
         format!(" · median {}, slow > {}", human(m), human(l))
     });
+    let good = s
+        .goodput
+        .share()
+        .map_or(String::new(), |g| format!(" · goodput {:.1}%", 100.0 * g));
     let title = format!(
-        "steps {first}–{last} · {}{limits} · peak {}",
+        "steps {first}–{last} · {}{limits} · peak {}{good}",
         s.label,
         human(scale)
     );

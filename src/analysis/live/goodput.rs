@@ -1,0 +1,55 @@
+//! Goodput of a live series (docs/metrics.md "Live: goodput"): of the step time the stream
+//! reports, the share that ran at the baseline's pace, and where the rest went — slow steps
+//! next to an event (checkpoint, evaluation, GC, skipped steps …) or slow steps with none.
+//! Window averages count for every step they cover, so a Megatron line every 10 iterations
+//! weighs 10 steps.
+
+use crate::ingest::logs::EventKind;
+use crate::time::Ns;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// One series' time accounts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Goodput {
+    /// Σ step time × steps covered, over the judged steps.
+    pub step_ns: Ns,
+    /// Σ (step time − baseline median) × covered over slow steps next to an event.
+    pub lost_events_ns: Ns,
+    /// The same over slow steps with no event near.
+    pub lost_other_ns: Ns,
+}
+
+impl Goodput {
+    /// The share of step time at the baseline pace (1.0 with nothing lost), once any step
+    /// was judged.
+    pub fn share(&self) -> Option<f64> {
+        (self.step_ns > 0)
+            .then(|| 1.0 - (self.lost_events_ns + self.lost_other_ns) as f64 / self.step_ns as f64)
+    }
+
+    /// Accounts a run of slow steps `(step time, steps covered)` against `median`, with the
+    /// events near it.
+    pub fn lose(&mut self, run: impl Iterator<Item = (Ns, u64)>, median: Ns, near_event: bool) {
+        let excess: Ns = run
+            .map(|(ns, covers)| (ns - median).max(0) * covers as Ns)
+            .sum();
+        if near_event {
+            self.lost_events_ns += excess;
+        } else {
+            self.lost_other_ns += excess;
+        }
+    }
+}
+
+/// The events at steps `lo - 1 ..= hi` (an event line printed just before or inside a run
+/// of slow steps), each kind once.
+pub fn near(events: &VecDeque<(EventKind, Option<u64>)>, lo: u64, hi: u64) -> Vec<EventKind> {
+    let mut out: Vec<EventKind> = events
+        .iter()
+        .filter(|(_, at)| at.is_some_and(|a| a + 1 >= lo && a <= hi))
+        .map(|e| e.0)
+        .collect();
+    out.dedup();
+    out
+}
