@@ -288,3 +288,23 @@ fn the_summary_gives_the_pace_and_goodput_of_the_alcf_run() {
     );
     assert!(text.contains("which rank is slow cannot be told"), "{text}");
 }
+
+#[test]
+fn megatron_timer_blocks_are_recognised_with_min_and_max() {
+    let Some(s) = shared() else { return };
+    let v = replay(&log(
+        &s,
+        "megatron-deepspeed-alcf/aurora_2b_cooldown_excerpt.log",
+    ));
+    let timers: Vec<&Value> = of_type(&v, "record")
+        .into_iter()
+        .filter(|r| r["kind"] == "timer")
+        .collect();
+    // The first `(min, max) time across ranks (ms):` block (line 72 of the file).
+    assert_eq!(timers[0]["name"], "forward-backward");
+    assert_eq!(timers[0]["min_ns"], 3_198_270_000_i64);
+    assert_eq!(timers[0]["max_ns"], 3_199_530_000_i64);
+    assert_eq!(timers[1]["name"], "optimizer");
+    assert_eq!(timers[1]["max_ns"], 166_360_000);
+    assert!(timers.iter().all(|t| t["format"] == "monitor"));
+}

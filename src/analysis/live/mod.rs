@@ -167,7 +167,7 @@ impl Live {
                 self.keep(&out);
                 out
             }
-            Said::Header => Vec::new(),
+            Said::Header | Said::Timer(_) => Vec::new(),
         }
     }
 

@@ -137,8 +137,26 @@ pub enum Said {
     },
     /// One device's monitor row (or exporter metric).
     Device(Sample),
-    /// A monitor's header line: it sets the columns of the rows that follow.
+    /// A monitor's (or timer block's) header line: it sets what the rows that follow hold.
     Header,
+    /// A row of Megatron's timer block.
+    Timer(TimerRow),
+}
+
+/// One timer of Megatron's timer block (`reference/logs.md` §3.2): per-iteration time across
+/// ranks, exact from the printed ms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimerRow {
+    /// The timer (`forward-backward`, `optimizer`, …).
+    pub name: String,
+    /// The fastest rank's time (`minmax` layout).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_ns: Option<Ns>,
+    /// The slowest rank's time (or, with `rank`, that rank's time).
+    pub max_ns: Ns,
+    /// The rank (`all` layout).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
 }
 
 /// One device's readings at one moment, from a GPU/NPU monitor (`reference/logs.md` §11).

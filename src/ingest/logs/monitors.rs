@@ -1,11 +1,14 @@
-//! GPU / NPU monitor streams (`reference/logs.md` §11): `nvidia-smi dmon` (current and legacy
-//! headers, `-o DT`), `nvidia-smi --query-gpu=… --format=csv`, `dcgmi dmon`, `npu-smi info
-//! watch` — tables whose header names the columns, so a [`Table`] per source remembers the
-//! last header — and dcgm-exporter's Prometheus text, one metric per line. Every row becomes
-//! a [`Sample`] of one device with metrics under the canonical names of [`metric`].
+//! Tables: GPU / NPU monitor streams (`reference/logs.md` §11) — `nvidia-smi dmon` (current
+//! and legacy headers, `-o DT`), `nvidia-smi --query-gpu=… --format=csv`, `dcgmi dmon`,
+//! `npu-smi info watch` — and Megatron's timer block (§3.2), whose header line names what the
+//! rows that follow hold, so a [`Table`] per source remembers the last header; and
+//! dcgm-exporter's Prometheus text, one metric per line. Every monitor row becomes a
+//! [`Sample`] of one device with metrics under the canonical names of [`metric`]; every timer
+//! row a [`TimerRow`].
 
+use super::fields::duration;
 use super::fields::{number, timestamp};
-use super::{Said, Sample};
+use super::{Said, Sample, TimerRow};
 
 /// The column layout of the table a source is printing (its last header line).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -27,6 +30,8 @@ enum Kind {
     Csv,
     Dcgmi,
     NpuSmi,
+    /// Megatron timers; `columns[0]` is the `all` layout's current timer name.
+    Timers,
 }
 
 /// A header (returns `Said::Header`) or a row of the table the last header opened.
@@ -45,6 +50,7 @@ pub fn table(text: &str, t: &mut Table) -> Option<Said> {
         Kind::Csv => csv_row(s, &t.columns),
         Kind::Dcgmi => dcgmi_row(s, &t.columns),
         Kind::NpuSmi => npu_row(s, &t.columns),
+        Kind::Timers => return timer_row(s, &mut t.columns).map(Said::Timer),
     }?;
     Some(Said::Device(sample))
 }
@@ -52,6 +58,10 @@ pub fn table(text: &str, t: &mut Table) -> Option<Said> {
 /// Recognises a header line and stores its columns.
 fn header(s: &str, t: &mut Table) -> Option<Kind> {
     let words = |s: &str| s.split_whitespace().map(str::to_string).collect();
+    if s.ends_with("time across ranks (ms):") {
+        t.columns = vec![String::new()];
+        return Some(Kind::Timers);
+    }
     if let Some(rest) = s.strip_prefix("#Entity") {
         t.columns = words(rest);
         return Some(Kind::Dcgmi);
@@ -249,6 +259,39 @@ fn npu_row(s: &str, columns: &[String]) -> Option<Sample> {
     ))
 }
 
+/// A Megatron timer row: `name ....: (min, max)` (`minmax`), `name ....: max` (`max`), or in
+/// the `all` layout `name:` then `rank  r: t` rows (ms, per iteration).
+fn timer_row(s: &str, current: &mut [String]) -> Option<TimerRow> {
+    if let Some(rest) = s.strip_prefix("rank") {
+        let (r, t) = rest.split_once(':')?;
+        return Some(TimerRow {
+            name: current.first()?.clone(),
+            min_ns: None,
+            max_ns: duration(t, 6)?,
+            rank: Some(r.trim().parse().ok()?),
+        });
+    }
+    if let Some(name) = s.strip_suffix(':').filter(|n| !n.contains(' ')) {
+        *current.first_mut()? = name.to_string();
+        return None;
+    }
+    let (name, value) = s.split_once(" .")?;
+    let value = value.trim_start_matches('.').strip_prefix(':')?.trim();
+    let (min_ns, max_ns) = match value.strip_prefix('(') {
+        Some(pair) => {
+            let (lo, hi) = pair.strip_suffix(')')?.split_once(',')?;
+            (Some(duration(lo, 6)?), duration(hi, 6)?)
+        }
+        None => (None, duration(value, 6)?),
+    };
+    Some(TimerRow {
+        name: name.trim().to_string(),
+        min_ns,
+        max_ns,
+        rank: None,
+    })
+}
+
 /// DCGM's INT64 "blank / not supported" sentinels start here.
 const DCGM_BLANK: f64 = 9.223_372_036_854_775e18;
 
@@ -350,6 +393,36 @@ mod tests {
         assert_eq!(r[0].device, "GPU-I 29");
         assert_eq!(get(&r[0], "util_pct"), Some(49.5));
         assert_eq!(get(&r[0], "tensor_active_pct"), None);
+    }
+
+    #[test]
+    fn megatron_timer_blocks_of_each_layout() {
+        let mut t = Table::default();
+        let mut rows = Vec::new();
+        for l in [
+            "(min, max) time across ranks (ms):",
+            "    forward-backward ...............................: (6639.44, 6640.87)",
+            "max time across ranks (ms):",
+            "    optimizer ......................................: 165.76",
+            "times across ranks (ms):",
+            "  forward-backward:",
+            "     rank  0: 3198.27",
+            "     rank 12: 3301.50",
+        ] {
+            if let Some(Said::Timer(r)) = table(l, &mut t) {
+                rows.push((r.name, r.min_ns, r.max_ns, r.rank));
+            }
+        }
+        let fb = "forward-backward".to_string();
+        assert_eq!(
+            rows,
+            [
+                (fb.clone(), Some(6_639_440_000), 6_640_870_000, None),
+                ("optimizer".into(), None, 165_760_000, None),
+                (fb.clone(), None, 3_198_270_000, Some(0)),
+                (fb, None, 3_301_500_000, Some(12)),
+            ]
+        );
     }
 
     #[test]
