@@ -74,28 +74,21 @@ fn status_line<'a>(t: &Theme, v: &WatchView, width: u16) -> Line<'a> {
     } else {
         "live".to_string()
     };
-    let text = if width >= 100 {
-        format!(
-            " watch · {} source(s), {open} open · {state} · {} lines {:.0}/s · {} recognised · {} unrecognised · {} alerts",
-            v.sources.len(),
-            c.lines,
-            v.lines_per_s,
-            c.records,
-            c.unrecognised,
-            c.alerts
+    // Narrow terminals get the short words.
+    let n = v.sources.len();
+    let (sources, rec, unrec) = if width >= 100 {
+        (
+            format!("{n} source(s), {open} open"),
+            "recognised",
+            "unrecognised",
         )
     } else {
-        format!(
-            " watch · {}/{} open · {state} · {} lines {:.0}/s · {} rec · {} unrec · {} alerts",
-            open,
-            v.sources.len(),
-            c.lines,
-            v.lines_per_s,
-            c.records,
-            c.unrecognised,
-            c.alerts
-        )
+        (format!("{open}/{n} open"), "rec", "unrec")
     };
+    let text = format!(
+        " watch · {sources} · {state} · {} lines {:.0}/s · {} {rec} · {} {unrec} · {} alerts",
+        c.lines, v.lines_per_s, c.records, c.unrecognised, c.alerts
+    );
     Line::from(Span::styled(text, t.title()))
 }
 
