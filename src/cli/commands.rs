@@ -117,6 +117,13 @@ pub fn watch(a: &WatchArgs, g: &Global) -> Result<i32, Error> {
     let terminal = std::io::stdout().is_terminal();
     let opts = watch_options(a)?;
     if terminal && !a.jsonl && !a.summary {
+        let reads_stdin = a.paths.is_empty() || a.paths.iter().any(|p| p.as_os_str() == "-");
+        if reads_stdin && std::io::stdin().is_terminal() {
+            return Err(Error::usage(
+                "watch",
+                "stdin is this terminal: pipe a log in (`tail -F train.log | stepscope watch -`) or name files",
+            ));
+        }
         return stepscope::ui::run::run_watch(&opts, &g.ui());
     }
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

@@ -23,15 +23,18 @@ pub fn publish(
     let mut last = Instant::now();
     let mut lines_then = 0;
     let mut dirty = true;
+    let mut rate_shown = 0.0;
     loop {
         match next(rx) {
             Next::Data(i, bytes, end) => {
                 engine.feed(i, &bytes, end, &mut |_, _, _| {});
                 dirty = true;
             }
+            // A tick also publishes when lines stopped since the last view: its rate drops to 0.
             Next::Tick => {
-                dirty |=
-                    !engine.watchdog(silence).is_empty() || lines_then != engine.live.counts.lines
+                dirty |= !engine.watchdog(silence).is_empty()
+                    || lines_then != engine.live.counts.lines
+                    || rate_shown > 0.0;
             }
             Next::Done => break,
         }
@@ -39,6 +42,7 @@ pub fn publish(
         if dt >= PUBLISH && dirty {
             let lines = engine.live.counts.lines;
             let rate = (lines - lines_then) as f64 / dt.as_secs_f64();
+            rate_shown = rate;
             if !send(Box::new(WatchView::of(&engine, rate))) {
                 return;
             }

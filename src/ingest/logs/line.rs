@@ -85,6 +85,9 @@ pub fn normalise(raw: &[u8]) -> Option<Line> {
         line.text = rest.to_string();
     }
     if line.rank.is_none() {
+        if let Some((None, rest)) = peel_worker(&line.text) {
+            line.text = rest.to_string();
+        }
         if let Some((host, rest)) = peel_host(&line.text) {
             line.host = Some(host.to_string());
             line.text = rest.to_string();
@@ -151,6 +154,14 @@ fn peel_rank(s: &str) -> Option<(u32, &str)> {
             .or_else(|| rest.strip_prefix("<stderr>:"))?;
         return Some((n, rest));
     }
+    // SkyPilot `(worker1, rank=1, pid=2929, ip=10.0.0.2) ` and Ray `(RayTrainWorker
+    // pid=2929, ip=10.0.0.2) `: the rank when named (Ray names none: the rest is peeled by
+    // `peel_worker`).
+    if let Some((rank, rest)) = peel_worker(s) {
+        if let Some(r) = rank {
+            return Some((r, rest));
+        }
+    }
     // NeMo-Run: `experiment/0 [default3]:`
     if let Some(i) = s.find(" [default") {
         let head = &s[..i];
@@ -163,6 +174,22 @@ fn peel_rank(s: &str) -> Option<(u32, &str)> {
     let (n, rest) = digits(t)?;
     let rest = rest.strip_prefix(": ")?;
     Some((n, rest))
+}
+
+/// A SkyPilot / Ray worker prefix `(… pid=N …) `: the rank it names (`rank=N`), if any, and
+/// the text after it.
+fn peel_worker(s: &str) -> Option<(Option<u32>, &str)> {
+    let inner = s.strip_prefix('(')?;
+    let close = inner.get(..inner.len().min(160))?.find(") ")?;
+    let head = &inner[..close];
+    if !head.contains("pid=") {
+        return None;
+    }
+    let rank = head
+        .split([',', ' '])
+        .find_map(|kv| kv.strip_prefix("rank="))
+        .and_then(|r| r.parse().ok());
+    Some((rank, &inner[close + 2..]))
 }
 
 /// A pdsh host prefix `worker-0: ` (letters, digits, `-`, `.`, `_`; must hold a letter).
@@ -220,6 +247,14 @@ mod tests {
         let l = normalise(b"worker-0: [INFO 2020] 0/50, SamplesPerSec=1.5").unwrap();
         assert_eq!(l.host.as_deref(), Some("worker-0"));
         assert_eq!(l.text, "[INFO 2020] 0/50, SamplesPerSec=1.5");
+        assert_eq!(
+            norm("(worker1, rank=1, pid=2929, ip=172.31.10.186) iteration 4/ 30"),
+            (Some(1), "iteration 4/ 30".into())
+        );
+        assert_eq!(
+            norm("(RayTrainWorker pid=2929, ip=172.31.10.186) step: 3 loss: 1"),
+            (None, "step: 3 loss: 1".into())
+        );
         // Not prefixes: a time, a key.
         assert_eq!(norm("12:30:01 hello").0, None);
         assert_eq!(normalise(b"loss: 1.0").unwrap().host, None);
