@@ -157,10 +157,8 @@ fn peel_rank(s: &str) -> Option<(u32, &str)> {
     // SkyPilot `(worker1, rank=1, pid=2929, ip=10.0.0.2) ` and Ray `(RayTrainWorker
     // pid=2929, ip=10.0.0.2) `: the rank when named (Ray names none: the rest is peeled by
     // `peel_worker`).
-    if let Some((rank, rest)) = peel_worker(s) {
-        if let Some(r) = rank {
-            return Some((r, rest));
-        }
+    if let Some((Some(r), rest)) = peel_worker(s) {
+        return Some((r, rest));
     }
     // NeMo-Run: `experiment/0 [default3]:`
     if let Some(i) = s.find(" [default") {
