@@ -127,3 +127,13 @@ fn the_alerts_group_ranks_and_enter_shows_the_lines_that_led_there() {
     assert_eq!(a.screen.selected, None);
     assert_eq!(a.screen.selection(), Some(a.screen.view.alerts.len() - 1));
 }
+
+#[test]
+fn tiny_terminals_draw_without_panicking() {
+    for size in [(1, 1), (2, 3), (3, 10), (10, 4), (20, 8)] {
+        let mut a = app(&testdata(), size);
+        snapshot::render(&a);
+        keys(&mut a, "g<enter>");
+        snapshot::render(&a);
+    }
+}

@@ -106,6 +106,9 @@ fn strip_block(f: &mut Frame, area: Rect, strip: Option<&Strip>, t: &Theme) {
     };
     let width = area.width.saturating_sub(2) as usize;
     let cols = history::fit(&s.buckets, width);
+    if cols.is_empty() {
+        return; // a terminal too narrow for one column
+    }
     // A short history is drawn wider (up to 4 cells a column), so a few steps still read.
     let cw = (width / cols.len().max(1)).clamp(1, 4);
     let scale = cols.iter().map(|b| b.max_ns).max().unwrap_or(1).max(1);
