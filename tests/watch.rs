@@ -308,3 +308,36 @@ fn megatron_timer_blocks_are_recognised_with_min_and_max() {
     assert_eq!(timers[1]["max_ns"], 166_360_000);
     assert!(timers.iter().all(|t| t["format"] == "monitor"));
 }
+
+#[test]
+fn per_rank_timer_blocks_name_the_slow_rank() {
+    // `--timing-log-option all`: three blocks of 4 ranks; rank 3's forward-backward is 8%
+    // slower in every block (1080 vs 1000 ms > 5%): named once, then chronic at the third.
+    let mut text = String::new();
+    for it in [10, 20, 30] {
+        text.push_str(&format!(
+            " iteration {it:8}/ 100 | elapsed time per iteration (ms): 1080.0 |\ntimes across ranks (ms):\n  forward-backward:\n"
+        ));
+        for (r, ms) in [
+            (0, "1000.00"),
+            (1, "1001.50"),
+            (2, "999.80"),
+            (3, "1080.00"),
+        ] {
+            text.push_str(&format!("     rank {r:2}: {ms}\n"));
+        }
+    }
+    let v = replay(text.as_bytes());
+    let slow: Vec<(&str, &Value)> = of_type(&v, "alert")
+        .iter()
+        .filter(|a| a["rule"] == "slow_rank")
+        .map(|a| (a["pattern"].as_str().unwrap(), &a["ranks"]))
+        .collect();
+    assert_eq!(
+        slow,
+        [
+            ("one_off", &serde_json::json!([3])),
+            ("burst", &serde_json::json!([3]))
+        ]
+    );
+}

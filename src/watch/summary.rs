@@ -44,7 +44,7 @@ pub fn alert_line(a: &Alert) -> String {
         }
         _ if a.rule == "slow_rank" => {
             let why = if a.pattern == Pattern::OneOff {
-                "named slowest by the straggler detector"
+                "named slowest (straggler report, NVRx, or Megatron's per-rank timers)"
             } else {
                 "named slowest again: chronic"
             };

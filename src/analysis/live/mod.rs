@@ -10,6 +10,7 @@ mod baseline;
 pub mod devices;
 pub mod goodput;
 pub mod history;
+mod timers;
 
 use crate::ingest::logs::{EventKind, Record, Said, Step};
 use crate::time::Ns;
@@ -115,6 +116,8 @@ pub struct Live {
     printed: std::collections::BTreeSet<(usize, Option<u32>)>,
     /// Devices from monitor streams.
     pub devices: devices::Devices,
+    /// Megatron timer blocks naming ranks.
+    timers: timers::Timers,
 }
 
 impl Live {
@@ -167,7 +170,11 @@ impl Live {
                 self.keep(&out);
                 out
             }
-            Said::Header | Said::Timer(_) => Vec::new(),
+            Said::Timer(row) => match self.timers.add(row) {
+                Some(rank) => self.slow_rank(rank),
+                None => Vec::new(),
+            },
+            Said::Header => Vec::new(),
         }
     }
 
@@ -303,6 +310,9 @@ impl Live {
         }
         let alerts: Vec<Alert> = out.iter().map(|x| x.1.clone()).collect();
         self.keep(&alerts);
+        for rank in self.timers.finish() {
+            out.extend(self.slow_rank(rank).into_iter().map(|a| (0, a)));
+        }
         out
     }
 }

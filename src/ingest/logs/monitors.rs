@@ -58,7 +58,7 @@ pub fn table(text: &str, t: &mut Table) -> Option<Said> {
 /// Recognises a header line and stores its columns.
 fn header(s: &str, t: &mut Table) -> Option<Kind> {
     let words = |s: &str| s.split_whitespace().map(str::to_string).collect();
-    if s.ends_with("time across ranks (ms):") {
+    if s.ends_with("across ranks (ms):") {
         t.columns = vec![String::new()];
         return Some(Kind::Timers);
     }
@@ -404,6 +404,7 @@ mod tests {
             "    forward-backward ...............................: (6639.44, 6640.87)",
             "max time across ranks (ms):",
             "    optimizer ......................................: 165.76",
+            "some log line between blocks",
             "times across ranks (ms):",
             "  forward-backward:",
             "     rank  0: 3198.27",
