@@ -106,11 +106,7 @@ pub fn alert_line(a: &Alert) -> String {
 /// The main series' pace: median step, goodput and where the rest went, the last printed
 /// throughput figures.
 pub fn pace_line(m: &crate::analysis::live::SeriesView) -> String {
-    let who = match m.rank {
-        Some(r) => format!("rank {r} · {}", m.format),
-        None => m.format.to_string(),
-    };
-    let mut s = format!("  pace ({who})");
+    let mut s = format!("  pace ({})", m.label());
     if let Some((median, _)) = m.limits {
         s.push_str(&format!(": median step {}", human(median)));
     }

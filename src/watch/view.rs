@@ -37,17 +37,13 @@ pub struct WatchView {
     pub done: bool,
 }
 
-/// One source.
+/// One source's state.
 #[derive(Debug, Clone)]
 pub struct SourceView {
-    /// Path or `stdin`.
-    pub label: String,
     /// Still open.
     pub open: bool,
     /// Called silent by the watchdog.
     pub silent: bool,
-    /// Lines read.
-    pub lines: u64,
 }
 
 /// The step strip: the series with the most step times.
@@ -61,8 +57,6 @@ pub struct Strip {
     pub limits: Option<(Ns, Ns)>,
     /// Time at pace and lost.
     pub goodput: Goodput,
-    /// The last metrics printed (throughput, MFU …).
-    pub metrics: Vec<(&'static str, f64)>,
     /// Events and their steps.
     pub events: Vec<(EventKind, u64)>,
 }
@@ -85,14 +79,10 @@ impl WatchView {
     pub fn of(e: &Engine, lines_per_s: f64) -> WatchView {
         let live = &e.live;
         let strip = main_series(live).map(|s| Strip {
-            label: match s.rank {
-                Some(r) => format!("rank {r} · {}", s.format),
-                None => s.format.to_string(),
-            },
+            label: s.label(),
             buckets: s.history.to_vec(),
             limits: s.limits,
             goodput: s.goodput,
-            metrics: s.metrics.to_vec(),
             events: live.events().filter_map(|(k, at)| Some((k, at?))).collect(),
         });
         let mut heat: BTreeMap<u32, Vec<Bucket>> = BTreeMap::new();
@@ -130,10 +120,8 @@ impl WatchView {
                 .sources
                 .iter()
                 .map(|s| SourceView {
-                    label: s.label.clone(),
                     open: s.open,
                     silent: s.silent(),
-                    lines: s.lines,
                 })
                 .collect(),
             notes: notes(e),

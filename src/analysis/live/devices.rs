@@ -120,23 +120,20 @@ impl Devices {
     /// The median latest utilisation of the other devices of the same source and host, and
     /// how many there are (at least two, or no comparison).
     fn peers_median(&self, key: &DeviceKey) -> Option<(f64, usize)> {
+        // Keys sort by (source, host, name): the peers are one contiguous range.
+        let first = (key.0, key.1.clone(), String::new());
         let mut u: Vec<f64> = self
             .by
-            .iter()
-            .filter(|(k, _)| k.0 == key.0 && k.1 == key.1 && k.2 != key.2)
+            .range(first..)
+            .take_while(|(k, _)| k.0 == key.0 && k.1 == key.1)
+            .filter(|(k, _)| k.2 != key.2)
             .filter_map(|(_, d)| d.util.back().copied())
             .collect();
         if u.len() < 2 {
             return None;
         }
         u.sort_by(f64::total_cmp);
-        let n = u.len();
-        let m = if n % 2 == 1 {
-            u[n / 2]
-        } else {
-            (u[n / 2 - 1] + u[n / 2]) / 2.0
-        };
-        Some((m, n))
+        Some((crate::analysis::stats::median_f64(&u)?, u.len()))
     }
 }
 

@@ -97,6 +97,16 @@ pub struct SeriesView<'a> {
     pub metrics: &'a [(&'static str, f64)],
 }
 
+impl SeriesView<'_> {
+    /// `rank 3 · megatron`, or the format alone for lines without a rank.
+    pub fn label(&self) -> String {
+        match self.rank {
+            Some(r) => format!("rank {r} · {}", self.format),
+            None => self.format.to_string(),
+        }
+    }
+}
+
 /// The live state: feed records in stream order with [`Live::add`].
 #[derive(Debug, Default)]
 pub struct Live {

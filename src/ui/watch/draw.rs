@@ -201,7 +201,7 @@ fn heat_map(f: &mut Frame, area: Rect, v: &WatchView, t: &Theme) {
         .map(|c| {
             let mut col: Vec<i64> = grid.iter().filter_map(|r| r[c]).collect();
             col.sort_unstable();
-            (!col.is_empty()).then(|| col[col.len() / 2])
+            (!col.is_empty()).then(|| crate::analysis::stats::median_sorted(&col))
         })
         .collect();
     let lines: Vec<Line> = shown
