@@ -341,3 +341,40 @@ fn per_rank_timer_blocks_name_the_slow_rank() {
         ]
     );
 }
+
+#[test]
+fn a_silent_file_is_called_silent_while_another_source_keeps_printing() {
+    // stdin prints a line every 100 ms (the read loop never waits a whole tick), while a
+    // followed file prints nothing: the watchdog must still call the file silent.
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = dir.path().join("rank5.log");
+    std::fs::write(&quiet, "").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--jsonl", "--silence", "0.5", "-"])
+        .arg(&quiet)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 1..=25 {
+        writeln!(
+            stdin,
+            "[rank0]: iteration {i}/99 | elapsed time per iteration (ms): 100.0 |"
+        )
+        .unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // The file is followed forever: stop the watch and read what it wrote.
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let silent: Vec<&Value> = v.iter().filter(|x| x["rule"] == "silent").collect();
+    assert_eq!(silent.len(), 1, "{v:?}");
+    assert!(silent[0]["source"].as_str().unwrap().ends_with("rank5.log"));
+}

@@ -84,6 +84,8 @@ pub struct Engine {
     pub raised: VecDeque<Raised>,
     buf: Vec<u8>,
     ends: Vec<usize>,
+    /// When the watchdog last looked.
+    looked: Instant,
 }
 
 impl Engine {
@@ -105,6 +107,7 @@ impl Engine {
             raised: VecDeque::new(),
             buf: Vec::new(),
             ends: Vec::new(),
+            looked: Instant::now(),
         }
     }
 
@@ -169,8 +172,13 @@ impl Engine {
     }
 
     /// Sources still open that printed no record for longer than the live state allows:
-    /// one alert each per silence.
+    /// one alert each per silence. Looks at most once a [`super::TICK`], so it can be called
+    /// after every read.
     pub fn watchdog(&mut self, floor: Duration) -> Vec<Alert> {
+        if self.looked.elapsed() < super::TICK {
+            return Vec::new();
+        }
+        self.looked = Instant::now();
         let limit = self
             .live
             .silence_limit_ns(floor.as_nanos().min(i64::MAX as u128) as i64);
@@ -180,8 +188,8 @@ impl Engine {
             let quiet = w.last_record.elapsed().as_nanos() as i64;
             if w.open && !w.alerted && quiet > limit {
                 w.alerted = true;
-                let (label, ranks) = (w.label.clone(), w.ranks.iter().copied().collect());
-                let a = self.live.silent(&label, ranks, &w.last_line.clone());
+                let ranks = w.ranks.iter().copied().collect();
+                let a = self.live.silent(&w.label, ranks, &w.last_line);
                 self.remember(i, std::slice::from_ref(&a));
                 out.push(a);
             }

@@ -25,17 +25,15 @@ pub fn publish(
     let mut dirty = true;
     let mut rate_shown = 0.0;
     loop {
+        // The watchdog looks on its own clock: one busy source must not hide a silent one.
+        dirty |= !engine.watchdog(silence).is_empty();
         match next(rx) {
             Next::Data(i, bytes, end) => {
                 engine.feed(i, &bytes, end, &mut |_, _, _| {});
                 dirty = true;
             }
             // A tick also publishes when lines stopped since the last view: its rate drops to 0.
-            Next::Tick => {
-                dirty |= !engine.watchdog(silence).is_empty()
-                    || lines_then != engine.live.counts.lines
-                    || rate_shown > 0.0;
-            }
+            Next::Tick => dirty |= lines_then != engine.live.counts.lines || rate_shown > 0.0,
             Next::Done => break,
         }
         let dt = last.elapsed();

@@ -145,16 +145,15 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     let (mut engine, rx) = start(opts)?;
     let mut failed = None;
     loop {
+        // The watchdog looks on its own clock: one busy source must not hide a silent one.
+        let silent = engine.watchdog(opts.silence);
+        if opts.jsonl && !silent.is_empty() {
+            alerts(out, &silent)?;
+            out.flush().map_err(io)?;
+        }
         let (i, bytes, end) = match next(&rx) {
             Next::Data(i, b, end) => (i, b, end),
-            Next::Tick => {
-                let silent = engine.watchdog(opts.silence);
-                if opts.jsonl {
-                    alerts(out, &silent)?;
-                    out.flush().map_err(io)?;
-                }
-                continue;
-            }
+            Next::Tick => continue,
             Next::Done => break,
         };
         engine.feed(i, &bytes, end, &mut |label, rec, alerts| {
