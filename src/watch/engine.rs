@@ -5,7 +5,7 @@
 //! source silent when it stops printing records.
 
 use crate::analysis::live::{Alert, Live};
-use crate::ingest::logs::line::{Splitter, normalise};
+use crate::ingest::logs::line::{Line, Splitter, normalise_into};
 use crate::ingest::logs::{self, Recogniser, Record, Said};
 use std::collections::VecDeque;
 use std::path::Path;
@@ -36,6 +36,8 @@ pub struct Source {
     pub recent: VecDeque<(u64, String)>,
     /// Lines read from it.
     pub lines: u64,
+    /// The line being read (its buffer reused line after line).
+    line: Line,
 }
 
 impl Source {
@@ -53,6 +55,7 @@ impl Source {
             table: Default::default(),
             recent: VecDeque::with_capacity(CONTEXT),
             lines: 0,
+            line: Line::default(),
         }
     }
 
@@ -214,7 +217,10 @@ fn recognise(
     only: Option<&Recogniser>,
     live: &mut Live,
 ) -> Option<Record> {
-    let mut l = normalise(raw)?;
+    if !normalise_into(raw, &mut src.line) {
+        return None;
+    }
+    let l = &mut src.line;
     let repeat = l.rank.is_none() && src.last.as_deref() == Some(l.text.as_str());
     if repeat && !src.table.is_open() {
         return None;
@@ -232,7 +238,7 @@ fn recognise(
     slot.clone_from(&l.text);
     src.recent.push_back((src.lines, slot));
     l.rank = l.rank.or(src.file_rank);
-    let Some(rec) = logs::recognise(&l, only, &mut src.table) else {
+    let Some(rec) = logs::recognise(l, only, &mut src.table) else {
         live.counts.unrecognised += 1;
         return None;
     };

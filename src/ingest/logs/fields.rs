@@ -3,19 +3,54 @@
 
 use crate::time::{Ns, unit_text_to_ns};
 
-/// `key: value` or `key=value` pairs of the `|`-separated fields of `text`.
-pub fn pairs(text: &str, sep: char) -> impl Iterator<Item = (&str, &str)> {
-    text.split(sep).filter_map(|f| {
-        let i = f.find([':', '='])?;
-        let (k, v) = (f[..i].trim(), f[i + 1..].trim());
-        (!k.is_empty() && !v.is_empty()).then_some((k, v))
-    })
+/// `key: value` or `key=value` pairs of the `sep`-separated fields of `text` (`sep` is
+/// ASCII).
+pub fn pairs(text: &str, sep: char) -> Pairs<'_> {
+    debug_assert!(sep.is_ascii());
+    Pairs {
+        text,
+        at: 0,
+        sep: sep as u8,
+    }
+}
+
+/// The iterator of [`pairs`] (the `memchr` crate's searches: fields are found without a
+/// byte loop).
+pub struct Pairs<'a> {
+    text: &'a str,
+    at: usize,
+    sep: u8,
+}
+
+impl<'a> Iterator for Pairs<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<(&'a str, &'a str)> {
+        let b = self.text.as_bytes();
+        while self.at <= b.len() {
+            let start = self.at;
+            let end = memchr::memchr(self.sep, &b[start..]).map_or(b.len(), |i| start + i);
+            self.at = end + 1;
+            let Some(m) = memchr::memchr2(b':', b'=', &b[start..end]) else {
+                continue;
+            };
+            // Every cut is at an ASCII byte, so each slice is valid UTF-8.
+            let (k, v) = (
+                self.text[start..start + m].trim_ascii(),
+                self.text[start + m + 1..end].trim_ascii(),
+            );
+            if !k.is_empty() && !v.is_empty() {
+                return Some((k, v));
+            }
+        }
+        None
+    }
 }
 
 /// A number at the start of `v`: thousands separators removed, a unit suffix (`ms`, `%`,
 /// `GiB`, `T` …) ignored; `nan` and `inf` accepted.
 pub fn number(v: &str) -> Option<f64> {
-    let v = v.trim();
+    let v = v.trim_ascii();
     // Words only when the text starts like one: no lower-casing copy per number.
     if matches!(v.as_bytes().first(), Some(b'n' | b'N' | b'i' | b'I' | b'-')) {
         let head = v.get(..4).unwrap_or(v);
@@ -31,7 +66,8 @@ pub fn number(v: &str) -> Option<f64> {
         }
     }
     let text = numeric_prefix(v);
-    if text.contains(',') {
+    // Thousands separators are rare: a copy only for them.
+    if text.len() > 3 && text.as_bytes().iter().any(|&c| c == b',') {
         return text.replace(',', "").parse().ok();
     }
     text.parse().ok()
@@ -65,7 +101,7 @@ fn numeric_prefix(v: &str) -> &str {
 /// A duration written as decimal text in a unit of `10^scale` ns (6: ms, 9: s), exactly;
 /// `None` for anything that is not a plain non-negative decimal.
 pub fn duration(v: &str, scale: i32) -> Option<Ns> {
-    let t = numeric_prefix(v.trim());
+    let t = numeric_prefix(v.trim_ascii());
     if t.is_empty() || t.starts_with('-') || t.contains(',') {
         return None;
     }
@@ -132,6 +168,14 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pairs_of_separated_fields() {
+        let v: Vec<_> = pairs(" a: 1 | b=2|c| :x | d: |e : 3 ", '|').collect();
+        assert_eq!(v, [("a", "1"), ("b", "2"), ("e", "3")]);
+        assert_eq!(pairs("", '|').count(), 0);
+        assert_eq!(pairs("k:v", ',').collect::<Vec<_>>(), [("k", "v")]);
+    }
 
     #[test]
     fn numbers_with_separators_units_and_specials() {

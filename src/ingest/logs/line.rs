@@ -7,7 +7,7 @@
 pub const MAX_LINE: usize = 64 * 1024;
 
 /// One normalised line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Line {
     /// The rank a launcher prefix named (`[rank3]:`, `3: `, `[1,3]<stdout>:` …).
     pub rank: Option<u32>,
@@ -32,9 +32,16 @@ impl Splitter {
         let mut rest = bytes;
         while let Some(i) = memchr::memchr2(b'\n', b'\r', rest) {
             let (head, tail) = rest.split_at(i);
-            self.take(head);
-            if !self.partial.is_empty() {
-                out(&self.partial);
+            if self.partial.is_empty() && head.len() <= MAX_LINE {
+                // A whole line inside this read: handed on in place, not copied.
+                if !head.is_empty() {
+                    out(head);
+                }
+            } else {
+                self.take(head);
+                if !self.partial.is_empty() {
+                    out(&self.partial);
+                }
             }
             self.partial.clear();
             self.overlong = false;
@@ -69,33 +76,46 @@ impl Splitter {
 /// Normalises one raw line: lossy UTF-8, ANSI escapes and control characters removed,
 /// launcher prefixes peeled (outermost first), `None` when nothing is left.
 pub fn normalise(raw: &[u8]) -> Option<Line> {
-    // Most lines are printable ASCII: one check, one copy.
-    let text = if raw.iter().all(|&b| (0x20..0x7f).contains(&b)) {
-        std::str::from_utf8(raw).unwrap_or_default().to_string()
+    let mut line = Line::default();
+    normalise_into(raw, &mut line).then_some(line)
+}
+
+/// [`normalise`] into `line`, reusing its text buffer (the watch engine's per-line path
+/// allocates nothing for a plain line); `false` when nothing is left.
+pub fn normalise_into(raw: &[u8], line: &mut Line) -> bool {
+    line.rank = None;
+    line.host = None;
+    let cleaned;
+    // Most lines are printable ASCII: one branch-free check, no copy before the last.
+    let mut text = if printable(raw) {
+        std::str::from_utf8(raw).unwrap_or_default()
     } else {
-        clean(&String::from_utf8_lossy(raw))
+        cleaned = clean(&String::from_utf8_lossy(raw));
+        cleaned.as_str()
     };
-    let mut line = Line {
-        rank: None,
-        host: None,
-        text,
-    };
-    while let Some((rank, rest)) = peel_rank(&line.text) {
+    while let Some((rank, rest)) = peel_rank(text) {
         line.rank = line.rank.or(Some(rank));
-        line.text = rest.to_string();
+        text = rest;
     }
     if line.rank.is_none() {
-        if let Some((None, rest)) = peel_worker(&line.text) {
-            line.text = rest.to_string();
+        if let Some((None, rest)) = peel_worker(text) {
+            text = rest;
         }
-        if let Some((host, rest)) = peel_host(&line.text) {
+        if let Some((host, rest)) = peel_host(text) {
             line.host = Some(host.to_string());
-            line.text = rest.to_string();
+            text = rest;
         }
     }
-    let len = line.text.trim_end().len();
-    line.text.truncate(len);
-    (!line.text.trim_start().is_empty()).then_some(line)
+    let text = text.trim_end();
+    line.text.clear();
+    line.text.push_str(text);
+    !text.trim_start().is_empty()
+}
+
+/// Every byte is printable ASCII (written to vectorise: no early exit).
+fn printable(raw: &[u8]) -> bool {
+    raw.iter()
+        .fold(true, |ok, &b| ok & (b.wrapping_sub(0x20) < 0x5f))
 }
 
 /// Removes ANSI CSI/OSC sequences and every other control character (tabs become spaces).
@@ -160,10 +180,10 @@ fn peel_rank(s: &str) -> Option<(u32, &str)> {
     if let Some((Some(r), rest)) = peel_worker(s) {
         return Some((r, rest));
     }
-    // NeMo-Run: `experiment/0 [default3]:`
-    if let Some(i) = s.find(" [default") {
+    // NeMo-Run: `experiment/0 [default3]:` — the tag after the first word.
+    if let Some(i) = memchr::memchr(b' ', s.as_bytes()) {
         let head = &s[..i];
-        if !head.is_empty() && !head.contains(' ') && head.contains('/') {
+        if i > 0 && s[i..].starts_with(" [default") && head.contains('/') {
             return peel_rank(&s[i + 1..]);
         }
     }
@@ -190,17 +210,20 @@ fn peel_worker(s: &str) -> Option<(Option<u32>, &str)> {
     Some((rank, &inner[close + 2..]))
 }
 
-/// A pdsh host prefix `worker-0: ` (letters, digits, `-`, `.`, `_`; must hold a letter).
+/// A pdsh host prefix `worker-0: ` (letters, digits, `-`, `.`, `_`; must hold a letter and
+/// a digit).
 fn peel_host(s: &str) -> Option<(&str, &str)> {
-    let i = s.find(": ")?;
+    // Only the host's own characters are scanned, never the whole line.
+    let i = s
+        .bytes()
+        .take(65)
+        .take_while(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_'))
+        .count();
     let host = &s[..i];
-    let ok = !host.is_empty()
-        && host.len() <= 64
-        && host.chars().any(|c| c.is_ascii_alphabetic())
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
-        && host.chars().any(|c| c.is_ascii_digit());
+    let ok = (1..=64).contains(&i)
+        && s[i..].starts_with(": ")
+        && host.bytes().any(|c| c.is_ascii_alphabetic())
+        && host.bytes().any(|c| c.is_ascii_digit());
     ok.then(|| (host, &s[i + 2..]))
 }
 

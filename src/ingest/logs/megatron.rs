@@ -4,12 +4,16 @@
 
 use super::fields::{duration, number, pairs};
 use super::{EventKind, Extreme, Provenance, Said, Step};
+use memchr::memmem;
+use std::sync::LazyLock;
 
 /// `iteration 43/100 | … | elapsed time per iteration (ms): 5444.9 | …`: a window average
 /// (over `log_interval` iterations) ending at iteration 43; `validation loss at iteration N`
 /// is an evaluation.
 pub fn iteration(text: &str) -> Option<Said> {
-    let i = text.find("iteration")?;
+    static WORD: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new("iteration"));
+    let i = WORD.find(text.as_bytes())?;
     // One scan: `validation loss at iteration N` is the same word, preceded.
     if text[..i].ends_with("validation loss at ") {
         let n = super::fields::number(&text[i + 9..])?;
@@ -22,14 +26,14 @@ pub fn iteration(text: &str) -> Option<Said> {
     let mut s = Step::at(Some(step), None, Provenance::WindowAverage, &text[..i]);
     s.of = of;
     for (k, v) in pairs(&text[i..], '|') {
-        if key_is(k, "elapsed time per iteration (ms)")
-            || key_is(k, "elapsed time per iteration ms")
-        {
-            s.time_ns = duration(v, 6);
-        } else if let Some(name) = metric_name(k) {
-            if let Some(x) = number(v) {
-                s.metrics.push((name, x));
+        match key(k) {
+            Some(Key::Time) => s.time_ns = duration(v, 6),
+            Some(Key::Metric(name)) => {
+                if let Some(x) = number(v) {
+                    s.metrics.push((name, x));
+                }
             }
+            None => {}
         }
     }
     // A line without a time is no iteration line (e.g. `saving checkpoint at iteration`).
@@ -38,7 +42,7 @@ pub fn iteration(text: &str) -> Option<Said> {
 
 /// ` 43/ 100` or `=  136006/  136100` after the word `iteration`.
 fn step_of(rest: &str) -> Option<(u64, Option<u64>)> {
-    let rest = rest.trim_start_matches(['=', ' ']);
+    let rest = rest.trim_start_matches(|c| c == '=' || c == ' ');
     let n = rest.bytes().take_while(u8::is_ascii_digit).count();
     let step: u64 = rest.get(..n)?.parse().ok()?;
     let rest = rest[n..].trim_start();
@@ -50,36 +54,44 @@ fn step_of(rest: &str) -> Option<(u64, Option<u64>)> {
     of.map(|of| (step, Some(of)))
 }
 
-/// `k` is `target` (lower case, spaces), ignoring ASCII case and reading `_` as a space.
-fn key_is(k: &str, target: &str) -> bool {
-    k.len() == target.len()
-        && k.bytes().zip(target.bytes()).all(|(a, b)| {
-            let a = if a == b'_' {
-                b' '
-            } else {
-                a.to_ascii_lowercase()
-            };
-            a == b
-        })
+/// What a Megatron key holds.
+enum Key {
+    /// The step time (ms).
+    Time,
+    /// A metric, by its canonical name.
+    Metric(&'static str),
 }
 
-/// The metric a Megatron key names (any case, `_` or space).
-fn metric_name(k: &str) -> Option<&'static str> {
-    const NAMES: &[(&str, &str)] = &[
-        ("lm loss", "loss"),
-        ("loss", "loss"),
-        ("learning rate", "lr"),
-        ("grad norm", "grad_norm"),
-        ("global batch size", "global_batch"),
-        ("number of skipped iterations", "skipped_iterations"),
-        ("number of nan iterations", "nan_iterations"),
-        ("samples per second", "samples_per_s"),
-        ("tokens per gpu per second (tgs)", "tokens_per_s_per_device"),
-        ("tokens per gpu per second tgs", "tokens_per_s_per_device"),
-        ("tflops", "tflops"),
-        ("throughput per gpu (tflop/s/gpu)", "tflops"),
-    ];
-    NAMES.iter().find(|(key, _)| key_is(k, key)).map(|x| x.1)
+/// The key `k` names (any case, `_` or space): one lower-cased copy on the stack, one match.
+fn key(k: &str) -> Option<Key> {
+    // As long as the longest key below: longer keys are no metric.
+    let mut buf = [0u8; 32];
+    let folded = buf.get_mut(..k.len())?;
+    for (d, c) in folded.iter_mut().zip(k.bytes()) {
+        *d = if c == b'_' {
+            b' '
+        } else {
+            c.to_ascii_lowercase()
+        };
+    }
+    let metric = match &*folded {
+        b"elapsed time per iteration (ms)" | b"elapsed time per iteration ms" => {
+            return Some(Key::Time);
+        }
+        b"lm loss" | b"loss" => "loss",
+        b"learning rate" => "lr",
+        b"grad norm" => "grad_norm",
+        b"global batch size" => "global_batch",
+        b"number of skipped iterations" => "skipped_iterations",
+        b"number of nan iterations" => "nan_iterations",
+        b"samples per second" => "samples_per_s",
+        b"tokens per gpu per second (tgs)" | b"tokens per gpu per second tgs" => {
+            "tokens_per_s_per_device"
+        }
+        b"tflops" | b"throughput per gpu (tflop/s/gpu)" => "tflops",
+        _ => return None,
+    };
+    Some(Key::Metric(metric))
 }
 
 /// The straggler detector: `| MnRtt/Rnk: 3453.08ms/8 | MxRtt/Rnk: 3468.20ms/0 | …`.

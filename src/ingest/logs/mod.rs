@@ -59,7 +59,8 @@ impl Step {
             time_ns,
             provenance,
             at_ns: fields::timestamp(text),
-            metrics: Vec::new(),
+            // Room for a Megatron line's metrics: one allocation, not a growth series.
+            metrics: Vec::with_capacity(8),
         }
     }
 }
