@@ -67,7 +67,7 @@ pub fn number(v: &str) -> Option<f64> {
     }
     let text = numeric_prefix(v);
     // Thousands separators are rare: a copy only for them.
-    if text.len() > 3 && text.as_bytes().iter().any(|&c| c == b',') {
+    if text.len() > 3 && text.as_bytes().contains(&b',') {
         return text.replace(',', "").parse().ok();
     }
     text.parse().ok()

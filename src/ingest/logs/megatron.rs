@@ -42,7 +42,7 @@ pub fn iteration(text: &str) -> Option<Said> {
 
 /// ` 43/ 100` or `=  136006/  136100` after the word `iteration`.
 fn step_of(rest: &str) -> Option<(u64, Option<u64>)> {
-    let rest = rest.trim_start_matches(|c| c == '=' || c == ' ');
+    let rest = rest.trim_start_matches(['=', ' ']);
     let n = rest.bytes().take_while(u8::is_ascii_digit).count();
     let step: u64 = rest.get(..n)?.parse().ok()?;
     let rest = rest[n..].trim_start();
