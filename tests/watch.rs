@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::replay::{log, of_type, replay};
+use common::replay::{LAUNCHERS, Launcher, Pace, interleave, log, of_type, replay, replay_paced};
 use common::shared;
 use serde_json::Value;
 use std::io::{BufRead, Write};
@@ -377,4 +377,69 @@ fn a_silent_file_is_called_silent_while_another_source_keeps_printing() {
     let silent: Vec<&Value> = v.iter().filter(|x| x["rule"] == "silent").collect();
     assert_eq!(silent.len(), 1, "{v:?}");
     assert!(silent[0]["source"].as_str().unwrap().ends_with("rank5.log"));
+}
+
+/// The records of a replay.
+fn records(v: &[Value]) -> Vec<Value> {
+    of_type(v, "record").into_iter().cloned().collect()
+}
+
+/// `got` is `want`, or the first difference is named.
+fn same(got: &[Value], want: &[Value], what: &str) {
+    let first = got.iter().zip(want).position(|(a, b)| a != b);
+    assert!(
+        first.is_none() && got.len() == want.len(),
+        "{what}: {} records for {}; first difference at {first:?}: {:?} vs {:?}",
+        got.len(),
+        want.len(),
+        first.map(|i| &got[i]),
+        first.map(|i| &want[i]),
+    );
+}
+
+#[test]
+fn every_launchers_prefix_gives_the_ranks_and_lines_cut_in_two_are_rejoined_exactly() {
+    let Some(s) = shared() else { return };
+    let a = log(&s, "megatron-lm/issue756_mixtral_h100_iteration_lines.log");
+    let b = log(&s, "megatron-deepspeed-alcf/aurora_2b_cooldown_excerpt.log");
+    let whole = records(&replay(&interleave(&[&a, &b], Launcher::Srun, None)));
+    let steps = |rank: i64| {
+        whole
+            .iter()
+            .filter(|r| r["rank"] == rank && r["format"] == "megatron" && r["kind"] == "step")
+            .count()
+    };
+    assert_eq!((steps(0), steps(1)), (6, 7));
+    for launcher in LAUNCHERS {
+        let v = records(&replay(&interleave(&[&a, &b], launcher, None)));
+        same(&v, &whole, &format!("{launcher:?}"));
+    }
+    // Every line of both ranks cut in two, the other rank's half between: the same records,
+    // to the nanosecond (a cut `elapsed time per iteration (ms): 34` is never read as 34 ms).
+    for launcher in [Launcher::Torchrun, Launcher::Srun] {
+        let cut = records(&replay(&interleave(&[&a, &b], launcher, Some(1))));
+        same(&cut, &whole, &format!("{launcher:?}, cut"));
+    }
+}
+
+#[test]
+fn a_replay_at_a_slow_line_rate_gives_the_records_of_a_fast_one() {
+    let Some(s) = shared() else { return };
+    let a = log(&s, "megatron-deepspeed-alcf/aurora_2b_cooldown_excerpt.log");
+    let head: Vec<u8> = a
+        .split_inclusive(|&c| c == b'\n')
+        .skip(60)
+        .take(70)
+        .flatten()
+        .copied()
+        .collect();
+    let slow = replay_paced(
+        &head,
+        Pace {
+            lines_per_s: Some(300),
+            ..Pace::default()
+        },
+    );
+    same(&records(&slow), &records(&replay(&head)), "paced");
+    assert!(!records(&slow).is_empty());
 }

@@ -38,6 +38,8 @@ pub struct Source {
     pub lines: u64,
     /// The line being read (its buffer reused line after line).
     line: Line,
+    /// Lines cut in two, waiting for their second half.
+    fragments: logs::rejoin::Fragments,
 }
 
 impl Source {
@@ -56,6 +58,7 @@ impl Source {
             recent: VecDeque::with_capacity(CONTEXT),
             lines: 0,
             line: Line::default(),
+            fragments: Default::default(),
         }
     }
 
@@ -238,9 +241,23 @@ fn recognise(
     slot.clone_from(&l.text);
     src.recent.push_back((src.lines, slot));
     l.rank = l.rank.or(src.file_rank);
-    let Some(rec) = logs::recognise(l, only, &mut src.table) else {
-        live.counts.unrecognised += 1;
-        return None;
+    let rec = match logs::recognise(l, only, &mut src.table) {
+        Some(rec) => {
+            src.fragments.recognised(l.rank);
+            rec
+        }
+        None => match src.fragments.join(l, only, &mut src.table) {
+            Some(rec) => {
+                // The first half was counted unrecognised when it came.
+                live.counts.unrecognised = live.counts.unrecognised.saturating_sub(1);
+                live.counts.rejoined += 1;
+                rec
+            }
+            None => {
+                live.counts.unrecognised += 1;
+                return None;
+            }
+        },
     };
     // Identical monitor rows are successive samples, not N ranks printing one line.
     if repeat && !matches!(rec.said, Said::Device(_)) {

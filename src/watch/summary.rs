@@ -7,8 +7,12 @@ use crate::format::human;
 /// The end-of-input summary: counts, then each alert in one line.
 pub fn summary(l: &Live, notes: &[String]) -> String {
     let c = &l.counts;
+    let rejoined = match c.rejoined {
+        0 => String::new(),
+        n => format!(" ({n} rejoined from lines cut in two)"),
+    };
     let mut s = format!(
-        "watch: {} lines, {} recognised, {} unrecognised, {} timed steps; {} alert(s)\n",
+        "watch: {} lines, {} recognised{rejoined}, {} unrecognised, {} timed steps; {} alert(s)\n",
         c.lines, c.records, c.unrecognised, c.timed_steps, l.counts.alerts
     );
     if let Some(m) = crate::watch::view::main_series(l) {

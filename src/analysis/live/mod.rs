@@ -44,6 +44,8 @@ pub struct Counts {
     pub records: u64,
     /// Lines no recogniser took.
     pub unrecognised: u64,
+    /// Records made of two lines one write was cut into (`ingest::logs::rejoin`).
+    pub rejoined: u64,
     /// Alerts raised (all of them; `Live::alerts` keeps the last [`MAX_ALERTS`]).
     pub alerts: u64,
     /// Step records with a time.

@@ -15,6 +15,8 @@ pub struct Line {
     pub host: Option<String>,
     /// The text after the prefixes, without ANSI escapes or control characters.
     pub text: String,
+    /// Spaces were trimmed from its end (a line cut at a space keeps it when rejoined).
+    pub trailing_space: bool,
 }
 
 /// Splits a byte stream into lines across reads: bytes go in as they arrive, complete lines
@@ -106,7 +108,9 @@ pub fn normalise_into(raw: &[u8], line: &mut Line) -> bool {
             text = rest;
         }
     }
-    let text = text.trim_end();
+    let trimmed = text.trim_end();
+    line.trailing_space = trimmed.len() < text.len();
+    let text = trimmed;
     line.text.clear();
     line.text.push_str(text);
     !text.trim_start().is_empty()

@@ -37,7 +37,9 @@ pub fn iteration(text: &str) -> Option<Said> {
         }
     }
     // A line without a time is no iteration line (e.g. `saving checkpoint at iteration`).
-    s.time_ns.is_some().then_some(Said::Step(s))
+    // Every layout ends its fields with `|`: a line without it was cut (a launcher's partial
+    // write), and its last value may be cut too — it waits to be rejoined (`rejoin`).
+    (s.time_ns.is_some() && text.ends_with('|')).then_some(Said::Step(s))
 }
 
 /// ` 43/ 100` or `=  136006/  136100` after the word `iteration`.
@@ -157,6 +159,8 @@ mod tests {
         );
         assert_eq!(s.time_ns, Some(1_879_900_000));
         assert!(iteration("saving checkpoint at iteration     100 to /x").is_none());
+        // Cut before its end: `54` may be the start of `5444.9`.
+        assert!(iteration(" iteration 43/100 | elapsed time per iteration (ms): 54").is_none());
         assert_eq!(
             iteration(" validation loss at iteration 50 | lm loss value: 8.889540E+00 |"),
             Some(Said::Event {

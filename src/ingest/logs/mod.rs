@@ -9,6 +9,7 @@ pub mod line;
 mod megatron;
 pub mod monitors;
 mod others;
+pub mod rejoin;
 pub mod stream;
 
 use crate::time::Ns;
