@@ -310,6 +310,85 @@ fn megatron_timer_blocks_are_recognised_with_min_and_max() {
 }
 
 #[test]
+fn a_slow_step_names_the_timed_phase_its_time_went_to() {
+    let Some(s) = shared() else { return };
+    let v = replay(&log(
+        &s,
+        "megatron-deepspeed-alcf/aurora_2b_cooldown_excerpt.log",
+    ));
+    // Iteration 136006 took 6863.2 ms: Megatron's forward-backward timer says 6640.87 ms
+    // (slowest rank) against about 3.2 s in the other blocks, while DeepSpeed's own fwd/bwd
+    // stayed at ~0.7 / 2.35 s — the time went inside forward-backward, outside fwd/bwd.
+    let alerts = of_type(&v, "alert");
+    let phases = &alerts[0]["phases"];
+    assert_eq!(phases.as_array().unwrap().len(), 1, "{phases}");
+    assert_eq!(phases[0]["name"], "forward-backward");
+    assert_eq!(phases[0]["ns"], 6_640_870_000_i64);
+    let median = phases[0]["median_ns"].as_i64().unwrap();
+    assert!(
+        (3_193_070_000..=3_200_270_000).contains(&median),
+        "{median}"
+    );
+    // DeepSpeed's wall-clock breakdown lines are phases, exact.
+    let first = of_type(&v, "record")
+        .into_iter()
+        .find(|r| r["kind"] == "phases")
+        .unwrap();
+    assert_eq!(first["phases"][0]["name"], "fwd_microstep");
+    assert_eq!(first["phases"][0]["ns"], 715_450_000);
+}
+
+#[test]
+fn a_minmax_spread_says_ranks_differ_and_that_the_layout_cannot_say_which() {
+    // Default `minmax` timers: batch-generator 0.5–420 ms against a ~3.2 s forward-backward
+    // (13%): told once, chronic at the third block; forward-backward itself 0.1% apart.
+    let mut text = String::new();
+    for it in 1..=4 {
+        text.push_str(&format!(
+            " iteration {it:8}/ 100 | elapsed time per iteration (ms): 3200.0 |\n(min, max) time across ranks (ms):\n    forward-backward ...............................: (3198.27, 3201.53)\n    batch-generator ................................: (0.50, 420.00)\n"
+        ));
+    }
+    let mut summary = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--summary", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    summary
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = summary.wait_with_output().unwrap();
+    let out = String::from_utf8(out.stdout).unwrap();
+    let spreads: Vec<&str> = out.lines().filter(|l| l.contains("rank_spread")).collect();
+    assert_eq!(spreads.len(), 2, "{out}");
+    assert!(
+        spreads[0].contains(
+            "batch-generator takes 500.0 µs on the fastest rank, 420.0 ms on the slowest"
+        ),
+        "{out}"
+    );
+    assert!(spreads[1].contains("chronic"), "{out}");
+    assert!(out.contains("minmax timers do not say"), "{out}");
+    let v = replay(text.as_bytes());
+    let a = of_type(&v, "alert")[0];
+    assert_eq!(
+        (&a["rule"], &a["pattern"], &a["timer"]),
+        (
+            &"rank_spread".into(),
+            &"spread".into(),
+            &"batch-generator".into()
+        )
+    );
+    assert_eq!(
+        (&a["min_ns"], &a["spread_max_ns"]),
+        (&500_000.into(), &420_000_000.into())
+    );
+}
+
+#[test]
 fn per_rank_timer_blocks_name_the_slow_rank() {
     // `--timing-log-option all`: three blocks of 4 ranks; rank 3's forward-backward is 8%
     // slower in every block (1080 vs 1000 ms > 5%): named once, then chronic at the third.

@@ -90,6 +90,8 @@ pub struct Engine {
     pub raised: VecDeque<Raised>,
     buf: Vec<u8>,
     ends: Vec<usize>,
+    /// Records one line gave (reused line after line).
+    given: logs::rejoin::Given,
     /// When the watchdog last looked.
     looked: Instant,
 }
@@ -113,6 +115,7 @@ impl Engine {
             raised: VecDeque::new(),
             buf: Vec::new(),
             ends: Vec::new(),
+            given: Default::default(),
             looked: Instant::now(),
         }
     }
@@ -150,16 +153,40 @@ impl Engine {
             self.live.counts.lines += 1;
             let src = &mut self.sources[i];
             src.lines += 1;
-            let Some(rec) = recognise(src, raw, self.only, &mut self.live) else {
-                continue;
-            };
+            let mut given = std::mem::take(&mut self.given);
+            recognise(src, raw, self.only, &mut self.live, &mut given);
+            self.take(i, given.records.drain(..), sink);
+            self.given = given;
+        }
+        (self.buf, self.ends) = (buf, ends);
+        let mut due = Vec::new();
+        self.sources[i].fragments.release(end, &mut due);
+        self.take(i, due.into_iter(), sink);
+    }
+
+    /// Records held for a second half that waited long enough (every source): taken now.
+    pub fn release(&mut self, sink: &mut impl FnMut(&str, &Record, &[Alert])) {
+        for i in 0..self.sources.len() {
+            let mut due = Vec::new();
+            self.sources[i].fragments.release(false, &mut due);
+            self.take(i, due.into_iter(), sink);
+        }
+    }
+
+    /// Adds records of source `i` to the live analysis, in order.
+    fn take(
+        &mut self,
+        i: usize,
+        records: impl Iterator<Item = Record>,
+        sink: &mut impl FnMut(&str, &Record, &[Alert]),
+    ) {
+        for rec in records {
             let alerts = self.live.add(i, &rec);
             if !alerts.is_empty() {
                 self.remember(i, &alerts);
             }
             sink(&self.sources[i].label, &rec, &alerts);
         }
-        (self.buf, self.ends) = (buf, ends);
     }
 
     /// Keeps the context of `alerts` raised by source `i`.
@@ -213,20 +240,24 @@ impl Engine {
     }
 }
 
-/// One raw line of `src` to a record (`None`: empty, a repeat, or unrecognised — counted).
+/// One raw line of `src` to the records it gives now (none: empty, a repeat, unrecognised —
+/// counted — or held for a second half).
 fn recognise(
     src: &mut Source,
     raw: &[u8],
     only: Option<&Recogniser>,
     live: &mut Live,
-) -> Option<Record> {
+    given: &mut logs::rejoin::Given,
+) {
+    given.rejoined = false;
+    given.first_unrecognised = false;
     if !normalise_into(raw, &mut src.line) {
-        return None;
+        return;
     }
     let l = &mut src.line;
     let repeat = l.rank.is_none() && src.last.as_deref() == Some(l.text.as_str());
     if repeat && !src.table.is_open() {
-        return None;
+        return;
     }
     // Buffers reused line after line: no allocation for what is only remembered.
     match &mut src.last {
@@ -241,31 +272,29 @@ fn recognise(
     slot.clone_from(&l.text);
     src.recent.push_back((src.lines, slot));
     l.rank = l.rank.or(src.file_rank);
-    let rec = match logs::recognise(l, only, &mut src.table) {
-        Some(rec) => {
-            src.fragments.recognised(l.rank);
-            rec
-        }
-        None => match src.fragments.join(l, only, &mut src.table) {
-            Some(rec) => {
-                // The first half was counted unrecognised when it came.
-                live.counts.unrecognised = live.counts.unrecognised.saturating_sub(1);
-                live.counts.rejoined += 1;
-                rec
-            }
-            None => {
-                live.counts.unrecognised += 1;
-                return None;
-            }
-        },
-    };
+    let alone = logs::recognise(l, only, &mut src.table);
     // Identical monitor rows are successive samples, not N ranks printing one line.
-    if repeat && !matches!(rec.said, Said::Device(_)) {
-        return None;
+    if repeat
+        && !alone
+            .as_ref()
+            .is_some_and(|r| matches!(r.said, Said::Device(_)))
+    {
+        live.counts.unrecognised += u64::from(alone.is_none());
+        return;
+    }
+    let recognised = alone.is_some();
+    src.fragments.offer(l, alone, only, &mut src.table, given);
+    if given.rejoined {
+        live.counts.rejoined += 1;
+        if given.first_unrecognised {
+            live.counts.unrecognised = live.counts.unrecognised.saturating_sub(1);
+        }
+    } else if !recognised {
+        live.counts.unrecognised += 1;
+        return;
     }
     src.last_record = Instant::now();
     src.last_line.clone_from(&l.text);
     src.ranks.extend(l.rank);
     src.alerted = false;
-    Some(rec)
 }

@@ -27,6 +27,7 @@ pub fn publish(
     loop {
         // The watchdog looks on its own clock: one busy source must not hide a silent one.
         dirty |= !engine.watchdog(silence).is_empty();
+        engine.release(&mut |_, _, _| dirty = true);
         match next(rx) {
             Next::Data(i, bytes, end) => {
                 engine.feed(i, &bytes, end, &mut |_, _, _| {});

@@ -149,8 +149,17 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
         let silent = engine.watchdog(opts.silence);
         if opts.jsonl && !silent.is_empty() {
             alerts(out, &silent)?;
-            out.flush().map_err(io)?;
         }
+        // Records that waited for a second half long enough.
+        engine.release(&mut |label, rec, alerts| {
+            if opts.jsonl && failed.is_none() && rec.said != logs::Said::Header {
+                failed = emit(out, label, rec, alerts).err();
+            }
+        });
+        if let Some(e) = failed.take() {
+            return Err(e);
+        }
+        out.flush().map_err(io)?;
         let (i, bytes, end) = match next(&rx) {
             Next::Data(i, b, end) => (i, b, end),
             Next::Tick => continue,

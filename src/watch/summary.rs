@@ -84,6 +84,20 @@ pub fn alert_line(a: &Alert) -> String {
                 "  device_outlier {devs}: {util_pct:.0}% busy while its {peers} peers run at {peers_util_pct:.0}%\n"
             );
         }
+        Pattern::Spread {
+            timer,
+            min_ns,
+            spread_max_ns,
+            blocks,
+        } => {
+            let chronic = if *blocks > 1 { " again: chronic" } else { "" };
+            return format!(
+                "  rank_spread: {} takes {} on the fastest rank, {} on the slowest{chronic}; which rank, Megatron's minmax timers do not say (--timing-log-option all, or --log-straggler, would)\n",
+                crate::format::printable(timer),
+                human(*min_ns),
+                human(*spread_max_ns),
+            );
+        }
         Pattern::OneOff => "one-off".to_string(),
         Pattern::Burst => "burst".to_string(),
         Pattern::Periodic { period } => format!("every {period} steps"),
@@ -97,8 +111,25 @@ pub fn alert_line(a: &Alert) -> String {
         let names: Vec<&str> = a.events.iter().map(|e| e.name()).collect();
         format!(", around {}", names.join(", "))
     };
+    let went: Vec<String> = a
+        .phases
+        .iter()
+        .map(|p| {
+            let name = crate::format::printable(&p.name);
+            let grew = human(p.ns - p.median_ns);
+            format!(
+                "{name} +{grew} ({} vs median {})",
+                human(p.ns),
+                human(p.median_ns)
+            )
+        })
+        .collect();
+    let went = match went.is_empty() {
+        true => String::new(),
+        false => format!("; the time went to {}", went.join(", ")),
+    };
     format!(
-        "  {} ({what}){who}: steps {}, up to {} vs median {} (limit {}){around}\n",
+        "  {} ({what}){who}: steps {}, up to {} vs median {} (limit {}){around}{went}\n",
         a.rule,
         crate::format::join(&a.steps),
         human(a.max_ns),

@@ -61,6 +61,18 @@ pub enum Pattern {
         /// Consecutive samples the condition held.
         samples: u64,
     },
+    /// A Megatron timer's fastest and slowest rank differ (the `minmax` layout: which rank
+    /// is slow cannot be told).
+    Spread {
+        /// The timer.
+        timer: String,
+        /// The fastest rank's time.
+        min_ns: Ns,
+        /// The slowest rank's time.
+        spread_max_ns: Ns,
+        /// Timer blocks it spread in so far (the third is chronic).
+        blocks: u64,
+    },
     /// A device's utilisation trails its busy peers'.
     OddOneOut {
         /// Its utilisation.
@@ -97,6 +109,9 @@ pub struct Alert {
     pub threshold_ns: Ns,
     /// Events seen at or just before those steps (checkpoint, eval, GC …).
     pub events: Vec<EventKind>,
+    /// The timed phases the slow steps' time went to, largest growth first (`phases`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<super::phases::PhaseGrowth>,
 }
 
 impl Alert {
@@ -112,6 +127,7 @@ impl Alert {
             median_ns: 0,
             threshold_ns: 0,
             events: Vec::new(),
+            phases: Vec::new(),
         }
     }
 }

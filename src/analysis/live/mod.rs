@@ -10,12 +10,16 @@ mod baseline;
 pub mod devices;
 pub mod goodput;
 pub mod history;
+pub mod phases;
+mod runs;
 mod timers;
 
 use crate::ingest::logs::{EventKind, Record, Said, Step};
 use crate::time::Ns;
 pub use alert::{Alert, Pattern, group};
 use baseline::Baseline;
+pub use runs::MIN_SETTLE;
+use runs::{close_run, judge, settle};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -130,6 +134,8 @@ pub struct Live {
     pub devices: devices::Devices,
     /// Megatron timer blocks naming ranks.
     timers: timers::Timers,
+    /// Timed phases (timer rows, breakdowns), to tell where a slow step's time went.
+    phases: phases::Phases,
 }
 
 impl Live {
@@ -182,10 +188,30 @@ impl Live {
                 self.keep(&out);
                 out
             }
-            Said::Timer(row) => match self.timers.add(row) {
-                Some(rank) => self.slow_rank(rank),
-                None => Vec::new(),
-            },
+            Said::Timer(row) => {
+                self.phases.observe(source, &row.name, row.max_ns);
+                if let Some(s) = self.timers.spread(row) {
+                    let pattern = Pattern::Spread {
+                        timer: s.timer,
+                        min_ns: s.min_ns,
+                        spread_max_ns: s.max_ns,
+                        blocks: s.times,
+                    };
+                    let a = Alert::about_ranks("rank_spread", pattern, Vec::new());
+                    self.keep(std::slice::from_ref(&a));
+                    return vec![a];
+                }
+                match self.timers.add(row) {
+                    Some(rank) => self.slow_rank(rank),
+                    None => Vec::new(),
+                }
+            }
+            Said::Phases { phases } => {
+                for p in phases {
+                    self.phases.observe(source, &p.name, p.ns);
+                }
+                Vec::new()
+            }
             Said::Header => Vec::new(),
         }
     }
@@ -229,7 +255,9 @@ impl Live {
         }
         series.last = Some((n, s.at_ns));
         series.seen += 1;
+        self.phases.step(key.0, key.2, n);
         let Some(ns) = time else {
+            explain(&self.phases, key, &mut out);
             self.keep(&out);
             return out;
         };
@@ -251,6 +279,7 @@ impl Live {
                 &self.events,
             ));
         }
+        explain(&self.phases, key, &mut out);
         self.keep(&out);
         out
     }
@@ -312,13 +341,14 @@ impl Live {
     /// source of its series.
     pub fn finish(&mut self) -> Vec<(usize, Alert)> {
         let mut out = Vec::new();
-        for ((source, rank, _), s) in self.series.iter_mut() {
+        for (&key, s) in self.series.iter_mut() {
             let mut mine = Vec::new();
             if s.pending.len() >= MIN_SETTLE {
-                mine.extend(settle(s, *rank, &self.events));
+                mine.extend(settle(s, key.1, &self.events));
             }
-            mine.extend(close_run(s, *rank, &self.events));
-            out.extend(mine.into_iter().map(|a| (*source, a)));
+            mine.extend(close_run(s, key.1, &self.events));
+            explain(&self.phases, key, &mut mine);
+            out.extend(mine.into_iter().map(|a| (key.0, a)));
         }
         let alerts: Vec<Alert> = out.iter().map(|x| x.1.clone()).collect();
         self.keep(&alerts);
@@ -329,164 +359,20 @@ impl Live {
     }
 }
 
+/// Names the phases the time of the slow steps of series `key` went to.
+fn explain(p: &phases::Phases, key: (usize, Option<u32>, &'static str), alerts: &mut [Alert]) {
+    for a in alerts.iter_mut().filter(|a| a.rule == "slow_steps") {
+        if let (Some(&first), Some(&last)) = (a.steps.first(), a.steps.last()) {
+            a.phases = p.grown(key.0, key.2, first..=last, a.max_ns - a.median_ns);
+        }
+    }
+}
+
 /// A step time from the timestamps of two step lines: elapsed / steps between them.
 fn derived(last: Option<(u64, Option<Ns>)>, n: u64, at: Option<Ns>) -> Option<Ns> {
     let (m, prev) = last?;
     let dt = at? - prev?;
     (n > m && dt > 0).then(|| dt / (n - m) as Ns)
-}
-
-/// Points enough to judge the early ones at the end of a short stream.
-pub const MIN_SETTLE: usize = 3;
-
-/// Judges the points that arrived before the baseline formed against the baseline they
-/// formed (the median and MAD are robust to the slow ones among them), which then keeps only
-/// the normal ones.
-fn settle(
-    s: &mut Series,
-    rank: Option<u32>,
-    events: &VecDeque<(EventKind, Option<u64>)>,
-) -> Vec<Alert> {
-    let Some((_, limit)) = s.baseline.limits() else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for p in std::mem::take(&mut s.pending) {
-        if p.ns > limit {
-            s.history.mark_slow(p.step);
-            s.run.push(p);
-        } else {
-            out.extend(close_run(s, rank, events));
-        }
-    }
-    s.baseline.retain(|ns| ns <= limit);
-    out.extend(close_run(s, rank, events));
-    out
-}
-
-/// Judges one step time against the series' baseline; returns the alerts it closes.
-fn judge(
-    s: &mut Series,
-    p: Point,
-    rank: Option<u32>,
-    events: &VecDeque<(EventKind, Option<u64>)>,
-) -> Vec<Alert> {
-    s.goodput.step_ns += p.ns * p.covers as Ns;
-    if s.baseline.len() < MIN_BASELINE && s.run.is_empty() {
-        s.history.push(p.step, p.ns, false);
-        s.baseline.push(p.ns);
-        s.pending.push(p);
-        if s.baseline.len() == MIN_BASELINE {
-            return settle(s, rank, events);
-        }
-        return Vec::new();
-    }
-    let limit = (s.baseline.len() >= MIN_BASELINE)
-        .then(|| s.baseline.limits())
-        .flatten();
-    let slow = limit.is_some_and(|(_, lim)| p.ns > lim);
-    s.history.push(p.step, p.ns, slow);
-    let mut out = Vec::new();
-    if slow {
-        s.run.push(p);
-        if s.run.len() >= REGIME_STEPS {
-            let (median, lim) = limit.expect("slow has a limit");
-            account(s, median, events);
-            let mut run: Vec<Ns> = s.run.iter().map(|x| x.ns).collect();
-            run.sort_unstable();
-            let to = crate::analysis::stats::median_sorted(&run);
-            out.push(alert(
-                s,
-                rank,
-                Pattern::RegimeChange {
-                    from_ns: median,
-                    to_ns: to,
-                },
-                (median, lim),
-                events,
-            ));
-            s.baseline.reset(s.run.iter().map(|x| x.ns));
-            s.run.clear();
-        }
-        return out;
-    }
-    out.extend(close_run(s, rank, events));
-    s.baseline.push(p.ns);
-    out
-}
-
-/// Ends the open slow run, if any: a one-off, a burst, or one more episode of a period.
-fn close_run(
-    s: &mut Series,
-    rank: Option<u32>,
-    events: &VecDeque<(EventKind, Option<u64>)>,
-) -> Vec<Alert> {
-    if s.run.is_empty() {
-        return Vec::new();
-    }
-    let limits = s.baseline.limits().unwrap_or((0, 0));
-    account(s, limits.0, events);
-    let first = s.run[0].step;
-    s.episodes.push(first);
-    if s.episodes.len() > PERIODIC_EPISODES {
-        s.episodes.remove(0);
-    }
-    let k = s.episodes.len();
-    if s.period
-        .is_some_and(|p| k >= 2 && first - s.episodes[k - 2] == p)
-    {
-        // One more episode of a known period: no new alert.
-        s.run.clear();
-        return Vec::new();
-    }
-    let pattern = if k >= PERIODIC_EPISODES && periodic(&s.episodes[k - PERIODIC_EPISODES..]) {
-        let period = first - s.episodes[k - 2];
-        s.period = Some(period);
-        Pattern::Periodic { period }
-    } else if s.run.len() == 1 {
-        Pattern::OneOff
-    } else {
-        Pattern::Burst
-    };
-    let a = alert(s, rank, pattern, limits, events);
-    s.run.clear();
-    vec![a]
-}
-
-/// Equal gaps between consecutive episode starts.
-fn periodic(starts: &[u64]) -> bool {
-    let gaps: Vec<u64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
-    gaps.iter().all(|&g| g > 1 && g == gaps[0])
-}
-
-/// Books the open run's excess over `median` as lost time.
-fn account(s: &mut Series, median: Ns, events: &VecDeque<(EventKind, Option<u64>)>) {
-    let (lo, hi) = (s.run[0].step, s.run[s.run.len() - 1].step);
-    let near_event = !goodput::near(events, lo, hi).is_empty();
-    let run = s.run.iter().map(|p| (p.ns, p.covers));
-    s.goodput.lose(run, median, near_event);
-}
-
-fn alert(
-    s: &Series,
-    rank: Option<u32>,
-    pattern: Pattern,
-    (median, limit): (Ns, Ns),
-    events: &VecDeque<(EventKind, Option<u64>)>,
-) -> Alert {
-    let steps: Vec<u64> = s.run.iter().map(|x| x.step).collect();
-    let near = goodput::near(events, steps[0], *steps.last().expect("a run"));
-    Alert {
-        rule: "slow_steps",
-        pattern,
-        steps,
-        ranks: rank.into_iter().collect(),
-        devices: Vec::new(),
-        max_ns: s.run.iter().map(|x| x.ns).max().unwrap_or(0),
-        median_ns: median,
-        threshold_ns: limit,
-        events: near,
-    }
 }
 
 #[cfg(test)]

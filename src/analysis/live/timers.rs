@@ -1,16 +1,38 @@
-//! Slow ranks from Megatron's timer block in the `all` layout (`--timing-log-option all`):
-//! each block lists every rank's time per timer; a block whose slowest rank exceeds its
-//! fastest by more than [`super::STRAGGLER_SPREAD`] names the slowest (docs/metrics.md
-//! "Live (watch)"). The `minmax` and `max` layouts name no rank and are only recorded.
+//! Ranks that differ, from Megatron's timer block (docs/metrics.md "Live (watch)"). In the
+//! `all` layout (`--timing-log-option all`) each block lists every rank's time per timer; a
+//! block whose slowest rank exceeds its fastest by more than [`super::STRAGGLER_SPREAD`]
+//! names the slowest. The default `minmax` layout gives only the fastest and slowest time: a
+//! spread beyond [`super::STRAGGLER_SPREAD`] of the step's `forward-backward` time says ranks
+//! differ, and plainly that the layout cannot say which. The `max` layout tells neither.
 
 use crate::ingest::logs::TimerRow;
 use crate::time::Ns;
 use std::collections::BTreeMap;
 
-/// The current block's times per timer, by rank.
+/// The timer that spans the step: the reference a spread is measured against.
+pub const STEP_TIMER: &str = "forward-backward";
+
+/// The current block's times per timer, by rank, and the `minmax` spreads seen.
 #[derive(Debug, Default)]
 pub struct Timers {
     block: BTreeMap<String, BTreeMap<u32, Ns>>,
+    /// The last `forward-backward` time (slowest rank).
+    step_ns: Option<Ns>,
+    /// Blocks in which each timer's ranks spread (bounded by the timers printed).
+    spreads: BTreeMap<String, u64>,
+}
+
+/// A `minmax` row whose ranks spread: alerted the first time and when it becomes chronic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    /// The timer.
+    pub timer: String,
+    /// The fastest rank's time.
+    pub min_ns: Ns,
+    /// The slowest rank's time.
+    pub max_ns: Ns,
+    /// Blocks it spread in so far.
+    pub times: u64,
 }
 
 impl Timers {
@@ -28,6 +50,32 @@ impl Timers {
         };
         times.insert(rank, row.max_ns);
         named
+    }
+
+    /// Takes one `minmax` row: the spread to alert, if its ranks differ beyond
+    /// [`super::STRAGGLER_SPREAD`] of the step for the first time, or for the
+    /// [`super::PERIODIC_EPISODES`]-th (chronic).
+    pub fn spread(&mut self, row: &TimerRow) -> Option<Spread> {
+        let min_ns = row.min_ns?;
+        if row.name == STEP_TIMER {
+            self.step_ns = Some(row.max_ns);
+        }
+        let reference = self.step_ns.unwrap_or(min_ns);
+        let gap = row.max_ns - min_ns;
+        if reference <= 0 || (gap as f64) <= reference as f64 * super::STRAGGLER_SPREAD {
+            return None;
+        }
+        if !self.spreads.contains_key(&row.name) && self.spreads.len() >= 256 {
+            return None;
+        }
+        let n = self.spreads.entry(row.name.clone()).or_default();
+        *n += 1;
+        (*n == 1 || *n == super::PERIODIC_EPISODES as u64).then(|| Spread {
+            timer: row.name.clone(),
+            min_ns,
+            max_ns: row.max_ns,
+            times: *n,
+        })
     }
 
     /// Judges the open blocks (end of input).
@@ -57,6 +105,28 @@ mod tests {
             max_ns: ms * 1_000_000,
             rank: Some(rank),
         }
+    }
+
+    #[test]
+    fn a_minmax_spread_beyond_five_percent_of_the_step_is_told_first_and_when_chronic() {
+        let mut t = Timers::default();
+        let mm = |name: &str, lo: i64, hi: i64| TimerRow {
+            name: name.into(),
+            min_ns: Some(lo),
+            max_ns: hi,
+            rank: None,
+        };
+        // forward-backward 3198.27–3199.53 (0.04%); optimizer 158.53–166.36: 7.83 ms is 0.2%
+        // of the 3199.53 ms step, not 5% — the ALCF blocks: nothing.
+        assert_eq!(t.spread(&mm(STEP_TIMER, 3_198_270, 3_199_530)), None);
+        assert_eq!(t.spread(&mm("optimizer", 158_530, 166_360)), None);
+        // batch-generator 1–400 ms against a 3199.53 ms step: 12.5% → told, then chronic at
+        // the third block, silent in between.
+        let told: Vec<u64> = (0..4)
+            .filter_map(|_| t.spread(&mm("batch-generator", 1_000, 400_000)))
+            .map(|s| s.times)
+            .collect();
+        assert_eq!(told, [1, 3]);
     }
 
     #[test]

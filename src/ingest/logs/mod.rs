@@ -11,6 +11,7 @@ pub mod monitors;
 mod others;
 pub mod rejoin;
 pub mod stream;
+mod wallclock;
 
 use crate::time::Ns;
 use serde::Serialize;
@@ -143,6 +144,21 @@ pub enum Said {
     Header,
     /// A row of Megatron's timer block.
     Timer(TimerRow),
+    /// A one-line breakdown of the step into timed phases (DeepSpeed wall-clock breakdown,
+    /// Megatron's legacy `time (ms) |` line).
+    Phases {
+        /// The phases, in printed order.
+        phases: Vec<Phase>,
+    },
+}
+
+/// One timed phase of a step, exact from the printed ms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Phase {
+    /// As printed (`fwd`, `bwd_allreduce`, `forward-compute`, …).
+    pub name: String,
+    /// Its time.
+    pub ns: Ns,
 }
 
 /// One timer of Megatron's timer block (`reference/logs.md` §3.2): per-iteration time across
@@ -211,6 +227,10 @@ pub const RECOGNISERS: &[Recogniser] = &[
     Recogniser {
         name: "megatron",
         parse: Parse::Line(megatron::iteration),
+    },
+    Recogniser {
+        name: "wall-clock",
+        parse: Parse::Line(wallclock::breakdown),
     },
     Recogniser {
         name: "megatron-straggler",
