@@ -522,3 +522,61 @@ fn a_replay_at_a_slow_line_rate_gives_the_records_of_a_fast_one() {
     same(&records(&slow), &records(&replay(&head)), "paced");
     assert!(!records(&slow).is_empty());
 }
+
+/// `stepscope watch --summary` with `args` over `input` on stdin: the summary.
+fn summary_of(input: &[u8], args: &[&str]) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--summary"])
+        .args(args)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn mfu_is_derived_from_flags_and_never_over_the_framework_s_own() {
+    let Some(s) = shared() else { return };
+    let alcf = log(&s, "megatron-deepspeed-alcf/aurora_2b_cooldown_excerpt.log");
+    // The last printed TFLOPs=53.88 over a 200 TFLOP/s peak: 26.94%.
+    let out = summary_of(&alcf, &["--peak-tflops", "200"]);
+    assert!(
+        out.contains("MFU 26.9% derived (53.9 TFLOP/s per device from the printed TFLOP/s, of a 200 TFLOP/s peak)"),
+        "{out}"
+    );
+    // Without a peak: nothing derived.
+    assert!(!summary_of(&alcf, &[]).contains("MFU"));
+    // torchtitan prints its own mfu: shown as printed, not derived.
+    let titan = log(&s, "torchtitan/pr3393_grad_norm_lines.log");
+    let out = summary_of(&titan, &["--peak-tflops", "989", "--model-params", "8e9"]);
+    assert!(!out.contains("derived"), "{out}");
+    // Bad flags are usage errors (exit 2).
+    let st = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--summary", "--peak-tflops", "-1", "-"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(2));
+}
+
+#[test]
+fn slow_ranks_are_grouped_by_node_when_ranks_per_node_is_given() {
+    // Two straggler reports name ranks 13 and 14 slowest (Rtt 7% and 8% over the fastest):
+    // with 8 ranks a node, both sit on node 1.
+    let text = "INFO:megatron.core.utils:[2024-03-14 23:07:56] | MnRtt/Rnk: 3453.08ms/8 | MxRtt/Rnk: 3700.00ms/13 |\n\
+                INFO:megatron.core.utils:[2024-03-14 23:08:56] | MnRtt/Rnk: 3453.08ms/2 | MxRtt/Rnk: 3730.00ms/14 |\n";
+    let out = summary_of(text.as_bytes(), &["--ranks-per-node", "8"]);
+    assert!(
+        out.contains("slow ranks by node: node 1: ranks 13,14"),
+        "{out}"
+    );
+    assert!(out.contains("slow_rank rank 13 (node 1)"), "{out}");
+    let out = summary_of(text.as_bytes(), &[]);
+    assert!(!out.contains("node"), "{out}");
+}

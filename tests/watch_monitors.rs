@@ -125,3 +125,36 @@ fn an_idle_an_odd_and_a_throttled_device_are_each_alerted_once() {
     assert_eq!(throttle["clock_mhz"], 1400.0);
     assert_eq!(throttle["max_clock_mhz"], 1733.0);
 }
+
+#[test]
+fn a_dated_monitor_row_puts_a_device_alert_on_the_step_axis() {
+    // One pipe carries a training log (step N ends at second N) and `nvidia-smi dmon -o DT`
+    // (3 GPUs a second). GPU 1 computes nothing from second 8 with 40 000 MiB held: its 5th
+    // idle sample is at 00:00:12, during step 12 (the first step that ended at or after it).
+    let mut text = String::from(
+        "#Date       Time        gpu   pwr    sm   mem  pclk    fb\n#YYYYMMDD   HH:MM:SS    Idx     W     %     %   MHz    MB\n",
+    );
+    for sec in 1..=20 {
+        text.push_str(&format!(
+            " [2025-01-01 00:00:{sec:02}] iteration {sec:8}/ 1000 | elapsed time per iteration (ms): 1000.0 | lm loss: 2.0E+00 |\n"
+        ));
+        for gpu in 0..3 {
+            let sm = if gpu == 1 && sec >= 8 { 0 } else { 95 };
+            text.push_str(&format!(
+                " 20250101   00:00:{sec:02}      {gpu}   300    {sm}    40  1980 40000\n"
+            ));
+        }
+    }
+    let v = replay(text.as_bytes());
+    let got: Vec<(&str, &serde_json::Value)> = of_type(&v, "alert")
+        .iter()
+        .map(|a| (a["rule"].as_str().unwrap(), &a["steps"]))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("device_idle", &serde_json::json!([12])),
+            ("device_outlier", &serde_json::json!([12]))
+        ]
+    );
+}

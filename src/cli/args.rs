@@ -30,7 +30,7 @@ pub struct Global {
     #[arg(long, global = true, value_enum, default_value_t = AlignArg::Collective)]
     pub align: AlignArg,
     /// Ranks per node, for intra- vs inter-node links (default: the devices a trace lists
-    /// in deviceProperties, else 8).
+    /// in deviceProperties, else 8); `watch` groups slow ranks by node with it.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub ranks_per_node: Option<u32>,
     /// Intra-node link peak: nvlink4, nvlink3, pcie4, pcie5, or GB/s per direction
@@ -333,4 +333,24 @@ pub struct WatchArgs {
     /// Watchdog: call a source silent after max(5 typical steps, SECS) without a record.
     #[arg(long, value_name = "SECS", default_value_t = 120.0)]
     pub silence: f64,
+    /// Model parameters (e.g. 7e9), to derive MFU when the log prints none.
+    #[arg(long, value_name = "N", value_parser = positive)]
+    pub model_params: Option<f64>,
+    /// Tokens per optimizer step over all devices (global batch × sequence length).
+    #[arg(long, value_name = "N", value_parser = positive)]
+    pub tokens_per_step: Option<f64>,
+    /// Devices the job runs on.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub devices: Option<u32>,
+    /// One device's peak dense TFLOP/s at the training precision (H100 SXM BF16: 989).
+    #[arg(long, value_name = "TFLOPS", value_parser = positive)]
+    pub peak_tflops: Option<f64>,
+}
+
+/// A finite number > 0.
+fn positive(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("`{s}` is not a number > 0")),
+    }
 }

@@ -115,7 +115,7 @@ pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
 pub fn watch(a: &WatchArgs, g: &Global) -> Result<i32, Error> {
     use std::io::IsTerminal;
     let terminal = std::io::stdout().is_terminal();
-    let opts = watch_options(a)?;
+    let opts = watch_options(a, g)?;
     if terminal && !a.jsonl && !a.summary {
         let reads_stdin = a.paths.is_empty() || a.paths.iter().any(|p| p.as_os_str() == "-");
         if reads_stdin && std::io::stdin().is_terminal() {
@@ -131,7 +131,7 @@ pub fn watch(a: &WatchArgs, g: &Global) -> Result<i32, Error> {
     Ok(0)
 }
 
-fn watch_options(a: &WatchArgs) -> Result<stepscope::watch::WatchOptions, Error> {
+fn watch_options(a: &WatchArgs, g: &Global) -> Result<stepscope::watch::WatchOptions, Error> {
     Ok(stepscope::watch::WatchOptions {
         paths: a.paths.clone(),
         follow: stepscope::input::FollowOptions {
@@ -143,5 +143,12 @@ fn watch_options(a: &WatchArgs) -> Result<stepscope::watch::WatchOptions, Error>
         summary: a.summary,
         silence: std::time::Duration::try_from_secs_f64(a.silence)
             .map_err(|e| Error::usage("--silence", e.to_string()))?,
+        job: stepscope::analysis::live::job::Job {
+            params: a.model_params,
+            tokens_per_step: a.tokens_per_step,
+            devices: a.devices,
+            peak_tflops: a.peak_tflops,
+            ranks_per_node: g.ranks_per_node,
+        },
     })
 }

@@ -35,6 +35,8 @@ pub struct WatchOptions {
     /// The watchdog's floor: a source still open that printed no record for
     /// max(5 × the typical step, this) is called silent.
     pub silence: std::time::Duration,
+    /// What the logs do not print: model size, peak, ranks per node (flags).
+    pub job: crate::analysis::live::job::Job,
 }
 
 /// One output line.
@@ -111,7 +113,9 @@ pub fn start(opts: &WatchOptions) -> Result<(Engine, Receiver<Chunk>), Error> {
     };
     let (tx, rx) = sync_channel(stream::QUEUE);
     let labels = stream::spawn(&paths, opts.follow, &tx)?;
-    Ok((Engine::new(labels, &paths, only), rx))
+    let mut engine = Engine::new(labels, &paths, only);
+    engine.live.job = opts.job.clone();
+    Ok((engine, rx))
 }
 
 /// The next thing to do: bytes of a source (`end`: it ended), a quiet tick, or the end.

@@ -1,6 +1,7 @@
 //! The watch's words: the end-of-input summary and one line per alert (the TUI's alert list
 //! uses the same lines).
 
+use crate::analysis::live::job::{Job, MfuFrom};
 use crate::analysis::live::{Alert, Live};
 use crate::format::human;
 
@@ -16,27 +17,84 @@ pub fn summary(l: &Live, notes: &[String]) -> String {
         c.lines, c.records, c.unrecognised, c.timed_steps, l.counts.alerts
     );
     if let Some(m) = crate::watch::view::main_series(l) {
-        s.push_str(&pace_line(&m));
+        s.push_str(&pace_line(&m, &l.job));
     }
-    for a in &crate::analysis::live::group(l.alerts.clone(), |a| a) {
-        s.push_str(&alert_line(a));
+    let alerts = crate::analysis::live::group(l.alerts.clone(), |a| a);
+    for a in &alerts {
+        s.push_str(&alert_line(a, &l.job));
     }
+    s.push_str(&slow_nodes(&alerts, &l.job));
     for n in notes {
         s.push_str(&format!("note: {n}\n"));
     }
     s
 }
 
-/// One alert as a summary line.
-pub fn alert_line(a: &Alert) -> String {
+/// The ranks named slow (`slow_rank`) by node, when ranks per node are known and several
+/// slow ranks exist: ranks of one node point at the node (a link, a switch, cooling).
+fn slow_nodes(alerts: &[Alert], job: &Job) -> String {
+    let mut ranks: Vec<u32> = alerts
+        .iter()
+        .filter(|a| a.rule == "slow_rank")
+        .flat_map(|a| a.ranks.iter().copied())
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    match job.nodes(&ranks) {
+        Some(nodes) if ranks.len() > 1 => {
+            let by: Vec<String> = nodes
+                .iter()
+                .map(|(n, r)| format!("node {n}: rank{} {}", plural(r), crate::format::join(r)))
+                .collect();
+            format!("  slow ranks by node: {}\n", by.join("; "))
+        }
+        _ => String::new(),
+    }
+}
+
+fn plural<T>(v: &[T]) -> &'static str {
+    if v.len() > 1 { "s" } else { "" }
+}
+
+/// The ranks of an alert, by node when ranks per node are known.
+fn who(ranks: &[u32], job: &Job) -> String {
+    if ranks.is_empty() {
+        return String::new();
+    }
+    let plain = format!(" rank{} {}", plural(ranks), crate::format::join(ranks));
+    match (job.nodes(ranks), job.ranks_per_node) {
+        (Some(nodes), Some(per)) => {
+            let whole: Vec<String> = nodes
+                .iter()
+                .filter(|(_, r)| r.len() as u32 == per)
+                .map(|(n, _)| format!("node {n}"))
+                .collect();
+            match whole.is_empty() {
+                true => format!(
+                    "{plain} (node{} {})",
+                    plural(&nodes),
+                    nodes
+                        .iter()
+                        .map(|x| x.0.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                false => format!("{plain} (every rank of {})", whole.join(", ")),
+            }
+        }
+        _ => plain,
+    }
+}
+
+/// One alert as a summary line (ranks by node when `job` knows ranks per node).
+pub fn alert_line(a: &Alert, job: &Job) -> String {
     use crate::analysis::live::Pattern;
-    let who = if a.ranks.is_empty() {
-        String::new()
-    } else {
-        let s = if a.ranks.len() > 1 { "s" } else { "" };
-        format!(" rank{s} {}", crate::format::join(&a.ranks))
+    let who = who(&a.ranks, job);
+    // A device alert placed on the step axis (the monitor's and the log's timestamps).
+    let devs = match a.steps.first() {
+        Some(n) if !a.devices.is_empty() => format!("{} during step {n}", a.devices.join(", ")),
+        _ => a.devices.join(", "),
     };
-    let devs = a.devices.join(", ");
     let what = match &a.pattern {
         Pattern::Silent {
             source,
@@ -140,7 +198,7 @@ pub fn alert_line(a: &Alert) -> String {
 
 /// The main series' pace: median step, goodput and where the rest went, the last printed
 /// throughput figures.
-pub fn pace_line(m: &crate::analysis::live::SeriesView) -> String {
+pub fn pace_line(m: &crate::analysis::live::SeriesView, job: &Job) -> String {
     let mut s = format!("  pace ({})", m.label());
     if let Some((median, _)) = m.limits {
         s.push_str(&format!(": median step {}", human(median)));
@@ -162,6 +220,19 @@ pub fn pace_line(m: &crate::analysis::live::SeriesView) -> String {
         .collect();
     if !printed.is_empty() {
         s.push_str(&format!("; last printed {}", printed.join(", ")));
+    }
+    if let Some(mfu) = job.mfu(m.metrics, m.limits.map(|l| l.0)) {
+        let from = match mfu.from {
+            MfuFrom::PrintedTflops => "the printed TFLOP/s",
+            MfuFrom::PrintedTokens => "6 × params × the printed tokens/s per device",
+            MfuFrom::StepTime => "6 × params × tokens per step ÷ (median step × devices)",
+        };
+        s.push_str(&format!(
+            "; MFU {:.1}% derived ({:.1} TFLOP/s per device from {from}, of a {} TFLOP/s peak)",
+            mfu.pct,
+            mfu.tflops_per_device,
+            job.peak_tflops.unwrap_or_default()
+        ));
     }
     s.push('\n');
     s

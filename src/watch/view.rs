@@ -35,6 +35,8 @@ pub struct WatchView {
     pub notes: Vec<String>,
     /// Every source has ended.
     pub done: bool,
+    /// What the flags say of the job.
+    pub job: crate::analysis::live::job::Job,
 }
 
 /// One source's state.
@@ -59,6 +61,8 @@ pub struct Strip {
     pub goodput: Goodput,
     /// Events and their steps.
     pub events: Vec<(EventKind, u64)>,
+    /// MFU stepscope derived from the flags, when it could.
+    pub mfu: Option<crate::analysis::live::job::Mfu>,
 }
 
 /// One device.
@@ -84,6 +88,7 @@ impl WatchView {
             limits: s.limits,
             goodput: s.goodput,
             events: live.events().filter_map(|(k, at)| Some((k, at?))).collect(),
+            mfu: live.job.mfu(s.metrics, s.limits.map(|l| l.0)),
         });
         let mut heat: BTreeMap<u32, Vec<Bucket>> = BTreeMap::new();
         for s in live.series().filter(|s| !s.history.is_empty()) {
@@ -125,6 +130,7 @@ impl WatchView {
                 })
                 .collect(),
             notes: notes(e),
+            job: live.job.clone(),
             strip,
             heat: heat.into_iter().collect(),
             devices,

@@ -7,9 +7,11 @@
 
 mod alert;
 mod baseline;
+pub mod clock;
 pub mod devices;
 pub mod goodput;
 pub mod history;
+pub mod job;
 pub mod phases;
 mod runs;
 mod timers;
@@ -136,6 +138,10 @@ pub struct Live {
     timers: timers::Timers,
     /// Timed phases (timer rows, breakdowns), to tell where a slow step's time went.
     phases: phases::Phases,
+    /// What the flags say of the job (model size, peak, ranks per node).
+    pub job: job::Job,
+    /// When steps ended, to put device samples on the step axis.
+    clock: clock::Clock,
 }
 
 impl Live {
@@ -184,7 +190,11 @@ impl Live {
             }
             Said::SlowRanks { ranks } => ranks.iter().flat_map(|&x| self.slow_rank(x)).collect(),
             Said::Device(sample) => {
-                let out = self.devices.add(source, sample);
+                let mut out = self.devices.add(source, sample);
+                let step = sample.at_ns.and_then(|at| self.clock.step_at(at));
+                for a in &mut out {
+                    a.steps.extend(step);
+                }
                 self.keep(&out);
                 out
             }
@@ -256,6 +266,9 @@ impl Live {
         series.last = Some((n, s.at_ns));
         series.seen += 1;
         self.phases.step(key.0, key.2, n);
+        if let Some(at) = s.at_ns {
+            self.clock.mark(key.2, at, n);
+        }
         let Some(ns) = time else {
             explain(&self.phases, key, &mut out);
             self.keep(&out);

@@ -140,8 +140,11 @@ fn strip_block(f: &mut Frame, area: Rect, strip: Option<&Strip>, t: &Theme) {
         .goodput
         .share()
         .map_or(String::new(), |g| format!(" · goodput {:.1}%", 100.0 * g));
+    let mfu = s
+        .mfu
+        .map_or(String::new(), |m| format!(" · MFU {:.1}% (derived)", m.pct));
     let title = format!(
-        "steps {first}–{last} · {}{limits} · peak {}{good}",
+        "steps {first}–{last} · {}{limits} · peak {}{good}{mfu}",
         s.label,
         human(scale)
     );
@@ -307,7 +310,7 @@ fn alert_list(f: &mut Frame, area: Rect, s: &WatchScreen, ctx: &Ctx<Box<WatchVie
             .skip(first)
             .take(rows)
             .map(|(i, r)| {
-                let text = fit(crate::watch::alert_line(&r.alert).trim(), w);
+                let text = fit(crate::watch::alert_line(&r.alert, &v.job).trim(), w);
                 let style = if Some(i) == sel {
                     t.selected()
                 } else {
@@ -344,7 +347,9 @@ fn detail(f: &mut Frame, area: Rect, s: &WatchScreen, t: &Theme) {
     );
     let mut lines = vec![
         Line::from(Span::styled(
-            crate::watch::alert_line(&r.alert).trim().to_string(),
+            crate::watch::alert_line(&r.alert, &s.view.job)
+                .trim()
+                .to_string(),
             t.title(),
         )),
         Line::from(Span::styled(format!("source: {}", r.source), t.dim())),
