@@ -88,21 +88,27 @@ fn who(ranks: &[u32], job: &Job) -> String {
 
 /// One alert as a summary line (ranks by node when `job` knows ranks per node).
 pub fn alert_line(a: &Alert, job: &Job) -> String {
-    use crate::analysis::live::Pattern;
     let who = who(&a.ranks, job);
+    other_line(a, &who).unwrap_or_else(|| slow_steps_line(a, &who))
+}
+
+/// The line of an alert that is not about slow steps (silence, a slow rank, a device, a
+/// timer spread).
+fn other_line(a: &Alert, who: &str) -> Option<String> {
+    use crate::analysis::live::Pattern;
     // A device alert placed on the step axis (the monitor's and the log's timestamps).
     let devs = match a.steps.first() {
         Some(n) if !a.devices.is_empty() => format!("{} during step {n}", a.devices.join(", ")),
         _ => a.devices.join(", "),
     };
-    let what = match &a.pattern {
+    Some(match &a.pattern {
         Pattern::Silent {
             source,
             last_line,
             ended,
         } => {
             let state = if *ended { "ended" } else { "silent (hung?)" };
-            return format!("  {source}{who}: {state}; last line: {last_line}\n");
+            format!("  {source}{who}: {state}; last line: {last_line}\n")
         }
         _ if a.rule == "slow_rank" => {
             let why = if a.pattern == Pattern::OneOff {
@@ -110,38 +116,32 @@ pub fn alert_line(a: &Alert, job: &Job) -> String {
             } else {
                 "named slowest again: chronic"
             };
-            return format!("  slow_rank{who}: {why}\n");
+            format!("  slow_rank{who}: {why}\n")
         }
         Pattern::IdleMemoryHeld {
             util_pct,
             memory,
             memory_unit,
             samples,
-        } => {
-            return format!(
-                "  device_idle {devs}: {util_pct:.0}% busy with {memory:.0} {memory_unit} held, {samples} samples in a row (was busy before: stalled?)\n"
-            );
-        }
+        } => format!(
+            "  device_idle {devs}: {util_pct:.0}% busy with {memory:.0} {memory_unit} held, {samples} samples in a row (was busy before: stalled?)\n"
+        ),
         Pattern::Throttled {
             clock_mhz,
             max_clock_mhz,
             violation_pct,
             ..
-        } => {
-            return format!(
-                "  device_throttling {devs}: SM clock {clock_mhz:.0} MHz vs {max_clock_mhz:.0} MHz reached while busy, violation {violation_pct:.0}%\n"
-            );
-        }
+        } => format!(
+            "  device_throttling {devs}: SM clock {clock_mhz:.0} MHz vs {max_clock_mhz:.0} MHz reached while busy, violation {violation_pct:.0}%\n"
+        ),
         Pattern::OddOneOut {
             util_pct,
             peers_util_pct,
             peers,
             ..
-        } => {
-            return format!(
-                "  device_outlier {devs}: {util_pct:.0}% busy while its {peers} peers run at {peers_util_pct:.0}%\n"
-            );
-        }
+        } => format!(
+            "  device_outlier {devs}: {util_pct:.0}% busy while its {peers} peers run at {peers_util_pct:.0}%\n"
+        ),
         Pattern::Spread {
             timer,
             min_ns,
@@ -149,19 +149,28 @@ pub fn alert_line(a: &Alert, job: &Job) -> String {
             blocks,
         } => {
             let chronic = if *blocks > 1 { " again: chronic" } else { "" };
-            return format!(
+            format!(
                 "  rank_spread: {} takes {} on the fastest rank, {} on the slowest{chronic}; which rank, Megatron's minmax timers do not say (--timing-log-option all, or --log-straggler, would)\n",
                 crate::format::printable(timer),
                 human(*min_ns),
                 human(*spread_max_ns),
-            );
+            )
         }
-        Pattern::OneOff => "one-off".to_string(),
-        Pattern::Burst => "burst".to_string(),
+        _ => return None,
+    })
+}
+
+/// A run of slow steps: its shape, steps, times, the events around it and the phases its
+/// time went to.
+fn slow_steps_line(a: &Alert, who: &str) -> String {
+    use crate::analysis::live::Pattern;
+    let what = match &a.pattern {
         Pattern::Periodic { period } => format!("every {period} steps"),
         Pattern::RegimeChange { from_ns, to_ns } => {
             format!("regime change {} → {}", human(*from_ns), human(*to_ns))
         }
+        Pattern::Burst => "burst".to_string(),
+        _ => "one-off".to_string(),
     };
     let around = if a.events.is_empty() {
         String::new()
