@@ -32,6 +32,7 @@ fn the_alcf_run_flags_its_two_real_slow_steps_once_each() {
     let alerts = of_type(&v, "alert");
     let got: Vec<(&str, &Value)> = alerts
         .iter()
+        .filter(|a| a["rule"] == "slow_steps")
         .map(|a| (a["pattern"].as_str().unwrap(), &a["steps"]))
         .collect();
     assert_eq!(
@@ -579,4 +580,44 @@ fn slow_ranks_are_grouped_by_node_when_ranks_per_node_is_given() {
     assert!(out.contains("slow_rank rank 13 (node 1)"), "{out}");
     let out = summary_of(text.as_bytes(), &[]);
     assert!(!out.contains("node"), "{out}");
+}
+
+#[test]
+fn deepspeed_s_comms_table_shows_the_collectives_that_wait() {
+    let Some(s) = shared() else { return };
+    let v = replay(&log(
+        &s,
+        "megatron-deepspeed-alcf/aurora_2b_cooldown_excerpt.log",
+    ));
+    let rows: Vec<&Value> = of_type(&v, "record")
+        .into_iter()
+        .filter(|r| r["kind"] == "comm")
+        .collect();
+    // 6 broadcast + 9 all_reduce + 2 all_gather + 1 + 1 barrier rows (lines 141–163).
+    assert_eq!(rows.len(), 19);
+    // `874.0 MB 1650 -259904.95 246.25`: the negative printed total is 1650 × 246.25 ms.
+    let big = rows.iter().find(|r| r["bytes"] == 916_455_424).unwrap();
+    assert_eq!(big["total_ns"], 406_312_500_000_i64);
+    // all_reduce 100 KB: 26.15 ms a call, 82% of 45.6 MB's 31.96 ms, 1650 calls = 43.1475 s;
+    // all_gather 36 B: 37.49 ms, 39% of 1.23 MB's 95.50 ms, 61.8585 s. Nothing else.
+    let waits: Vec<(&Value, &Value, &Value)> = of_type(&v, "alert")
+        .iter()
+        .filter(|a| a["rule"] == "comm_wait")
+        .map(|a| (&a["op"], &a["bytes"], &a["total_ns"]))
+        .collect();
+    assert_eq!(
+        waits,
+        [
+            (
+                &"all_reduce".into(),
+                &102_400.into(),
+                &43_147_500_000_i64.into()
+            ),
+            (
+                &"all_gather_into_tensor".into(),
+                &36.into(),
+                &61_858_500_000_i64.into()
+            )
+        ]
+    );
 }

@@ -156,6 +156,23 @@ fn other_line(a: &Alert, who: &str) -> Option<String> {
                 human(*spread_max_ns),
             )
         }
+        Pattern::CommWait {
+            op,
+            bytes,
+            calls,
+            avg_ns,
+            total_ns,
+            vs_bytes,
+            vs_avg_ns,
+        } => format!(
+            "  comm_wait: {} of {} takes {} a call ({calls} calls, {} in all), against {} for {}: the time is waiting for the slowest rank (or launch latency), not transfer\n",
+            crate::format::printable(op),
+            crate::format::bytes(*bytes),
+            human(*avg_ns),
+            human(*total_ns),
+            human(*vs_avg_ns),
+            crate::format::bytes(*vs_bytes),
+        ),
         _ => return None,
     })
 }

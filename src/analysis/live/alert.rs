@@ -73,6 +73,24 @@ pub enum Pattern {
         /// Timer blocks it spread in so far (the third is chronic).
         blocks: u64,
     },
+    /// A small collective that takes as long as a much bigger one of the same operation:
+    /// its time is waiting (skew, latency), not transfer (DeepSpeed's comms table).
+    CommWait {
+        /// The operation.
+        op: String,
+        /// Its message size.
+        bytes: u64,
+        /// Calls at that size.
+        calls: u64,
+        /// Average time per call.
+        avg_ns: Ns,
+        /// calls × average.
+        total_ns: Ns,
+        /// The bigger message compared with.
+        vs_bytes: u64,
+        /// Its average time per call.
+        vs_avg_ns: Ns,
+    },
     /// A device's utilisation trails its busy peers'.
     OddOneOut {
         /// Its utilisation.

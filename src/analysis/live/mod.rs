@@ -8,6 +8,7 @@
 mod alert;
 mod baseline;
 pub mod clock;
+pub mod comms;
 pub mod devices;
 pub mod goodput;
 pub mod history;
@@ -142,6 +143,8 @@ pub struct Live {
     pub job: job::Job,
     /// When steps ended, to put device samples on the step axis.
     clock: clock::Clock,
+    /// DeepSpeed's comms-logger rows.
+    comms: comms::Comms,
 }
 
 impl Live {
@@ -221,6 +224,27 @@ impl Live {
                     self.phases.observe(source, &p.name, p.ns);
                 }
                 Vec::new()
+            }
+            Said::Comm(row) => {
+                let out: Vec<Alert> = self
+                    .comms
+                    .add(row)
+                    .into_iter()
+                    .map(|w| {
+                        let pattern = Pattern::CommWait {
+                            op: w.small.op,
+                            bytes: w.small.bytes,
+                            calls: w.small.calls,
+                            avg_ns: w.small.avg_ns,
+                            total_ns: w.small.total_ns,
+                            vs_bytes: w.big.bytes,
+                            vs_avg_ns: w.big.avg_ns,
+                        };
+                        Alert::about_ranks("comm_wait", pattern, Vec::new())
+                    })
+                    .collect();
+                self.keep(&out);
+                out
             }
             Said::Header => Vec::new(),
         }

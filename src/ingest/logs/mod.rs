@@ -4,6 +4,7 @@
 //! metrics (and where the time comes from), an event (evaluation, checkpoint, skipped or NaN
 //! step, restart, exit), or a straggler report.
 
+mod comms;
 pub mod fields;
 pub mod line;
 mod megatron;
@@ -144,12 +145,31 @@ pub enum Said {
     Header,
     /// A row of Megatron's timer block.
     Timer(TimerRow),
+    /// A row of DeepSpeed's comms-logger table.
+    Comm(CommRow),
     /// A one-line breakdown of the step into timed phases (DeepSpeed wall-clock breakdown,
     /// Megatron's legacy `time (ms) |` line).
     Phases {
         /// The phases, in printed order.
         phases: Vec<Phase>,
     },
+}
+
+/// One row of DeepSpeed's comms-logger table: one operation at one message size, over the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommRow {
+    /// The operation (`all_reduce`, `all_gather_into_tensor`, `barrier`, …).
+    pub op: String,
+    /// The message size (DeepSpeed prints it rounded, in powers of 1024).
+    pub bytes: u64,
+    /// Calls at this size.
+    pub calls: u64,
+    /// Average latency per call, exact from the printed ms.
+    pub avg_ns: Ns,
+    /// calls × average (the printed total can overflow negative).
+    pub total_ns: Ns,
+    /// Bus bandwidth as printed (Gbit/s).
+    pub busbw_gbps: f64,
 }
 
 /// One timed phase of a step, exact from the printed ms.

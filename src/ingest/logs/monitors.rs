@@ -32,6 +32,8 @@ enum Kind {
     NpuSmi,
     /// Megatron timers; `columns[0]` is the `all` layout's current timer name.
     Timers,
+    /// DeepSpeed's comms-logger table; `columns[0]` is the current operation.
+    Comms,
 }
 
 /// A header (returns `Said::Header`) or a row of the table the last header opened.
@@ -51,6 +53,8 @@ pub fn table(text: &str, t: &mut Table) -> Option<Said> {
         Kind::Dcgmi => dcgmi_row(s, &t.columns),
         Kind::NpuSmi => npu_row(s, &t.columns),
         Kind::Timers => return timer_row(s, &mut t.columns).map(Said::Timer),
+        // The table stays open: a row cut in two by a launcher is rejoined under it.
+        Kind::Comms => return super::comms::line(s, &mut t.columns[0]),
     }?;
     Some(Said::Device(sample))
 }
@@ -58,6 +62,10 @@ pub fn table(text: &str, t: &mut Table) -> Option<Said> {
 /// Recognises a header line and stores its columns.
 fn header(s: &str, t: &mut Table) -> Option<Kind> {
     let words = |s: &str| s.split_whitespace().map(str::to_string).collect();
+    if super::comms::is_header(s) {
+        t.columns = vec![String::new()];
+        return Some(Kind::Comms);
+    }
     if s.ends_with("across ranks (ms):") {
         t.columns = vec![String::new()];
         return Some(Kind::Timers);
