@@ -137,3 +137,14 @@ fn tiny_terminals_draw_without_panicking() {
         snapshot::render(&a);
     }
 }
+
+#[test]
+fn devices_placed_on_the_step_axis() {
+    // testdata/watch/dated.txt: GPU 1 idle from second (= step) 8 of 20.
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/watch/dated.txt");
+    let a = app(&[d], (100, 30));
+    let text = snapshot::render(&a);
+    assert!(text.contains("devices (3) · by step 1–20"), "{text}");
+    assert!(text.contains("device_idle GPU 1 during step 12"), "{text}");
+    snap("tui_watch_devices_by_step_100x30", &text);
+}

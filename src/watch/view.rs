@@ -72,6 +72,8 @@ pub struct DeviceView {
     pub label: String,
     /// Utilisation samples, oldest first.
     pub util: Vec<f64>,
+    /// Idleness by step (1000 − utilisation ‰, max = least busy), when placed on steps.
+    pub by_step: Vec<Bucket>,
     /// Latest readings.
     pub latest: BTreeMap<&'static str, f64>,
     /// An alert names it.
@@ -110,10 +112,12 @@ impl WatchView {
             .iter()
             .map(|(k, d)| {
                 let label = label(k);
+                let by_step = live.device_steps(&label);
                 DeviceView {
                     alerted: named.contains(label.as_str()),
                     label,
                     util: d.util.iter().copied().collect(),
+                    by_step: by_step.to_vec(),
                     latest: d.latest.clone(),
                 }
             })

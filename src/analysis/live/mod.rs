@@ -37,6 +37,9 @@ pub const PERIODIC_EPISODES: usize = 3;
 /// The watchdog: a source is silent after this many typical step times without a record …
 pub const SILENT_STEPS: i64 = 5;
 
+/// Devices whose utilisation is kept by step (bounded memory for a huge monitor stream).
+pub const MAX_DEVICE_STEPS: usize = 256;
+
 /// Alerts kept in memory (the oldest go first; JSON lines already carry every one).
 pub const MAX_ALERTS: usize = 1000;
 /// A straggler report names a slow rank when max/min of the step time exceed this.
@@ -145,6 +148,9 @@ pub struct Live {
     clock: clock::Clock,
     /// DeepSpeed's comms-logger rows.
     comms: comms::Comms,
+    /// Each device's idleness by step — 1000 − utilisation in ‰, so that a bucket's max is
+    /// its least busy sample — when monitor rows and step lines carry timestamps.
+    device_steps: BTreeMap<String, history::History>,
 }
 
 impl Live {
@@ -197,6 +203,22 @@ impl Live {
                 let step = sample.at_ns.and_then(|at| self.clock.step_at(at));
                 for a in &mut out {
                     a.steps.extend(step);
+                }
+                let util = sample.metrics.iter().find(|m| m.0 == "util_pct");
+                if let (Some(n), Some(&(_, u))) = (step, util) {
+                    let label = match &sample.host {
+                        Some(h) => format!("{h}/{}", sample.device),
+                        None => sample.device.clone(),
+                    };
+                    if self.device_steps.len() < MAX_DEVICE_STEPS
+                        || self.device_steps.contains_key(&label)
+                    {
+                        let idle = 1000 - (u.clamp(0.0, 100.0) * 10.0).round() as Ns;
+                        self.device_steps
+                            .entry(label)
+                            .or_default()
+                            .push(n, idle, false);
+                    }
                 }
                 self.keep(&out);
                 out
@@ -337,6 +359,11 @@ impl Live {
     /// Recent events and the step each came at (oldest first).
     pub fn events(&self) -> impl Iterator<Item = (EventKind, Option<u64>)> + '_ {
         self.events.iter().copied()
+    }
+
+    /// A device's idleness by step (see `device_steps`), when its rows could be placed.
+    pub fn device_steps(&self, label: &str) -> &[history::Bucket] {
+        self.device_steps.get(label).map_or(&[], |h| &h.buckets)
     }
 
     /// The typical step time: the largest baseline median over the series, once one exists.

@@ -248,11 +248,26 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
         .unwrap_or(0)
         .min(16);
     let spark_w = inner.saturating_sub(label_w + 24).clamp(0, 40);
+    // Devices placed on steps share one step axis: each column is the least busy sample
+    // of its step range (an idle device is never averaged away).
+    let placed = devices.iter().any(|d| !d.by_step.is_empty());
+    let rows: Vec<&[Bucket]> = devices.iter().map(|d| d.by_step.as_slice()).collect();
+    let by_step = history::grid(&rows, spark_w);
     let lines: Vec<Line> = devices
         .iter()
         .take(area.height.saturating_sub(2) as usize)
-        .map(|d| {
+        .zip(&by_step)
+        .map(|(d, cells)| {
             let colour = if d.alerted { t.c.slow } else { t.c.compute };
+            let spark = if placed {
+                let util: Vec<Option<f64>> = cells
+                    .iter()
+                    .map(|c| c.map(|idle| 100.0 - idle as f64 / 10.0))
+                    .collect();
+                step_sparkline(&util)
+            } else {
+                sparkline(&d.util, spark_w)
+            };
             let mark = if d.alerted { "!" } else { " " };
             let get = |k: &str| d.latest.get(k).copied();
             let mut read = String::new();
@@ -273,18 +288,43 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
             Line::from(vec![
                 Span::styled(mark, t.fg(t.c.slow)),
                 Span::styled(format!("{:<label_w$} ", fit(&d.label, label_w)), t.text()),
-                Span::styled(sparkline(&d.util, spark_w), t.fg(colour)),
+                Span::styled(spark, t.fg(colour)),
                 Span::styled(read, t.dim()),
             ])
         })
         .collect();
-    let title = format!("devices ({}) · utilisation", devices.len());
+    let span = devices
+        .iter()
+        .flat_map(|d| {
+            d.by_step
+                .first()
+                .map(|b| b.first)
+                .zip(d.by_step.last().map(|b| b.last))
+        })
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+    let title = match span {
+        Some((a, z)) => format!("devices ({}) · by step {a}–{z}", devices.len()),
+        None => format!("devices ({}) · utilisation", devices.len()),
+    };
     f.render_widget(Paragraph::new(lines).block(block(t, title)), area);
 }
 
+/// Utilisation per step column as block glyphs (blank: no sample placed there).
+fn step_sparkline(util: &[Option<f64>]) -> String {
+    util.iter()
+        .map(|u| {
+            u.map_or(' ', |u| {
+                LEVELS[((u.clamp(0.0, 100.0) / 100.0) * 7.0).round() as usize]
+            })
+        })
+        .collect()
+}
+
+/// Block glyphs from empty to full.
+const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
 /// The last `w` samples of a 0–100 series as block glyphs.
 fn sparkline(util: &[f64], w: usize) -> String {
-    const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
     let tail = &util[util.len().saturating_sub(w)..];
     let mut s: String = tail
         .iter()
