@@ -10,6 +10,7 @@ mod baseline;
 pub mod clock;
 pub mod comms;
 pub mod devices;
+mod feeds;
 pub mod goodput;
 pub mod history;
 pub mod job;
@@ -169,105 +170,18 @@ impl Live {
         self.counts.records += 1;
         match &r.said {
             Said::Step(s) => self.step((source, r.rank, r.format), s),
-            Said::Event { event, step } => {
-                let at = step.or_else(|| {
-                    let last = self
-                        .series
-                        .iter()
-                        .filter(|(k, _)| k.0 == source && k.1 == r.rank);
-                    last.filter_map(|(_, s)| s.last.map(|l| l.0)).max()
-                });
-                self.events.push_back((*event, at));
-                if self.events.len() > 256 {
-                    self.events.pop_front();
-                }
-                Vec::new()
-            }
-            Said::Straggler { extremes } => {
-                let rtt = |w: &str| {
-                    extremes
-                        .iter()
-                        .find(|e| e.metric == "Rtt" && e.which == w)
-                        .map(|e| (e.value, e.rank))
-                };
-                match (rtt("min"), rtt("max")) {
-                    (Some(lo), Some(hi)) if lo.0 > 0.0 && hi.0 / lo.0 - 1.0 > STRAGGLER_SPREAD => {
-                        self.slow_rank(hi.1)
-                    }
-                    _ => Vec::new(),
-                }
-            }
+            Said::Event { event, step } => self.event(source, r.rank, *event, *step),
+            Said::Straggler { extremes } => self.straggler(extremes),
             Said::SlowRanks { ranks } => ranks.iter().flat_map(|&x| self.slow_rank(x)).collect(),
-            Said::Device(sample) => {
-                let mut out = self.devices.add(source, sample);
-                let step = sample.at_ns.and_then(|at| self.clock.step_at(at));
-                for a in &mut out {
-                    a.steps.extend(step);
-                }
-                let util = sample.metrics.iter().find(|m| m.0 == "util_pct");
-                if let (Some(n), Some(&(_, u))) = (step, util) {
-                    let label = match &sample.host {
-                        Some(h) => format!("{h}/{}", sample.device),
-                        None => sample.device.clone(),
-                    };
-                    if self.device_steps.len() < MAX_DEVICE_STEPS
-                        || self.device_steps.contains_key(&label)
-                    {
-                        let idle = 1000 - (u.clamp(0.0, 100.0) * 10.0).round() as Ns;
-                        self.device_steps
-                            .entry(label)
-                            .or_default()
-                            .push(n, idle, false);
-                    }
-                }
-                self.keep(&out);
-                out
-            }
-            Said::Timer(row) => {
-                self.phases.observe(source, &row.name, row.max_ns);
-                if let Some(s) = self.timers.spread(row) {
-                    let pattern = Pattern::Spread {
-                        timer: s.timer,
-                        min_ns: s.min_ns,
-                        spread_max_ns: s.max_ns,
-                        blocks: s.times,
-                    };
-                    let a = Alert::about_ranks("rank_spread", pattern, Vec::new());
-                    self.keep(std::slice::from_ref(&a));
-                    return vec![a];
-                }
-                match self.timers.add(row) {
-                    Some(rank) => self.slow_rank(rank),
-                    None => Vec::new(),
-                }
-            }
+            Said::Device(sample) => self.device(source, sample),
+            Said::Timer(row) => self.timer(source, row),
             Said::Phases { phases } => {
                 for p in phases {
                     self.phases.observe(source, &p.name, p.ns);
                 }
                 Vec::new()
             }
-            Said::Comm(row) => {
-                let out: Vec<Alert> = self
-                    .comms
-                    .add(row)
-                    .into_iter()
-                    .map(|w| {
-                        let pattern = Pattern::CommWait {
-                            op: w.small.op,
-                            bytes: w.small.bytes,
-                            calls: w.small.calls,
-                            avg_ns: w.small.avg_ns,
-                            total_ns: w.small.total_ns,
-                            vs_bytes: w.big.bytes,
-                            vs_avg_ns: w.big.avg_ns,
-                        };
-                        Alert::about_ranks("comm_wait", pattern, Vec::new())
-                    })
-                    .collect();
-                self.keep(&out);
-                out
-            }
+            Said::Comm(row) => self.comm(row),
             Said::Header => Vec::new(),
         }
     }
