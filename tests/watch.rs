@@ -349,20 +349,7 @@ fn a_minmax_spread_says_ranks_differ_and_that_the_layout_cannot_say_which() {
             " iteration {it:8}/ 100 | elapsed time per iteration (ms): 3200.0 |\n(min, max) time across ranks (ms):\n    forward-backward ...............................: (3198.27, 3201.53)\n    batch-generator ................................: (0.50, 420.00)\n"
         ));
     }
-    let mut summary = Command::new(env!("CARGO_BIN_EXE_stepscope"))
-        .args(["watch", "--summary", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    summary
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = summary.wait_with_output().unwrap();
-    let out = String::from_utf8(out.stdout).unwrap();
+    let out = summary_of(text.as_bytes(), &[]);
     let spreads: Vec<&str> = out.lines().filter(|l| l.contains("rank_spread")).collect();
     assert_eq!(spreads.len(), 2, "{out}");
     assert!(

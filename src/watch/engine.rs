@@ -249,8 +249,6 @@ fn recognise(
     live: &mut Live,
     given: &mut logs::rejoin::Given,
 ) {
-    given.rejoined = false;
-    given.first_unrecognised = false;
     if !normalise_into(raw, &mut src.line) {
         return;
     }

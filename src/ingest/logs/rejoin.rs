@@ -52,7 +52,7 @@ pub struct Given {
 
 impl Fragments {
     /// Takes line `l` of a rank, with the record it makes `alone` (if any): the records to
-    /// take now go to `out.records`.
+    /// take now go to `out.records`, and its flags say what this line did.
     pub fn offer(
         &mut self,
         l: &Line,
@@ -61,6 +61,8 @@ impl Fragments {
         table: &mut Table,
         out: &mut Given,
     ) {
+        out.rejoined = false;
+        out.first_unrecognised = false;
         let before = self.held.remove(&l.rank);
         if alone.is_none() && !fresh(&l.text) {
             if let Some(first) = before

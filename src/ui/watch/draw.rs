@@ -311,25 +311,19 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
 
 /// Utilisation per step column as block glyphs (blank: no sample placed there).
 fn step_sparkline(util: &[Option<f64>]) -> String {
-    util.iter()
-        .map(|u| {
-            u.map_or(' ', |u| {
-                LEVELS[((u.clamp(0.0, 100.0) / 100.0) * 7.0).round() as usize]
-            })
-        })
-        .collect()
+    util.iter().map(|u| u.map_or(' ', glyph)).collect()
 }
 
-/// Block glyphs from empty to full.
-const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+/// A 0–100 utilisation as a block glyph, from empty to full.
+fn glyph(u: f64) -> char {
+    const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    LEVELS[((u.clamp(0.0, 100.0) / 100.0) * 7.0).round() as usize]
+}
 
 /// The last `w` samples of a 0–100 series as block glyphs.
 fn sparkline(util: &[f64], w: usize) -> String {
     let tail = &util[util.len().saturating_sub(w)..];
-    let mut s: String = tail
-        .iter()
-        .map(|u| LEVELS[((u.clamp(0.0, 100.0) / 100.0) * 7.0).round() as usize])
-        .collect();
+    let mut s: String = tail.iter().map(|&u| glyph(u)).collect();
     s.extend(std::iter::repeat_n(' ', w - tail.len()));
     s
 }
