@@ -25,6 +25,7 @@ pub mod intervals;
 pub mod live;
 pub mod operator;
 pub mod ops;
+pub mod profiler_check;
 pub mod roofline;
 pub mod ser;
 pub mod stats;
@@ -79,6 +80,8 @@ pub struct Analysis {
     pub host: host::Host,
     /// Roofline classes over the scope.
     pub roofline: roofline::Roofline,
+    /// The profiler's own step summary against the same columns from the events (Ascend).
+    pub profiler_checks: Vec<profiler_check::StepCheck>,
     /// Findings, largest impact first.
     pub findings: Vec<advisor::Finding>,
     /// Wall time of the analysis, ns.
@@ -204,6 +207,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         stragglers,
         imbalance,
         stages,
+        profiler_checks: profiler_check::step_checks(job),
         findings: Vec::new(),
         critical_path,
         host,

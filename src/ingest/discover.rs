@@ -2,6 +2,7 @@
 //! for stdin, each with the format it is in; and rank ids guessed from file names (`rank-3`,
 //! `rank3`, `rank_3`).
 
+use super::ascend::files::{RankDir, rank_dir_of};
 use super::{Format, Input, Origin};
 use crate::error::Error;
 use std::path::{Path, PathBuf};
@@ -12,7 +13,9 @@ pub fn is_trace_name(name: &str) -> bool {
     n.ends_with(".json") || n.ends_with(".json.gz")
 }
 
-/// Expands the command-line paths into inputs, in a deterministic order.
+/// Expands the command-line paths into inputs, in a deterministic order. An Ascend rank
+/// directory (or any of its files) is one input; a directory is searched for traces and
+/// Ascend rank directories; Kineto and Ascend inputs cannot be mixed in one job.
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
     let mut out = Vec::new();
     for p in paths {
@@ -26,29 +29,76 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
         let label = p.display().to_string();
         let meta =
             std::fs::metadata(p).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
-        let files = if meta.is_dir() {
-            let mut found = Vec::new();
-            walk(p, &mut found).map_err(|e| Error::input(&label, format!("cannot list: {e}")))?;
-            if found.is_empty() {
-                return Err(Error::input(
-                    &label,
-                    "no trace files (*.json, *.json.gz) in this directory",
-                ));
-            }
-            found.sort();
-            found
-        } else {
-            vec![p.clone()]
-        };
-        out.extend(files.into_iter().map(|f| Input {
-            format: Format::of(&f),
-            origin: Origin::File(f),
-        }));
+        if let Some(dir) = rank_dir_of(p) {
+            out.push(ascend_input(dir));
+            continue;
+        }
+        if !meta.is_dir() {
+            out.push(Input::file(p.clone()));
+            continue;
+        }
+        let mut found = Found::default();
+        walk(p, &mut found).map_err(|e| Error::input(&label, format!("cannot list: {e}")))?;
+        if found.traces.is_empty() && found.ascend.is_empty() {
+            return Err(Error::input(
+                &label,
+                "no trace files (*.json, *.json.gz) or Ascend profiler output in this directory",
+            ));
+        }
+        found.traces.sort();
+        found.ascend.sort();
+        out.extend(found.traces.into_iter().map(Input::file));
+        out.extend(found.ascend.into_iter().map(ascend_input));
     }
+    dedup_ascend(&mut out);
+    check_not_mixed(&out)?;
     Ok(out)
 }
 
-fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
+fn ascend_input(dir: RankDir) -> Input {
+    Input {
+        origin: Origin::Ascend(dir),
+        format: Format::Ascend,
+    }
+}
+
+/// Several files of one Ascend rank given on the command line are that rank once.
+fn dedup_ascend(inputs: &mut Vec<Input>) {
+    let mut seen = std::collections::HashSet::new();
+    inputs.retain(|i| match &i.origin {
+        Origin::Ascend(d) => seen.insert(d.root.clone()),
+        _ => true,
+    });
+}
+
+/// A job is Kineto traces or Ascend ranks, not both: their clocks, steps and collectives
+/// cannot be matched.
+fn check_not_mixed(inputs: &[Input]) -> Result<(), Error> {
+    let ascend = inputs.iter().find(|i| i.format == Format::Ascend);
+    let kineto = inputs.iter().find(|i| i.format == Format::Kineto);
+    match (ascend, kineto) {
+        (Some(a), Some(k)) => Err(Error::usage(
+            &k.label(),
+            format!(
+                "a Kineto trace, but {} is Ascend profiler output: load the two kinds separately",
+                a.label()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// What a directory search found.
+#[derive(Default)]
+struct Found {
+    traces: Vec<PathBuf>,
+    ascend: Vec<RankDir>,
+}
+
+/// Folders of derived outputs, never per-rank traces (msprof-analyze's cluster results).
+const DERIVED_DIRS: [&str; 1] = ["cluster_analysis_output"];
+
+fn walk(dir: &Path, found: &mut Found) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
@@ -58,10 +108,16 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
             continue;
         }
         if ty.is_dir() {
-            walk(&path, found)?;
+            if DERIVED_DIRS.contains(&name.as_str()) {
+                continue;
+            }
+            match rank_dir_of(&path) {
+                Some(rank) => found.ascend.push(rank),
+                None => walk(&path, found)?,
+            }
         } else if is_trace_name(&name) {
             // Symlinks and unreadable files are kept: opening them reports the problem.
-            found.push(path);
+            found.traces.push(path);
         }
     }
     Ok(())

@@ -7,11 +7,13 @@
 //! [`Format`] variant that discovery recognizes and [`load`] dispatches on
 //! (docs/architecture.md).
 
+pub mod ascend;
 mod assemble;
 pub mod chrome;
 pub mod demo;
 pub mod discover;
 pub mod kineto;
+mod link;
 pub mod logs;
 pub mod progress;
 pub mod roles;
@@ -39,6 +41,8 @@ pub enum Origin {
     Stdin,
     /// Rank `rank` of a generated demo job.
     Demo(Arc<DemoJob>, u32),
+    /// An Ascend rank directory (`*_ascend_pt/`, or a folder holding its files).
+    Ascend(ascend::RankDir),
 }
 
 /// What format an input is in.
@@ -46,6 +50,8 @@ pub enum Origin {
 pub enum Format {
     /// PyTorch profiler (Kineto) Chrome-trace JSON.
     Kineto,
+    /// Ascend profiler output (torch_npu, MindSpore): a rank directory.
+    Ascend,
 }
 
 impl Format {
@@ -80,6 +86,7 @@ impl Input {
             Origin::File(p) => p.display().to_string(),
             Origin::Stdin => "-".to_string(),
             Origin::Demo(_, r) => format!("demo:rank-{r}"),
+            Origin::Ascend(d) => d.label(),
         }
     }
 
@@ -91,12 +98,13 @@ impl Input {
         }
     }
 
-    /// The input's bytes.
+    /// The input's bytes (a trace; an Ascend directory's reader opens its own files).
     fn open(&self) -> Result<Source, Error> {
         match &self.origin {
             Origin::File(p) => source::open(p),
             Origin::Stdin => source::stdin(),
             Origin::Demo(job, r) => Ok(job.source(*r)),
+            Origin::Ascend(d) => Err(Error::input(&d.label(), "is a directory")),
         }
     }
 
@@ -104,6 +112,8 @@ impl Input {
     pub fn event_text(&self, raw: crate::model::RawSpan) -> Result<String, String> {
         match &self.origin {
             Origin::File(p) => source::event_text(p, raw).map_err(|e| e.to_string()),
+            Origin::Ascend(d) => source::event_text(&d.output.join("trace_view.json"), raw)
+                .map_err(|e| e.to_string()),
             Origin::Stdin => Err("stdin is not kept after loading".into()),
             Origin::Demo(job, r) => {
                 let t = job.rank_text(*r);
@@ -213,7 +223,19 @@ pub fn load_counted(
 
 /// Reads one input with its format's reader.
 fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<RankDraft, Error> {
+    let ascend_opts = ascend::ReadOptions {
+        roles: &opts.roles,
+        bytes_done: &counters.bytes,
+        python_stacks: opts.python_stacks,
+    };
+    if let Origin::Ascend(dir) = &input.origin {
+        return ascend::read(dir, &ascend_opts);
+    }
     let src = input.open()?;
+    // A `trace_view.json` under another name is told by its processes.
+    if let Some(processes) = ascend::sniff(&src) {
+        return ascend::read_trace(&src, &processes, &ascend_opts);
+    }
     match input.format {
         Format::Kineto => kineto::read(
             &src,
@@ -223,6 +245,7 @@ fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<RankDr
                 python_stacks: opts.python_stacks,
             },
         ),
+        Format::Ascend => Err(Error::input(&src.label, "not an Ascend rank directory")),
     }
 }
 

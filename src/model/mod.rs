@@ -6,12 +6,14 @@ mod event;
 mod ids;
 mod interner;
 mod lane;
+mod profiler;
 mod role;
 
 pub use event::{Events, Kind, NO_STEP, RawSpan};
 pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
 pub use interner::{Interner, Sym};
 pub use lane::{Lane, LaneSide};
+pub use profiler::ProfilerStep;
 pub use role::{
     CollOp, Family, GemmForm, GraphCall, HostCollective, OpFamily, PageableCopy, Role, SyncCall,
 };
@@ -77,6 +79,8 @@ pub struct Rank {
     pub shapes: Vec<OpShape>,
     /// Device work launched before the trace window began, left out of every step.
     pub pre_window: PreWindow,
+    /// The profiler's own per-step summary (Ascend's `step_trace_time.csv`), when it wrote one.
+    pub profiler_steps: Vec<ProfilerStep>,
 }
 
 /// Device events launched before the trace window: on a stream, the unlinked events that run
@@ -148,6 +152,29 @@ pub struct SourceInfo {
     pub json_bytes: u64,
     /// How the rank id was found.
     pub rank_from: RankFrom,
+    /// Which profiler wrote it.
+    pub format: SourceFormat,
+}
+
+/// Which profiler wrote a rank: analyses are the same, but some numbers have a profiler's own
+/// counterpart to check against, and names differ (streams, collectives).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum SourceFormat {
+    /// The PyTorch profiler (Kineto) Chrome trace.
+    #[default]
+    Kineto,
+    /// The Ascend profiler (torch_npu, MindSpore).
+    Ascend,
+}
+
+impl SourceFormat {
+    /// Its name in messages and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceFormat::Kineto => "kineto",
+            SourceFormat::Ascend => "ascend",
+        }
+    }
 }
 
 /// How a rank's id was determined, most reliable first.
@@ -188,6 +215,8 @@ pub struct Dropped {
     pub metadata: u64,
     /// Counter events (`ph` C) and other phases stepscope does not model.
     pub other_phase: u64,
+    /// Tracks the profiler derived from the events themselves (Ascend's `Overlap Analysis`).
+    pub derived: u64,
 }
 
 impl Dropped {
@@ -198,6 +227,7 @@ impl Dropped {
         self.instant += o.instant;
         self.metadata += o.metadata;
         self.other_phase += o.other_phase;
+        self.derived += o.derived;
     }
 }
 

@@ -132,6 +132,7 @@ pub fn job_info(loaded: &Loaded, a: &Analysis) -> JobInfo {
             ("instant", dropped.instant),
             ("metadata", dropped.metadata),
             ("other_phase", dropped.other_phase),
+            ("derived", dropped.derived),
         ]),
         unknown_categories: unknown,
         sources: job

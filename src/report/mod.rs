@@ -75,6 +75,10 @@ pub struct Report {
     pub roofline: RooflineView,
     /// Findings, largest impact first: what to fix first.
     pub findings: Vec<FindingRow>,
+    /// The profiler's own step summary (Ascend's `step_trace_time.csv`) against the same
+    /// columns recomputed from the events; absent for profilers that write none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profiler_checks: Vec<crate::analysis::profiler_check::StepCheck>,
     /// Wall time of load and analysis (the only non-deterministic part).
     pub timings: Timings,
     /// Inputs that could not be read while others loaded.
@@ -177,6 +181,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         host: a.host.clone(),
         roofline: RooflineView::of(&a.roofline),
         findings: a.findings.iter().map(FindingRow::of).collect(),
+        profiler_checks: a.profiler_checks.clone(),
         schema: SCHEMA,
         job: job::job_info(loaded, a),
         focus_step: scope.step.or(a.slowest_step),
@@ -337,7 +342,53 @@ pub fn tables(r: &Report) -> Vec<Table> {
     }
     out.extend(advice::roofline(&r.roofline));
     out.extend(advice::host(&r.host));
+    out.extend(profiler_table(&r.profiler_checks));
     out
+}
+
+/// The profiler's step summary beside the same columns from the events, two rows per
+/// (rank, step); `None` when the profiler wrote none.
+fn profiler_table(checks: &[crate::analysis::profiler_check::StepCheck]) -> Option<Table> {
+    use crate::analysis::profiler_check::columns;
+    if checks.is_empty() {
+        return None;
+    }
+    let mut rows = Vec::new();
+    for c in checks {
+        for (who, row) in [("profiler", &c.theirs), ("events", &c.ours)] {
+            let mut cells = if who == "profiler" {
+                vec![c.rank.to_string(), c.step.to_string(), who.to_string()]
+            } else {
+                vec![String::new(), String::new(), who.to_string()]
+            };
+            cells.extend(
+                columns(row)
+                    .iter()
+                    .filter(|(name, _)| *name != "Communication")
+                    .map(|(_, v)| human(*v)),
+            );
+            cells.push(row.preparing.map_or("-".into(), human));
+            cells.push(if who == "events" {
+                crate::format::pct(c.worst_deviation())
+            } else {
+                String::new()
+            });
+            rows.push(cells);
+        }
+    }
+    Some(Table {
+        title: "Profiler step summary (step_trace_time.csv) against the events".into(),
+        header: vec![
+            "rank", "step", "<source", "computing", "comm exposed", "overlapped", "free",
+            "stage", "bubble", "preparing", "dev",
+        ],
+        rows,
+        notes: vec![
+            "events: the same columns from each step's device work by torch_npu's definitions; \
+             dev: the largest difference as a share of the device span (docs/metrics.md)"
+                .into(),
+        ],
+    })
 }
 
 /// The timings line (the one part of a report that varies between runs).

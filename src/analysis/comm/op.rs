@@ -17,7 +17,7 @@ pub fn bus_factor(op: CollOp, n: u32) -> (u64, u64) {
 }
 
 /// Bytes per element of a `dtype` / `Input type` value (`Float`, `BFloat16`, `float`, `long`,
-/// `c10::Half`, `signed char`); `None` when unknown.
+/// `c10::Half`, `signed char`, HCCL's `FP32`); `None` when unknown.
 pub fn dtype_bytes(dtype: &str) -> Option<u64> {
     let d: String = dtype
         .rsplit("::")
@@ -28,9 +28,12 @@ pub fn dtype_bytes(dtype: &str) -> Option<u64> {
         .map(|c| c.to_ascii_lowercase())
         .collect();
     Some(match d.as_str() {
-        "double" | "float64" | "long" | "int64" | "longlong" | "uint64" | "complexfloat" => 8,
-        "float" | "float32" | "int" | "int32" | "uint32" | "complexhalf" => 4,
-        "half" | "float16" | "bfloat16" | "short" | "int16" | "uint16" => 2,
+        // HCCL's names (`FP32`, `BFP16`, `FP64`) beside PyTorch's.
+        "double" | "float64" | "fp64" | "long" | "int64" | "longlong" | "uint64"
+        | "complexfloat" => 8,
+        "float" | "float32" | "fp32" | "int" | "int32" | "uint32" | "complexhalf" => 4,
+        "half" | "float16" | "fp16" | "bfloat16" | "bfp16" | "bf16" | "short" | "int16"
+        | "uint16" => 2,
         "char" | "signedchar" | "unsignedchar" | "byte" | "int8" | "uint8" | "bool"
         | "float8e4m3fn" | "float8e5m2" | "float8e4m3fnuz" | "float8e5m2fnuz" => 1,
         "complexdouble" | "complex128" => 16,

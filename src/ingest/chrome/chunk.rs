@@ -173,13 +173,16 @@ impl<'a> Chunk<'a> {
             self.drop_phase(ev);
             return Ok(());
         }
-        let class = ev
-            .cat
-            .as_ref()
-            .map(|c| d.class(&c.0))
-            .unwrap_or(Class::Unknown);
+        let class = match &ev.cat {
+            Some(c) => d.class(&c.0),
+            None => d.uncategorised(ev.pid.as_ref(), ev.args.as_ref()),
+        };
         if class == Class::StackFrame && !self.stack_frames {
             self.dropped.python_function += 1;
+            return Ok(());
+        }
+        if class == Class::Derived {
+            self.dropped.derived += 1;
             return Ok(());
         }
         let (start, dur) = self.times(ev.ts, ev.dur, offset)?;
@@ -300,10 +303,11 @@ impl<'a> Chunk<'a> {
                     Kind::Compute
                 }
             }
+            Class::CommKernel => Kind::Comm,
             Class::Memcpy => Kind::Memcpy,
             Class::Memset => Kind::Memset,
             Class::Sync => Kind::Sync,
-            Class::Trace | Class::StackFrame => Kind::Other,
+            Class::Trace | Class::StackFrame | Class::Derived => Kind::Other,
             Class::Unknown => {
                 let key = match cat {
                     Some(c) if !c.0.is_empty() => c.0.into_owned(),

@@ -36,7 +36,8 @@ fn args(b: &[u8], mut i: usize, external_id_only: bool) -> Option<(Args<'_>, usi
         }
         i = ws(b, i + 1);
         i = match key {
-            b"correlation" => {
+            // Ascend's `connection_id` plays correlation's part (CANN call ↔ device tasks).
+            b"correlation" | b"connection_id" => {
                 let (v, e) = link_id(b, i)?;
                 a.correlation = v;
                 e
@@ -49,17 +50,17 @@ fn args(b: &[u8], mut i: usize, external_id_only: bool) -> Option<(Args<'_>, usi
                 }
                 e
             }
-            b"name" | b"labels" => {
+            b"name" | b"labels" | b"Task Type" | b"task type" => {
                 let v = if b.get(i) == Some(&b'"') {
                     let (s, e) = plain_string(b, i)?;
                     (Some(Str(Cow::Borrowed(s))), e)
                 } else {
                     (None, skip_value(b, i)?)
                 };
-                if key == b"name" {
-                    a.name = v.0
-                } else {
-                    a.labels = v.0
+                match key {
+                    b"name" => a.name = v.0,
+                    b"labels" => a.labels = v.0,
+                    _ => a.task_type = v.0,
                 }
                 v.1
             }

@@ -17,7 +17,7 @@ pub mod merge;
 pub mod raw;
 pub mod scan;
 
-use raw::OpArgs;
+use raw::{Args, Id, OpArgs};
 
 /// What events of a category are, as far as the model cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +34,9 @@ pub enum Class {
     Runtime,
     /// A device kernel.
     Kernel,
+    /// A device communication task (Ascend's HCCL ops and their `Notify Wait`/`SDMA` tasks,
+    /// told by process and task type rather than by name).
+    CommKernel,
     /// A device memory copy.
     Memcpy,
     /// A device memory set.
@@ -42,6 +45,9 @@ pub enum Class {
     Sync,
     /// A profiler span.
     Trace,
+    /// A track the profiler derived from other events (Ascend's `Overlap Analysis`): counted,
+    /// never stored, since storing it would count the same device time twice.
+    Derived,
     /// A category the dialect does not know (counted by name, kept as `other`).
     Unknown,
 }
@@ -51,7 +57,12 @@ impl Class {
     pub fn is_device(self) -> bool {
         matches!(
             self,
-            Class::Kernel | Class::Memcpy | Class::Memset | Class::Sync | Class::DeviceAnnotation
+            Class::Kernel
+                | Class::CommKernel
+                | Class::Memcpy
+                | Class::Memset
+                | Class::Sync
+                | Class::DeviceAnnotation
         )
     }
 
@@ -90,6 +101,12 @@ pub struct NameFacts {
 pub trait Dialect: Sync {
     /// What events of category `cat` are.
     fn class(&self, cat: &[u8]) -> Class;
+
+    /// What an event without a category is, from its process and args (Ascend's device,
+    /// CANN and HCCL events carry none); Kineto writes a category on every timed event.
+    fn uncategorised(&self, _pid: Option<&Id<'_>>, _args: Option<&Args<'_>>) -> Class {
+        Class::Unknown
+    }
 
     /// The category of stack-frame events, skipped by the fast path unless they are kept.
     fn stack_frame_category(&self) -> &'static [u8];

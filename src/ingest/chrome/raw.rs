@@ -151,6 +151,9 @@ pub struct Args<'a> {
     pub name: Option<Str<'a>>,
     /// `labels` (metadata `process_labels`: `"CPU"`, `"GPU 0"`).
     pub labels: Option<Str<'a>>,
+    /// `Task Type` (Ascend device tasks: `AI_CORE`, `SDMA`, `Notify Wait`, ...) or `task type`
+    /// (HCCL plane tasks): what an Ascend device event is.
+    pub task_type: Option<Str<'a>>,
     /// Operator args (collective metadata of NCCL kernels and `record_param_comms`, shapes
     /// of operators), boxed: few events carry them.
     pub op: Option<Box<OpArgs<'a>>>,
@@ -324,7 +327,14 @@ impl<'de: 'a, 'a> Deserialize<'de> for Args<'a> {
                 let mut a = Args::default();
                 while let Some(key) = m.next_key::<Str<'de>>()? {
                     match &*key.0 {
-                        b"correlation" => a.correlation = m.next_value::<LinkId>()?.0,
+                        // Ascend's `connection_id` plays correlation's part: it pairs a
+                        // CANN call with the device tasks it launched.
+                        b"correlation" | b"connection_id" => {
+                            a.correlation = m.next_value::<LinkId>()?.0
+                        }
+                        b"Task Type" | b"task type" => {
+                            a.task_type = string_only(m.next_value::<&'de RawValue>()?)
+                        }
                         b"External id" | b"external id" => {
                             a.external_id = m.next_value::<LinkId>()?.0
                         }

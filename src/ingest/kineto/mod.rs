@@ -5,9 +5,8 @@
 //! the Chrome-JSON machinery (`super::chrome`) for everything else. Vendor names (CUDA, NCCL)
 //! come from the role tables.
 
-mod args;
+pub(crate) mod args;
 mod header;
-mod link;
 
 use super::RankDraft;
 use super::chrome::document::{self, ParseOptions};
@@ -16,7 +15,7 @@ use super::chrome::{Class, Dialect, NameFacts, SideTable, merge};
 use super::roles::RoleTable;
 use super::source::Source;
 use crate::error::Error;
-use crate::model::{HostCollective, Rank, RankFrom, RankId, SourceInfo};
+use crate::model::{HostCollective, Rank, RankFrom, RankId, SourceFormat, SourceInfo};
 use std::sync::atomic::AtomicU64;
 
 /// The Kineto dialect: categories by name, vocabulary from the role tables.
@@ -126,6 +125,7 @@ pub fn read(src: &Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
             file_bytes: src.file_bytes,
             json_bytes: src.text.len() as u64,
             rank_from: RankFrom::DistributedInfo,
+            format: SourceFormat::Kineto,
         },
         lanes: m.lanes,
         events: m.events,
@@ -140,7 +140,7 @@ pub fn read(src: &Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     rank.collectives = args::collectives(&chunks, &m.final_index, &mut strings);
     rank.shapes = args::shapes(&chunks, &m.final_index, &mut strings);
     rank.unknown_categories = merge::intern_categories(&mut strings, m.unknown_categories);
-    link::link(&mut rank, &m.corr, &m.ext);
+    super::link::link(&mut rank, &m.corr, &m.ext);
     super::steps::find_steps(&mut rank, &strings, opts.roles);
     super::steps::assign_steps(&mut rank);
     Ok(RankDraft {

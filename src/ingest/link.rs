@@ -1,4 +1,6 @@
-//! Links between events: launch links by correlation id and operator links by External id.
+//! Links between events: launch links by correlation id (Kineto's `correlation`, Ascend's
+//! `connection_id`) and operator links by External id. Format-neutral: each reader hands
+//! over the ids its events carry.
 
 use crate::ingest::chrome::chunk::NO_ID;
 use crate::model::{EventIx, Kind, LaneSide, Rank};

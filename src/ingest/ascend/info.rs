@@ -1,0 +1,145 @@
+//! `profiler_info_{rank}.json` (the rank, the profiler level) and `profiler_metadata.json`
+//! (distributed args, parallel groups, environment), both small: read as JSON values, every
+//! field optional because versions differ (`rank_id` an int or a string, `_export_type` a
+//! string or a list).
+
+use crate::error::{Error, Position};
+use crate::model::{ProcessGroup, RankId};
+use serde_json::Value;
+use std::path::Path;
+
+/// What `profiler_info` and `profiler_metadata` say about a rank.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Info {
+    /// The rank (`rank_id`, else the file name's, else `distributed_args.rank`).
+    pub rank: Option<RankId>,
+    /// `_profiler_level` (`Level0`, `Level1`, `Level2`): which files to expect.
+    pub level: Option<String>,
+    /// `distributed_args.world_size`.
+    pub world_size: Option<u32>,
+    /// `parallel_group_info`: HCCL group id, framework name (`tp`, `dp`, ...), global ranks.
+    pub groups: Vec<ProcessGroup>,
+    /// `ENV_VARIABLES` that were set (an empty string means not set), sorted by name.
+    pub env: Vec<(String, String)>,
+}
+
+/// Reads whichever of the two files exist.
+pub fn read(profiler_info: Option<&Path>, metadata: Option<&Path>) -> Result<Info, Error> {
+    let mut info = Info::default();
+    if let Some(p) = profiler_info {
+        let v = json(p)?;
+        info.rank = rank_id(&v["rank_id"]).or_else(|| rank_in_name(p));
+        info.level = v["config"]["experimental_config"]["_profiler_level"]
+            .as_str()
+            .map(str::to_string);
+    }
+    if let Some(p) = metadata {
+        let v = json(p)?;
+        let dist = &v["distributed_args"];
+        info.rank = info.rank.or_else(|| rank_id(&dist["rank"]));
+        info.world_size = dist["world_size"].as_u64().and_then(|n| u32::try_from(n).ok());
+        info.groups = groups(&v["parallel_group_info"]);
+        if let Some(env) = v["ENV_VARIABLES"].as_object() {
+            info.env = env
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .filter(|(_, v)| !v.is_empty())
+                .collect();
+            info.env.sort();
+        }
+    }
+    Ok(info)
+}
+
+/// A JSON file, or a one-line error at the line serde stopped on.
+fn json(path: &Path) -> Result<Value, Error> {
+    let label = path.display().to_string();
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::input_pos(
+            &label,
+            Position::Line(e.line() as u32),
+            format!("not valid JSON: {e}"),
+        )
+    })
+}
+
+/// `rank_id` as an int or a decimal string; negative (`-1`: not distributed) is none.
+fn rank_id(v: &Value) -> Option<RankId> {
+    let n = match v {
+        Value::String(s) => s.trim().parse::<u64>().ok()?,
+        v => v.as_u64()?,
+    };
+    u32::try_from(n).ok().map(RankId)
+}
+
+/// The `{rank}` of `profiler_info_{rank}.json`.
+fn rank_in_name(path: &Path) -> Option<RankId> {
+    let name = path.file_name()?.to_str()?;
+    let digits = name.strip_prefix("profiler_info_")?.strip_suffix(".json")?;
+    digits.parse().ok().map(RankId)
+}
+
+/// `parallel_group_info`: `{group id: {group_name, group_rank, global_ranks}}`.
+fn groups(v: &Value) -> Vec<ProcessGroup> {
+    let Some(map) = v.as_object() else {
+        return Vec::new();
+    };
+    let mut out: Vec<ProcessGroup> = map
+        .iter()
+        .map(|(id, g)| ProcessGroup {
+            name: id.clone(),
+            description: g["group_name"].as_str().unwrap_or("").to_string(),
+            ranks: g["global_ranks"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|r| r.as_u64().and_then(|n| u32::try_from(n).ok()))
+                        .map(RankId)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_forms() {
+        assert_eq!(rank_id(&serde_json::json!(3)), Some(RankId(3)));
+        assert_eq!(rank_id(&serde_json::json!("12")), Some(RankId(12)));
+        assert_eq!(rank_id(&serde_json::json!(-1)), None);
+        assert_eq!(
+            rank_in_name(Path::new("d/profiler_info_7.json")),
+            Some(RankId(7))
+        );
+        assert_eq!(rank_in_name(Path::new("profiler_info.json")), None);
+    }
+
+    #[test]
+    fn metadata_groups_and_env() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("profiler_metadata.json");
+        std::fs::write(
+            &p,
+            r#"{"distributed_args": {"rank": 2, "world_size": 8},
+                "ENV_VARIABLES": {"HCCL_ALGO": "", "ASCEND_LAUNCH_BLOCKING": "1"},
+                "parallel_group_info": {"g1": {"group_name": "tp", "group_rank": 0, "global_ranks": [2, 3]}}}"#,
+        )
+        .unwrap();
+        let i = read(None, Some(&p)).unwrap();
+        assert_eq!((i.rank, i.world_size), (Some(RankId(2)), Some(8)));
+        assert_eq!(i.env, vec![("ASCEND_LAUNCH_BLOCKING".into(), "1".into())]);
+        assert_eq!(i.groups[0].description, "tp");
+        assert_eq!(i.groups[0].ranks, vec![RankId(2), RankId(3)]);
+        std::fs::write(&p, "{\n\"a\": }").unwrap();
+        let e = read(None, Some(&p)).unwrap_err().to_string();
+        assert!(e.contains("line 2"), "{e}");
+    }
+}
