@@ -374,7 +374,15 @@ fn torch_npu_trace_view_step_marker_as_cpu_op() {
     );
     // Device, CANN and HCCL events carry no category: the Ascend reader tells them apart by
     // process and task type, so none is left unknown.
-    assert!(r["job"]["unknown_categories"]["(no category)"].is_null(), "{}", r["job"]);
-    assert!(r["job"]["events"]["compute"].as_u64().unwrap() > 100, "{}", r["job"]);
+    assert!(
+        r["job"]["unknown_categories"]["(no category)"].is_null(),
+        "{}",
+        r["job"]
+    );
+    assert!(
+        r["job"]["events"]["compute"].as_u64().unwrap() > 100,
+        "{}",
+        r["job"]
+    );
     assert_partitions(&r);
 }

@@ -30,6 +30,7 @@ pub fn assemble(
             .next()
             .unwrap_or_else(|| Error::input("-", "no inputs")));
     }
+    check_one_format(&drafts)?;
     let mut notes = resolve_ranks(&mut drafts)?;
     drafts.sort_by_key(|(d, _)| d.rank.id);
     let mut job = Job::default();
@@ -149,4 +150,25 @@ fn reintern(d: RankDraft, strings: &mut crate::model::Interner) -> crate::model:
         }
     }
     r
+}
+
+/// Kineto and Ascend ranks cannot be one job (a renamed `trace_view.json` is only told apart
+/// once read): their steps, clocks and collectives do not match.
+fn check_one_format(drafts: &[(RankDraft, Option<RankId>)]) -> Result<(), Error> {
+    let first = &drafts[0].0.rank.source;
+    match drafts
+        .iter()
+        .find(|(d, _)| d.rank.source.format != first.format)
+    {
+        Some((d, _)) => Err(Error::usage(
+            &d.rank.source.path,
+            format!(
+                "{} profiler output, but {} is {}: load the two kinds separately",
+                d.rank.source.format.as_str(),
+                first.path,
+                first.format.as_str()
+            ),
+        )),
+        None => Ok(()),
+    }
 }

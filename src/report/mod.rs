@@ -379,8 +379,17 @@ fn profiler_table(checks: &[crate::analysis::profiler_check::StepCheck]) -> Opti
     Some(Table {
         title: "Profiler step summary (step_trace_time.csv) against the events".into(),
         header: vec![
-            "rank", "step", "<source", "computing", "comm exposed", "overlapped", "free",
-            "stage", "bubble", "preparing", "dev",
+            "rank",
+            "step",
+            "<source",
+            "computing",
+            "comm exposed",
+            "overlapped",
+            "free",
+            "stage",
+            "bubble",
+            "preparing",
+            "dev",
         ],
         rows,
         notes: vec![

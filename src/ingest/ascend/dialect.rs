@@ -107,8 +107,8 @@ impl<'r> Ascend<'r> {
 /// a kernel.
 pub fn task_class(task_type: &[u8]) -> Class {
     match task_type {
-        b"Notify Wait" | b"Notify Record" | b"Write Value" | b"SDMA" | b"RDMA" | b"Reduce_Inline"
-        | b"HCCL" | b"COMMUNICATION" => Class::CommKernel,
+        b"Notify Wait" | b"Notify Record" | b"Write Value" | b"SDMA" | b"RDMA"
+        | b"Reduce_Inline" | b"HCCL" | b"COMMUNICATION" => Class::CommKernel,
         b"PCIE_DMA_SQE" | b"SDMA_SQE" | b"MEMCPY_ASYNC" | b"MEMCPY" => Class::Memcpy,
         b"EVENT_RECORD_SQE" | b"EVENT_WAIT_SQE" | b"PLACE_HOLDER_SQE" | b"EVENT_RECORD"
         | b"EVENT_WAIT" | b"STARS_COMMON" => Class::Sync,

@@ -174,7 +174,10 @@ mod tests {
         };
         assert_eq!(rank_dir_of(&root), Some(want.clone()));
         assert_eq!(rank_dir_of(&out), Some(want.clone()));
-        assert_eq!(rank_dir_of(&out.join("trace_view.json")), Some(want.clone()));
+        assert_eq!(
+            rank_dir_of(&out.join("trace_view.json")),
+            Some(want.clone())
+        );
         assert_eq!(rank_dir_of(&root.join("profiler_info_3.json")), Some(want));
         assert_eq!(rank_dir_of(t.path()), None);
         let flat = t.path().join("copy");

@@ -37,7 +37,9 @@ pub fn read(profiler_info: Option<&Path>, metadata: Option<&Path>) -> Result<Inf
         let v = json(p)?;
         let dist = &v["distributed_args"];
         info.rank = info.rank.or_else(|| rank_id(&dist["rank"]));
-        info.world_size = dist["world_size"].as_u64().and_then(|n| u32::try_from(n).ok());
+        info.world_size = dist["world_size"]
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok());
         info.groups = groups(&v["parallel_group_info"]);
         if let Some(env) = v["ENV_VARIABLES"].as_object() {
             info.env = env

@@ -32,7 +32,8 @@ pub fn read(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
 /// Parses the text of a `step_trace_time.csv`.
 pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<ProfilerStep>, Error> {
     let mut r = csv::ReaderBuilder::new().from_reader(bytes);
-    let at_line = |line: u64, msg: String| Error::input_pos(label, Position::Line(line as u32), msg);
+    let at_line =
+        |line: u64, msg: String| Error::input_pos(label, Position::Line(line as u32), msg);
     let header = r
         .headers()
         .map_err(|e| csv_error(label, &e))?
@@ -63,7 +64,10 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<ProfilerStep>, Error> {
         let step = match cell(required[0]).trim_start_matches("step") {
             "" => None,
             s => Some(StepNo(s.parse().map_err(|_| {
-                at_line(line, format!("`Step` {:?} is not a step number", cell(required[0])))
+                at_line(
+                    line,
+                    format!("`Step` {:?} is not a step number", cell(required[0])),
+                )
             })?)),
         };
         rows.push(ProfilerStep {
@@ -129,10 +133,17 @@ mod tests {
     #[test]
     fn bad_files_name_their_line() {
         let truncated = &JAN_2025[..JAN_2025.len() - 30];
-        let e = parse("t.csv", truncated.as_bytes()).unwrap_err().to_string();
+        let e = parse("t.csv", truncated.as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("t.csv: line 2:"), "{e}");
-        let e = parse("t.csv", b"Step,Computing\n1,2\n").unwrap_err().to_string();
-        assert!(e.contains("line 1") && e.contains("Communication(Not Overlapped)"), "{e}");
+        let e = parse("t.csv", b"Step,Computing\n1,2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 1") && e.contains("Communication(Not Overlapped)"),
+            "{e}"
+        );
         let bad = JAN_2025.replace("136581.0", "n/a");
         let e = parse("t.csv", bad.as_bytes()).unwrap_err().to_string();
         assert!(e.contains("line 2") && e.contains("`Stage`"), "{e}");

@@ -1,0 +1,336 @@
+//! Ascend profiler output: the hand-made two-rank export in `testdata/ascend/tiny` (answers
+//! computed by hand), and the real torch_npu exports in `../shared/traces/ascend`.
+
+mod common;
+
+use common::{assert_partitions, report_json, row, run, shared, testdata};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+fn tiny() -> PathBuf {
+    testdata("ascend/tiny")
+}
+
+fn rank_dir(r: u32) -> PathBuf {
+    tiny().join(format!("host_{}_20250101000000000_ascend_pt", 100 + r))
+}
+
+/// The profiler's row and ours for (rank, step).
+fn check(r: &Value, rank: u64) -> &Value {
+    r["profiler_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["rank"] == rank)
+        .unwrap_or_else(|| panic!("no check for rank {rank}: {}", r["profiler_checks"]))
+}
+
+#[test]
+fn tiny_breakdown_by_hand() {
+    let r = report_json(&[&tiny()], &[]);
+    assert_eq!(r["job"]["ranks"], 2);
+    assert_eq!(r["job"]["steps"], json!([3]));
+    // Rank 0, step 3 = host step [1000, 1100] µs. C = [1020,1050] ∪ [1080,1090],
+    // M = [1040,1070] (the HCCL op; its Notify Wait on stream 4 is its part, not counted
+    // again), Y = [1010,1015], H = [1004,1015] ∪ [1030,1033] (the CANN thread launches).
+    let b = row(&r, 3, 0);
+    assert_eq!(b["span_ns"], 100_000);
+    assert_eq!(b["compute_ns"], 30_000);
+    assert_eq!(b["overlap_ns"], 10_000);
+    assert_eq!(b["comm_ns"], 20_000);
+    assert_eq!(b["memory_ns"], 5_000);
+    assert_eq!(b["host_bound_ns"], 6_000);
+    assert_eq!(b["free_ns"], 29_000);
+    // Rank 1 arrives 5 µs later at the all-reduce: it is the one waited for.
+    assert_eq!(row(&r, 3, 1)["overlap_ns"], 5_000);
+    assert_partitions(&r);
+    // The HCCL op's own args give its size: 1024 FP32 = 4 KiB.
+    let events = &r["job"]["events"];
+    assert_eq!(
+        (events["comm"].as_u64(), events["compute"].as_u64()),
+        (Some(2), Some(4))
+    );
+    assert_eq!(
+        r["job"]["dropped"]["derived"], 4,
+        "Overlap Analysis is not stored"
+    );
+}
+
+#[test]
+fn tiny_profiler_summary_matches_the_events() {
+    let r = report_json(&[&tiny()], &[]);
+    for rank in [0, 1] {
+        let c = check(&r, rank);
+        assert_eq!(c["ours"], c["theirs"], "rank {rank}");
+    }
+    let c = check(&r, 1);
+    // Hand-computed: C = 40 µs, M = [1045,1070] = 25, C∩M = 5, window [1020,1090] = 70.
+    assert_eq!(c["theirs"]["Computing"], 40_000);
+    assert_eq!(c["theirs"]["Overlapped"], 5_000);
+    assert_eq!(c["theirs"]["Free"], 10_000);
+    assert_eq!(c["theirs"]["Preparing"], 20_000);
+}
+
+#[test]
+fn tiny_lanes_ranks_and_devices() {
+    let r = report_json(&[&tiny()], &[]);
+    let sources = r["job"]["sources"].as_array().unwrap();
+    // rank_id is an int in one profiler_info and a string in the other.
+    assert_eq!(sources[0]["rank"], 0);
+    assert_eq!(sources[1]["rank"], 1);
+    assert!(
+        sources[1]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("host_101_20250101000000000_ascend_pt")
+    );
+    assert_eq!(
+        r["job"]["devices"],
+        json!([{"name": "Ascend NPU", "ranks": 2}])
+    );
+}
+
+/// Every way of naming the same job loads the same two ranks.
+#[test]
+fn rank_directories_are_recognised_by_their_files() {
+    let want = report_json(&[&tiny()], &[]);
+    let out = |p: &[&Path]| report_json(p, &[]);
+    let r0 = rank_dir(0);
+    let r1 = rank_dir(1);
+    for got in [
+        out(&[&r0, &r1]),
+        out(&[
+            &r0.join("ASCEND_PROFILER_OUTPUT"),
+            &r1.join("profiler_info_1.json"),
+        ]),
+        out(&[
+            &r0.join("ASCEND_PROFILER_OUTPUT/trace_view.json"),
+            &r0.join("ASCEND_PROFILER_OUTPUT/step_trace_time.csv"),
+            &r1.join("ASCEND_PROFILER_OUTPUT/trace_view.json"),
+        ]),
+    ] {
+        assert_eq!(got["breakdown"], want["breakdown"]);
+        assert_eq!(got["profiler_checks"], want["profiler_checks"]);
+    }
+}
+
+#[test]
+fn a_renamed_trace_view_is_read_by_its_content() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("npu_rank0.json");
+    std::fs::copy(
+        rank_dir(0).join("ASCEND_PROFILER_OUTPUT/trace_view.json"),
+        &f,
+    )
+    .unwrap();
+    let r = report_json(&[&f], &[]);
+    assert_eq!(row(&r, 3, 0)["compute_ns"], 30_000);
+    assert!(r["job"]["unknown_categories"]["(no category)"].is_null());
+}
+
+#[test]
+fn kineto_and_ascend_inputs_do_not_mix() {
+    let out = run([
+        Path::new("report"),
+        &rank_dir(0),
+        &testdata("pipeline2").join("rank-0.json"),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("Ascend profiler output"), "{err}");
+    // A trace_view.json under another name is only known once read: still refused.
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("npu.json");
+    std::fs::copy(
+        rank_dir(0).join("ASCEND_PROFILER_OUTPUT/trace_view.json"),
+        &f,
+    )
+    .unwrap();
+    let kineto = testdata("pipeline2").join("rank-0.json");
+    let out = run([Path::new("report"), &f, &kineto]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("load the two kinds separately"), "{err}");
+}
+
+/// A copy of the tiny job with one file replaced.
+fn broken(rel: &str, text: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("r0_ascend_pt");
+    let out = root.join("ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).unwrap();
+    let src = rank_dir(0);
+    for f in ["profiler_info_0.json", "profiler_metadata.json"] {
+        std::fs::copy(src.join(f), root.join(f)).unwrap();
+    }
+    for f in ["trace_view.json", "step_trace_time.csv"] {
+        let from = src.join("ASCEND_PROFILER_OUTPUT").join(f);
+        std::fs::copy(from, out.join(f)).unwrap();
+    }
+    std::fs::write(root.join(rel), text).unwrap();
+    (t, root)
+}
+
+fn one_line_error(dir: &Path) -> String {
+    let out = run([Path::new("report"), dir]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn bad_inputs_name_the_file_and_position() {
+    let csv = "ASCEND_PROFILER_OUTPUT/step_trace_time.csv";
+    let good = std::fs::read_to_string(rank_dir(0).join(csv)).unwrap();
+    let (_t, d) = broken(csv, &good.as_bytes()[..good.len() - 12]);
+    let e = one_line_error(&d);
+    assert!(e.contains("step_trace_time.csv: line 2:"), "{e}");
+    let (_t, d) = broken(csv, good.replace("Stage,", "Stadium,").as_bytes());
+    let e = one_line_error(&d);
+    assert!(e.contains("line 1") && e.contains("`Stage`"), "{e}");
+    let tv = "ASCEND_PROFILER_OUTPUT/trace_view.json";
+    let text = std::fs::read(rank_dir(0).join(tv)).unwrap();
+    let (_t, d) = broken(tv, &text[..text.len() / 2]);
+    let e = one_line_error(&d);
+    assert!(e.contains("trace_view.json: byte"), "{e}");
+    let (_t, d) = broken("profiler_info_0.json", b"{\"rank_id\": ");
+    let e = one_line_error(&d);
+    assert!(e.contains("profiler_info_0.json: line 1"), "{e}");
+}
+
+#[test]
+fn a_job_with_an_unreadable_rank_loads_the_rest() {
+    let (t, d) = broken("ASCEND_PROFILER_OUTPUT/step_trace_time.csv", b"Step\n1,2\n");
+    let other = t.path().join("r1_ascend_pt");
+    copy_dir(&rank_dir(1), &other);
+    let out = run([Path::new("report"), &d, &other]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 rank(s)"), "{text}");
+    assert!(text.contains("step_trace_time.csv: line"), "{text}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// (path, length, modification time) of every file under `dir`.
+fn listing(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let m = e.metadata().unwrap();
+        if m.is_dir() {
+            out.extend(listing(&e.path()));
+        } else {
+            out.push((e.path(), m.len(), m.modified().unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The real exports: `../shared/traces/ascend/msinsight/test/data/pytorch/text/level{0,1,2}`.
+fn levels(s: &Path) -> Vec<PathBuf> {
+    (0..3)
+        .map(|l| {
+            s.join(format!(
+                "traces/ascend/msinsight/test/data/pytorch/text/level{l}"
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn real_exports_reproduce_the_profilers_step_summary() {
+    let Some(s) = shared() else { return };
+    for dir in levels(&s) {
+        let before = listing(&dir);
+        let r = report_json(&[&dir], &[]);
+        assert_eq!(
+            listing(&dir),
+            before,
+            "{}: the input changed",
+            dir.display()
+        );
+        assert_eq!(r["job"]["ranks"], 2, "{}", dir.display());
+        assert_partitions(&r);
+        for rank in [0, 1] {
+            let c = check(&r, rank);
+            let (ours, theirs) = (&c["ours"], &c["theirs"]);
+            let span = theirs["Stage"].as_i64().unwrap() + theirs["Bubble"].as_i64().unwrap();
+            for (k, v) in theirs.as_object().unwrap() {
+                let d = (ours[k].as_i64().unwrap() - v.as_i64().unwrap()).abs();
+                // torch_npu sums float µs; the events agree to well under a µs.
+                assert!(
+                    d < 1_000,
+                    "{} rank {rank} {k}: {ours} vs {theirs}",
+                    dir.display()
+                );
+                assert!((d as f64) < span as f64 * 0.01);
+            }
+            // The breakdown's parts are the same sets: compute + overlap is Computing,
+            // comm is Communication(Not Overlapped).
+            let b = row(&r, 50, rank);
+            let computing = b["compute_ns"].as_i64().unwrap() + b["overlap_ns"].as_i64().unwrap();
+            let within = |a: i64, b: &Value| (a - b.as_i64().unwrap()).abs() < span / 100;
+            assert!(within(computing, &theirs["Computing"]), "{b} vs {theirs}");
+            assert!(within(
+                b["comm_ns"].as_i64().unwrap(),
+                &theirs["Communication(Not Overlapped)"]
+            ));
+        }
+    }
+}
+
+#[test]
+fn every_shared_ascend_sample_loads_or_fails_in_one_line() {
+    let Some(s) = shared() else { return };
+    let mut dirs = Vec::new();
+    find_rank_dirs(&s.join("traces/ascend"), &mut dirs);
+    assert!(dirs.len() >= 14, "{dirs:?}");
+    for d in dirs {
+        let out = run([
+            Path::new("report"),
+            &d,
+            Path::new("--format"),
+            Path::new("json"),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{}: {err}", d.display());
+        match out.status.code() {
+            Some(0) => assert_partitions(&serde_json::from_slice(&out.stdout).unwrap()),
+            Some(2) => assert_eq!(err.lines().count(), 1, "{}: {err}", d.display()),
+            c => panic!("{}: exit {c:?}: {err}", d.display()),
+        }
+    }
+}
+
+/// Directories holding `ASCEND_PROFILER_OUTPUT/` or a `trace_view.json`.
+fn find_rank_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+    entries.sort_by_key(|e| e.path());
+    if entries.iter().any(|e| {
+        let n = e.file_name();
+        n == "ASCEND_PROFILER_OUTPUT" || n == "trace_view.json"
+    }) {
+        out.push(dir.to_path_buf());
+        return;
+    }
+    for e in entries {
+        if e.path().is_dir() {
+            find_rank_dirs(&e.path(), out);
+        }
+    }
+}
