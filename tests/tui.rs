@@ -98,6 +98,21 @@ fn every_pane_on_the_demo_job() {
 }
 
 #[test]
+fn every_pane_on_an_ascend_job() {
+    let dir = common::testdata("ascend/tiny");
+    let mut app = app_on(&[dir], "testdata/ascend/tiny", (120, 40));
+    snapshot_all(&mut app, "ascend_tiny");
+    // The device view names Ascend's lanes: NPU streams, the HCCL group and its planes.
+    show(&mut app, Pane::Timeline, (120, 40));
+    app.screen.push(Level::Device(RankIx(0)), Pane::Timeline);
+    app.refresh();
+    snap(
+        "tui_ascend_tiny_device_rank0_timeline_120x40",
+        &screen(&app),
+    );
+}
+
+#[test]
 fn every_pane_on_a_real_trace() {
     let Some(shared) = common::shared() else {
         return;

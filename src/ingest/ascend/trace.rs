@@ -123,6 +123,13 @@ fn name_lanes(rank: &mut Rank, strings: &mut Interner, processes: &Processes, ch
     }
 }
 
+/// The collective an HCCL op performs, from its name: `hcom_allReduce__586_0_1` → `allReduce`
+/// (what the role tables map to all_reduce, as a `Collective name`).
+fn hccl_type(op: &str) -> &str {
+    let t = op.strip_prefix("hcom_").unwrap_or(op);
+    t.split("__").next().unwrap_or(t).trim_end_matches('_')
+}
+
 /// An HCCL op's own args: its element count and type.
 #[derive(Deserialize)]
 struct HcclEvent {
@@ -167,9 +174,10 @@ fn hccl_collectives(
             if ev.kind[i] != Kind::Comm || e.args.count.is_none() {
                 continue;
             }
+            let op = hccl_type(strings.resolve(ev.name[i])).to_string();
             out.push(Collective {
                 event: EventIx::of(i),
-                name: None,
+                name: Some(strings.intern(&op)),
                 in_nelems: e.args.count,
                 out_nelems: None,
                 dtype: e.args.data_type.map(|d| strings.intern(&d)),
@@ -183,4 +191,15 @@ fn hccl_collectives(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hccl_types() {
+        assert_eq!(super::hccl_type("hcom_allReduce__586_0_1"), "allReduce");
+        assert_eq!(super::hccl_type("hcom_send__822_0"), "send");
+        assert_eq!(super::hccl_type("hcom_batchSendRecv__3_1"), "batchSendRecv");
+        assert_eq!(super::hccl_type("HcclAllReduce"), "HcclAllReduce");
+    }
 }
