@@ -344,19 +344,7 @@ fn every_hta_trace_loads_or_fails_cleanly() {
     files.sort();
     assert!(files.len() >= 25, "{files:?}");
     for f in files {
-        let out = run([
-            std::path::Path::new("report"),
-            &f,
-            std::path::Path::new("--format"),
-            std::path::Path::new("json"),
-        ]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!err.contains("panicked"), "{}: {err}", f.display());
-        match out.status.code() {
-            Some(0) => assert_partitions(&serde_json::from_slice(&out.stdout).unwrap()),
-            Some(2) => assert_eq!(err.lines().count(), 1, "{}: {err}", f.display()),
-            c => panic!("{}: exit {c:?}: {err}", f.display()),
-        }
+        common::loads_or_fails_in_one_line(&f);
     }
 }
 

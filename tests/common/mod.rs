@@ -160,3 +160,21 @@ pub fn hist(calls: [u64; 5]) -> serde_json::Value {
             .collect(),
     )
 }
+
+/// `report --format json` on `path` exits 0 with a report whose breakdowns partition their
+/// spans, or 2 with a one-line error — never a panic.
+pub fn loads_or_fails_in_one_line(path: &Path) {
+    let out = run([
+        Path::new("report"),
+        path,
+        Path::new("--format"),
+        Path::new("json"),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{}: {err}", path.display());
+    match out.status.code() {
+        Some(0) => assert_partitions(&serde_json::from_slice(&out.stdout).unwrap()),
+        Some(2) => assert_eq!(err.lines().count(), 1, "{}: {err}", path.display()),
+        c => panic!("{}: exit {c:?}: {err}", path.display()),
+    }
+}
