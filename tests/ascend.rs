@@ -301,19 +301,7 @@ fn every_shared_ascend_sample_loads_or_fails_in_one_line() {
     find_rank_dirs(&s.join("traces/ascend"), &mut dirs);
     assert!(dirs.len() >= 14, "{dirs:?}");
     for d in dirs {
-        let out = run([
-            Path::new("report"),
-            &d,
-            Path::new("--format"),
-            Path::new("json"),
-        ]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!err.contains("panicked"), "{}: {err}", d.display());
-        match out.status.code() {
-            Some(0) => assert_partitions(&serde_json::from_slice(&out.stdout).unwrap()),
-            Some(2) => assert_eq!(err.lines().count(), 1, "{}: {err}", d.display()),
-            c => panic!("{}: exit {c:?}: {err}", d.display()),
-        }
+        common::loads_or_fails_in_one_line(&d);
     }
 }
 

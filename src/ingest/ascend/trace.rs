@@ -153,25 +153,28 @@ fn hccl_collectives(
     strings: &mut Interner,
     processes: &Processes,
 ) -> Vec<Collective> {
-    let hccl_pids: Vec<String> = processes
-        .iter()
-        .filter(|(_, (p, _))| *p == Process::Hccl)
-        .map(|(id, _)| id.text())
-        .collect();
+    let by_pid = by_pid_text(processes);
     let ev = &rank.events;
     let mut out = Vec::new();
     for (l, lane) in rank.lanes.iter().enumerate() {
-        if !hccl_pids.iter().any(|p| p == strings.resolve(lane.pid)) {
+        if !matches!(
+            by_pid.get(strings.resolve(lane.pid)),
+            Some((Process::Hccl, _))
+        ) {
             continue;
         }
-        for i in rank.lane_events(l as u16) {
+        // Only the ops themselves: plane tasks (other) outnumber them and carry no size.
+        for i in rank
+            .lane_events(l as u16)
+            .filter(|&i| ev.kind[i] == Kind::Comm)
+        {
             let raw = ev.raw[i];
             let at = raw.offset as usize;
             let bytes = text.get(at..at + raw.len as usize);
             let Some(e) = bytes.and_then(|b| serde_json::from_slice::<HcclEvent>(b).ok()) else {
                 continue;
             };
-            if ev.kind[i] != Kind::Comm || e.args.count.is_none() {
+            if e.args.count.is_none() {
                 continue;
             }
             let op = hccl_type(strings.resolve(ev.name[i])).to_string();
