@@ -322,3 +322,52 @@ fn find_rank_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// The level1 and level2 samples ship 2 of 8 ranks. Both loaded ranks wait inside the first
+/// all-reduce for rank 5, which is not loaded: HCCL's `Notify_Wait` for peer 5 on rank 0's
+/// plane 5 ends 78 776 734 ns after rank 0's call starts (level1: the call starts at
+/// 1736408883732241.564 µs; the wait starts at …253.684 µs and lasts 78764.61375 µs).
+/// That is the first finding; msprof-analyze 26.2.0 says "no slow rank" on the same files.
+#[test]
+fn a_rank_that_is_not_loaded_is_found_by_its_peers_waits() {
+    let Some(s) = shared() else { return };
+    let dirs = levels(&s);
+    for (dir, op, wait0) in [
+        (&dirs[1], "hcom_allReduce__586_0_1", 78_776_734),
+        (&dirs[2], "hcom_allReduce__271_0_1", 0),
+    ] {
+        let r = report_json(&[dir], &[]);
+        let f = &r["findings"][0];
+        assert_eq!(f["rule"], "straggler", "{}: {f}", dir.display());
+        assert_eq!(f["evidence"]["ranks"], json!([5]));
+        assert_eq!(f["evidence"]["steps"], json!([50]));
+        assert_eq!(f["evidence"]["ops"][0], op);
+        assert!(f["title"].as_str().unwrap().contains("rank 5 (not loaded)"));
+        assert!(f["impact_pct"].as_f64().unwrap() <= 1.0);
+        let w = &r["communication"]["worst_instances"][0];
+        assert_eq!(
+            (&w["last_arriver"], &w["last_arriver_measured"]),
+            (&json!(5), &json!(true))
+        );
+        if wait0 > 0 {
+            // Rank 0 waited at least its own measured wait; rank 1's (aligned) can date the
+            // arrival a little later.
+            let w0 = w["members"][0]["wait_ns"].as_i64().unwrap();
+            assert!((wait0..wait0 + 100_000).contains(&w0), "{w0}");
+        }
+        // The peers make the world 8 ranks, 6 of them not loaded.
+        let g = &r["communication"]["groups"][0];
+        assert_eq!(g["ranks"], json!([0, 1, 2, 3, 4, 5, 6, 7]));
+        assert_eq!(g["missing_ranks"], json!([2, 3, 4, 5, 6, 7]));
+        let s = &r["cluster"]["stragglers"][0];
+        assert_eq!((&s["rank"], &s["loaded"]), (&json!(5), &json!(false)));
+    }
+    // Level0 records no HCCL plane tasks: nothing measures rank 5, and no finding invents
+    // it. Small messages cannot claim the waiting inside the first all-reduce: each small
+    // call loses at most the fastest call's time to its size.
+    let r = report_json(&[&dirs[0]], &[]);
+    let fs = r["findings"].as_array().unwrap();
+    assert!(fs.iter().all(|f| f["evidence"]["ranks"] != json!([5])));
+    let small = fs.iter().find(|f| f["rule"] == "small_messages").unwrap();
+    assert!(small["impact_ns"].as_i64().unwrap() < 5_000_000, "{small}");
+}

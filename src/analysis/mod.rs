@@ -186,7 +186,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     let comm = comm::analyze(job, &compute, &span_ns, &opts.comm, scope.step, &devices);
     drop(compute);
     let slow_steps = cluster::slow_steps(&step_times::step_times(&all_rows), &all_rows, &comm);
-    let (stragglers, imbalance) = cluster::stragglers(&comm, &all_rows, &spans, scope.step);
+    let (stragglers, imbalance) = cluster::stragglers(job, &comm, &all_rows, &spans, scope.step);
     let stages = cluster::stages(&comm, &all_rows, scope.step);
     let slowest_step = step_times::slowest(&step_times);
     let window = opts

@@ -13,7 +13,7 @@ pub use event::{Events, Kind, NO_STEP, RawSpan};
 pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
 pub use interner::{Interner, Sym};
 pub use lane::{Lane, LaneSide};
-pub use profiler::ProfilerStep;
+pub use profiler::{PeerWait, ProfilerStep};
 pub use role::{
     CollOp, Family, GemmForm, GraphCall, HostCollective, OpFamily, PageableCopy, Role, SyncCall,
 };
@@ -81,6 +81,8 @@ pub struct Rank {
     pub pre_window: PreWindow,
     /// The profiler's own per-step summary (Ascend's `step_trace_time.csv`), when it wrote one.
     pub profiler_steps: Vec<ProfilerStep>,
+    /// Waits for named peers inside collectives (HCCL `Notify_Wait`), in start order.
+    pub peer_waits: Vec<PeerWait>,
 }
 
 /// Device events launched before the trace window: on a stream, the unlinked events that run

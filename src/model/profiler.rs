@@ -30,3 +30,14 @@ pub struct ProfilerStep {
     /// From the host step's start to the first device task (newer exports).
     pub preparing: Option<Ns>,
 }
+
+/// A rank waiting inside a collective for one named peer's signal, as the collective library
+/// itself recorded it (HCCL's `Notify_Wait` plane tasks): a measured wait, where the arrival
+/// skew between loaded ranks can only see the ranks that were loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerWait {
+    /// The wait task (kept as an `other` event on its plane lane).
+    pub event: super::EventIx,
+    /// The peer waited for, as its rank in the collective's communicator.
+    pub peer: u32,
+}

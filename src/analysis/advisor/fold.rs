@@ -11,7 +11,8 @@
 //! 2. Poor overlap folds into small messages: many small collectives after backward are
 //!    what leaves communication exposed, and bucketing is the fix. So does waiting in those
 //!    collectives when no late rank is named: each small collective is one more point where
-//!    every rank synchronizes, and the skew between them accumulates there.
+//!    every rank synchronizes, and the skew between them accumulates there. Both only
+//!    when small messages can cost at least half of the symptom's time themselves.
 //! 3. Tiny kernels and host work on the critical path fold into launch-bound: all three are
 //!    the host failing to keep the device fed, measured three ways.
 //!
@@ -51,7 +52,8 @@ const FOLDS: &[(&str, &[&str], Same)] = &[
 enum Same {
     /// The symptom's culprit ranks and steps are all in the cause's evidence.
     CulpritInScope,
-    /// They name a common operator or collective type.
+    /// They name a common operator or collective type, and the cause's own impact is at
+    /// least half the symptom's (else the symptom has a larger cause of its own).
     SharedOp,
     /// They name a common collective type, and the symptom names no rank to blame.
     SharedOpNoCulprit,
@@ -71,9 +73,12 @@ impl Same {
                     && s.steps.iter().all(|x| c.steps.contains(x))
             }
             // Collective types are written `all_reduce` or `all_reduce (group)`.
+            // … and the cause's own bound covers at least half of the symptom: bucketing
+            // saves per-call costs, never tens of ms of waiting inside one collective.
             Same::SharedOp => {
                 let op = |o: &String| o.split(" (").next().unwrap_or("").to_string();
                 s.ops.iter().any(|a| c.ops.iter().any(|b| op(a) == op(b)))
+                    && 2 * cause.impact_ns >= symptom.impact_ns
             }
             Same::SharedOpNoCulprit => s.ranks.is_empty() && Same::SharedOp.holds(symptom, cause),
             Same::Grew(part) => s.ops.iter().any(|o| o == part),
@@ -191,6 +196,13 @@ mod tests {
         let v = fold(vec![waits(&[3]), small()], 100 * MS, &t);
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].rule, "comm_wait_dominated");
+        // Waiting more than twice what small messages can cost has a larger cause: both
+        // stay, and small messages keep their own 4 ms.
+        let mut long = waits(&[]);
+        long.set_impact(9 * MS, 100 * MS, &t);
+        let v = fold(vec![long, small()], 100 * MS, &t);
+        assert_eq!(v.len(), 2);
+        assert_eq!((v[1].rule, v[1].impact_ns), ("small_messages", 4 * MS));
     }
 
     #[test]

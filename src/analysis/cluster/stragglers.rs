@@ -6,7 +6,7 @@ use crate::analysis::comm::Comm;
 use crate::analysis::comm::waits::Unions;
 use crate::analysis::stats::median_sorted;
 use crate::analysis::steps::StepSpan;
-use crate::model::{RankId, StepNo};
+use crate::model::{Job, RankId, StepNo};
 use crate::time::Ns;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -72,6 +72,12 @@ pub struct Straggler {
     pub flagged: bool,
     /// Parts above the domain median by more than [`IMBALANCE`] of the mean span.
     pub excess: Vec<PartExcess>,
+    /// Its own trace is loaded. A rank that is not was found by the waits its peers
+    /// measured for it (HCCL `Notify_Wait`): its arrivals are known, its work is not.
+    pub loaded: bool,
+    /// The collective (its event name on a waiting rank) at whose instance it imposed the
+    /// most wait: where to look.
+    pub worst_collective: Option<String>,
     /// Per step.
     pub steps: Vec<StragglerStep>,
 }
@@ -111,6 +117,11 @@ struct RankWaits {
     late_entry: Ns,
     /// Per step: (last arrivals, imposed wait).
     steps: BTreeMap<Option<StepNo>, (u64, Ns)>,
+    /// Instances whose last arrival was measured by the peers' waits, not its own start.
+    measured: u64,
+    /// The instance (index in `comm.instances()`) it imposed the most wait at, with that
+    /// wait.
+    worst: Option<(Ns, usize)>,
 }
 
 /// The waiting in one domain: per member, and all of it.
@@ -127,6 +138,7 @@ struct PartSums {
 
 /// Stragglers and imbalance of every domain with at least two ranks present.
 pub fn stragglers(
+    job: &Job,
     comm: &Comm,
     rows: &[Breakdown],
     spans: &[Vec<StepSpan>],
@@ -136,7 +148,7 @@ pub fn stragglers(
     let mut imbalance = Vec::new();
     let any_group = imposed_any_group(comm, step);
     for (g, group) in comm.calls.groups.iter().enumerate() {
-        let waits = domain_waits(comm, spans, g as u32, step);
+        let mut waits = domain_waits(comm, spans, g as u32, step);
         if waits.ranks.len() < 2 {
             continue;
         }
@@ -154,11 +166,19 @@ pub fn stragglers(
             sums: &sums,
             medians: &medians,
         };
-        let mut ranked: Vec<Straggler> = waits
+        let names: BTreeMap<RankId, String> = waits
             .ranks
+            .iter()
+            .filter_map(|(&r, a)| Some((r, collective_name(job, comm, a.worst?.1)?)))
+            .collect();
+        let mut ranked: Vec<Straggler> = std::mem::take(&mut waits.ranks)
             .into_iter()
             .filter(|(_, a)| a.last > 0)
-            .map(|(rank, a)| straggler(&domain, rank, a))
+            .map(|(rank, a)| {
+                let mut s = straggler(&domain, rank, a);
+                s.worst_collective = names.get(&rank).cloned();
+                s
+            })
             .collect();
         ranked.sort_by_key(|s| (std::cmp::Reverse(s.imposed_wait_ns), s.rank));
         out.extend(ranked);
@@ -176,7 +196,7 @@ fn domain_waits(comm: &Comm, spans: &[Vec<StepSpan>], g: u32, step: Option<StepN
     };
     let mut total = Unions::default();
     let mut imposed = Unions::default();
-    for (inst, t) in comm.instances() {
+    for (k, (inst, t)) in comm.instances().enumerate() {
         if inst.group != g || inst.op.is_p2p() || (step.is_some() && inst.step != step) {
             continue;
         }
@@ -197,6 +217,14 @@ fn domain_waits(comm: &Comm, spans: &[Vec<StepSpan>], g: u32, step: Option<StepN
         if t.timing.skew_ns > 0 {
             let late = late_entry(comm, spans, inst, t);
             let a = w.ranks.entry(t.timing.last_arriver).or_default();
+            // A late rank that was not loaded took part all the same: its peers waited.
+            if t.timing.last_arriver_measured {
+                a.instances += 1;
+                a.measured += 1;
+            }
+            if a.worst.is_none_or(|(w, _)| t.timing.wait_ns > w) {
+                a.worst = Some((t.timing.wait_ns, k));
+            }
             a.last += 1;
             a.steps.entry(inst.step).or_default().0 += 1;
             if late * 2 >= t.timing.skew_ns {
@@ -211,6 +239,18 @@ fn domain_waits(comm: &Comm, spans: &[Vec<StepSpan>], g: u32, step: Option<StepN
         a.steps.entry(st).or_default().1 += wait;
     }
     w
+}
+
+/// The name of instance `k`'s call on its first member (`hcom_allReduce__586_0_1`,
+/// `ncclDevKernel_AllReduce_Sum_bf16_RING_LL`), without a kernel's parameter list.
+fn collective_name(job: &Job, comm: &Comm, k: usize) -> Option<String> {
+    let inst = comm.matching.instances.get(k)?;
+    let m = inst.members.first()?;
+    let e = comm.calls.per_rank[m.rank.get()][m.call as usize].event;
+    let rank = job.rank(m.rank);
+    let name = job.strings.resolve(rank.events.name[e.0 as usize]);
+    // A kernel's signature adds nothing to its name.
+    Some(name.split('(').next().unwrap_or(name).to_string())
 }
 
 /// Per (last arriver, step): the union over every group's (non-p2p) instances it arrived
@@ -392,6 +432,8 @@ fn straggler(d: &Domain, rank: RankId, a: RankWaits) -> Straggler {
         steps_with_wait,
         flagged,
         excess,
+        loaded: a.measured < a.instances || a.instances == 0,
+        worst_collective: None,
         steps: a
             .steps
             .into_iter()

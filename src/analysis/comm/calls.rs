@@ -49,7 +49,8 @@ pub enum GroupSource {
     Declared,
     /// `Process Group Ranks` args.
     Args,
-    /// No membership information: the world (all ranks of `world_size`, else of the job).
+    /// No membership information: the world (all ranks of `world_size`, else the loaded ranks
+    /// and the peers their collectives named).
     World,
 }
 
@@ -379,6 +380,18 @@ impl Enclosing {
     }
 }
 
+/// The world when no trace states its size: the loaded ranks, and every rank the loaded
+/// ranks' collectives waited for by name (HCCL peers are communicator ranks: up to the
+/// largest communicator's size, the world's when the job has a world collective).
+fn unstated_world(job: &Job) -> Vec<RankId> {
+    let mut ranks: std::collections::BTreeSet<RankId> = job.ranks.iter().map(|r| r.id).collect();
+    let peers = job.ranks.iter().flat_map(|r| &r.peer_waits).map(|w| w.peer);
+    if let Some(max) = peers.max() {
+        ranks.extend((0..=max).map(RankId));
+    }
+    ranks.into_iter().collect()
+}
+
 /// Groups seen so far, by name.
 struct Groups {
     list: Vec<CommGroup>,
@@ -391,7 +404,7 @@ impl Groups {
     fn new(job: &Job) -> Self {
         let world_members = match job.world_size {
             Some(n) => (0..n).map(RankId).collect(),
-            None => job.ranks.iter().map(|r| r.id).collect(),
+            None => unstated_world(job),
         };
         let mut g = Groups {
             list: Vec::new(),

@@ -4,7 +4,7 @@
 
 use crate::analysis::roofline::peaks::{self, Device};
 use crate::error::Error;
-use crate::model::{Job, RankId};
+use crate::model::{Job, RankId, SourceFormat};
 
 /// Known links: (name, description, GB/s per direction).
 pub const LINKS: &[(&str, &str, f64)] = &[
@@ -15,6 +15,11 @@ pub const LINKS: &[(&str, &str, f64)] = &[
     ("ib-ndr", "InfiniBand NDR 400 Gb/s, per NIC", 50.0),
     ("ib-hdr", "InfiniBand HDR 200 Gb/s, per NIC", 25.0),
     ("roce-200", "RoCE 200 Gb/s, per NIC", 25.0),
+    (
+        "hccs",
+        "HCCS mesh of 8 Ascend 910B: 7 links at msprof-analyze's expected 18 GB/s each",
+        126.0,
+    ),
 ];
 
 /// Ranks per node when the traces do not say (`deviceProperties` lists a node's devices).
@@ -88,9 +93,26 @@ pub struct TopologyOptions {
 impl Topology {
     /// The topology of a job: options first, else what the traces say, else defaults
     /// (the device table's `intra_link` of the job's devices — NVLink 3 for A100s — else
-    /// NVLink 4; InfiniBand NDR between nodes).
+    /// NVLink 4 and InfiniBand NDR between nodes; HCCS and RoCE 200 Gb/s for Ascend jobs).
     pub fn of(job: &Job, opts: &TopologyOptions, table: &[Device]) -> Topology {
-        let devices = job.ranks.iter().map(|r| r.devices.len()).max().unwrap_or(0) as u32;
+        // Kineto's `deviceProperties` lists the node's devices; an Ascend rank names its own.
+        let devices = job
+            .ranks
+            .iter()
+            .filter(|r| r.source.format == SourceFormat::Kineto)
+            .map(|r| r.devices.len())
+            .max()
+            .unwrap_or(0) as u32;
+        let ascend = !job.ranks.is_empty()
+            && job
+                .ranks
+                .iter()
+                .all(|r| r.source.format == SourceFormat::Ascend);
+        let (intra_default, inter_default) = if ascend {
+            ("hccs", "roce-200")
+        } else {
+            ("nvlink4", "ib-ndr")
+        };
         let (ranks_per_node, from) = match opts.ranks_per_node {
             Some(n) => (n.max(1), "option"),
             None if devices > 0 => (devices, "deviceProperties"),
@@ -111,9 +133,12 @@ impl Topology {
             intra: opts.intra.clone().unwrap_or_else(|| {
                 table_link
                     .and_then(|l| Link::parse(&l).ok())
-                    .unwrap_or_else(|| Link::named("nvlink4"))
+                    .unwrap_or_else(|| Link::named(intra_default))
             }),
-            inter: opts.inter.clone().unwrap_or_else(|| Link::named("ib-ndr")),
+            inter: opts
+                .inter
+                .clone()
+                .unwrap_or_else(|| Link::named(inter_default)),
             host_only: job.ranks.iter().all(|r| r.is_cpu_only()),
         }
     }

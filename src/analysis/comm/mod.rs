@@ -7,6 +7,7 @@
 //! - [`calls`] — per-rank calls and their groups
 //! - [`matching`] — instances
 //! - [`align`] — clock offsets
+//! - [`measured`] — arrivals measured by the library's waits for named peers
 //! - [`timing`] — per-instance skew, wait, transit, R_wait, algbw/busbw
 //! - [`links`] — link peaks and node placement
 //! - [`waits`] — waits and transits as unions per (rank, step)
@@ -17,6 +18,7 @@ pub mod align;
 pub mod calls;
 pub mod links;
 pub mod matching;
+pub mod measured;
 pub mod op;
 pub mod per_rank;
 pub mod stats;
@@ -119,10 +121,10 @@ pub fn analyze(
         .instances
         .par_iter()
         .map(|inst| {
-            let members = timing::members(job, &calls, inst, &offsets);
+            let (members, outside) = timing::members(job, &calls, inst, &offsets);
             let size = calls.groups[inst.group as usize].members.len() as u32;
             TimedInstance {
-                timing: timing::summarize(inst, &members, size),
+                timing: timing::summarize(inst, &members, size, outside),
                 members,
             }
         })

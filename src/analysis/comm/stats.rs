@@ -143,6 +143,12 @@ pub struct TypeStats {
     pub busbw_of_peak: Option<f64>,
     /// Calls below the small-message threshold.
     pub small_calls: u64,
+    /// The most time the small calls can lose to being small: Σ over them of the smaller of
+    /// their duration and the type's fastest call (a call's fixed per-call cost is below
+    /// the whole of the fastest call; time beyond it is waiting or transfer, which
+    /// fusing does not save). Not in the JSON report.
+    #[serde(skip)]
+    pub small_bound_ns: Ns,
     /// The threshold, bytes.
     pub small_threshold: u64,
     /// More than [`SMALL_SHARE`] of the calls of known size are small (never for send/recv:
@@ -249,6 +255,8 @@ struct Acc {
     wait: Ns,
     transit: Ns,
     busbw: Vec<f64>,
+    /// Each call's (duration, bytes).
+    durations: Vec<(Ns, Option<u64>)>,
 }
 
 /// Per type/group stats, most exposed time first. `compute` is each rank's C set; `span_ns`
@@ -304,7 +312,9 @@ fn call_times(
             let e = c.event.index();
             let key = (c.group, key_op(c.op));
             per.entry(key).or_default().push((ev.start[e], ev.end(e)));
-            acc.entry(key).or_default().sizes.extend(c.bytes);
+            let a = acc.entry(key).or_default();
+            a.sizes.extend(c.bytes);
+            a.durations.push((ev.dur[e], c.bytes));
         }
         for (key, iv) in per {
             let a = acc.entry(key).or_default();
@@ -342,6 +352,13 @@ fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology) -> TypeSt
         .count() as u64;
     a.busbw.sort_by(f64::total_cmp);
     let busbw = median_f64(&a.busbw);
+    let fastest = a.durations.iter().map(|d| d.0).min().unwrap_or(0);
+    let small_bound_ns = a
+        .durations
+        .iter()
+        .filter(|d| d.1.is_some_and(|b| b < small_threshold))
+        .map(|d| d.0.min(fastest))
+        .sum();
     let wait_ratio = (a.wait + a.transit > 0).then(|| a.wait as f64 / (a.wait + a.transit) as f64);
     TypeStats {
         op,
@@ -364,6 +381,7 @@ fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology) -> TypeSt
         peak_gbps: link.map(|l| l.peak_gbps),
         busbw_of_peak: busbw.zip(link).map(|(b, l)| b / l.peak_gbps),
         small_calls: small,
+        small_bound_ns,
         small_threshold,
         small_flag: !op.is_p2p()
             && !a.sizes.is_empty()

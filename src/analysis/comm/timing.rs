@@ -8,6 +8,7 @@
 use super::align::Offset;
 use super::calls::Calls;
 use super::matching::Instance;
+use super::measured::{self, Outside};
 use super::op::bus_factor;
 use crate::model::{Job, RankId};
 use crate::time::Ns;
@@ -30,10 +31,14 @@ pub struct MemberTiming {
 /// The timing summary of one instance.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Timing {
-    /// max start − min start.
+    /// Last arrival − min start (the last arrival: the latest start, or a measured one).
     pub skew_ns: Ns,
-    /// Rank with the latest start (ties: lowest id).
+    /// Rank with the latest start (ties: lowest id), or the rank outside the loaded
+    /// members whose arrival their waits measured later still.
     pub last_arriver: RankId,
+    /// The last arriver is not loaded: its arrival is measured by the members' waits for
+    /// it (HCCL `Notify_Wait`, [`measured`]), and the transit is the members' longest.
+    pub last_arriver_measured: bool,
     /// The last arriver's duration: the transfer with nobody left to wait for.
     pub transit_ns: Ns,
     /// Σ per-rank waits.
@@ -53,8 +58,17 @@ pub struct Timing {
     pub busbw_gbps: Option<f64>,
 }
 
-/// Members' aligned timing, in member order.
-pub fn members(job: &Job, calls: &Calls, inst: &Instance, offsets: &[Offset]) -> Vec<MemberTiming> {
+/// Members' aligned timing, in member order, and the latest arrival the members measured of
+/// a rank that is not one of them ([`measured`]), when it came after every member's start.
+pub fn members(
+    job: &Job,
+    calls: &Calls,
+    inst: &Instance,
+    offsets: &[Offset],
+) -> (Vec<MemberTiming>, Option<Outside>) {
+    let group = &calls.groups[inst.group as usize].members;
+    let ids: Vec<RankId> = inst.members.iter().map(|m| job.rank(m.rank).id).collect();
+    let mut outside: Option<Outside> = None;
     let spans: Vec<(RankId, Ns, Ns)> = inst
         .members
         .iter()
@@ -62,15 +76,19 @@ pub fn members(job: &Job, calls: &Calls, inst: &Instance, offsets: &[Offset]) ->
             let rank = job.rank(m.rank);
             let e = calls.per_rank[m.rank.get()][m.call as usize].event.0 as usize;
             let off = offsets[m.rank.get()].offset_ns;
-            (
-                rank.id,
-                rank.events.start[e] + off,
-                rank.events.end(e) + off,
-            )
+            let (start, end) = (rank.events.start[e], rank.events.end(e));
+            let waits = measured::first_waits(rank, start, end);
+            let o = measured::outside_arrival(&waits, start + off, group, |r| ids.contains(&r));
+            if o.is_some_and(|o| outside.is_none_or(|b| o.at > b.at)) {
+                outside = o;
+            }
+            (rank.id, start + off, end + off)
         })
         .collect();
-    let last = spans.iter().map(|s| s.1).max().unwrap_or(0);
-    spans
+    let last_start = spans.iter().map(|s| s.1).max().unwrap_or(0);
+    let outside = outside.filter(|o| o.at > last_start);
+    let last = outside.map_or(last_start, |o| o.at);
+    let m = spans
         .into_iter()
         .map(|(rank, start, end)| MemberTiming {
             rank,
@@ -81,18 +99,35 @@ pub fn members(job: &Job, calls: &Calls, inst: &Instance, offsets: &[Offset]) ->
             wait_ns: (last - start).min(end - start),
             transit_ns: (end - last).max(0),
         })
-        .collect()
+        .collect();
+    (m, outside)
 }
 
 /// The summary of an instance from its members' timing; `group_size` sets the bus factor.
-pub fn summarize(inst: &Instance, m: &[MemberTiming], group_size: u32) -> Timing {
+pub fn summarize(
+    inst: &Instance,
+    m: &[MemberTiming],
+    group_size: u32,
+    outside: Option<Outside>,
+) -> Timing {
     let first = m.iter().map(|x| x.start_ns).min().unwrap_or(0);
     // Latest start; among equal starts the lowest rank id (members are in rank order).
     let last = m.iter().fold(None::<&MemberTiming>, |best, x| match best {
         Some(b) if b.start_ns >= x.start_ns => Some(b),
         _ => Some(x),
     });
-    let (last_arriver, transit) = last.map_or((RankId(0), 0), |l| (l.rank, l.end_ns - l.start_ns));
+    let (last_arriver, arrived, transit) = match outside {
+        // The late rank's own call is not loaded: the transfer is what the members spent
+        // after it arrived.
+        Some(o) => (
+            o.rank,
+            o.at,
+            m.iter().map(|x| x.transit_ns).max().unwrap_or(0),
+        ),
+        None => last.map_or((RankId(0), first, 0), |l| {
+            (l.rank, l.start_ns, l.end_ns - l.start_ns)
+        }),
+    };
     let durs = m.iter().map(|x| x.end_ns - x.start_ns);
     let busy: Ns = durs.clone().sum();
     let max_dur = durs.max().unwrap_or(0);
@@ -107,8 +142,9 @@ pub fn summarize(inst: &Instance, m: &[MemberTiming], group_size: u32) -> Timing
     };
     let (num, den) = bus_factor(inst.op, group_size);
     Timing {
-        skew_ns: last.map_or(0, |l| l.start_ns) - first,
+        skew_ns: arrived - first,
         last_arriver,
+        last_arriver_measured: outside.is_some(),
         transit_ns: transit,
         wait_ns: m.iter().map(|x| x.wait_ns).sum(),
         member_transit_ns: m.iter().map(|x| x.transit_ns).sum(),
@@ -163,7 +199,7 @@ mod tests {
             (CollOp::Broadcast, 1000.0),
             (CollOp::Reduce, 1000.0),
         ] {
-            let t = summarize(&inst(op, 100_000_000), &m, 4);
+            let t = summarize(&inst(op, 100_000_000), &m, 4, None);
             assert_eq!(t.algbw_gbps, Some(1000.0), "{op:?}");
             assert_eq!(t.busbw_gbps, Some(busbw), "{op:?}");
             assert_eq!(t.skew_ns, 40_000);
@@ -180,15 +216,15 @@ mod tests {
         let m = [member(4, 0, 50, 0), member(7, 0, 50, 0)];
         let mut i = inst(CollOp::AllReduce, 0);
         i.bytes = None;
-        let t = summarize(&i, &m, 2);
+        let t = summarize(&i, &m, 2, None);
         assert_eq!((t.last_arriver, t.skew_ns, t.wait_ns), (RankId(4), 0, 0));
         assert_eq!((t.algbw_gbps, t.busbw_gbps), (None, None));
         assert_eq!(t.r_wait, 0.0);
         // Instant calls (zero durations, as some traces record them): no ratio, not NaN.
         let m = [member(4, 10, 10, 10), member(7, 10, 10, 10)];
-        assert_eq!(summarize(&i, &m, 2).r_wait, 0.0);
+        assert_eq!(summarize(&i, &m, 2, None).r_wait, 0.0);
         // … and no bandwidth: bytes over no transfer time is no figure, not infinity.
         i.bytes = Some(1000);
-        assert_eq!(summarize(&i, &m, 2).algbw_gbps, None);
+        assert_eq!(summarize(&i, &m, 2, None).algbw_gbps, None);
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod dialect;
 pub mod files;
+pub mod hccl;
 pub mod info;
 pub mod step_trace;
 pub mod trace;

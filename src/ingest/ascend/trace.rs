@@ -10,9 +10,8 @@ use crate::ingest::chrome::merge;
 use crate::ingest::kineto::args;
 use crate::ingest::roles::RoleTable;
 use crate::ingest::source::Source;
-use crate::model::{Collective, EventIx, Interner, Kind, Rank, SourceFormat, SourceInfo};
+use crate::model::{Interner, Rank, SourceFormat, SourceInfo};
 use rustc_hash::FxHashMap;
-use serde::Deserialize;
 use std::sync::atomic::AtomicU64;
 
 /// How to read one `trace_view.json`.
@@ -75,8 +74,9 @@ pub fn read_with(
     };
     name_lanes(&mut rank, &mut strings, processes, &chunks);
     rank.collectives = args::collectives(&chunks, &m.final_index, &mut strings);
-    let hccl = hccl_collectives(&rank, &src.text, &mut strings, processes);
-    rank.collectives.extend(hccl);
+    let hccl = super::hccl::read(&rank, &src.text, &mut strings, &by_pid_text(processes));
+    rank.collectives.extend(hccl.collectives);
+    rank.peer_waits = hccl.peer_waits;
     rank.collectives.sort_by_key(|c| c.event);
     rank.shapes = args::shapes(&chunks, &m.final_index, &mut strings);
     rank.unknown_categories = merge::intern_categories(&mut strings, m.unknown_categories);
@@ -91,7 +91,7 @@ pub fn read_with(
 }
 
 /// The process of each pid, by the pid's text (what lanes keep).
-fn by_pid_text(processes: &Processes) -> FxHashMap<String, (Process, &str)> {
+pub(super) fn by_pid_text(processes: &Processes) -> FxHashMap<String, (Process, &str)> {
     processes
         .iter()
         .map(|(id, (p, name))| (id.text(), (*p, name.as_str())))
@@ -120,89 +120,5 @@ fn name_lanes(rank: &mut Rank, strings: &mut Interner, processes: &Processes, ch
             None => continue,
         };
         lane.name = strings.intern(&name);
-    }
-}
-
-/// The collective an HCCL op performs, from its name: `hcom_allReduce__586_0_1` → `allReduce`
-/// (what the role tables map to all_reduce, as a `Collective name`).
-fn hccl_type(op: &str) -> &str {
-    let t = op.strip_prefix("hcom_").unwrap_or(op);
-    t.split("__").next().unwrap_or(t).trim_end_matches('_')
-}
-
-/// An HCCL op's own args: its element count and type.
-#[derive(Deserialize)]
-struct HcclEvent {
-    #[serde(default)]
-    args: HcclArgs,
-}
-
-#[derive(Deserialize, Default)]
-struct HcclArgs {
-    #[serde(default)]
-    count: Option<u64>,
-    #[serde(default)]
-    data_type: Option<String>,
-}
-
-/// Collective metadata of the HCCL ops (`hcom_allReduce__586_0_1` with `count` and
-/// `data_type`), read again from their text: a few per step, against thousands of events.
-fn hccl_collectives(
-    rank: &Rank,
-    text: &[u8],
-    strings: &mut Interner,
-    processes: &Processes,
-) -> Vec<Collective> {
-    let by_pid = by_pid_text(processes);
-    let ev = &rank.events;
-    let mut out = Vec::new();
-    for (l, lane) in rank.lanes.iter().enumerate() {
-        if !matches!(
-            by_pid.get(strings.resolve(lane.pid)),
-            Some((Process::Hccl, _))
-        ) {
-            continue;
-        }
-        // Only the ops themselves: plane tasks (other) outnumber them and carry no size.
-        for i in rank
-            .lane_events(l as u16)
-            .filter(|&i| ev.kind[i] == Kind::Comm)
-        {
-            let raw = ev.raw[i];
-            let at = raw.offset as usize;
-            let bytes = text.get(at..at + raw.len as usize);
-            let Some(e) = bytes.and_then(|b| serde_json::from_slice::<HcclEvent>(b).ok()) else {
-                continue;
-            };
-            if e.args.count.is_none() {
-                continue;
-            }
-            let op = hccl_type(strings.resolve(ev.name[i])).to_string();
-            out.push(Collective {
-                event: EventIx::of(i),
-                name: Some(strings.intern(&op)),
-                in_nelems: e.args.count,
-                out_nelems: None,
-                dtype: e.args.data_type.map(|d| strings.intern(&d)),
-                group: None,
-                group_ranks: None,
-                group_size: None,
-                seq: None,
-                src_rank: None,
-                dst_rank: None,
-            });
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn hccl_types() {
-        assert_eq!(super::hccl_type("hcom_allReduce__586_0_1"), "allReduce");
-        assert_eq!(super::hccl_type("hcom_send__822_0"), "send");
-        assert_eq!(super::hccl_type("hcom_batchSendRecv__3_1"), "batchSendRecv");
-        assert_eq!(super::hccl_type("HcclAllReduce"), "HcclAllReduce");
     }
 }

@@ -12,18 +12,36 @@ pub fn words(c: &Claim) -> Words {
             imposed_wait_ns,
             share,
             group,
+            loaded,
+            collective,
         } => Words {
             title: format!(
-                "rank {rank} is a straggler: the others waited {} for it ({:.0}% of group {group}'s waiting)",
+                "rank {rank}{} is a straggler: the others waited {} for it{} ({:.0}% of group {group}'s waiting)",
+                if *loaded { "" } else { " (not loaded)" },
                 human(*imposed_wait_ns),
+                collective
+                    .as_deref()
+                    .map_or(String::new(), |c| format!(", most in {c}")),
                 share * 100.0
             ),
-            cause: "one rank reaches the collectives late in most steps; everyone else waits in them",
-            suggestions: &[
-                "compare the rank's own work with its peers (the breakdown part named in the evidence)",
-                "check its node: thermal throttling, clocks, a noisy neighbour, a slower device (isolate or replace the node)",
-                "check data/work balance: uneven sequence lengths or shards on that rank",
-            ],
+            cause: if *loaded {
+                "one rank reaches the collectives late in most steps; everyone else waits in them"
+            } else {
+                "a rank whose trace is not loaded reaches the collectives late: the loaded ranks' own waits for it (HCCL Notify_Wait) measure the delay"
+            },
+            suggestions: if *loaded {
+                &[
+                    "compare the rank's own work with its peers (the breakdown part named in the evidence)",
+                    "check its node: thermal throttling, clocks, a noisy neighbour, a slower device (isolate or replace the node)",
+                    "check data/work balance: uneven sequence lengths or shards on that rank",
+                ]
+            } else {
+                &[
+                    "load that rank's profile with these (its directory is missing from the job) to see what delayed it",
+                    "check its node: thermal throttling, clocks, a noisy neighbour, a slower device (isolate or replace the node)",
+                    "check data/work balance: uneven sequence lengths or shards on that rank",
+                ]
+            },
         },
         Claim::SlowStep(s) if s.shared_growth => Words {
             title: slow_step_title(s),

@@ -270,7 +270,7 @@ pub fn small_messages(f: &Facts, _: &Thresholds) -> Option<Draft> {
         .iter()
         .map(|c| {
             let ns = c.exposed_ns as f64 * share(c.small_calls as Ns, c.calls as Ns);
-            per_calling_rank(ns as Ns, c, f)
+            per_calling_rank((ns as Ns).min(c.small_bound_ns), c, f)
         })
         .sum();
     let c = Claim::SmallMessages {

@@ -44,6 +44,10 @@ pub enum Claim {
         share: f64,
         /// The group.
         group: String,
+        /// Its own trace is loaded (else its peers' waits found it).
+        loaded: bool,
+        /// The collective it was waited for most in.
+        collective: Option<String>,
     },
     /// Slow steps (the first one).
     SlowStep(SlowStep),
@@ -112,6 +116,8 @@ pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
         imposed_wait_ns: first.imposed_wait_ns,
         share: first.share,
         group: first.group.clone(),
+        loaded: first.loaded,
+        collective: first.worst_collective.clone(),
     };
     Some(
         Draft::new(impact, claim(c))
@@ -123,7 +129,13 @@ pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
                     .filter(|x| own(first, x.step))
                     .filter_map(|x| x.step),
             )
-            .ops(first.excess.iter().map(|e| e.part.as_str()))
+            .ops(
+                first
+                    .worst_collective
+                    .iter()
+                    .map(String::as_str)
+                    .chain(first.excess.iter().map(|e| e.part.as_str())),
+            )
             .number("last_arrivals", Quantity::Count(first.last_arrivals))
             .number("instances", Quantity::Count(first.instances))
             .number("imposed_wait_ns", Quantity::Ns(first.imposed_wait_ns))

@@ -1,0 +1,148 @@
+//! What the HCCL process of a `trace_view.json` says beyond its events' times: each op's
+//! element count and type (collective metadata: sizes, bandwidth), and each plane's
+//! `Notify_Wait` task with the peer it waited for (measured arrivals, docs/metrics.md
+//! "Measured peer waits"). Both are read again from the events' own text: a few hundred per
+//! step, against tens of thousands of events that need neither.
+
+use super::dialect::Process;
+use crate::model::{Collective, EventIx, Interner, Kind, PeerWait, Rank};
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+/// The HCCL facts of one rank.
+#[derive(Debug, Default)]
+pub struct Hccl {
+    /// Collective metadata of the ops, in event order.
+    pub collectives: Vec<Collective>,
+    /// The waits for a named peer, in start order.
+    pub peer_waits: Vec<PeerWait>,
+}
+
+/// The collective an HCCL op performs, from its name: `hcom_allReduce__586_0_1` → `allReduce`
+/// (what the role tables map to all_reduce, as a `Collective name`).
+fn hccl_type(op: &str) -> &str {
+    let t = op.strip_prefix("hcom_").unwrap_or(op);
+    t.split("__").next().unwrap_or(t).trim_end_matches('_')
+}
+
+/// An HCCL event's own args.
+#[derive(Deserialize)]
+struct HcclEvent {
+    #[serde(default)]
+    args: HcclArgs,
+}
+
+#[derive(Deserialize, Default)]
+struct HcclArgs {
+    /// An op's element count.
+    #[serde(default)]
+    count: Option<u64>,
+    #[serde(default)]
+    data_type: Option<String>,
+    /// A plane task's own rank and its peer, in the communicator.
+    #[serde(default, rename = "src rank")]
+    src_rank: Option<u64>,
+    #[serde(default, rename = "dst rank")]
+    dst_rank: Option<u64>,
+}
+
+/// HCCL writes this for "no peer" (u32::MAX).
+const NO_RANK: u64 = u32::MAX as u64;
+
+/// Reads the ops' metadata and the plane waits of the lanes of the HCCL process.
+pub fn read(
+    rank: &Rank,
+    text: &[u8],
+    strings: &mut Interner,
+    by_pid: &FxHashMap<String, (Process, &str)>,
+) -> Hccl {
+    let ev = &rank.events;
+    let mut out = Hccl::default();
+    for (l, lane) in rank.lanes.iter().enumerate() {
+        if !matches!(
+            by_pid.get(strings.resolve(lane.pid)),
+            Some((Process::Hccl, _))
+        ) {
+            continue;
+        }
+        for i in rank.lane_events(l as u16) {
+            let wait = ev.kind[i] == Kind::Other
+                && matches!(strings.resolve(ev.name[i]), "Notify_Wait" | "Notify Wait");
+            if ev.kind[i] != Kind::Comm && !wait {
+                continue;
+            }
+            let raw = ev.raw[i];
+            let at = raw.offset as usize;
+            let bytes = text.get(at..at + raw.len as usize);
+            let Some(e) = bytes.and_then(|b| serde_json::from_slice::<HcclEvent>(b).ok()) else {
+                continue;
+            };
+            if wait {
+                out.peer_waits.extend(peer_wait(i, &e.args));
+            } else if e.args.count.is_some() {
+                let op = hccl_type(strings.resolve(ev.name[i])).to_string();
+                out.collectives.push(op_collective(i, e.args, &op, strings));
+            }
+        }
+    }
+    out.collectives.sort_by_key(|c| c.event);
+    // Planes are lanes of their own: start order lets a call find its waits by search.
+    out.peer_waits
+        .sort_by_key(|w| (ev.start[w.event.0 as usize], w.event));
+    out
+}
+
+/// A plane's wait for a peer: the `dst rank` of a task whose `src rank` is another.
+fn peer_wait(i: usize, a: &HcclArgs) -> Option<PeerWait> {
+    let peer = a
+        .dst_rank
+        .filter(|&d| d != NO_RANK && Some(d) != a.src_rank)?;
+    Some(PeerWait {
+        event: EventIx::of(i),
+        peer: u32::try_from(peer).ok()?,
+    })
+}
+
+/// An op's collective metadata: its type from the name, its count and element type.
+fn op_collective(i: usize, a: HcclArgs, op: &str, strings: &mut Interner) -> Collective {
+    Collective {
+        event: EventIx::of(i),
+        name: Some(strings.intern(op)),
+        in_nelems: a.count,
+        out_nelems: None,
+        dtype: a.data_type.map(|d| strings.intern(&d)),
+        group: None,
+        group_ranks: None,
+        group_size: None,
+        seq: None,
+        src_rank: None,
+        dst_rank: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hccl_types() {
+        assert_eq!(hccl_type("hcom_allReduce__586_0_1"), "allReduce");
+        assert_eq!(hccl_type("hcom_send__822_0"), "send");
+        assert_eq!(hccl_type("hcom_batchSendRecv__3_1"), "batchSendRecv");
+        assert_eq!(hccl_type("HcclAllReduce"), "HcclAllReduce");
+    }
+
+    #[test]
+    fn a_wait_names_its_peer_unless_it_has_none() {
+        let args = |src, dst| HcclArgs {
+            src_rank: src,
+            dst_rank: dst,
+            ..HcclArgs::default()
+        };
+        let w = peer_wait(4, &args(Some(0), Some(5))).expect("a peer");
+        assert_eq!((w.event, w.peer), (EventIx(4), 5));
+        assert_eq!(peer_wait(4, &args(Some(0), Some(NO_RANK))), None);
+        assert_eq!(peer_wait(4, &args(Some(3), Some(3))), None);
+        assert_eq!(peer_wait(4, &args(Some(0), None)), None);
+    }
+}
