@@ -13,6 +13,8 @@ pub enum Position {
     CompressedByte(u64),
     /// 1-based line of a text file (keymaps, themes, logs).
     Line(u32),
+    /// A row of a database table (its rowid).
+    Row(&'static str, i64),
 }
 
 /// What kind of failure, which sets the exit code.
@@ -118,6 +120,7 @@ impl fmt::Display for Error {
                 write!(f, "{}: compressed byte {}: {}", self.path, b, msg)
             }
             Some(Position::Line(l)) => write!(f, "{}: line {}: {}", self.path, l, msg),
+            Some(Position::Row(t, r)) => write!(f, "{}: table {t} row {r}: {}", self.path, msg),
             None if self.path.is_empty() => f.write_str(&msg),
             None => write!(f, "{}: {}", self.path, msg),
         }

@@ -169,7 +169,10 @@ fn collectives(job: &Job, calls: &Calls, g: u32, present: &[RankIx], m: &mut Mat
     let group_name = &calls.groups[g as usize].name;
     let bad_steps = count_mismatches(group_name, &counts, m);
     for ((step, _, index), members) in buckets {
-        if bad_steps.contains(&step) || members.len() < 2 {
+        // A lone loaded member is an instance only when its own waits for named peers
+        // (HCCL) can time it against the ranks that are not loaded.
+        let measured = members.len() == 1 && !job.rank(members[0].rank).peer_waits.is_empty();
+        if bad_steps.contains(&step) || (members.len() < 2 && !measured) {
             continue;
         }
         let call = |x: &Member| -> &Call { &calls.per_rank[x.rank.get()][x.call as usize] };

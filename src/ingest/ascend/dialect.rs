@@ -112,6 +112,8 @@ pub fn task_class(task_type: &[u8]) -> Class {
         b"PCIE_DMA_SQE" | b"SDMA_SQE" | b"MEMCPY_ASYNC" | b"MEMCPY" => Class::Memcpy,
         b"EVENT_RECORD_SQE" | b"EVENT_WAIT_SQE" | b"PLACE_HOLDER_SQE" | b"EVENT_RECORD"
         | b"EVENT_WAIT" | b"STARS_COMMON" => Class::Sync,
+        // The profiler's own start and stop markers: not work.
+        b"PROFILING_ENABLE" | b"PROFILING_DISABLE" => Class::Trace,
         _ => Class::Kernel,
     }
 }

@@ -36,9 +36,11 @@ pub fn is_output_name(name: &str) -> bool {
 }
 
 /// True for the per-rank SQLite exports (`ascend_pytorch_profiler_{rank}.db`, MindSpore's
-/// `ascend_mindspore_profiler_{rank}.db`).
+/// `ascend_mindspore_profiler_{rank}.db`, CANN's own `msprof_*.db`).
 pub fn is_profiler_db(name: &str) -> bool {
-    (name.starts_with("ascend_pytorch_profiler") || name.starts_with("ascend_mindspore_profiler"))
+    (name.starts_with("ascend_pytorch_profiler")
+        || name.starts_with("ascend_mindspore_profiler")
+        || name.starts_with("msprof_"))
         && name.ends_with(".db")
 }
 
@@ -81,7 +83,12 @@ fn rank_dir_at(dir: &Path) -> Option<RankDir> {
         });
     }
     if dir.file_name().is_some_and(|n| n == OUTPUT_DIR) {
-        let parent = dir.parent().filter(|p| holds(p, is_root_name));
+        let named = |p: &Path| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with("_ascend_pt") || n.ends_with("_ascend_ms"))
+        };
+        let parent = dir.parent().filter(|p| named(p) || holds(p, is_root_name));
         return Some(RankDir {
             root: parent.unwrap_or(dir).to_path_buf(),
             output: dir.to_path_buf(),
@@ -157,7 +164,8 @@ mod tests {
         assert!(is_root_name("profiler_info_12.json"));
         assert!(is_root_name("profiler_info.json"));
         assert!(!is_ascend_name("rank0.pt.trace.json"));
-        assert!(!is_ascend_name("msprof_0.db"));
+        assert!(is_ascend_name("msprof_0.db"));
+        assert!(!is_ascend_name("msprof.log"));
     }
 
     #[test]

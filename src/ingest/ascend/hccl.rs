@@ -20,7 +20,7 @@ pub struct Hccl {
 
 /// The collective an HCCL op performs, from its name: `hcom_allReduce__586_0_1` → `allReduce`
 /// (what the role tables map to all_reduce, as a `Collective name`).
-fn hccl_type(op: &str) -> &str {
+pub fn hccl_type(op: &str) -> &str {
     let t = op.strip_prefix("hcom_").unwrap_or(op);
     t.split("__").next().unwrap_or(t).trim_end_matches('_')
 }

@@ -6,6 +6,7 @@
 //! `step_trace_time.csv` the profiler's own step summary, kept to cross-check the
 //! breakdown ([`step_trace`]). Where files are: [`files`].
 
+pub mod db;
 pub mod dialect;
 pub mod files;
 pub mod hccl;
@@ -34,7 +35,14 @@ pub struct ReadOptions<'a> {
 pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     let info = info::read(dir.profiler_info().as_deref(), dir.metadata().as_deref())?;
     let Some(trace_path) = dir.output_file("trace_view.json") else {
-        return Err(no_trace(dir));
+        let Some(db) = dir.profiler_db() else {
+            return Err(no_trace(dir));
+        };
+        let mut d = read_db(dir, &db, opts)?;
+        d.declared_rank = info.rank.or(d.declared_rank);
+        d.world_size = info.world_size;
+        d.groups = info.groups;
+        return Ok(d);
     };
     let src = source::open(&trace_path)?;
     let processes = dialect::scan_processes(&src.text);
@@ -92,14 +100,47 @@ pub fn read_trace(
     })
 }
 
-/// Why a rank without `trace_view.json` cannot be read.
-fn no_trace(dir: &RankDir) -> Error {
-    let what = if dir.profiler_db().is_some() {
-        "a db export (ascend_*_profiler_*.db) without trace_view.json; stepscope reads the text \
-         export (export_type=text) so far"
-    } else {
-        "no trace_view.json in the profiler output (profile with the NPU and CPU activities and \
-         export_type=text)"
+/// Reads a rank's db export: its profiler database, and `analysis.db` for the step summary.
+fn read_db(
+    dir: &RankDir,
+    path: &std::path::Path,
+    opts: &ReadOptions<'_>,
+) -> Result<RankDraft, Error> {
+    let r = db::read(path)?;
+    let (mut rank, mut strings) = (r.rank, r.strings);
+    rank.source = crate::model::SourceInfo {
+        path: dir.label(),
+        file_bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
+        format: crate::model::SourceFormat::Ascend,
+        ..crate::model::SourceInfo::default()
     };
-    Error::input(&dir.output.display().to_string(), what)
+    crate::ingest::steps::find_steps(&mut rank, &strings, opts.roles);
+    crate::ingest::steps::assign_steps(&mut rank);
+    let device = r.device.as_deref().unwrap_or("Ascend NPU");
+    rank.devices = vec![strings.intern(device)];
+    let mut warnings = Vec::new();
+    match dir.output_file("analysis.db") {
+        Some(p) => rank.profiler_steps = db::step_trace(&p)?,
+        None => warnings.push(format!(
+            "{}: no analysis.db; the breakdown is not cross-checked against the profiler's",
+            dir.label()
+        )),
+    }
+    Ok(RankDraft {
+        rank,
+        strings,
+        declared_rank: r.rank_id.map(crate::model::RankId),
+        world_size: None,
+        groups: Vec::new(),
+        warnings,
+    })
+}
+
+/// Why a rank with neither `trace_view.json` nor a profiler database cannot be read.
+fn no_trace(dir: &RankDir) -> Error {
+    Error::input(
+        &dir.output.display().to_string(),
+        "no trace_view.json and no ascend_*_profiler_*.db in the profiler output (profile with \
+         the NPU and CPU activities)",
+    )
 }

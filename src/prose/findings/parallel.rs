@@ -14,35 +14,14 @@ pub fn words(c: &Claim) -> Words {
             group,
             loaded,
             collective,
-        } => Words {
-            title: format!(
-                "rank {rank}{} is a straggler: the others waited {} for it{} ({:.0}% of group {group}'s waiting)",
-                if *loaded { "" } else { " (not loaded)" },
-                human(*imposed_wait_ns),
-                collective
-                    .as_deref()
-                    .map_or(String::new(), |c| format!(", most in {c}")),
-                share * 100.0
-            ),
-            cause: if *loaded {
-                "one rank reaches the collectives late in most steps; everyone else waits in them"
-            } else {
-                "a rank whose trace is not loaded reaches the collectives late: the loaded ranks' own waits for it (HCCL Notify_Wait) measure the delay"
-            },
-            suggestions: if *loaded {
-                &[
-                    "compare the rank's own work with its peers (the breakdown part named in the evidence)",
-                    "check its node: thermal throttling, clocks, a noisy neighbour, a slower device (isolate or replace the node)",
-                    "check data/work balance: uneven sequence lengths or shards on that rank",
-                ]
-            } else {
-                &[
-                    "load that rank's profile with these (its directory is missing from the job) to see what delayed it",
-                    "check its node: thermal throttling, clocks, a noisy neighbour, a slower device (isolate or replace the node)",
-                    "check data/work balance: uneven sequence lengths or shards on that rank",
-                ]
-            },
-        },
+        } => straggler(
+            *rank,
+            *imposed_wait_ns,
+            *share,
+            group,
+            *loaded,
+            collective.as_deref(),
+        ),
         Claim::SlowStep(s) if s.shared_growth => Words {
             title: slow_step_title(s),
             cause: "every rank did more work in this step: a larger or longer batch (variable sequence lengths), a recompilation or a cluster-wide slowdown",
@@ -108,4 +87,42 @@ fn slow_step_title(s: &crate::analysis::cluster::SlowStep) -> String {
         human(s.time_ns - s.median_ns),
         crate::prose::slow_step_reason(s)
     )
+}
+
+/// A straggler in words; a rank that is not loaded gets the advice to load it.
+fn straggler(
+    rank: crate::model::RankId,
+    imposed_wait_ns: crate::time::Ns,
+    share: f64,
+    group: &str,
+    loaded: bool,
+    collective: Option<&str>,
+) -> Words {
+    Words {
+        title: format!(
+            "rank {rank}{} is a straggler: the others waited {} for it{} ({:.0}% of group {group}'s waiting)",
+            if loaded { "" } else { " (not loaded)" },
+            human(imposed_wait_ns),
+            collective.map_or(String::new(), |c| format!(", most in {c}")),
+            share * 100.0
+        ),
+        cause: if loaded {
+            "one rank reaches the collectives late in most steps; everyone else waits in them"
+        } else {
+            "a rank whose trace is not loaded reaches the collectives late: the loaded ranks' own waits for it (HCCL Notify_Wait) measure the delay"
+        },
+        suggestions: if loaded {
+            &[
+                "compare the rank's own work with its peers (the breakdown part named in the evidence)",
+                "check its node: thermal throttling, clocks, a noisy neighbour, a slower device (isolate or replace the node)",
+                "check data/work balance: uneven sequence lengths or shards on that rank",
+            ]
+        } else {
+            &[
+                "load that rank's profile with these (its directory is missing from the job) to see what delayed it",
+                "check its node: thermal throttling, clocks, a noisy neighbour, a slower device (isolate or replace the node)",
+                "check data/work balance: uneven sequence lengths or shards on that rank",
+            ]
+        },
+    }
 }

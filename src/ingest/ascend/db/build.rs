@@ -1,0 +1,329 @@
+//! The db's rows into a rank: the same lanes, kinds, launch links, collectives and peer waits
+//! as the text export's `trace_view.json` gives (docs/metrics.md, "Ascend"), so every
+//! analysis runs unchanged.
+
+use super::rows::{CannRow, HostRow, OpRow, TaskRow};
+use crate::ingest::ascend::dialect::task_class;
+use crate::ingest::ascend::hccl::hccl_type;
+use crate::ingest::chrome::Class;
+use crate::ingest::chrome::chunk::NO_ID;
+use crate::model::{
+    Collective, Dropped, EventIx, Events, Interner, Kind, Lane, LaneSide, NO_STEP, PeerWait, Rank,
+    RawSpan, Sym,
+};
+use crate::time::Ns;
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// The rows of one rank's database.
+pub struct Tables {
+    /// `STRING_IDS`.
+    pub strings: FxHashMap<i64, String>,
+    /// `PYTORCH_API`.
+    pub host: Vec<HostRow>,
+    /// `CANN_API`.
+    pub cann: Vec<CannRow>,
+    /// `TASK` with its kernel or HCCL facts.
+    pub tasks: Vec<TaskRow>,
+    /// `COMMUNICATION_OP`.
+    pub ops: Vec<OpRow>,
+    /// `OVERLAP_ANALYSIS` rows: the profiler's derived tracks, counted, not stored.
+    pub derived: u64,
+}
+
+/// Where an event goes, in the order lanes are listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum LaneKey {
+    Stream(i64),
+    Group(i64),
+    Plane(i64),
+    Host(i64),
+    Cann(i64),
+}
+
+/// An event before the events are grouped by lane.
+struct Ev {
+    lane: LaneKey,
+    start: Ns,
+    dur: Ns,
+    name: Sym,
+    kind: Kind,
+    corr: u64,
+}
+
+/// What is built beside the events, by the event's position before sorting.
+#[derive(Default)]
+struct Extra {
+    collectives: Vec<(usize, Collective)>,
+    waits: Vec<(usize, u32)>,
+}
+
+/// A rank (id unset) and its string table from the rows.
+pub fn rank(t: &Tables) -> (Rank, Interner) {
+    let mut strings = Interner::default();
+    let mut b = Builder {
+        t,
+        strings: &mut strings,
+        evs: Vec::new(),
+        extra: Extra::default(),
+        dropped: Dropped::default(),
+    };
+    b.host();
+    b.cann();
+    let hccl_ops = !t.ops.is_empty();
+    b.ops();
+    b.tasks(hccl_ops);
+    b.dropped.derived = t.derived;
+    let (evs, extra, dropped) = (b.evs, b.extra, b.dropped);
+    let mut rank = assemble(evs, extra, &mut strings);
+    rank.dropped = dropped;
+    (rank, strings)
+}
+
+struct Builder<'a> {
+    t: &'a Tables,
+    strings: &'a mut Interner,
+    evs: Vec<Ev>,
+    extra: Extra,
+    dropped: Dropped,
+}
+
+impl Builder<'_> {
+    /// The text of a string id (empty when unknown).
+    fn text(&self, id: i64) -> &str {
+        self.t.strings.get(&id).map_or("", String::as_str)
+    }
+
+    fn name(&mut self, id: i64) -> Sym {
+        let s = self.t.strings.get(&id).map_or("", String::as_str);
+        self.strings.intern(s)
+    }
+
+    fn push(&mut self, lane: LaneKey, start: Ns, end: Ns, name: Sym, kind: Kind, corr: u64) {
+        self.evs.push(Ev {
+            lane,
+            start,
+            dur: end - start,
+            name,
+            kind,
+            corr,
+        });
+    }
+
+    /// Framework operators (steps among them), the task queue, mstx ranges; Python frames
+    /// are counted, as the text reader counts them.
+    fn host(&mut self) {
+        for r in &self.t.host {
+            let kind = match r.api {
+                50002 => Kind::Launch,
+                50003 => {
+                    self.dropped.python_function += 1;
+                    continue;
+                }
+                50004 => Kind::Annotation,
+                _ => Kind::HostOp,
+            };
+            let name = self.name(r.name);
+            self.push(LaneKey::Host(r.tid), r.start, r.end, name, kind, NO_ID);
+        }
+    }
+
+    /// AscendCL and runtime calls: the launches, by connection id.
+    fn cann(&mut self) {
+        for r in &self.t.cann {
+            let name = self.name(r.name);
+            self.push(
+                LaneKey::Cann(r.tid),
+                r.start,
+                r.end,
+                name,
+                Kind::Launch,
+                r.corr as u64,
+            );
+        }
+    }
+
+    /// HCCL ops, with their count and element type as collective metadata.
+    fn ops(&mut self) {
+        for r in &self.t.ops {
+            let name = self.name(r.name);
+            let op = hccl_type(self.text(r.name)).to_string();
+            let at = self.evs.len();
+            let corr = r.corr as u64;
+            self.push(
+                LaneKey::Group(r.group),
+                r.start,
+                r.end,
+                name,
+                Kind::Comm,
+                corr,
+            );
+            let c = Collective {
+                event: EventIx::NONE,
+                name: Some(self.strings.intern(&op)),
+                in_nelems: r.count,
+                out_nelems: None,
+                dtype: r.data_type.as_deref().map(|d| self.strings.intern(d)),
+                group: None,
+                group_ranks: None,
+                group_size: None,
+                seq: None,
+                src_rank: None,
+                dst_rank: None,
+            };
+            self.extra.collectives.push((at, c));
+        }
+    }
+
+    /// Device tasks: kernels, copies and syncs on their streams by task type; HCCL's plane
+    /// tasks on their planes, as `other`, the waits for a named peer kept as such.
+    fn tasks(&mut self, hccl_ops: bool) {
+        // An op's own task on its stream (typed AI_CORE) is the op again: the op stands for it.
+        let op_tasks: rustc_hash::FxHashSet<i64> = self.t.ops.iter().map(|o| o.corr).collect();
+        for r in &self.t.tasks {
+            if r.plane.is_none() && op_tasks.contains(&r.corr) {
+                continue;
+            }
+            if let Some(p) = &r.plane {
+                let kind_text = self.text(p.task_type).to_string();
+                let name = self.strings.intern(&kind_text);
+                if matches!(kind_text.as_str(), "Notify Wait" | "Notify_Wait")
+                    && p.dst != p.src
+                    && (0..i64::from(u32::MAX)).contains(&p.dst)
+                {
+                    self.extra.waits.push((self.evs.len(), p.dst as u32));
+                }
+                let lane = LaneKey::Plane(p.plane);
+                self.push(lane, r.start, r.end, name, Kind::Other, NO_ID);
+                continue;
+            }
+            let task_type = self.text(r.task_type).to_string();
+            // torch_npu's Computing is the tasks with operator info (COMPUTE_TASK_INFO),
+            // whatever their type (a DSA mask generator is STARS_COMMON); a kernel-typed task
+            // without it is kept, not counted as compute.
+            let kind = match task_class(task_type.as_bytes()) {
+                _ if r.kernel.is_some() => Kind::Compute,
+                Class::Kernel => Kind::Other,
+                Class::CommKernel if !hccl_ops => Kind::Comm,
+                Class::Memcpy => Kind::Memcpy,
+                Class::Sync => Kind::Sync,
+                _ => Kind::Other,
+            };
+            let name = match r.kernel {
+                Some(k) if !self.text(k).is_empty() => self.name(k),
+                _ => self.strings.intern(&task_type),
+            };
+            let (lane, corr) = (LaneKey::Stream(r.stream), r.corr as u64);
+            self.push(lane, r.start, r.end, name, kind, corr);
+        }
+    }
+}
+
+/// Groups the events by lane (in start order within each), names the lanes, links launches
+/// and finds the steps' events.
+fn assemble(evs: Vec<Ev>, extra: Extra, strings: &mut Interner) -> Rank {
+    let mut order: Vec<usize> = (0..evs.len()).collect();
+    order.sort_by_key(|&i| (evs[i].lane, evs[i].start, i));
+    let mut lanes: BTreeMap<LaneKey, u16> = BTreeMap::new();
+    let mut rank = Rank::default();
+    let mut new_ix = vec![0u32; evs.len()];
+    let mut corr = Vec::with_capacity(evs.len());
+    for (k, &i) in order.iter().enumerate() {
+        let e = &evs[i];
+        let lane = *lanes.entry(e.lane).or_insert_with(|| {
+            rank.lanes.push(lane_of(e.lane, k as u32, strings));
+            (rank.lanes.len() - 1) as u16
+        });
+        rank.lanes[lane as usize].count += 1;
+        new_ix[i] = k as u32;
+        push_event(&mut rank.events, e, lane);
+        corr.push(e.corr);
+    }
+    let ext = vec![NO_ID; corr.len()];
+    crate::ingest::link::link(&mut rank, &corr, &ext);
+    rank.collectives = extra
+        .collectives
+        .into_iter()
+        .map(|(i, mut c)| {
+            c.event = EventIx(new_ix[i]);
+            c
+        })
+        .collect();
+    rank.collectives.sort_by_key(|c| c.event);
+    let starts = &rank.events.start;
+    rank.peer_waits = extra
+        .waits
+        .into_iter()
+        .map(|(i, peer)| PeerWait {
+            event: EventIx(new_ix[i]),
+            peer,
+        })
+        .collect();
+    rank.peer_waits
+        .sort_by_key(|w| (starts[w.event.0 as usize], w.event));
+    rank
+}
+
+fn push_event(ev: &mut Events, e: &Ev, lane: u16) {
+    ev.start.push(e.start);
+    ev.dur.push(e.dur);
+    ev.name.push(e.name);
+    ev.lane.push(lane);
+    ev.kind.push(e.kind);
+    ev.step.push(NO_STEP);
+    ev.link.push(EventIx::NONE);
+    ev.op.push(EventIx::NONE);
+    ev.raw.push(RawSpan::default());
+}
+
+/// A lane as the text export names it: `NPU Stream 2`, `HCCL Plane 3`, `Python Thread 77`.
+fn lane_of(key: LaneKey, first: u32, strings: &mut Interner) -> Lane {
+    let thread = |g: i64| (g >> 32, g & 0xffff_ffff);
+    let (side, pid, tid, name) = match key {
+        LaneKey::Stream(s) => (
+            LaneSide::Device,
+            "0".into(),
+            s.to_string(),
+            format!("NPU Stream {s}"),
+        ),
+        LaneKey::Group(g) => (
+            LaneSide::Device,
+            "HCCL".into(),
+            g.to_string(),
+            "HCCL Group Communication".to_string(),
+        ),
+        LaneKey::Plane(p) => (
+            LaneSide::Device,
+            "HCCL".into(),
+            format!("plane {p}"),
+            format!("HCCL Plane {p}"),
+        ),
+        LaneKey::Host(g) => {
+            let (p, t) = thread(g);
+            (
+                LaneSide::Cpu,
+                p.to_string(),
+                t.to_string(),
+                format!("Python Thread {t}"),
+            )
+        }
+        LaneKey::Cann(g) => {
+            let (p, t) = thread(g);
+            (
+                LaneSide::Cpu,
+                format!("CANN {p}"),
+                t.to_string(),
+                format!("CANN Thread {t}"),
+            )
+        }
+    };
+    let pid: String = pid;
+    Lane {
+        side,
+        pid: strings.intern(&pid),
+        tid: strings.intern(&tid),
+        name: strings.intern(&name),
+        first,
+        count: 0,
+    }
+}

@@ -1,0 +1,155 @@
+//! The db export (`export_type=db`): `ascend_pytorch_profiler_{rank}.db` (MindSpore:
+//! `ascend_mindspore_profiler_{rank}.db`) for the events, `analysis.db` `StepTraceTime` for
+//! the profiler's step summary. Opened read-only and immutable ([`open`]); the rows
+//! ([`rows`]) become the same model the text export gives ([`build`]).
+
+pub mod build;
+pub mod open;
+pub mod rows;
+
+use crate::error::Error;
+use crate::model::{ProfilerStep, StepNo};
+use crate::time::micros_text_to_ns;
+use open::Db;
+use std::path::Path;
+
+/// The rank read from a profiler database.
+pub struct DbRank {
+    /// The rank (id unset) with names in `strings`.
+    pub rank: crate::model::Rank,
+    /// Its string table.
+    pub strings: crate::model::Interner,
+    /// `RANK_DEVICE_MAP.rankId`, when written.
+    pub rank_id: Option<u32>,
+    /// `NPU_INFO.name` (`Ascend910B`), when written.
+    pub device: Option<String>,
+}
+
+/// Reads the events of one rank's database.
+pub fn read(path: &Path) -> Result<DbRank, Error> {
+    let db = Db::open(path)?;
+    for table in ["STRING_IDS", "TASK"] {
+        if !db.has_table(table)? {
+            return Err(Error::input(
+                &db.label,
+                format!("no {table} table: not an Ascend profiler database"),
+            ));
+        }
+    }
+    let optional = |t: &str| db.has_table(t);
+    let tables = build::Tables {
+        strings: rows::strings(&db)?,
+        host: if optional("PYTORCH_API")? {
+            rows::host(&db)?
+        } else {
+            Vec::new()
+        },
+        cann: if optional("CANN_API")? {
+            rows::cann(&db)?
+        } else {
+            Vec::new()
+        },
+        tasks: rows::tasks(&db)?,
+        ops: if optional("COMMUNICATION_OP")? {
+            rows::ops(&db)?
+        } else {
+            Vec::new()
+        },
+        derived: match rows::first_text(
+            &db,
+            "OVERLAP_ANALYSIS",
+            "SELECT CAST(count(*) AS TEXT) FROM OVERLAP_ANALYSIS",
+        )? {
+            Some(n) => n.parse().unwrap_or(0),
+            None => 0,
+        },
+    };
+    let (rank, strings) = build::rank(&tables);
+    let rank_id = rows::first_text(
+        &db,
+        "RANK_DEVICE_MAP",
+        "SELECT CAST(rankId AS TEXT) FROM RANK_DEVICE_MAP LIMIT 1",
+    )?
+    .and_then(|r| r.parse().ok());
+    let device = rows::first_text(&db, "NPU_INFO", "SELECT name FROM NPU_INFO LIMIT 1")?
+        .filter(|n| !n.trim().is_empty());
+    Ok(DbRank {
+        rank,
+        strings,
+        rank_id,
+        device,
+    })
+}
+
+/// `analysis.db` `StepTraceTime`: the step summary, µs values converted to ns exactly from
+/// SQLite's own decimal text of them.
+pub fn step_trace(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
+    let db = Db::open(path)?;
+    if !db.has_table("StepTraceTime")? {
+        return Ok(Vec::new());
+    }
+    let cols = [
+        "computing",
+        "communication_not_overlapped",
+        "overlapped",
+        "communication",
+        "free",
+        "stage",
+        "bubble",
+        "communication_not_overlapped_and_exclude_receive",
+        "preparing",
+    ];
+    let sql = format!(
+        "SELECT rowid, CAST(step AS TEXT), {} FROM StepTraceTime",
+        cols.map(|c| format!("CAST({c} AS TEXT)")).join(", ")
+    );
+    let mut stmt = db.conn.prepare(&sql).map_err(|e| db.error(None, e))?;
+    let mut q = stmt.query([]).map_err(|e| db.error(None, e))?;
+    let mut out = Vec::new();
+    while let Some(r) = q.next().map_err(|e| db.error(None, e))? {
+        let id: i64 = r.get(0).unwrap_or(-1);
+        let at = |msg: String| {
+            Error::input_pos(
+                &db.label,
+                crate::error::Position::Row("StepTraceTime", id),
+                msg,
+            )
+        };
+        let text = |i: usize| r.get::<_, Option<String>>(i).ok().flatten();
+        let us = |i: usize| -> Result<Option<i64>, Error> {
+            match text(i) {
+                None => Ok(None),
+                Some(t) => micros_text_to_ns(t.trim().as_bytes())
+                    .map(Some)
+                    .map_err(|e| at(format!("`{}` {t:?}: {e}", cols[i - 2]))),
+            }
+        };
+        let need = |i: usize| -> Result<i64, Error> {
+            us(i)?.ok_or_else(|| at(format!("no `{}`", cols[i - 2])))
+        };
+        let step = match text(1)
+            .as_deref()
+            .map(|s| s.trim().trim_start_matches("step"))
+        {
+            None | Some("") => None,
+            Some(s) => {
+                Some(StepNo(s.parse().map_err(|_| {
+                    at(format!("step {s:?} is not a step number"))
+                })?))
+            }
+        };
+        out.push(ProfilerStep {
+            step,
+            computing: need(2)?,
+            comm_not_overlapped: need(3)?,
+            overlapped: need(4)?,
+            communication: need(5)?,
+            free: need(6)?,
+            stage: need(7)?,
+            bubble: need(8)?,
+            comm_not_overlapped_excl_receive: us(9)?,
+            preparing: us(10)?,
+        });
+    }
+    Ok(out)
+}

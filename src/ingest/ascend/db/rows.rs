@@ -1,0 +1,297 @@
+//! The rows stepscope reads from `ascend_pytorch_profiler_{rank}.db` and `analysis.db`
+//! (reference `ascend.md` §14), as plain values. Names are `STRING_IDS` ids; times are
+//! integer ns, written as INTEGER or (PYTORCH_API) TEXT and read exactly either way.
+
+use super::open::Db;
+use crate::time::Ns;
+use rusqlite::types::ValueRef;
+use rustc_hash::FxHashMap;
+
+/// A framework record (`PYTORCH_API`).
+pub struct HostRow {
+    /// Start, ns.
+    pub start: Ns,
+    /// End, ns.
+    pub end: Ns,
+    /// `globalTid`: pid << 32 | tid.
+    pub tid: i64,
+    /// Name (a string id).
+    pub name: i64,
+    /// `ENUM_API_TYPE`: 50001 op, 50002 queue, 50003 trace (Python frames), 50004 mstx.
+    pub api: i64,
+}
+
+/// An AscendCL/runtime call (`CANN_API`).
+pub struct CannRow {
+    /// Start, ns.
+    pub start: Ns,
+    /// End, ns.
+    pub end: Ns,
+    /// `globalTid`: pid << 32 | tid.
+    pub tid: i64,
+    /// `connectionId`: what links a launch to its device work.
+    pub corr: i64,
+    /// Name (a string id).
+    pub name: i64,
+}
+
+/// A plane task's HCCL facts (`COMMUNICATION_TASK_INFO`).
+pub struct PlaneRow {
+    /// The plane (a lane of the op).
+    pub plane: i64,
+    /// The rank itself, in the communicator.
+    pub src: i64,
+    /// The peer, in the communicator.
+    pub dst: i64,
+    /// `Notify Wait`, `SDMA`, `Write Value`… (a string id).
+    pub task_type: i64,
+}
+
+/// A device task (`TASK`), with its kernel name or its HCCL facts.
+pub struct TaskRow {
+    /// Start, ns.
+    pub start: Ns,
+    /// End, ns.
+    pub end: Ns,
+    /// Stream id.
+    pub stream: i64,
+    /// `connectionId`: what links a launch to its device work.
+    pub corr: i64,
+    /// Task type, a string id (`KERNEL_AIVEC`, `MEMCPY_ASYNC`, `Notify Wait`…).
+    pub task_type: i64,
+    /// `COMPUTE_TASK_INFO.name`, for kernels.
+    pub kernel: Option<i64>,
+    /// HCCL facts, for plane tasks.
+    pub plane: Option<PlaneRow>,
+}
+
+/// An HCCL op (`COMMUNICATION_OP`).
+pub struct OpRow {
+    /// Start, ns.
+    pub start: Ns,
+    /// End, ns.
+    pub end: Ns,
+    /// Name (a string id).
+    pub name: i64,
+    /// `connectionId`: what links a launch to its device work.
+    pub corr: i64,
+    /// Group name (a string id).
+    pub group: i64,
+    /// `ENUM_HCCL_DATA_TYPE` name (`FP32`).
+    pub data_type: Option<String>,
+    /// Elements.
+    pub count: Option<u64>,
+}
+
+/// An exact integer from an INTEGER or a TEXT of digits (never through a float).
+fn int(v: ValueRef<'_>) -> Result<i64, String> {
+    match v {
+        ValueRef::Integer(i) => Ok(i),
+        ValueRef::Text(t) => std::str::from_utf8(t)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or_else(|| format!("{:?} is not an integer", String::from_utf8_lossy(t))),
+        other => Err(format!("{:?} is not an integer", other.data_type())),
+    }
+}
+
+/// Like [`int`], `None` for NULL.
+fn opt_int(v: ValueRef<'_>) -> Result<Option<i64>, String> {
+    match v {
+        ValueRef::Null => Ok(None),
+        v => int(v).map(Some),
+    }
+}
+
+/// Runs `sql` (its first column the rowid) and hands each row to `f`; a row `f` rejects is
+/// an error at that row of `table`.
+fn each(
+    db: &Db,
+    table: &'static str,
+    sql: &str,
+    mut f: impl FnMut(&rusqlite::Row<'_>) -> Result<(), String>,
+) -> Result<(), crate::error::Error> {
+    let mut stmt = db.conn.prepare(sql).map_err(|e| db.error(None, e))?;
+    let mut rows = stmt.query([]).map_err(|e| db.error(None, e))?;
+    while let Some(row) = rows.next().map_err(|e| db.error(None, e))? {
+        let id = row.get::<_, i64>(0).unwrap_or(-1);
+        f(row).map_err(|m| {
+            crate::error::Error::input_pos(&db.label, crate::error::Position::Row(table, id), m)
+        })?;
+    }
+    Ok(())
+}
+
+/// Column `i` of a row as a raw value.
+fn col<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> Result<ValueRef<'r>, String> {
+    row.get_ref(i).map_err(|e| e.to_string())
+}
+
+/// `STRING_IDS`: id → text.
+pub fn strings(db: &Db) -> Result<FxHashMap<i64, String>, crate::error::Error> {
+    let mut out = FxHashMap::default();
+    each(db, "STRING_IDS", "SELECT id, value FROM STRING_IDS", |r| {
+        let id = int(col(r, 0)?)?;
+        let text = match col(r, 1)? {
+            ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+            _ => String::new(),
+        };
+        out.insert(id, text);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Start and end of a row, checked.
+fn span(row: &rusqlite::Row<'_>, at: usize) -> Result<(Ns, Ns), String> {
+    let (start, end) = (int(col(row, at)?)?, int(col(row, at + 1)?)?);
+    if end < start {
+        return Err(format!("ends at {end} before it starts at {start}"));
+    }
+    Ok((start, end))
+}
+
+/// `PYTORCH_API`.
+pub fn host(db: &Db) -> Result<Vec<HostRow>, crate::error::Error> {
+    let mut out = Vec::new();
+    let sql = "SELECT rowid, startNs, endNs, globalTid, name, type FROM PYTORCH_API";
+    each(db, "PYTORCH_API", sql, |r| {
+        let (start, end) = span(r, 1)?;
+        out.push(HostRow {
+            start,
+            end,
+            tid: int(col(r, 3)?)?,
+            name: int(col(r, 4)?)?,
+            api: opt_int(col(r, 5)?)?.unwrap_or(50001),
+        });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// `CANN_API`.
+pub fn cann(db: &Db) -> Result<Vec<CannRow>, crate::error::Error> {
+    let mut out = Vec::new();
+    let sql = "SELECT rowid, startNs, endNs, globalTid, connectionId, name FROM CANN_API";
+    each(db, "CANN_API", sql, |r| {
+        let (start, end) = span(r, 1)?;
+        out.push(CannRow {
+            start,
+            end,
+            tid: int(col(r, 3)?)?,
+            corr: int(col(r, 4)?)?,
+            name: int(col(r, 5)?)?,
+        });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// `TASK`, joined with `COMPUTE_TASK_INFO` and `COMMUNICATION_TASK_INFO` where present.
+pub fn tasks(db: &Db) -> Result<Vec<TaskRow>, crate::error::Error> {
+    let compute = db.has_table("COMPUTE_TASK_INFO")?;
+    let comm = db.has_table("COMMUNICATION_TASK_INFO")?;
+    let sql = format!(
+        "SELECT t.rowid, t.startNs, t.endNs, t.streamId, t.connectionId, t.taskType, {}, {} \
+         FROM TASK t {} {}",
+        if compute { "c.name" } else { "NULL" },
+        if comm {
+            "m.planeId, m.srcRank, m.dstRank, m.taskType"
+        } else {
+            "NULL, NULL, NULL, NULL"
+        },
+        if compute {
+            "LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"
+        } else {
+            ""
+        },
+        if comm {
+            "LEFT JOIN COMMUNICATION_TASK_INFO m ON m.globalTaskId = t.globalTaskId"
+        } else {
+            ""
+        },
+    );
+    let mut out = Vec::new();
+    each(db, "TASK", &sql, |r| {
+        let (start, end) = span(r, 1)?;
+        let plane = match opt_int(col(r, 7)?)? {
+            Some(plane) => Some(PlaneRow {
+                plane,
+                src: opt_int(col(r, 8)?)?.unwrap_or(-1),
+                dst: opt_int(col(r, 9)?)?.unwrap_or(-1),
+                task_type: opt_int(col(r, 10)?)?.unwrap_or(-1),
+            }),
+            None => None,
+        };
+        out.push(TaskRow {
+            start,
+            end,
+            stream: int(col(r, 3)?)?,
+            corr: int(col(r, 4)?)?,
+            task_type: int(col(r, 5)?)?,
+            kernel: opt_int(col(r, 6)?)?,
+            plane,
+        });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// `COMMUNICATION_OP`, with its element type's name.
+pub fn ops(db: &Db) -> Result<Vec<OpRow>, crate::error::Error> {
+    // msprof's own db has neither the count nor the element type.
+    let types =
+        db.has_table("ENUM_HCCL_DATA_TYPE")? && db.has_column("COMMUNICATION_OP", "dataType")?;
+    let count = if db.has_column("COMMUNICATION_OP", "count")? {
+        "CAST(o.count AS TEXT)"
+    } else {
+        "NULL"
+    };
+    let sql = format!(
+        "SELECT o.rowid, o.startNs, o.endNs, o.opName, o.connectionId, o.groupName, {}, \
+         {count} FROM COMMUNICATION_OP o {}",
+        if types { "d.name" } else { "NULL" },
+        if types {
+            "LEFT JOIN ENUM_HCCL_DATA_TYPE d ON d.id = o.dataType"
+        } else {
+            ""
+        }
+    );
+    let mut out = Vec::new();
+    each(db, "COMMUNICATION_OP", &sql, |r| {
+        let (start, end) = span(r, 1)?;
+        let text = |i: usize| -> Result<Option<String>, String> {
+            Ok(match col(r, i)? {
+                ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+                _ => None,
+            })
+        };
+        out.push(OpRow {
+            start,
+            end,
+            name: int(col(r, 3)?)?,
+            corr: int(col(r, 4)?)?,
+            group: int(col(r, 5)?)?,
+            data_type: text(6)?,
+            count: text(7)?.and_then(|c| c.parse().ok()),
+        });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The first value of a one-column query, when the table exists and has a row.
+pub fn first_text(db: &Db, table: &str, sql: &str) -> Result<Option<String>, crate::error::Error> {
+    if !db.has_table(table)? {
+        return Ok(None);
+    }
+    let v: Option<Option<String>> = db
+        .conn
+        .query_row(sql, [], |r| r.get::<_, Option<String>>(0))
+        .map(Some)
+        .or_else(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+            e => Err(db.error(None, e)),
+        })?;
+    Ok(v.flatten())
+}

@@ -1,0 +1,227 @@
+//! The Ascend db export (`export_type=db`): a hand-made rank built from SQL in
+//! `testdata/ascend/tiny-db`, the shared real exports against their own `analysis.db` and
+//! against the text exports of the same job, and bad databases.
+
+mod common;
+
+use common::{assert_partitions, report_json, row, run, shared, testdata};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// A rank directory holding the hand-made databases (built from their SQL).
+fn tiny_db() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("r2_ascend_pt");
+    let out = root.join("ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).unwrap();
+    for (sql, db) in [
+        ("profiler.sql", "ascend_pytorch_profiler_2.db"),
+        ("analysis.sql", "analysis.db"),
+    ] {
+        let text = std::fs::read_to_string(testdata("ascend/tiny-db").join(sql)).unwrap();
+        let c = rusqlite::Connection::open(out.join(db)).unwrap();
+        c.execute_batch(&text).unwrap();
+    }
+    (t, root)
+}
+
+fn db_of(root: &Path) -> PathBuf {
+    root.join("ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_2.db")
+}
+
+/// By hand (testdata/ascend/tiny-db/profiler.sql): rank 2 on device 5. Step 3 spans the host
+/// step [1 000 000, 1 100 000): compute alone [1 020 000, 1 040 000) = 20 µs, compute under
+/// the all-reduce 10 µs, the all-reduce alone [1 050 000, 1 080 000) = 30 µs, the copy 5 µs.
+#[test]
+fn tiny_db_by_hand() {
+    let (_t, root) = tiny_db();
+    let r = report_json(&[&root], &[]);
+    assert_eq!(r["job"]["rank_ids"], json!([2]), "the rank, not the device");
+    assert_eq!(r["job"]["devices"][0]["name"], "Ascend910B");
+    let ev = &r["job"]["events"];
+    // Python frames are counted, not stored; the op's own AI_CORE task is the op.
+    assert_eq!(
+        (&ev["compute"], &ev["comm"], &ev["memcpy"], &ev["host_op"]),
+        (&json!(1), &json!(1), &json!(1), &json!(2))
+    );
+    assert_eq!((&ev["launch"], &ev["other"]), (&json!(4), &json!(3)));
+    assert_eq!(r["job"]["dropped"]["python_function"], 1);
+    assert_eq!(r["job"]["collectives"]["allReduce"], 1);
+    assert_partitions(&r);
+    let b = row(&r, 3, 2);
+    assert_eq!(b["span_ns"], 100_000);
+    assert_eq!(b["compute_ns"], 20_000);
+    assert_eq!(b["overlap_ns"], 10_000);
+    assert_eq!(b["comm_ns"], 30_000);
+    assert_eq!(b["memory_ns"], 5_000);
+    // The profiler's summary, read exactly from analysis.db, and ours from the events.
+    let c = &r["profiler_checks"][0];
+    assert_eq!(c["theirs"]["Communication"], 40_000);
+    assert_eq!(c["theirs"]["Preparing"], 20_000);
+    assert_eq!(c["ours"], c["theirs"], "{c}");
+    // The all-reduce waited 29.9 µs for peer 3 (from its start to the wait's end), which
+    // is not loaded: the measured last arriver of a world of 4.
+    let w = &r["communication"]["worst_instances"][0];
+    assert_eq!(
+        (&w["last_arriver"], &w["last_arriver_measured"]),
+        (&json!(3), &json!(true))
+    );
+    assert_eq!(w["members"][0]["wait_ns"], 30_000);
+    assert_eq!(w["bytes"], 4096);
+    let g = &r["communication"]["groups"][0];
+    assert_eq!(g["missing_ranks"], json!([0, 1, 3]));
+}
+
+#[test]
+fn the_db_file_alone_is_the_rank() {
+    let (_t, root) = tiny_db();
+    let r = report_json(&[&db_of(&root)], &[]);
+    assert_eq!(r["job"]["rank_ids"], json!([2]));
+    assert_eq!(r["job"]["sources"][0]["path"], root.display().to_string());
+}
+
+fn one_line_error(path: &Path) -> String {
+    let out = run([Path::new("report"), path]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn bad_databases_name_the_file_and_row() {
+    // Not SQLite at all.
+    let (_t, root) = tiny_db();
+    std::fs::write(db_of(&root), b"rank,step\n0,1\n").unwrap();
+    let e = one_line_error(&root);
+    assert!(
+        e.contains("ascend_pytorch_profiler_2.db: byte 0: not an SQLite database"),
+        "{e}"
+    );
+    // Cut short: SQLite's header promises pages that are not there.
+    let (_t, root) = tiny_db();
+    let bytes = std::fs::read(db_of(&root)).unwrap();
+    std::fs::write(db_of(&root), &bytes[..bytes.len() / 2]).unwrap();
+    let e = one_line_error(&root);
+    assert!(e.contains("ascend_pytorch_profiler_2.db:"), "{e}");
+    // A value that is not a time, at its row.
+    let (_t, root) = tiny_db();
+    let c = rusqlite::Connection::open(db_of(&root)).unwrap();
+    c.execute("UPDATE PYTORCH_API SET endNs = '10x' WHERE rowid = 2", [])
+        .unwrap();
+    drop(c);
+    let e = one_line_error(&root);
+    assert!(e.contains("table PYTORCH_API row 2:"), "{e}");
+    // A missing column.
+    let (_t, root) = tiny_db();
+    let c = rusqlite::Connection::open(db_of(&root)).unwrap();
+    c.execute("ALTER TABLE CANN_API DROP COLUMN name", [])
+        .unwrap();
+    drop(c);
+    let e = one_line_error(&root);
+    assert!(e.contains("no such column: name"), "{e}");
+}
+
+/// A database whose last writes are still in its write-ahead log (the profiler is writing,
+/// or died mid-write): reading it immutable would silently miss them.
+#[test]
+fn a_database_with_pending_writes_is_refused() {
+    let (_t, root) = tiny_db();
+    let db = db_of(&root);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.pragma_update(None, "journal_mode", "WAL").unwrap();
+    c.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    c.execute("INSERT INTO NPU_INFO VALUES (6, 'Ascend910B')", [])
+        .unwrap();
+    // The writer is still open: its log is on disk, not yet in the database.
+    let e = one_line_error(&root);
+    assert!(e.contains("write-ahead log"), "{e}");
+    drop(c);
+}
+
+/// The shared db exports: level0/1/2, two ranks each.
+fn levels(s: &Path, kind: &str) -> Vec<PathBuf> {
+    (0..3)
+        .map(|l| {
+            s.join(format!(
+                "traces/ascend/msinsight/test/data/pytorch/{kind}/level{l}"
+            ))
+        })
+        .collect()
+}
+
+/// (path, length, modification time) of every file under `dir`.
+fn listing(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let m = e.metadata().unwrap();
+        if m.is_dir() {
+            out.extend(listing(&e.path()));
+        } else {
+            out.push((e.path(), m.len(), m.modified().unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every column of torch_npu's step summary in `analysis.db` equals ours to the ns: the db
+/// keeps integer ns, so nothing is rounded on either side.
+#[test]
+fn real_db_exports_reproduce_analysis_db_exactly() {
+    let Some(s) = shared() else { return };
+    for dir in levels(&s, "db") {
+        let before = listing(&dir);
+        let r = report_json(&[&dir], &[]);
+        assert_eq!(
+            listing(&dir),
+            before,
+            "{}: the input changed",
+            dir.display()
+        );
+        assert_partitions(&r);
+        let checks = r["profiler_checks"].as_array().unwrap();
+        assert_eq!(checks.len(), 2, "{}", dir.display());
+        for c in checks {
+            assert_eq!(c["ours"], c["theirs"], "{}: {c}", dir.display());
+        }
+        assert_eq!(r["job"]["devices"][0]["name"], "Ascend910B");
+    }
+}
+
+/// The shared text and db exports are two profiling runs of one job (their timestamps and
+/// op ids differ), so their times differ; what must agree is the model — the same events of
+/// each kind, the same collectives and sizes — and the verdict: each level's first finding
+/// is the same rule about the same kind of cause (on level1/level2 a rank that is not loaded:
+/// rank 5 in the text runs, 6 and 4 in the db runs, each checked in its own HCCL waits).
+#[test]
+fn text_and_db_exports_give_the_same_model_and_verdict() {
+    let Some(s) = shared() else { return };
+    let (texts, dbs) = (levels(&s, "text"), levels(&s, "db"));
+    for (t, d) in texts.iter().zip(&dbs) {
+        let (rt, rd) = (report_json(&[t], &[]), report_json(&[d], &[]));
+        for k in ["compute", "comm", "memcpy", "host_op"] {
+            assert_eq!(
+                rt["job"]["events"][k],
+                rd["job"]["events"][k],
+                "{k}: {}",
+                d.display()
+            );
+        }
+        assert_eq!(rt["job"]["collectives"], rd["job"]["collectives"]);
+        let sizes = |r: &Value| r["communication"]["types"][0]["bytes"].clone();
+        assert_eq!(sizes(&rt), sizes(&rd), "{}", d.display());
+        let first = |r: &Value| {
+            let f = &r["findings"][0];
+            (
+                f["rule"].clone(),
+                f["title"].as_str().unwrap().contains("(not loaded)"),
+            )
+        };
+        assert_eq!(first(&rt), first(&rd), "{}", d.display());
+    }
+    let straggler = |r: &Value| r["findings"][0]["evidence"]["ranks"].clone();
+    assert_eq!(straggler(&report_json(&[&dbs[1]], &[])), json!([6]));
+    assert_eq!(straggler(&report_json(&[&dbs[2]], &[])), json!([4]));
+}
