@@ -3,7 +3,10 @@
 
 mod common;
 
-use common::{assert_partitions, report_json, row, run, shared, testdata};
+use common::{
+    ascend_levels, assert_partitions, one_line_error, report_json, report_leaving_input_unchanged,
+    row, run, shared, testdata,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -172,15 +175,6 @@ fn broken(rel: &str, text: &[u8]) -> (tempfile::TempDir, PathBuf) {
     (t, root)
 }
 
-fn one_line_error(dir: &Path) -> String {
-    let out = run([Path::new("report"), dir]);
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
 #[test]
 fn bad_inputs_name_the_file_and_position() {
     let csv = "ASCEND_PROFILER_OUTPUT/step_trace_time.csv";
@@ -226,44 +220,11 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// (path, length, modification time) of every file under `dir`.
-fn listing(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let m = e.metadata().unwrap();
-        if m.is_dir() {
-            out.extend(listing(&e.path()));
-        } else {
-            out.push((e.path(), m.len(), m.modified().unwrap()));
-        }
-    }
-    out.sort();
-    out
-}
-
-/// The real exports: `../shared/traces/ascend/msinsight/test/data/pytorch/text/level{0,1,2}`.
-fn levels(s: &Path) -> Vec<PathBuf> {
-    (0..3)
-        .map(|l| {
-            s.join(format!(
-                "traces/ascend/msinsight/test/data/pytorch/text/level{l}"
-            ))
-        })
-        .collect()
-}
-
 #[test]
 fn real_exports_reproduce_the_profilers_step_summary() {
     let Some(s) = shared() else { return };
-    for dir in levels(&s) {
-        let before = listing(&dir);
-        let r = report_json(&[&dir], &[]);
-        assert_eq!(
-            listing(&dir),
-            before,
-            "{}: the input changed",
-            dir.display()
-        );
+    for dir in ascend_levels(&s, "text") {
+        let r = report_leaving_input_unchanged(&dir);
         assert_eq!(r["job"]["ranks"], 2, "{}", dir.display());
         assert_partitions(&r);
         for rank in [0, 1] {
@@ -331,7 +292,7 @@ fn find_rank_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn a_rank_that_is_not_loaded_is_found_by_its_peers_waits() {
     let Some(s) = shared() else { return };
-    let dirs = levels(&s);
+    let dirs = ascend_levels(&s, "text");
     for (dir, op, wait0) in [
         (&dirs[1], "hcom_allReduce__586_0_1", 78_776_734),
         (&dirs[2], "hcom_allReduce__271_0_1", 0),

@@ -4,7 +4,10 @@
 
 mod common;
 
-use common::{assert_partitions, report_json, row, run, shared, testdata};
+use common::{
+    ascend_levels, assert_partitions, one_line_error, report_json, report_leaving_input_unchanged,
+    row, shared, testdata,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -80,15 +83,6 @@ fn the_db_file_alone_is_the_rank() {
     assert_eq!(r["job"]["sources"][0]["path"], root.display().to_string());
 }
 
-fn one_line_error(path: &Path) -> String {
-    let out = run([Path::new("report"), path]);
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
 #[test]
 fn bad_databases_name_the_file_and_row() {
     // Not SQLite at all.
@@ -140,46 +134,13 @@ fn a_database_with_pending_writes_is_refused() {
     drop(c);
 }
 
-/// The shared db exports: level0/1/2, two ranks each.
-fn levels(s: &Path, kind: &str) -> Vec<PathBuf> {
-    (0..3)
-        .map(|l| {
-            s.join(format!(
-                "traces/ascend/msinsight/test/data/pytorch/{kind}/level{l}"
-            ))
-        })
-        .collect()
-}
-
-/// (path, length, modification time) of every file under `dir`.
-fn listing(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let m = e.metadata().unwrap();
-        if m.is_dir() {
-            out.extend(listing(&e.path()));
-        } else {
-            out.push((e.path(), m.len(), m.modified().unwrap()));
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Every column of torch_npu's step summary in `analysis.db` equals ours to the ns: the db
 /// keeps integer ns, so nothing is rounded on either side.
 #[test]
 fn real_db_exports_reproduce_analysis_db_exactly() {
     let Some(s) = shared() else { return };
-    for dir in levels(&s, "db") {
-        let before = listing(&dir);
-        let r = report_json(&[&dir], &[]);
-        assert_eq!(
-            listing(&dir),
-            before,
-            "{}: the input changed",
-            dir.display()
-        );
+    for dir in ascend_levels(&s, "db") {
+        let r = report_leaving_input_unchanged(&dir);
         assert_partitions(&r);
         let checks = r["profiler_checks"].as_array().unwrap();
         assert_eq!(checks.len(), 2, "{}", dir.display());
@@ -198,7 +159,7 @@ fn real_db_exports_reproduce_analysis_db_exactly() {
 #[test]
 fn text_and_db_exports_give_the_same_model_and_verdict() {
     let Some(s) = shared() else { return };
-    let (texts, dbs) = (levels(&s, "text"), levels(&s, "db"));
+    let (texts, dbs) = (ascend_levels(&s, "text"), ascend_levels(&s, "db"));
     for (t, d) in texts.iter().zip(&dbs) {
         let (rt, rd) = (report_json(&[t], &[]), report_json(&[d], &[]));
         for k in ["compute", "comm", "memcpy", "host_op"] {

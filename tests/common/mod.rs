@@ -178,3 +178,48 @@ pub fn loads_or_fails_in_one_line(path: &Path) {
         c => panic!("{}: exit {c:?}: {err}", path.display()),
     }
 }
+
+/// `report PATH` fails with exit 2 and one line (no panic); that line.
+pub fn one_line_error(path: &Path) -> String {
+    let out = run([Path::new("report"), path]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// (path, length, modification time) of every file under `dir`: compared before and after
+/// a run, it shows nothing was written into an input directory.
+pub fn listing(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let m = e.metadata().unwrap();
+        if m.is_dir() {
+            out.extend(listing(&e.path()));
+        } else {
+            out.push((e.path(), m.len(), m.modified().unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The shared torch_npu exports of one job at Level0/1/2 (`kind`: `text` or `db`).
+pub fn ascend_levels(shared: &Path, kind: &str) -> Vec<PathBuf> {
+    (0..3)
+        .map(|l| {
+            shared.join(format!(
+                "traces/ascend/msinsight/test/data/pytorch/{kind}/level{l}"
+            ))
+        })
+        .collect()
+}
+
+/// The JSON report of `dir`, checking that nothing under it changed (path, size, mtime).
+pub fn report_leaving_input_unchanged(dir: &Path) -> serde_json::Value {
+    let before = listing(dir);
+    let r = report_json(&[dir], &[]);
+    assert_eq!(listing(dir), before, "{}: the input changed", dir.display());
+    r
+}

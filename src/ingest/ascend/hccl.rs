@@ -80,8 +80,10 @@ pub fn read(
             if wait {
                 out.peer_waits.extend(peer_wait(i, &e.args));
             } else if e.args.count.is_some() {
-                let op = hccl_type(strings.resolve(ev.name[i])).to_string();
-                out.collectives.push(op_collective(i, e.args, &op, strings));
+                let op = strings.resolve(ev.name[i]).to_string();
+                let dtype = e.args.data_type.as_deref();
+                let c = op_collective(EventIx::of(i), &op, e.args.count, dtype, strings);
+                out.collectives.push(c);
             }
         }
     }
@@ -103,14 +105,21 @@ fn peer_wait(i: usize, a: &HcclArgs) -> Option<PeerWait> {
     })
 }
 
-/// An op's collective metadata: its type from the name, its count and element type.
-fn op_collective(i: usize, a: HcclArgs, op: &str, strings: &mut Interner) -> Collective {
+/// An HCCL op's collective metadata: its type from its name (`hcom_allReduce__586_0_1` →
+/// `allReduce`), its element count and type. Both exports use it.
+pub fn op_collective(
+    event: EventIx,
+    op_name: &str,
+    count: Option<u64>,
+    dtype: Option<&str>,
+    strings: &mut Interner,
+) -> Collective {
     Collective {
-        event: EventIx::of(i),
-        name: Some(strings.intern(op)),
-        in_nelems: a.count,
+        event,
+        name: Some(strings.intern(hccl_type(op_name))),
+        in_nelems: count,
         out_nelems: None,
-        dtype: a.data_type.map(|d| strings.intern(&d)),
+        dtype: dtype.map(|d| strings.intern(d)),
         group: None,
         group_ranks: None,
         group_size: None,

@@ -4,7 +4,7 @@
 
 use super::rows::{CannRow, HostRow, OpRow, TaskRow};
 use crate::ingest::ascend::dialect::task_class;
-use crate::ingest::ascend::hccl::hccl_type;
+use crate::ingest::ascend::hccl::op_collective;
 use crate::ingest::chrome::Class;
 use crate::ingest::chrome::chunk::NO_ID;
 use crate::model::{
@@ -147,7 +147,7 @@ impl Builder<'_> {
     fn ops(&mut self) {
         for r in &self.t.ops {
             let name = self.name(r.name);
-            let op = hccl_type(self.text(r.name)).to_string();
+            let op = self.text(r.name).to_string();
             let at = self.evs.len();
             let corr = r.corr as u64;
             self.push(
@@ -158,19 +158,8 @@ impl Builder<'_> {
                 Kind::Comm,
                 corr,
             );
-            let c = Collective {
-                event: EventIx::NONE,
-                name: Some(self.strings.intern(&op)),
-                in_nelems: r.count,
-                out_nelems: None,
-                dtype: r.data_type.as_deref().map(|d| self.strings.intern(d)),
-                group: None,
-                group_ranks: None,
-                group_size: None,
-                seq: None,
-                src_rank: None,
-                dst_rank: None,
-            };
+            let dtype = r.data_type.as_deref();
+            let c = op_collective(EventIx::NONE, &op, r.count, dtype, self.strings);
             self.extra.collectives.push((at, c));
         }
     }
