@@ -193,6 +193,10 @@ fn bad_inputs_name_the_file_and_position() {
     let (_t, d) = broken("profiler_info_0.json", b"{\"rank_id\": ");
     let e = one_line_error(&d);
     assert!(e.contains("profiler_info_0.json: line 1"), "{e}");
+    let comm = "ASCEND_PROFILER_OUTPUT/communication.json";
+    let (_t, d) = broken(comm, b"{\n\"step1\": {\"collective\": {\n\"x\": 3}}\n}");
+    let e = one_line_error(&d);
+    assert!(e.contains("communication.json: line 3:"), "{e}");
 }
 
 #[test]

@@ -186,3 +186,32 @@ fn text_and_db_exports_give_the_same_model_and_verdict() {
     assert_eq!(straggler(&report_json(&[&dbs[1]], &[])), json!([6]));
     assert_eq!(straggler(&report_json(&[&dbs[2]], &[])), json!([4]));
 }
+
+/// HCCL's traffic, by hand from level1 rank 0's communication.json: the four all-reduces move
+/// 28.647232 + 117.440512 + 264.241152 + 17.2672 MB over HCCS in 1.81683634375 +
+/// 9.08862159375 + 15.205643875 + 1.2046040625 ms (each rounded to the ns: 1 816 836,
+/// 9 088 622, 15 205 644, 1 204 604). SDMA is the same traffic (the on-node total), kept apart.
+/// The db export of the same job moves the same bytes.
+#[test]
+fn transports_by_hand_from_communication_json() {
+    let Some(s) = shared() else { return };
+    let of = |r: &Value, rank: u64, t: &str| -> Value {
+        r["transports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["rank"] == rank && x["transport"] == t)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let text = report_json(&[&ascend_levels(&s, "text")[1]], &[]);
+    let hccs = of(&text, 0, "HCCS");
+    assert_eq!(
+        (&hccs["ops"], &hccs["bytes"], &hccs["time_ns"]),
+        (&json!(4), &json!(427_596_096), &json!(27_315_706))
+    );
+    assert_eq!(of(&text, 0, "SDMA")["bytes"], 427_596_096);
+    assert_eq!(of(&text, 0, "RDMA"), Value::Null, "no traffic, no row");
+    let db = report_json(&[&ascend_levels(&s, "db")[1]], &[]);
+    assert_eq!(of(&db, 0, "HCCS")["bytes"], 427_596_096);
+}

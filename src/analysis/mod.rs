@@ -82,6 +82,8 @@ pub struct Analysis {
     pub roofline: roofline::Roofline,
     /// The profiler's own step summary against the same columns from the events (Ascend).
     pub profiler_checks: Vec<profiler_check::StepCheck>,
+    /// HCCL's traffic per rank and transport over the scope (Ascend `communication.json`).
+    pub transports: Vec<comm::transports::TransportStat>,
     /// Findings, largest impact first.
     pub findings: Vec<advisor::Finding>,
     /// Wall time of the analysis, ns.
@@ -208,6 +210,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         imbalance,
         stages,
         profiler_checks: profiler_check::step_checks(job),
+        transports: comm::transports::transports(job, scope.step),
         findings: Vec::new(),
         critical_path,
         host,

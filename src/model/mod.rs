@@ -13,7 +13,7 @@ pub use event::{Events, Kind, NO_STEP, RawSpan};
 pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
 pub use interner::{Interner, Sym};
 pub use lane::{Lane, LaneSide};
-pub use profiler::{PeerWait, ProfilerStep};
+pub use profiler::{PeerWait, ProfilerStep, Transport, TransportUse};
 pub use role::{
     CollOp, Family, GemmForm, GraphCall, HostCollective, OpFamily, PageableCopy, Role, SyncCall,
 };
@@ -83,6 +83,8 @@ pub struct Rank {
     pub profiler_steps: Vec<ProfilerStep>,
     /// Waits for named peers inside collectives (HCCL `Notify_Wait`), in start order.
     pub peer_waits: Vec<PeerWait>,
+    /// Traffic per HCCL op and transport as the profiler summed it (`communication.json`).
+    pub transports: Vec<TransportUse>,
 }
 
 /// Device events launched before the trace window: on a stream, the unlinked events that run

@@ -41,3 +41,60 @@ pub struct PeerWait {
     /// The peer waited for, as its rank in the collective's communicator.
     pub peer: u32,
 }
+
+/// A link type HCCL reports traffic on (`communication.json`). `Sdma` is the on-node total:
+/// it already includes `Hccs`, `Pcie` and `Sio`, so the two are never added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Transport {
+    /// Inter-node RDMA (RoCE).
+    Rdma,
+    /// On-node DMA: all of HCCS, PCIe and SIO together.
+    Sdma,
+    /// Huawei Cache Coherence System links between NPUs.
+    Hccs,
+    /// PCIe between NPUs.
+    Pcie,
+    /// The die-to-die link of a 910C pair.
+    Sio,
+}
+
+impl Transport {
+    /// By HCCL's name (`HCCS`); `None` for `LOCAL` and anything unknown.
+    pub fn of(name: &str) -> Option<Transport> {
+        Some(match name {
+            "RDMA" => Transport::Rdma,
+            "SDMA" => Transport::Sdma,
+            "HCCS" => Transport::Hccs,
+            "PCIE" => Transport::Pcie,
+            "SIO" => Transport::Sio,
+            _ => return None,
+        })
+    }
+
+    /// HCCL's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Rdma => "RDMA",
+            Transport::Sdma => "SDMA",
+            Transport::Hccs => "HCCS",
+            Transport::Pcie => "PCIE",
+            Transport::Sio => "SIO",
+        }
+    }
+}
+
+/// One HCCL op's traffic on one transport, as the profiler summed it (`communication.json`
+/// `Communication Bandwidth Info`): bytes and the transfer time of its tasks on that link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransportUse {
+    /// The step (`step50` → 50).
+    pub step: Option<StepNo>,
+    /// The op (`hcom_allReduce__586_0_1`).
+    pub op: String,
+    /// The link type.
+    pub transport: Transport,
+    /// `Transit Size(MB)` in bytes (10⁶ B per MB), rounded to the byte.
+    pub bytes: u64,
+    /// `Transit Time(ms)` in ns, rounded to the ns.
+    pub time_ns: Ns,
+}

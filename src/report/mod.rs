@@ -12,6 +12,7 @@ pub mod json;
 mod markdown;
 mod table;
 mod text;
+mod transports;
 
 pub use cluster::{ClusterSection, CommSection, GroupInfo};
 pub use job::JobInfo;
@@ -79,6 +80,10 @@ pub struct Report {
     /// columns recomputed from the events; absent for profilers that write none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub profiler_checks: Vec<crate::analysis::profiler_check::StepCheck>,
+    /// HCCL's traffic per rank and transport (Ascend `communication.json`); absent when no
+    /// rank has it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transports: Vec<crate::analysis::comm::transports::TransportStat>,
     /// Wall time of load and analysis (the only non-deterministic part).
     pub timings: Timings,
     /// Inputs that could not be read while others loaded.
@@ -182,6 +187,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         roofline: RooflineView::of(&a.roofline),
         findings: a.findings.iter().map(FindingRow::of).collect(),
         profiler_checks: a.profiler_checks.clone(),
+        transports: a.transports.clone(),
         schema: SCHEMA,
         job: job::job_info(loaded, a),
         focus_step: scope.step.or(a.slowest_step),
@@ -343,6 +349,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     out.extend(advice::roofline(&r.roofline));
     out.extend(advice::host(&r.host));
     out.extend(profiler_table(&r.profiler_checks));
+    out.extend(transports::table(&r.transports));
     out
 }
 

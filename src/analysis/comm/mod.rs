@@ -10,6 +10,7 @@
 //! - [`measured`] — arrivals measured by the library's waits for named peers
 //! - [`timing`] — per-instance skew, wait, transit, R_wait, algbw/busbw
 //! - [`links`] — link peaks and node placement
+//! - [`transports`] — HCCL's traffic per rank and transport (Ascend `communication.json`)
 //! - [`waits`] — waits and transits as unions per (rank, step)
 //! - [`per_rank`] — each rank's collectives: waits, transits, its own busbw
 //! - [`stats`] — per type/group stats, worst instances, point-to-point matrix, slow links
@@ -23,6 +24,7 @@ pub mod op;
 pub mod per_rank;
 pub mod stats;
 pub mod timing;
+pub mod transports;
 pub mod waits;
 
 use crate::analysis::intervals::IntervalSet;

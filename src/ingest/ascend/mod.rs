@@ -6,6 +6,7 @@
 //! `step_trace_time.csv` the profiler's own step summary, kept to cross-check the
 //! breakdown ([`step_trace`]). Where files are: [`files`].
 
+pub mod communication;
 pub mod db;
 pub mod dialect;
 pub mod files;
@@ -54,6 +55,9 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
             "{}: no step_trace_time.csv; the breakdown is not cross-checked against the profiler's",
             dir.label()
         )),
+    }
+    if let Some(p) = dir.output_file("communication.json") {
+        d.rank.transports = communication::read(&p)?;
     }
     d.declared_rank = info.rank;
     d.world_size = info.world_size;
@@ -120,7 +124,10 @@ fn read_db(
     rank.devices = vec![strings.intern(device)];
     let mut warnings = Vec::new();
     match dir.output_file("analysis.db") {
-        Some(p) => rank.profiler_steps = db::step_trace(&p)?,
+        Some(p) => {
+            rank.profiler_steps = db::step_trace(&p)?;
+            rank.transports = db::transports(&p)?;
+        }
         None => warnings.push(format!(
             "{}: no analysis.db; the breakdown is not cross-checked against the profiler's",
             dir.label()

@@ -8,7 +8,7 @@ pub mod open;
 pub mod rows;
 
 use crate::error::Error;
-use crate::model::{ProfilerStep, StepNo};
+use crate::model::{ProfilerStep, StepNo, TransportUse};
 use crate::time::micros_text_to_ns;
 use open::Db;
 use std::path::Path;
@@ -149,6 +149,60 @@ pub fn step_trace(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
             bubble: need(8)?,
             comm_not_overlapped_excl_receive: us(9)?,
             preparing: us(10)?,
+        });
+    }
+    Ok(out)
+}
+
+/// `analysis.db` `CommAnalyzerBandwidth`: the same traffic per op and transport as
+/// `communication.json` (one row per packet size, each repeating the op's totals: one is
+/// kept per op and transport). MB and ms are read from SQLite's decimal text, exactly.
+pub fn transports(path: &Path) -> Result<Vec<TransportUse>, Error> {
+    let db = Db::open(path)?;
+    if !db.has_table("CommAnalyzerBandwidth")? {
+        return Ok(Vec::new());
+    }
+    let sql = "SELECT min(rowid), CAST(step AS TEXT), hccl_op_name, transport_type, \
+               CAST(transit_size AS TEXT), CAST(transit_time AS TEXT) FROM CommAnalyzerBandwidth \
+               WHERE hccl_op_name <> 'Total Op Info' \
+               GROUP BY step, hccl_op_name, group_name, type, transport_type ORDER BY 1";
+    let mut stmt = db.conn.prepare(sql).map_err(|e| db.error(None, e))?;
+    let mut q = stmt.query([]).map_err(|e| db.error(None, e))?;
+    let mut out = Vec::new();
+    while let Some(r) = q.next().map_err(|e| db.error(None, e))? {
+        let id: i64 = r.get(0).unwrap_or(-1);
+        let text = |i: usize| {
+            r.get::<_, Option<String>>(i)
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        };
+        let Some(transport) = crate::model::Transport::of(&text(3)) else {
+            continue;
+        };
+        let at = |m: String| {
+            Error::input_pos(
+                &db.label,
+                crate::error::Position::Row("CommAnalyzerBandwidth", id),
+                m,
+            )
+        };
+        let num = |i: usize| {
+            crate::time::unit_text_to_ns(text(i).trim().as_bytes(), 6)
+                .ok()
+                .filter(|v| *v >= 0)
+                .ok_or_else(|| at(format!("{:?} is not a size or time", text(i))))
+        };
+        let (bytes, time_ns) = (num(4)?, num(5)?);
+        if bytes == 0 && time_ns == 0 {
+            continue;
+        }
+        out.push(TransportUse {
+            step: text(1).trim_start_matches("step").parse().ok().map(StepNo),
+            op: text(2),
+            transport,
+            bytes: bytes as u64,
+            time_ns,
         });
     }
     Ok(out)

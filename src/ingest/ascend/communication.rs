@@ -1,0 +1,160 @@
+//! `communication.json`: HCCL's per-op summary, step by step — here, each op's bytes and
+//! transfer time per transport (`Communication Bandwidth Info`). Numbers are read from their
+//! decimal text (MB and ms, with Python's float noise: `28.647232000000002`) and rounded once
+//! to whole bytes and ns. `Total Op Info` is the profiler's own sum and is skipped.
+
+use crate::error::{Error, Position};
+use crate::model::{StepNo, Transport, TransportUse};
+use crate::time::unit_text_to_ns;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The profiler's sum over the ops of a step: not an op.
+const TOTAL: &str = "Total Op Info";
+
+/// One op's entry, with only what is read.
+#[derive(Deserialize)]
+struct Op<'a> {
+    #[serde(rename = "Communication Bandwidth Info", borrow, default)]
+    bandwidth: BTreeMap<&'a str, Link<'a>>,
+}
+
+/// One transport of an op.
+#[derive(Deserialize)]
+struct Link<'a> {
+    #[serde(rename = "Transit Size(MB)", borrow)]
+    size_mb: Option<&'a RawValue>,
+    #[serde(rename = "Transit Time(ms)", borrow)]
+    time_ms: Option<&'a RawValue>,
+}
+
+/// Reads the file at `path`.
+pub fn read(path: &Path) -> Result<Vec<TransportUse>, Error> {
+    let label = path.display().to_string();
+    let text =
+        std::fs::read(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+    parse(&label, &text)
+}
+
+/// The traffic of every op of every step, in file order of steps and op name order.
+pub fn parse(label: &str, text: &[u8]) -> Result<Vec<TransportUse>, Error> {
+    let at =
+        |e: serde_json::Error| Error::input_pos(label, Position::Line(e.line() as u32), what(&e));
+    // step → kind (`collective`, `p2p`) → op → entry; an empty kind is written `[]`.
+    let steps: BTreeMap<&str, BTreeMap<&str, &RawValue>> =
+        serde_json::from_slice(text).map_err(at)?;
+    let mut out = Vec::new();
+    for (step_key, kinds) in &steps {
+        let step = step_key
+            .strip_prefix("step")
+            .and_then(|n| n.parse().ok())
+            .map(StepNo);
+        for raw in kinds.values() {
+            if raw.get().trim_start().starts_with('[') {
+                continue;
+            }
+            // Errors inside are at their line in the file, not in the fragment.
+            let before = (raw.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+            let lines = text[..before.min(text.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            let ops: BTreeMap<&str, Op> = serde_json::from_str(raw.get()).map_err(|e| {
+                let line = (lines + e.line()) as u32;
+                Error::input_pos(label, Position::Line(line), what(&e))
+            })?;
+            for (key, op) in ops.iter().filter(|(k, _)| **k != TOTAL) {
+                // `hcom_allReduce__586_0_1@17522688603477080586`: the op, then its group.
+                let name = key.split('@').next().unwrap_or(key);
+                for (t, link) in &op.bandwidth {
+                    let Some(transport) = Transport::of(t) else {
+                        continue;
+                    };
+                    let use_ = usage(label, link, step, name, transport)?;
+                    if use_.bytes > 0 || use_.time_ns > 0 {
+                        out.push(use_);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// serde's message without its own position (the error carries the file's line).
+fn what(e: &serde_json::Error) -> String {
+    let m = e.to_string();
+    m.split(" at line ").next().unwrap_or(&m).to_string()
+}
+
+/// One transport's bytes and time, exactly from their text.
+fn usage(
+    label: &str,
+    link: &Link<'_>,
+    step: Option<StepNo>,
+    op: &str,
+    transport: Transport,
+) -> Result<TransportUse, Error> {
+    // MB and ms are both 10⁶ of the units kept (bytes, ns).
+    let num = |v: Option<&RawValue>, what: &str| -> Result<i64, Error> {
+        let Some(v) = v else { return Ok(0) };
+        unit_text_to_ns(v.get().as_bytes(), 6).map_err(|e| {
+            Error::input(
+                label,
+                format!("{op} {}: `{what}` {}: {e}", transport.as_str(), v.get()),
+            )
+        })
+    };
+    let bytes = num(link.size_mb, "Transit Size(MB)")?;
+    let time_ns = num(link.time_ms, "Transit Time(ms)")?;
+    if bytes < 0 || time_ns < 0 {
+        return Err(Error::input(
+            label,
+            format!("{op} {}: a negative size or time", transport.as_str()),
+        ));
+    }
+    Ok(TransportUse {
+        step,
+        op: op.to_string(),
+        transport,
+        bytes: bytes as u64,
+        time_ns,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_times_are_rounded_once_and_totals_skipped() {
+        let text = br#"{"step50": {"p2p": [], "collective": {
+            "hcom_allReduce__586_0_1@175": {"Communication Time Info": {},
+              "Communication Bandwidth Info": {
+                "HCCS": {"Transit Size(MB)": 28.647232000000002, "Transit Time(ms)": 1.81683634375,
+                         "Bandwidth(GB/s)": 15.7676, "Size Distribution": {"2.064384": [12, 1.5]}},
+                "RDMA": {"Transit Size(MB)": 0, "Transit Time(ms)": 0},
+                "LOCAL": {"Transit Size(MB)": 4.1, "Transit Time(ms)": 0.01}}},
+            "Total Op Info": {"Communication Bandwidth Info": {
+                "HCCS": {"Transit Size(MB)": 999, "Transit Time(ms)": 1}}}}}}"#;
+        let v = parse("c.json", text).unwrap();
+        assert_eq!(v.len(), 1);
+        let u = &v[0];
+        assert_eq!(
+            (u.step, u.op.as_str()),
+            (Some(StepNo(50)), "hcom_allReduce__586_0_1")
+        );
+        assert_eq!(
+            (u.transport, u.bytes, u.time_ns),
+            (Transport::Hccs, 28_647_232, 1_816_836)
+        );
+    }
+
+    #[test]
+    fn bad_json_names_its_line() {
+        let e = parse("c.json", b"{\n\"step1\": {\"collective\": {\"x\": 3}}\n}").unwrap_err();
+        assert!(e.to_string().starts_with("c.json: line 2:"), "{e}");
+    }
+}
