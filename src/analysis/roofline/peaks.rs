@@ -113,6 +113,9 @@ mod tests {
         let t = parse(EMBEDDED).unwrap();
         let pick = |n: &str| by_trace_name(&t, n).map(|d| d.name.as_str());
         assert_eq!(pick("NVIDIA H100 80GB HBM3"), Some("H100-SXM"));
+        // Ascend: the suffix decides; `Ascend910B` alone (NPU_INFO) is no particular part.
+        assert_eq!(pick("Ascend910B3"), Some("Ascend910B3"));
+        assert_eq!(pick("Ascend910B"), None);
         assert_eq!(pick("NVIDIA H100 PCIe"), Some("H100-PCIe"));
         assert_eq!(pick("NVIDIA H100 NVL"), Some("H100-NVL"));
         assert_eq!(pick("NVIDIA A100-SXM4-80GB"), Some("A100-80GB"));
