@@ -212,6 +212,26 @@ mod tests {
     }
 
     #[test]
+    fn a_measured_outside_arrival_is_the_last_one() {
+        // Loaded ranks start at 0 and 10 µs; both waited for rank 7 until 50 µs and end at
+        // 80 and 90 µs: skew 50 µs, rank 7 last, transit the members' longest (40 µs).
+        let m = [
+            member(0, 0, 80_000, 50_000),
+            member(1, 10_000, 90_000, 50_000),
+        ];
+        let o = Outside {
+            rank: RankId(7),
+            at: 50_000,
+        };
+        let t = summarize(&inst(CollOp::AllReduce, 4_000_000), &m, 8, Some(o));
+        assert_eq!((t.last_arriver, t.last_arriver_measured), (RankId(7), true));
+        assert_eq!((t.skew_ns, t.transit_ns), (50_000, 40_000));
+        assert_eq!(t.wait_ns, 50_000 + 40_000);
+        // 4 MB over 40 µs = 100 GB/s algbw; 8 ranks: × 2·7/8.
+        assert_eq!(t.busbw_gbps, Some(175.0));
+    }
+
+    #[test]
     fn ties_name_the_lowest_rank_and_unknown_size_has_no_bandwidth() {
         let m = [member(4, 0, 50, 0), member(7, 0, 50, 0)];
         let mut i = inst(CollOp::AllReduce, 0);
