@@ -182,6 +182,23 @@ fn text_and_db_exports_give_the_same_model_and_verdict() {
         };
         assert_eq!(first(&rt), first(&rd), "{}", d.display());
     }
+    // msprof-analyze's environment rule, on both exports of level1: three settings advised
+    // against, read from profiler_metadata.json (text) and META_DATA (db).
+    for dir in [&texts[1], &dbs[1]] {
+        let r = report_json(&[dir], &[]);
+        let env = common::finding(&r, "env_settings").expect("env_settings");
+        assert_eq!(
+            env["evidence"]["ops"],
+            json!([
+                "ACLNN_CACHE_LIMIT",
+                "HOST_CACHE_CAPACITY",
+                "PYTORCH_NPU_ALLOC_CONF"
+            ]),
+            "{}",
+            dir.display()
+        );
+        assert_eq!(env["impact_ns"], 0);
+    }
     let straggler = |r: &Value| r["findings"][0]["evidence"]["ranks"].clone();
     assert_eq!(straggler(&report_json(&[&dbs[1]], &[])), json!([6]));
     assert_eq!(straggler(&report_json(&[&dbs[2]], &[])), json!([4]));

@@ -197,7 +197,8 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         .or_else(|| scope.step.or(slowest_step).map(critical_path::Window::Step));
     let critical_path = window.and_then(|w| critical_path::critical_path(job, &comm, &w));
     let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
-    let host = host::host(job, &busy, &spans, &all_rows, in_scope);
+    let mut host = host::host(job, &busy, &spans, &all_rows, in_scope);
+    host.env = host::env::settings(job);
     drop(busy);
     let roofline = roofline::roofline(job, &devices, &opts.roofline, in_scope);
     let (op_basis, top_ops) = ops::top_ops(job, scope);

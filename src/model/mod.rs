@@ -85,6 +85,9 @@ pub struct Rank {
     pub peer_waits: Vec<PeerWait>,
     /// Traffic per HCCL op and transport as the profiler summed it (`communication.json`).
     pub transports: Vec<TransportUse>,
+    /// The environment variables the profiler recorded (Ascend `ENV_VARIABLES`): `None` when
+    /// it recorded none; else the ones that were set, by name.
+    pub env: Option<Vec<(String, String)>>,
 }
 
 /// Device events launched before the trace window: on a stream, the unlinked events that run

@@ -21,6 +21,7 @@
 //! - **Pageable copies**: copies from or to pageable host memory, which are staged and
 //!   synchronous.
 
+pub mod env;
 mod gaps;
 pub mod graphs;
 
@@ -182,6 +183,9 @@ pub struct Host {
     pub pageable_d2h: CallStat,
     /// Graph capture and replay.
     pub graphs: graphs::Graphs,
+    /// Environment settings advised against (Ascend's recorded `ENV_VARIABLES`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<env::EnvSetting>,
 }
 
 /// Runs the host analyses over the ranks and steps `in_scope` accepts. `busy` and `spans` are

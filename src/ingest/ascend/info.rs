@@ -19,8 +19,9 @@ pub struct Info {
     pub world_size: Option<u32>,
     /// `parallel_group_info`: HCCL group id, framework name (`tp`, `dp`, ...), global ranks.
     pub groups: Vec<ProcessGroup>,
-    /// `ENV_VARIABLES` that were set (an empty string means not set), sorted by name.
-    pub env: Vec<(String, String)>,
+    /// `ENV_VARIABLES` that were set (an empty string means not set), sorted by name;
+    /// `None` when the metadata records no environment.
+    pub env: Option<Vec<(String, String)>>,
 }
 
 /// Reads whichever of the two files exist.
@@ -41,16 +42,21 @@ pub fn read(profiler_info: Option<&Path>, metadata: Option<&Path>) -> Result<Inf
             .as_u64()
             .and_then(|n| u32::try_from(n).ok());
         info.groups = groups(&v["parallel_group_info"]);
-        if let Some(env) = v["ENV_VARIABLES"].as_object() {
-            info.env = env
-                .iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .filter(|(_, v)| !v.is_empty())
-                .collect();
-            info.env.sort();
-        }
+        info.env = env(&v["ENV_VARIABLES"]);
     }
     Ok(info)
+}
+
+/// The variables of an `ENV_VARIABLES` object that were set, by name; `None` for no object.
+pub fn env(v: &Value) -> Option<Vec<(String, String)>> {
+    let mut set: Vec<(String, String)> = v
+        .as_object()?
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    set.sort();
+    Some(set)
 }
 
 /// A JSON file, or a one-line error at the line serde stopped on.
@@ -137,7 +143,10 @@ mod tests {
         .unwrap();
         let i = read(None, Some(&p)).unwrap();
         assert_eq!((i.rank, i.world_size), (Some(RankId(2)), Some(8)));
-        assert_eq!(i.env, vec![("ASCEND_LAUNCH_BLOCKING".into(), "1".into())]);
+        assert_eq!(
+            i.env,
+            Some(vec![("ASCEND_LAUNCH_BLOCKING".into(), "1".into())])
+        );
         assert_eq!(i.groups[0].description, "tp");
         assert_eq!(i.groups[0].ranks, vec![RankId(2), RankId(3)]);
         std::fs::write(&p, "{\n\"a\": }").unwrap();

@@ -41,6 +41,7 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
         };
         let mut d = read_db(dir, &db, opts)?;
         d.declared_rank = info.rank.or(d.declared_rank);
+        d.rank.env = info.env.or(d.rank.env.take());
         d.world_size = info.world_size;
         d.groups = info.groups;
         return Ok(d);
@@ -60,6 +61,7 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
         d.rank.transports = communication::read(&p)?;
     }
     d.declared_rank = info.rank;
+    d.rank.env = info.env;
     d.world_size = info.world_size;
     d.groups = info.groups;
     Ok(d)
@@ -120,6 +122,7 @@ fn read_db(
     };
     crate::ingest::steps::find_steps(&mut rank, &strings, opts.roles);
     crate::ingest::steps::assign_steps(&mut rank);
+    rank.env = r.env;
     let device = r.device.as_deref().unwrap_or("Ascend NPU");
     rank.devices = vec![strings.intern(device)];
     let mut warnings = Vec::new();

@@ -209,6 +209,31 @@ pub fn words(c: &Claim) -> Words {
                 "pin host memory (DataLoader pin_memory=True, tensor.pin_memory()) and copy with non_blocking=True",
             ],
         },
+        Claim::EnvSettings { settings } => env_words(settings),
+    }
+}
+
+/// Environment settings in words: each variable with its value, or `unset`.
+fn env_words(settings: &[(String, Option<String>)]) -> Words {
+    let list = settings
+        .iter()
+        .map(|(var, value)| match value {
+            Some(v) => format!("{var}={v}"),
+            None => format!("{var} unset"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Words {
+        title: format!(
+            "{} environment setting(s) Ascend's tuning guide advises against: {list}",
+            settings.len()
+        ),
+        cause: "recorded in the profile (ENV_VARIABLES): small operator caches repeat host-side operator selection every step, a fragmenting allocator wastes device memory, and debugging switches serialize the work",
+        suggestions: &[
+            "ACLNN_CACHE_LIMIT=100000 and HOST_CACHE_CAPACITY=20 (operator caches on the host)",
+            "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True",
+            "unset ASCEND_LAUNCH_BLOCKING (a debugging switch) and HCCL_ALGO unless tuned; ASCEND_GLOBAL_LOG_LEVEL=3; set HCCL_RDMA_TC/SL only to match the RoCE network's QoS",
+        ],
     }
 }
 

@@ -66,6 +66,11 @@ pub const RULES: &[Rule] = &[
         category: Category::Memory,
         detect: pageable_memcpy,
     },
+    Rule {
+        id: "env_settings",
+        category: Category::Cpu,
+        detect: env_settings,
+    },
 ];
 
 /// What a host-side finding claims.
@@ -180,6 +185,31 @@ pub enum Claim {
         /// Their time.
         total_ns: Ns,
     },
+    /// Recorded environment settings the tuning guide advises against: (variable, value —
+    /// `None` when unset).
+    EnvSettings {
+        /// The settings.
+        settings: Vec<(String, Option<String>)>,
+    },
+}
+
+/// Environment settings Ascend's tuning guide advises against, as the profile recorded them
+/// (msprof-analyze's environment rule). Configuration, not a measured cost: impact 0.
+pub fn env_settings(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let env = &f.host?.env;
+    if env.is_empty() {
+        return None;
+    }
+    let settings = env
+        .iter()
+        .map(|s| (s.var.clone(), s.value.clone()))
+        .collect();
+    Some(
+        Draft::new(0, claim(Claim::EnvSettings { settings }))
+            .ranks(distinct(env.iter().flat_map(|s| s.ranks.iter().copied())))
+            .ops(env.iter().map(|s| s.var.as_str()))
+            .number("settings", Quantity::Count(env.len() as u64)),
+    )
 }
 
 fn claim(c: Claim) -> crate::analysis::advisor::Claim {

@@ -23,6 +23,8 @@ pub struct DbRank {
     pub rank_id: Option<u32>,
     /// `NPU_INFO.name` (`Ascend910B`), when written.
     pub device: Option<String>,
+    /// `META_DATA` `ENV_VARIABLES`: the variables that were set, when recorded.
+    pub env: Option<Vec<(String, String)>>,
 }
 
 /// Reads the events of one rank's database.
@@ -73,11 +75,19 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
     .and_then(|r| r.parse().ok());
     let device = rows::first_text(&db, "NPU_INFO", "SELECT name FROM NPU_INFO LIMIT 1")?
         .filter(|n| !n.trim().is_empty());
+    let env = rows::first_text(
+        &db,
+        "META_DATA",
+        "SELECT value FROM META_DATA WHERE name = 'ENV_VARIABLES' LIMIT 1",
+    )?
+    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    .and_then(|v| super::info::env(&v));
     Ok(DbRank {
         rank,
         strings,
         rank_id,
         device,
+        env,
     })
 }
 
