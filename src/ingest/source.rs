@@ -41,6 +41,14 @@ pub struct Source {
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// A small side file (a CSV, a JSON summary) read whole, with its label for messages.
+pub fn read_small(path: &Path) -> Result<(String, Vec<u8>), Error> {
+    let label = path.display().to_string();
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+    Ok((label, bytes))
+}
+
 /// Opens a trace file: mmap when plain, inflate when gzip (detected by magic bytes, not name).
 pub fn open(path: &Path) -> Result<Source, Error> {
     let label = path.display().to_string();

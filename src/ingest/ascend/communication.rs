@@ -32,9 +32,7 @@ struct Link<'a> {
 
 /// Reads the file at `path`.
 pub fn read(path: &Path) -> Result<Vec<TransportUse>, Error> {
-    let label = path.display().to_string();
-    let text =
-        std::fs::read(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+    let (label, text) = crate::ingest::source::read_small(path)?;
     parse(&label, &text)
 }
 

@@ -61,9 +61,7 @@ pub fn env(v: &Value) -> Option<Vec<(String, String)>> {
 
 /// A JSON file, or a one-line error at the line serde stopped on.
 fn json(path: &Path) -> Result<Value, Error> {
-    let label = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+    let (label, bytes) = crate::ingest::source::read_small(path)?;
     serde_json::from_slice(&bytes).map_err(|e| {
         Error::input_pos(
             &label,

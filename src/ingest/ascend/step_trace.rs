@@ -23,9 +23,7 @@ const PREPARING: &str = "Preparing";
 
 /// Reads the file at `path`.
 pub fn read(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
-    let label = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+    let (label, bytes) = crate::ingest::source::read_small(path)?;
     parse(&label, &bytes)
 }
 

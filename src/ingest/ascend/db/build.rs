@@ -306,7 +306,6 @@ fn lane_of(key: LaneKey, first: u32, strings: &mut Interner) -> Lane {
             )
         }
     };
-    let pid: String = pid;
     Lane {
         side,
         pid: strings.intern(&pid),

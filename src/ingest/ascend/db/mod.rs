@@ -113,40 +113,28 @@ pub fn step_trace(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
         "SELECT rowid, CAST(step AS TEXT), {} FROM StepTraceTime",
         cols.map(|c| format!("CAST({c} AS TEXT)")).join(", ")
     );
-    let mut stmt = db.conn.prepare(&sql).map_err(|e| db.error(None, e))?;
-    let mut q = stmt.query([]).map_err(|e| db.error(None, e))?;
     let mut out = Vec::new();
-    while let Some(r) = q.next().map_err(|e| db.error(None, e))? {
-        let id: i64 = r.get(0).unwrap_or(-1);
-        let at = |msg: String| {
-            Error::input_pos(
-                &db.label,
-                crate::error::Position::Row("StepTraceTime", id),
-                msg,
-            )
-        };
+    rows::each(&db, "StepTraceTime", &sql, |r| {
         let text = |i: usize| r.get::<_, Option<String>>(i).ok().flatten();
-        let us = |i: usize| -> Result<Option<i64>, Error> {
+        let us = |i: usize| -> Result<Option<i64>, String> {
             match text(i) {
                 None => Ok(None),
                 Some(t) => micros_text_to_ns(t.trim().as_bytes())
                     .map(Some)
-                    .map_err(|e| at(format!("`{}` {t:?}: {e}", cols[i - 2]))),
+                    .map_err(|e| format!("`{}` {t:?}: {e}", cols[i - 2])),
             }
         };
-        let need = |i: usize| -> Result<i64, Error> {
-            us(i)?.ok_or_else(|| at(format!("no `{}`", cols[i - 2])))
-        };
+        let need =
+            |i: usize| -> Result<i64, String> { us(i)?.ok_or(format!("no `{}`", cols[i - 2])) };
         let step = match text(1)
             .as_deref()
             .map(|s| s.trim().trim_start_matches("step"))
         {
             None | Some("") => None,
-            Some(s) => {
-                Some(StepNo(s.parse().map_err(|_| {
-                    at(format!("step {s:?} is not a step number"))
-                })?))
-            }
+            Some(s) => Some(StepNo(
+                s.parse()
+                    .map_err(|_| format!("step {s:?} is not a step number"))?,
+            )),
         };
         out.push(ProfilerStep {
             step,
@@ -160,7 +148,8 @@ pub fn step_trace(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
             comm_not_overlapped_excl_receive: us(9)?,
             preparing: us(10)?,
         });
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -176,11 +165,8 @@ pub fn transports(path: &Path) -> Result<Vec<TransportUse>, Error> {
                CAST(transit_size AS TEXT), CAST(transit_time AS TEXT) FROM CommAnalyzerBandwidth \
                WHERE hccl_op_name <> 'Total Op Info' \
                GROUP BY step, hccl_op_name, group_name, type, transport_type ORDER BY 1";
-    let mut stmt = db.conn.prepare(sql).map_err(|e| db.error(None, e))?;
-    let mut q = stmt.query([]).map_err(|e| db.error(None, e))?;
     let mut out = Vec::new();
-    while let Some(r) = q.next().map_err(|e| db.error(None, e))? {
-        let id: i64 = r.get(0).unwrap_or(-1);
+    rows::each(&db, "CommAnalyzerBandwidth", sql, |r| {
         let text = |i: usize| {
             r.get::<_, Option<String>>(i)
                 .ok()
@@ -188,32 +174,25 @@ pub fn transports(path: &Path) -> Result<Vec<TransportUse>, Error> {
                 .unwrap_or_default()
         };
         let Some(transport) = crate::model::Transport::of(&text(3)) else {
-            continue;
-        };
-        let at = |m: String| {
-            Error::input_pos(
-                &db.label,
-                crate::error::Position::Row("CommAnalyzerBandwidth", id),
-                m,
-            )
+            return Ok(());
         };
         let num = |i: usize| {
             crate::time::unit_text_to_ns(text(i).trim().as_bytes(), 6)
                 .ok()
                 .filter(|v| *v >= 0)
-                .ok_or_else(|| at(format!("{:?} is not a size or time", text(i))))
+                .ok_or_else(|| format!("{:?} is not a size or time", text(i)))
         };
         let (bytes, time_ns) = (num(4)?, num(5)?);
-        if bytes == 0 && time_ns == 0 {
-            continue;
+        if bytes > 0 || time_ns > 0 {
+            out.push(TransportUse {
+                step: text(1).trim_start_matches("step").parse().ok().map(StepNo),
+                op: text(2),
+                transport,
+                bytes: bytes as u64,
+                time_ns,
+            });
         }
-        out.push(TransportUse {
-            step: text(1).trim_start_matches("step").parse().ok().map(StepNo),
-            op: text(2),
-            transport,
-            bytes: bytes as u64,
-            time_ns,
-        });
-    }
+        Ok(())
+    })?;
     Ok(out)
 }

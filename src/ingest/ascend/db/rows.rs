@@ -105,7 +105,7 @@ fn opt_int(v: ValueRef<'_>) -> Result<Option<i64>, String> {
 
 /// Runs `sql` (its first column the rowid) and hands each row to `f`; a row `f` rejects is
 /// an error at that row of `table`.
-fn each(
+pub(super) fn each(
     db: &Db,
     table: &'static str,
     sql: &str,
