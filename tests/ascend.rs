@@ -336,3 +336,40 @@ fn a_rank_that_is_not_loaded_is_found_by_its_peers_waits() {
     let small = fs.iter().find(|f| f["rule"] == "small_messages").unwrap();
     assert!(small["impact_ns"].as_i64().unwrap() < 5_000_000, "{small}");
 }
+
+/// Level0 shows no peer waits, but the first all-reduce of step 50 still took 56 083 721 ns
+/// after both loaded ranks had arrived: 16 388 000 B at the best all-reduce busbw of the
+/// same job (call 2: 151 011 328 B in 2 489 530 ns, 60.66 GB/s; factor 2(n−1)/n = 1 for
+/// n = 2) needs 270 167 ns. That stall — the same unseen rank as level1's — is the first
+/// finding on both exports, with poor overlap and low bandwidth folded into it.
+#[test]
+fn level0_leads_with_the_stalled_all_reduce() {
+    let Some(s) = shared() else { return };
+    let r = report_json(&[&ascend_levels(&s, "text")[0]], &[]);
+    let st = &r["communication"]["stalls"];
+    assert_eq!(st.as_array().unwrap().len(), 2, "{st}");
+    assert_eq!(st[0]["name"], "hcom_allReduce__868_0_1");
+    assert_eq!(st[0]["transit_ns"], 56_083_721);
+    assert_eq!(st[0]["bytes"], 16_388_000);
+    assert_eq!(st[0]["expected_ns"], 270_167);
+    for kind in ["text", "db"] {
+        let r = report_json(&[&ascend_levels(&s, kind)[0]], &[]);
+        let f = &r["findings"][0];
+        assert_eq!(f["rule"], "stalled_transfer", "{kind}: {f}");
+        assert_eq!(f["evidence"]["ranks"], json!([0, 1]));
+        assert_eq!(f["evidence"]["steps"], json!([50]));
+        assert!(f["evidence"]["ops"][0].as_str().unwrap().ends_with("_0_1"));
+        let folded: Vec<&str> = f["folded"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["rule"].as_str().unwrap())
+            .collect();
+        assert_eq!(folded, ["poor_overlap", "low_bandwidth"], "{kind}");
+        let fs = r["findings"].as_array().unwrap();
+        assert!(
+            fs.iter()
+                .all(|x| x["rule"] != "low_bandwidth" && x["rule"] != "poor_overlap")
+        );
+    }
+}

@@ -278,6 +278,7 @@ impl Analysis {
     pub fn facts(&self) -> advisor::Facts<'_> {
         advisor::Facts::new(&self.step_times, &self.breakdown)
             .comm(&self.comm.types, &self.comm.slow_links)
+            .stalls(&self.comm.stalls)
             .cluster(
                 &self.slow_steps,
                 &self.stragglers,

@@ -8,6 +8,7 @@ use crate::analysis::comm::RankCount;
 use crate::analysis::comm::align::{Align, Offset};
 use crate::analysis::comm::calls::GroupSource;
 use crate::analysis::comm::links::Topology;
+use crate::analysis::comm::stalls::Stall;
 use crate::analysis::comm::stats::{P2pCell, SlowLink, TypeStats, WorstInstance};
 use crate::model::RankId;
 use serde::Serialize;
@@ -67,6 +68,8 @@ pub struct CommSection {
     pub p2p_matrix: Vec<P2pCell>,
     /// Ranks with outlier transit.
     pub slow_links: Vec<SlowLink>,
+    /// Transfers far slower than their type's best with every loaded rank present.
+    pub stalls: Vec<Stall>,
     /// Steps of groups whose calls could not be matched.
     pub mismatches: Vec<MismatchRow>,
     /// Point-to-point calls without a known peer or partner.
@@ -140,6 +143,7 @@ pub fn build(a: &Analysis) -> (ClusterSection, CommSection) {
             worst_instances: c.worst.clone(),
             p2p_matrix: c.p2p.clone(),
             slow_links: c.slow_links.clone(),
+            stalls: c.stalls.clone(),
             mismatches: c.matching.mismatches.iter().map(MismatchRow::of).collect(),
             unpaired_p2p: c.matching.unpaired_p2p.clone(),
             unpaired_enqueues: c.calls.unpaired_enqueues.clone(),

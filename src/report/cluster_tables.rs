@@ -7,6 +7,8 @@ use super::table::Table;
 use crate::analysis::cluster::Imbalance;
 use crate::analysis::comm::RankCount;
 use crate::analysis::comm::align::{Align, Offset};
+use crate::analysis::comm::stalls::STALL_RATIO;
+use crate::analysis::comm::stats::WORST;
 use crate::format::{bytes, gbps, human, join, pct};
 use crate::model::RankId;
 
@@ -21,6 +23,7 @@ pub fn tables(cl: &ClusterSection, cm: &CommSection) -> Vec<Table> {
     out.extend(worst_instances(cm));
     out.extend(p2p(cm));
     out.extend(slow_links(cm));
+    out.extend(stalls(cm));
     let notes = matching_notes(cl, cm);
     let relevant = !cm.groups.is_empty() || !cl.slow_steps.is_empty();
     if relevant && !notes.is_empty() {
@@ -285,6 +288,48 @@ fn slow_links(cm: &CommSection) -> Option<Table> {
                     human(s.group_median_ns),
                     format!("{:.1}", s.z),
                     s.busbw_gbps.map_or("-".into(), gbps),
+                ]
+            })
+            .collect(),
+        notes: Vec::new(),
+    })
+}
+
+fn stalls(cm: &CommSection) -> Option<Table> {
+    if cm.stalls.is_empty() {
+        return None;
+    }
+    Some(Table {
+        title: format!(
+            "Stalled transfers (every loaded rank present; transit >= {:.0}x what the size needs at the type's best busbw)",
+            STALL_RATIO
+        ),
+        header: vec![
+            "type",
+            "<group",
+            "step",
+            "#",
+            "size",
+            "last",
+            "transit",
+            "expected",
+            "best busbw",
+        ],
+        rows: cm
+            .stalls
+            .iter()
+            .take(WORST)
+            .map(|s| {
+                vec![
+                    s.op.as_str().to_string(),
+                    s.group.clone(),
+                    s.step.map_or("-".into(), |x| x.to_string()),
+                    s.index.to_string(),
+                    bytes(s.bytes),
+                    s.last_arriver.to_string(),
+                    human(s.transit_ns),
+                    human(s.expected_ns),
+                    gbps(s.reference_busbw_gbps),
                 ]
             })
             .collect(),

@@ -3,6 +3,7 @@
 
 use crate::analysis::breakdown::Breakdown;
 use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler};
+use crate::analysis::comm::stalls::Stall;
 use crate::analysis::comm::stats::{SlowLink, TypeStats};
 use crate::analysis::critical_path::CriticalPath;
 use crate::analysis::host::Host;
@@ -24,6 +25,8 @@ pub struct Facts<'a> {
     pub comm: &'a [TypeStats],
     /// Ranks with outlier transit.
     pub slow_links: &'a [SlowLink],
+    /// Transfers far slower than their type's best, every loaded rank present.
+    pub stalls: &'a [Stall],
     /// Slow steps.
     pub slow_steps: &'a [SlowStep],
     /// Ranks the others waited for, per communication domain.
@@ -59,6 +62,12 @@ impl<'a> Facts<'a> {
     pub fn comm(mut self, types: &'a [TypeStats], slow_links: &'a [SlowLink]) -> Facts<'a> {
         self.comm = types;
         self.slow_links = slow_links;
+        self
+    }
+
+    /// With the stalled transfers.
+    pub fn stalls(mut self, stalls: &'a [Stall]) -> Facts<'a> {
+        self.stalls = stalls;
         self
     }
 

@@ -13,6 +13,8 @@
 //!    collectives when no late rank is named: each small collective is one more point where
 //!    every rank synchronizes, and the skew between them accumulates there. Both only
 //!    when small messages can cost at least half of the symptom's time themselves.
+//!    Before small messages, poor overlap and low bandwidth fold into a stalled transfer
+//!    of the same collective type: the exposed, slow time is the stall's (same guard).
 //! 3. Tiny kernels and host work on the critical path fold into launch-bound: all three are
 //!    the host failing to keep the device fed, measured three ways.
 //!
@@ -37,7 +39,12 @@ const FOLDS: &[(&str, &[&str], Same)] = &[
         &["launch_bound"],
         Same::Grew("host_bound"),
     ),
-    ("poor_overlap", &["small_messages"], Same::SharedOp),
+    (
+        "poor_overlap",
+        &["stalled_transfer", "small_messages"],
+        Same::SharedOp,
+    ),
+    ("low_bandwidth", &["stalled_transfer"], Same::SharedOp),
     (
         "comm_wait_dominated",
         &["small_messages"],
@@ -203,6 +210,65 @@ mod tests {
         let v = fold(vec![long, small()], 100 * MS, &t);
         assert_eq!(v.len(), 2);
         assert_eq!((v[1].rule, v[1].impact_ns), ("small_messages", 4 * MS));
+    }
+
+    #[test]
+    fn exposed_and_slow_communication_folds_into_a_stall_before_small_messages() {
+        let t = Thresholds::default();
+        let stall = Comm::StalledTransfer {
+            of: of(),
+            name: None,
+            transit_ns: 56 * MS,
+            expected_ns: MS / 4,
+            reference_gbps: 60.0,
+            instances: 2,
+            missing: Vec::new(),
+        };
+        let overlap = Comm::PoorOverlap {
+            ratio: 0.05,
+            exposed_ns: 70 * MS,
+            exposed_share: 0.5,
+        };
+        let low = Comm::LowBandwidth {
+            of: of(),
+            busbw_gbps: 16.0,
+            of_peak: 0.13,
+            link: None,
+        };
+        let v = fold(
+            vec![
+                finding("poor_overlap", 65 * MS, overlap, &[]),
+                finding("low_bandwidth", 55 * MS, low, &[]),
+                small(),
+                finding("stalled_transfer", 60 * MS, stall.clone(), &[0, 1]),
+            ],
+            140 * MS,
+            &t,
+        );
+        let rules: Vec<_> = v.iter().map(|f| f.rule).collect();
+        assert_eq!(rules, ["stalled_transfer", "small_messages"]);
+        assert_eq!(v[0].impact_ns, 65 * MS);
+        let folded: Vec<_> = v[0].folded.iter().map(|f| f.rule).collect();
+        assert_eq!(folded, ["poor_overlap", "low_bandwidth"]);
+        // A stall worth less than half of the exposed time does not explain it.
+        let v = fold(
+            vec![
+                finding(
+                    "poor_overlap",
+                    65 * MS,
+                    Comm::PoorOverlap {
+                        ratio: 0.05,
+                        exposed_ns: 70 * MS,
+                        exposed_share: 0.5,
+                    },
+                    &[],
+                ),
+                finding("stalled_transfer", 30 * MS, stall, &[0, 1]),
+            ],
+            140 * MS,
+            &t,
+        );
+        assert_eq!(v.len(), 2);
     }
 
     #[test]

@@ -244,13 +244,7 @@ fn domain_waits(comm: &Comm, spans: &[Vec<StepSpan>], g: u32, step: Option<StepN
 /// The name of instance `k`'s call on its first member (`hcom_allReduce__586_0_1`,
 /// `ncclDevKernel_AllReduce_Sum_bf16_RING_LL`), without a kernel's parameter list.
 fn collective_name(job: &Job, comm: &Comm, k: usize) -> Option<String> {
-    let inst = comm.matching.instances.get(k)?;
-    let m = inst.members.first()?;
-    let e = comm.calls.per_rank[m.rank.get()][m.call as usize].event;
-    let rank = job.rank(m.rank);
-    let name = job.strings.resolve(rank.events.name[e.0 as usize]);
-    // A kernel's signature adds nothing to its name.
-    Some(name.split('(').next().unwrap_or(name).to_string())
+    crate::analysis::comm::instance_name(job, &comm.calls, comm.matching.instances.get(k)?)
 }
 
 /// Per (last arriver, step): the union over every group's (non-p2p) instances it arrived

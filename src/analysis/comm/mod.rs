@@ -13,6 +13,7 @@
 //! - [`transports`] — HCCL's traffic per rank and transport (Ascend `communication.json`)
 //! - [`waits`] — waits and transits as unions per (rank, step)
 //! - [`per_rank`] — each rank's collectives: waits, transits, its own busbw
+//! - [`stalls`] — transfers far slower than the type's best, every loaded rank present
 //! - [`stats`] — per type/group stats, worst instances, point-to-point matrix, slow links
 
 pub mod align;
@@ -22,6 +23,7 @@ pub mod matching;
 pub mod measured;
 pub mod op;
 pub mod per_rank;
+pub mod stalls;
 pub mod stats;
 pub mod timing;
 pub mod transports;
@@ -90,6 +92,8 @@ pub struct Comm {
     pub p2p: Vec<P2pCell>,
     /// Ranks with outlier transit.
     pub slow_links: Vec<SlowLink>,
+    /// Stalled transfers.
+    pub stalls: Vec<stalls::Stall>,
 }
 
 impl Comm {
@@ -102,6 +106,15 @@ impl Comm {
     pub fn group_size(&self, g: u32) -> u32 {
         self.calls.groups[g as usize].members.len() as u32
     }
+}
+
+/// An instance's event name on its first member (a kernel's signature left out: it adds
+/// nothing to the name): what a user finds in the trace.
+pub fn instance_name(job: &Job, calls: &Calls, inst: &Instance) -> Option<String> {
+    let m = inst.members.first()?;
+    let e = calls.per_rank[m.rank.get()][m.call as usize].event;
+    let name = job.strings.resolve(job.rank(m.rank).events.name[e.index()]);
+    Some(name.split('(').next().unwrap_or(name).to_string())
 }
 
 /// Runs the communication analysis. `compute` is each rank's C set and `span_ns` each
@@ -142,7 +155,9 @@ pub fn analyze(
     let worst = stats::worst_instances(&m);
     let p2p = stats::p2p_matrix(&m);
     let slow_links = stats::slow_links(&m);
+    let stalls = stalls::stalls(job, &m, compute, &topology);
     Comm {
+        stalls,
         types,
         worst,
         p2p,

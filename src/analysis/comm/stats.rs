@@ -233,7 +233,7 @@ impl Matched<'_> {
     }
 
     /// Instances in scope with their timing.
-    fn each(&self) -> impl Iterator<Item = (&Instance, &TimedInstance)> {
+    pub(super) fn each(&self) -> impl Iterator<Item = (&Instance, &TimedInstance)> {
         self.instances
             .iter()
             .zip(self.timed)

@@ -2,7 +2,10 @@
 
 use super::Words;
 use crate::analysis::advisor::rules::communication::Claim;
+use crate::analysis::advisor::rules::communication::TypeInGroup;
 use crate::format::human;
+use crate::model::RankId;
+use crate::time::Ns;
 
 /// The words of a communication finding.
 pub fn words(c: &Claim) -> Words {
@@ -59,6 +62,22 @@ pub fn words(c: &Claim) -> Words {
                 ]
             },
         },
+        Claim::StalledTransfer {
+            of,
+            name,
+            transit_ns,
+            expected_ns,
+            reference_gbps,
+            instances,
+            missing,
+        } => stalled(
+            of,
+            name.as_deref(),
+            (*transit_ns, *expected_ns),
+            *reference_gbps,
+            *instances,
+            missing,
+        ),
         Claim::LowBandwidth {
             of,
             busbw_gbps,
@@ -127,5 +146,48 @@ pub fn words(c: &Claim) -> Words {
                 "run nccl-tests between that node and its peers",
             ],
         },
+    }
+}
+
+/// A stalled transfer: the worst instance, what it needed, and who may be missing.
+fn stalled(
+    of: &TypeInGroup,
+    name: Option<&str>,
+    (transit_ns, expected_ns): (Ns, Ns),
+    reference_gbps: f64,
+    instances: u64,
+    missing: &[RankId],
+) -> Words {
+    let what = name.map_or(of.op.as_str().to_string(), |n| {
+        format!("{n} ({})", of.op.as_str())
+    });
+    let more = if instances > 1 {
+        format!(" ({instances} such calls)")
+    } else {
+        String::new()
+    };
+    let unseen = if missing.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; ranks {} of the group are not loaded",
+            crate::format::ranges(missing)
+        )
+    };
+    Words {
+        title: format!(
+            "{what} in group {} took {} after every loaded rank arrived, {:.0}x the {} its size needs at the type's best {:.1} GB/s{more}{unseen}",
+            of.group,
+            human(transit_ns),
+            transit_ns as f64 / expected_ns.max(1) as f64,
+            human(expected_ns),
+            reference_gbps,
+        ),
+        cause: "the transfer waited for something the profile does not show: a rank that is not loaded arriving late (a group can be larger than the ranks profiled), or a stalled link",
+        suggestions: &[
+            "profile every rank of the group, or on Ascend at Level1 or above: HCCL's Notify_Wait tasks then name the peer each rank waited for",
+            "if every rank is loaded, check the links: NCCL_DEBUG=INFO / hccn_tool -i N -link -g for errors, retransmissions and ports that went down",
+            "tuning bandwidth (buckets, algorithms) will not help: the same collective ran at full speed in other calls",
+        ],
     }
 }

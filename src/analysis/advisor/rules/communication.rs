@@ -1,7 +1,7 @@
 //! Communication: poor overlap, waiting for late ranks, low bandwidth, small or misaligned
 //! messages, slow links. Their evidence is seen in the communication view.
 
-use super::{Rule, describe, per_rank, rows_span, share};
+use super::{Rule, describe, distinct, per_rank, rows_span, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
 use crate::analysis::comm::stats::TypeStats;
 use crate::analysis::critical_path::{Category as Cp, Window};
@@ -19,6 +19,11 @@ pub const RULES: &[Rule] = &[
         id: "comm_wait_dominated",
         category: Category::Communication,
         detect: comm_wait_dominated,
+    },
+    Rule {
+        id: "stalled_transfer",
+        category: Category::Communication,
+        detect: stalled_transfer,
     },
     Rule {
         id: "low_bandwidth",
@@ -73,6 +78,24 @@ pub enum Claim {
         late: Option<(RankId, u64, u64)>,
         /// Most of that wait was there before the step began: the rank entered it late.
         late_entry: bool,
+    },
+    /// Transfers that took many times what their size needs at the best bandwidth their
+    /// type reached, every loaded rank present (the worst instance).
+    StalledTransfer {
+        /// The type.
+        of: TypeInGroup,
+        /// The worst instance's event name.
+        name: Option<String>,
+        /// Its transit.
+        transit_ns: Ns,
+        /// What its size needs at the reference busbw.
+        expected_ns: Ns,
+        /// The reference: the type's best busbw in the group, GB/s.
+        reference_gbps: f64,
+        /// Stalled instances.
+        instances: u64,
+        /// Ranks of the group that are not loaded.
+        missing: Vec<RankId>,
     },
     /// Transfers far below the link's peak (the worst type).
     LowBandwidth {
@@ -223,6 +246,38 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
             .number("wait_ns", Quantity::Ns(worst.wait_ns))
             .number("transit_ns", Quantity::Ns(worst.transit_ns))
             .number("critical_wait_ns", Quantity::Ns(on_path))
+            .focus(Focus::Comm),
+    )
+}
+
+/// Transfers that stalled after every loaded rank arrived: the time went to a rank that is
+/// not loaded or to a link (comm/stalls.rs). The impact is the stalls' exposed excess.
+pub fn stalled_transfer(f: &Facts, t: &Thresholds) -> Option<Draft> {
+    let worst = f.stalls.first()?;
+    let impact = per_rank(f.stalls.iter().map(|s| s.exposed_excess_ns).sum(), f);
+    if share(impact, per_rank(rows_span(f), f)) < t.exposed_comm_share / 5.0 {
+        return None;
+    }
+    let ops = distinct(f.stalls.iter().filter_map(|s| s.name.clone()));
+    let c = Claim::StalledTransfer {
+        of: type_in(worst.op, &worst.group),
+        name: worst.name.clone(),
+        transit_ns: worst.transit_ns,
+        expected_ns: worst.expected_ns,
+        reference_gbps: worst.reference_busbw_gbps,
+        instances: f.stalls.len() as u64,
+        missing: worst.missing_ranks.clone(),
+    };
+    Some(
+        Draft::new(impact, claim(c))
+            .ranks(distinct(
+                f.stalls.iter().flat_map(|s| s.ranks.iter().copied()),
+            ))
+            .steps(distinct(f.stalls.iter().filter_map(|s| s.step)))
+            .ops(ops.into_iter().chain([describe(worst.op, &worst.group)]))
+            .number("transit_ns", Quantity::Ns(worst.transit_ns))
+            .number("expected_ns", Quantity::Ns(worst.expected_ns))
+            .number("reference_gbps", Quantity::Gbps(worst.reference_busbw_gbps))
             .focus(Focus::Comm),
     )
 }

@@ -8,6 +8,7 @@ use super::parallel::*;
 use super::{Draft, Facts, Thresholds};
 use crate::analysis::breakdown::{Breakdown, Part};
 use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler, StragglerStep};
+use crate::analysis::comm::stalls::Stall;
 use crate::analysis::comm::stats::{Sizes, SlowLink, TypeStats};
 use crate::analysis::critical_path::{Category as Cp, CriticalOp, CriticalPath};
 use crate::analysis::host::{CallStat, GcPause, Host, SyncPoint};
@@ -30,6 +31,7 @@ pub(super) struct World {
     rows: Vec<Breakdown>,
     comm: Vec<TypeStats>,
     slow_links: Vec<SlowLink>,
+    stalls: Vec<Stall>,
     slow_steps: Vec<SlowStep>,
     stragglers: Vec<Straggler>,
     imbalance: Vec<Imbalance>,
@@ -66,6 +68,7 @@ impl World {
     fn facts(&self) -> Facts<'_> {
         Facts::new(&self.steps, &self.rows)
             .comm(&self.comm, &self.slow_links)
+            .stalls(&self.stalls)
             .cluster(
                 &self.slow_steps,
                 &self.stragglers,
@@ -220,6 +223,45 @@ fn slow_link_fires_on_outliers() {
         (d.impact_ns, d.evidence.ranks.clone()),
         (20 * MS, ids(&[1, 2, 3]))
     );
+}
+
+#[test]
+fn stalled_transfer_claims_the_exposed_excess() {
+    let mut w = World::new();
+    assert!(w.run(stalled_transfer).is_none());
+    let stall = |step, name: &str, exposed| Stall {
+        group: "world".into(),
+        op: CollOp::AllReduce,
+        step: Some(StepNo(step)),
+        index: 0,
+        name: Some(name.into()),
+        bytes: 16 << 20,
+        last_arriver: RankId(1),
+        ranks: ids(&[0, 1]),
+        missing_ranks: ids(&[2, 3]),
+        transit_ns: 30 * MS,
+        expected_ns: MS,
+        reference_busbw_gbps: 16.7,
+        exposed_excess_ns: exposed,
+    };
+    // Σ exposed excess 40 + 8 ms over 2 ranks: 24 ms of the 200 ms per rank.
+    w.stalls = vec![stall(1, "hcom_a", 40 * MS), stall(2, "hcom_b", 8 * MS)];
+    let d = w.run(stalled_transfer).unwrap();
+    assert_eq!(d.impact_ns, 24 * MS);
+    assert_eq!(d.evidence.steps, [StepNo(1), StepNo(2)]);
+    assert_eq!(d.evidence.ops, ["hcom_a", "hcom_b", "all_reduce (world)"]);
+    let super::super::Claim::Communication(super::communication::Claim::StalledTransfer {
+        missing,
+        ..
+    }) = d.claim
+    else {
+        panic!("{:?}", d.claim)
+    };
+    assert_eq!(missing, ids(&[2, 3]));
+    // Below a fifth of the exposed-communication threshold (5% / 5 = 1% of the 200 ms span
+    // per rank, 2 ms): 3 ms over 2 ranks is no finding.
+    w.stalls = vec![stall(1, "hcom_a", 3 * MS)];
+    assert!(w.run(stalled_transfer).is_none());
 }
 
 /// A world whose kernel time (100 ms) is all under-utilized, on an H100 at U = 0.8, and a
