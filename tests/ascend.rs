@@ -197,6 +197,18 @@ fn bad_inputs_name_the_file_and_position() {
     let (_t, d) = broken(comm, b"{\n\"step1\": {\"collective\": {\n\"x\": 3}}\n}");
     let e = one_line_error(&d);
     assert!(e.contains("communication.json: line 3:"), "{e}");
+    // A kernel table cut mid-row, and one with a ratio that is not a number.
+    let kernels = "ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+    let good = std::fs::read_to_string(rank_dir(0).join(kernels)).unwrap();
+    let (_t, d) = broken(kernels, &good.as_bytes()[..good.len() - 30]);
+    let e = one_line_error(&d);
+    assert!(e.contains("kernel_details.csv: line 4:"), "{e}");
+    let (_t, d) = broken(kernels, good.replace(",0.85,", ",x,").as_bytes());
+    let e = one_line_error(&d);
+    assert!(
+        e.contains("kernel_details.csv: line 2:") && e.contains("aic_mac_ratio"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -372,4 +384,57 @@ fn level0_leads_with_the_stalled_all_reduce() {
                 .all(|x| x["rule"] != "low_bandwidth" && x["rule"] != "poor_overlap")
         );
     }
+}
+
+/// The level1 kernel tables classify every compute task but four by its PMU counters. By
+/// hand from both ranks' kernel_details.csv: MatMulV2 runs 1869.057 µs; its
+/// duration-weighted MTE2 ratio is 0.887661 (mac 0.188540), so MTE2 bounds it (memory-bound
+/// at U = 0.8). Every recorded task ran dynamic, and TransData (no pipe above 35%) leads the
+/// operators no pipe bounds; the db export (another run, no `OP State`) classifies the same
+/// operator types alike.
+#[test]
+fn kernel_tables_classify_tasks_by_their_counters() {
+    let Some(s) = shared() else { return };
+    let r = report_json(&[&ascend_levels(&s, "text")[1]], &[]);
+    let ops = r["roofline"]["pmu_ops"].as_array().unwrap();
+    let mm = ops.iter().find(|o| o["op"] == "MatMulV2").unwrap();
+    assert_eq!(mm["time_ns"], 1_869_057);
+    assert_eq!(
+        (&mm["class"], &mm["bound_pipe"]),
+        (&json!("memory_bound"), &json!("mte2"))
+    );
+    assert_eq!(mm["bound_ratio"], 0.887661);
+    assert_eq!(mm["cube"]["mac"], 0.18854);
+    assert_eq!(mm["core"], "AI_CORE");
+    assert_eq!(r["roofline"]["classes"]["unknown"]["kernels"], 4);
+    assert_eq!(r["tasks"]["dynamic"], 374);
+    assert_eq!(r["tasks"]["with_state"], 374);
+    let rule = |r: &serde_json::Value, id: &str| {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == id)
+            .cloned()
+    };
+    let unbound = rule(&r, "unbound_operators").unwrap();
+    assert_eq!(unbound["evidence"]["ops"][0], "TransData");
+    assert!(rule(&r, "dynamic_shapes").is_some());
+    assert!(rule(&r, "roofline_unknown").is_none());
+    let db = report_json(&[&ascend_levels(&s, "db")[1]], &[]);
+    let class = |r: &serde_json::Value, op: &str| {
+        r["roofline"]["pmu_ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["op"] == op)
+            .unwrap()["class"]
+            .clone()
+    };
+    for op in ["MatMulV2", "TransData", "Conv2D", "ForeachAddList"] {
+        assert_eq!(class(&r, op), class(&db, op), "{op}");
+    }
+    assert!(rule(&db, "unbound_operators").is_some());
+    assert_eq!(db["tasks"]["with_state"], 0);
+    assert!(rule(&db, "dynamic_shapes").is_none());
 }

@@ -73,6 +73,25 @@ fn tiny_db_by_hand() {
     assert_eq!(w["bytes"], 4096);
     let g = &r["communication"]["groups"][0];
     assert_eq!(g["missing_ranks"], json!([0, 1, 3]));
+    // TASK_PMU_INFO: the cube's mac pipe was busy 91% of the kernel: compute-bound.
+    let p = &r["roofline"]["pmu_ops"][0];
+    assert_eq!(
+        (&p["op"], &p["core"], &p["class"]),
+        (
+            &json!("MatMulV2"),
+            &json!("AI_CORE"),
+            &json!("compute_bound")
+        )
+    );
+    assert_eq!(
+        (&p["bound_pipe"], &p["bound_ratio"]),
+        (&json!("mac"), &json!(0.91))
+    );
+    assert_eq!(
+        (&p["cube"]["mte2"], &p["vector"]),
+        (&json!(0.4), &json!(null))
+    );
+    assert_eq!(r["roofline"]["classes"]["compute_bound"]["time_ns"], 30_000);
 }
 
 #[test]

@@ -110,6 +110,24 @@ fn every_pane_on_an_ascend_job() {
         "tui_ascend_tiny_device_rank0_timeline_120x40",
         &screen(&app),
     );
+    // The operator view of an NPU kernel: its kernel-table type, unit, block dim and PMU
+    // pipes (kernel_details.csv: mac 85% and 83% on the two ranks, 30 µs each → 84%).
+    let mm = app
+        .screen
+        .data
+        .loaded
+        .job
+        .strings
+        .get("aclnnMm_MatMulCommon_MatMulV2")
+        .unwrap();
+    app.screen.push(Level::Operator(mm), Pane::Operator);
+    app.refresh();
+    let s = screen(&app);
+    assert!(
+        s.contains("MatMulV2") && s.contains("compute_bound (busiest: mac 84%)"),
+        "{s}"
+    );
+    snap("tui_ascend_tiny_operator_matmul_120x40", &s);
 }
 
 #[test]

@@ -10,6 +10,7 @@
 //! - [`critical_path`]: the longest dependency chain of a step or window, across ranks
 //! - [`host`]: launch, synchronization, data loading, GC, allocator and pageable copies
 //! - [`roofline`]: compute-bound / memory-bound / under-utilized kernels
+//! - [`tasks`]: the accelerator's kernel table: dynamic-shape and AI CPU operators
 //! - [`advisor`]: rules that turn the results into findings with evidence and impact
 //! - [`timeline`]: a step's operator bands per rank or lane (the Marey view)
 //! - [`operator`]: one operator across ranks (the drill-down target)
@@ -31,6 +32,7 @@ pub mod ser;
 pub mod stats;
 pub mod step_times;
 pub mod steps;
+pub mod tasks;
 pub mod timeline;
 
 use crate::model::{Job, Kind, RankId, StepNo, Sym};
@@ -80,6 +82,8 @@ pub struct Analysis {
     pub host: host::Host,
     /// Roofline classes over the scope.
     pub roofline: roofline::Roofline,
+    /// The accelerator's kernel table (Ascend): dynamic shapes, AI CPU fallbacks.
+    pub tasks: tasks::Tasks,
     /// The profiler's own step summary against the same columns from the events (Ascend).
     pub profiler_checks: Vec<profiler_check::StepCheck>,
     /// HCCL's traffic per rank and transport over the scope (Ascend `communication.json`).
@@ -201,6 +205,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     host.env = host::env::settings(job);
     drop(busy);
     let roofline = roofline::roofline(job, &devices, &opts.roofline, in_scope);
+    let tasks = tasks::tasks(job, in_scope);
     let (op_basis, top_ops) = ops::top_ops(job, scope);
     let mut a = Analysis {
         collectives: collectives_by_name(job),
@@ -216,6 +221,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         critical_path,
         host,
         roofline,
+        tasks,
         spans,
         breakdown,
         step_times,
@@ -286,5 +292,6 @@ impl Analysis {
                 self.stages.as_deref(),
             )
             .causes(&self.host, &self.roofline, self.critical_path.as_ref())
+            .tasks(&self.tasks)
     }
 }

@@ -1,15 +1,19 @@
 //! One operator across the job (the drill-down target): occurrences, total, mean and
 //! nearest-rank percentiles of its durations, per rank (who is slow at this operator), the
-//! shapes it ran with, its roofline point and its time on the critical path.
+//! shapes it ran with, its roofline point and its time on the critical path, and what the
+//! accelerator's kernel table says of its tasks (unit, type, PMU ratios).
 //!
 //! Durations are event durations (inclusive for host operators). Percentiles are nearest-rank:
 //! p = the ⌈p/100 · n⌉-th smallest duration. The roofline point is the row of the operator
 //! itself or, for a kernel, of the operator that launched most of its occurrences.
 
 use super::critical_path::CriticalPath;
+use super::roofline::pmu::{self, PmuAcc, PmuOp};
 use super::roofline::{OpRoof, Roofline};
 use super::stats::median_sorted;
-use crate::model::{EventIx, EventRef, Job, Kind, Rank, RankId, RankIx, StepNo, Sym};
+use crate::model::{
+    Core, EventIx, EventRef, Job, Kind, Rank, RankId, RankIx, StepNo, Sym, TaskDetail,
+};
 use crate::time::Ns;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -75,6 +79,87 @@ pub struct OpDetail {
     pub critical_share: Option<f64>,
     /// The longest occurrence, for its args.
     pub longest: Option<EventRef>,
+    /// What the accelerator's kernel table says of its tasks (Ascend), when it has them.
+    pub task: Option<OpTask>,
+}
+
+/// The kernel table's view of an operator's device tasks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpTask {
+    /// Operator type (`MatMulV2`).
+    pub op_type: Option<Sym>,
+    /// The unit.
+    pub core: Option<Core>,
+    /// `Block Dim` of the first task.
+    pub block_dim: Option<u32>,
+    /// Tasks with details.
+    pub tasks: u64,
+    /// Of those, compiled for dynamic shapes.
+    pub dynamic: u64,
+    /// Tasks whose compile state was recorded.
+    pub with_state: u64,
+    /// The most common `Input Shapes` and `Input Data Types`.
+    pub input: Option<(Option<Sym>, Option<Sym>)>,
+    /// Duration-weighted PMU ratios and their class, when counted.
+    pub pmu: Option<PmuOp>,
+}
+
+/// Sums of the tasks' details over a scan.
+#[derive(Default)]
+struct TaskScan {
+    acc: PmuAcc,
+    tasks: u64,
+    dynamic: u64,
+    with_state: u64,
+    first: Option<(Option<Sym>, Option<Core>, Option<u32>)>,
+    inputs: FxHashMap<(Option<Sym>, Option<Sym>), u64>,
+}
+
+impl TaskScan {
+    fn add(&mut self, t: &TaskDetail, name: Sym, dur: Ns) {
+        self.tasks += 1;
+        self.with_state += u64::from(t.dynamic.is_some());
+        self.dynamic += u64::from(t.dynamic == Some(true));
+        self.first.get_or_insert((t.op_type, t.core, t.block_dim));
+        *self
+            .inputs
+            .entry((t.input_shapes, t.input_types))
+            .or_default() += 1;
+        if t.cube.is_some() || t.vector.is_some() {
+            self.acc.add_task(t, name, dur);
+        }
+    }
+
+    fn merge(&mut self, o: TaskScan) {
+        self.acc.add(&o.acc);
+        self.tasks += o.tasks;
+        self.dynamic += o.dynamic;
+        self.with_state += o.with_state;
+        self.first = self.first.or(o.first);
+        for (k, n) in o.inputs {
+            *self.inputs.entry(k).or_default() += n;
+        }
+    }
+
+    /// The operator's task facts, when any task had details.
+    fn finish(self, job: &Job, u: f64) -> Option<OpTask> {
+        let (op_type, core, block_dim) = self.first?;
+        let pmu = (self.acc.kernels > 0).then(|| {
+            let name =
+                |s: Option<Sym>| s.map_or(String::new(), |t| job.strings.resolve(t).to_string());
+            pmu::op_row(name(op_type), name(self.acc.task_name), &self.acc, u)
+        });
+        Some(OpTask {
+            op_type,
+            core,
+            block_dim,
+            tasks: self.tasks,
+            dynamic: self.dynamic,
+            with_state: self.with_state,
+            input: most(&self.inputs),
+            pmu,
+        })
+    }
 }
 
 /// How far above the median per-rank total the largest must be to name a slow rank (5%).
@@ -107,6 +192,7 @@ struct Scan {
     launchers: FxHashMap<Sym, u64>,
     shapes: FxHashMap<(Option<Sym>, Option<Sym>), u64>,
     longest: Option<(Ns, EventIx)>,
+    task: TaskScan,
 }
 
 impl Scan {
@@ -121,6 +207,7 @@ impl Scan {
         for (k, n) in o.shapes {
             *self.shapes.entry(k).or_default() += n;
         }
+        self.task.merge(o.task);
         if o.longest
             .is_some_and(|(d, _)| self.longest.is_none_or(|(b, _)| d > b))
         {
@@ -156,6 +243,9 @@ fn scan(r: &Rank, name: Sym, step: Option<StepNo>, range: std::ops::Range<usize>
                 let s = &r.shapes[s];
                 *out.shapes.entry((s.dims, s.types)).or_default() += 1;
             }
+        }
+        if let Ok(k) = r.tasks.binary_search_by_key(&EventIx::of(i), |t| t.event) {
+            out.task.add(&r.tasks[k], name, ev.dur[i]);
         }
         if out.longest.is_none_or(|(d, _)| ev.dur[i] > d) {
             out.longest = Some((ev.dur[i], EventIx::of(i)));
@@ -208,6 +298,7 @@ pub fn detail(
         kinds,
         launchers: launcher_names,
         shapes,
+        task,
         ..
     } = all;
     let own = job.strings.resolve(name);
@@ -239,6 +330,7 @@ pub fn detail(
         critical_ns,
         critical_share,
         longest: longest.map(|(_, e)| e),
+        task: task.finish(job, roofline.u),
     }
 }
 

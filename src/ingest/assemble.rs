@@ -149,6 +149,14 @@ fn reintern(d: RankDraft, strings: &mut crate::model::Interner) -> crate::model:
             *s = map[*s as usize];
         }
     }
+    for t in &mut r.tasks {
+        for s in [&mut t.op_type, &mut t.input_shapes, &mut t.input_types]
+            .into_iter()
+            .flatten()
+        {
+            *s = map[*s as usize];
+        }
+    }
     r
 }
 

@@ -8,6 +8,7 @@ mod interner;
 mod lane;
 mod profiler;
 mod role;
+mod task;
 
 pub use event::{Events, Kind, NO_STEP, RawSpan};
 pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
@@ -17,6 +18,7 @@ pub use profiler::{PeerWait, ProfilerStep, Transport, TransportUse};
 pub use role::{
     CollOp, Family, GemmForm, GraphCall, HostCollective, OpFamily, PageableCopy, Role, SyncCall,
 };
+pub use task::{Core, Pipe, Pipes, TaskDetail};
 
 use crate::time::Ns;
 
@@ -88,6 +90,9 @@ pub struct Rank {
     /// The environment variables the profiler recorded (Ascend `ENV_VARIABLES`): `None` when
     /// it recorded none; else the ones that were set, by name.
     pub env: Option<Vec<(String, String)>>,
+    /// The accelerator's own details of device tasks (Ascend's kernel table), in event
+    /// order; empty when the profiler wrote none.
+    pub tasks: Vec<TaskDetail>,
 }
 
 /// Device events launched before the trace window: on a stream, the unlinked events that run

@@ -11,6 +11,7 @@ mod job;
 pub mod json;
 mod markdown;
 mod table;
+mod tasks;
 mod text;
 mod transports;
 
@@ -84,6 +85,10 @@ pub struct Report {
     /// rank has it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub transports: Vec<crate::analysis::comm::transports::TransportStat>,
+    /// The accelerator's kernel table (Ascend): dynamic-shape and AI CPU tasks; absent
+    /// without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<crate::analysis::tasks::Tasks>,
     /// Wall time of load and analysis (the only non-deterministic part).
     pub timings: Timings,
     /// Inputs that could not be read while others loaded.
@@ -188,6 +193,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         findings: a.findings.iter().map(FindingRow::of).collect(),
         profiler_checks: a.profiler_checks.clone(),
         transports: a.transports.clone(),
+        tasks: (a.tasks.tasks > 0).then(|| a.tasks.clone()),
         schema: SCHEMA,
         job: job::job_info(loaded, a),
         focus_step: scope.step.or(a.slowest_step),
@@ -347,6 +353,8 @@ pub fn tables(r: &Report) -> Vec<Table> {
         out.push(critical::table(c));
     }
     out.extend(advice::roofline(&r.roofline));
+    out.extend(tasks::pmu(&r.roofline.roofline));
+    out.extend(r.tasks.as_ref().and_then(tasks::tasks));
     out.extend(advice::host(&r.host));
     out.extend(profiler_table(&r.profiler_checks));
     out.extend(transports::table(&r.transports));

@@ -9,6 +9,7 @@ use crate::analysis::critical_path::CriticalPath;
 use crate::analysis::host::Host;
 use crate::analysis::roofline::Roofline;
 use crate::analysis::step_times::StepTime;
+use crate::analysis::tasks::Tasks;
 use crate::model::RankId;
 use crate::time::Ns;
 
@@ -41,6 +42,8 @@ pub struct Facts<'a> {
     pub roofline: Option<&'a Roofline>,
     /// Critical path.
     pub critical: Option<&'a CriticalPath>,
+    /// The accelerator's kernel table.
+    pub tasks: Option<&'a Tasks>,
 }
 
 impl<'a> Facts<'a> {
@@ -96,6 +99,12 @@ impl<'a> Facts<'a> {
         self.host = Some(host);
         self.roofline = Some(roofline);
         self.critical = critical;
+        self
+    }
+
+    /// With the kernel table's facts.
+    pub fn tasks(mut self, tasks: &'a Tasks) -> Facts<'a> {
+        self.tasks = Some(tasks);
         self
     }
 

@@ -37,6 +37,8 @@ pub struct Thresholds {
     pub critical_cpu_share: f64,
     /// roofline_unknown: unknown share of kernel time that asks for shapes.
     pub unknown_share: f64,
+    /// unbound_operators: share of kernel time in operators no pipe bounds (PMU counters).
+    pub unbound_share: f64,
 }
 
 impl Default for Thresholds {
@@ -56,6 +58,7 @@ impl Default for Thresholds {
             gemm_of_peak: 0.5,
             critical_cpu_share: 0.5,
             unknown_share: 0.5,
+            unbound_share: 0.05,
         }
     }
 }

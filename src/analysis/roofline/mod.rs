@@ -6,13 +6,16 @@
 //! AI > ridge and P ≥ U·P_peak; else **under-utilized**. Bytes-only operators (norms,
 //! elementwise) have AI ≈ 0: memory-bound or under-utilized by bandwidth alone. Kernels
 //! without shapes, or on an unknown device, are **unknown** (counted, with their time). Which
-//! operators have a FLOP rule is a role (`op_family`, from the role tables).
+//! operators have a FLOP rule is a role (`op_family`, from the role tables). Tasks with the
+//! accelerator's own counters (Ascend PMU ratios) are classified by them instead ([`pmu`]),
+//! on any device.
 
 pub mod peaks;
+pub mod pmu;
 mod rank;
 pub mod shapes;
 
-use crate::model::{Family, Job, RankId, StepNo};
+use crate::model::{Family, Job, RankId, StepNo, Sym};
 use crate::time::Ns;
 use peaks::Device;
 use rank::{OpAcc, Partial};
@@ -124,6 +127,9 @@ pub struct Roofline {
     pub classes: BTreeMap<Class, ClassShare>,
     /// Operator types by time.
     pub ops: Vec<OpRoof>,
+    /// Operator types classified by the accelerator's counters (Ascend PMU ratios), by
+    /// time; their kernels are in `classes` too, never in `ops`.
+    pub pmu_ops: Vec<pmu::PmuOp>,
     /// Why kernels are unknown, when they are.
     #[serde(skip)]
     pub note: Option<RooflineNote>,
@@ -283,6 +289,15 @@ pub fn roofline(
         Some(dev) => op_rows(job, &merged, dev, u),
         None => Vec::new(),
     };
+    let mut pmu_ops: Vec<pmu::PmuOp> = merged
+        .pmu
+        .iter()
+        .map(|(k, a)| {
+            let name = |s: Sym| job.strings.resolve(s).to_string();
+            pmu::op_row(name(*k), a.task_name.map_or_else(String::new, name), a, u)
+        })
+        .collect();
+    pmu_ops.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.op.cmp(&b.op)));
     let unknown = device.is_some() && classes[&Class::Unknown].time_ns > 0;
     let unknowns = unknowns(job, &merged);
     Roofline {
@@ -292,6 +307,7 @@ pub fn roofline(
         u,
         classes,
         ops,
+        pmu_ops,
         note: note.or(unknown.then_some(RooflineNote::KernelsWithoutShapes)),
     }
 }

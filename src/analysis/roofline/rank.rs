@@ -6,9 +6,12 @@
 //! rule needs, while the parent's `grad_output, input, weight` give both gradients.
 
 use super::peaks::Device;
+use super::pmu::{self, PmuAcc};
 use super::shapes::{self, Work};
 use super::{Class, classify};
-use crate::model::{EventIx, Family, Job, Kind, LaneSide, OpFamily, Rank, RankId, StepNo, Sym};
+use crate::model::{
+    EventIx, Family, Job, Kind, LaneSide, OpFamily, Rank, RankId, StepNo, Sym, TaskDetail,
+};
 use crate::time::Ns;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -71,6 +74,8 @@ pub struct Partial {
     pub unknown_by_op: FxHashMap<Option<Sym>, Ns>,
     /// Operators of a roofline family with shapes were seen (the trace records shapes).
     pub shapes_seen: bool,
+    /// Tasks classified by their counters, by operator type (else task name).
+    pub pmu: FxHashMap<Sym, PmuAcc>,
 }
 
 impl Partial {
@@ -84,6 +89,9 @@ impl Partial {
         for (a, b) in self.classes.iter_mut().zip(o.classes) {
             a.0 += b.0;
             a.1 += b.1;
+        }
+        for (k, x) in o.pmu {
+            self.pmu.entry(k).or_default().add(&x);
         }
         for (k, x) in o.per_op {
             self.per_op
@@ -177,9 +185,21 @@ pub fn rank_roofline(
             let mut cache: FxHashMap<ShapeKey, Estimate> = Default::default();
             for &(i, op) in chunk {
                 p.total += rank.events.dur[i];
-                let class = match device {
-                    Some(dev) => kernel(job, rank, (i, op), &op_time, &mut cache, &mut p, dev, u),
-                    None => Class::Unknown,
+                let counted = task_of(rank, i).and_then(|t| Some((t, pmu::classify(t, u)?.0)));
+                let class = match (counted, device) {
+                    (Some((t, class)), _) => {
+                        let key = t.op_type.unwrap_or(rank.events.name[i]);
+                        p.pmu.entry(key).or_default().add_task(
+                            t,
+                            rank.events.name[i],
+                            rank.events.dur[i],
+                        );
+                        class
+                    }
+                    (None, Some(dev)) => {
+                        kernel(job, rank, (i, op), &op_time, &mut cache, &mut p, dev, u)
+                    }
+                    (None, None) => Class::Unknown,
                 };
                 let c = &mut p.classes[class as usize];
                 c.0 += 1;
@@ -195,6 +215,15 @@ pub fn rank_roofline(
         .collect::<Vec<Partial>>()
         .into_iter()
         .fold(Partial::default(), Partial::merge)
+}
+
+/// The accelerator's details of event `i`, when its kernel table has them.
+fn task_of(rank: &Rank, i: usize) -> Option<&TaskDetail> {
+    let k = rank
+        .tasks
+        .binary_search_by_key(&EventIx::of(i), |t| t.event)
+        .ok()?;
+    Some(&rank.tasks[k])
 }
 
 /// Classifies kernel `i` by the work of `op` (its launching operator, or the enclosing one

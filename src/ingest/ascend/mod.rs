@@ -7,12 +7,15 @@
 //! breakdown ([`step_trace`]). Where files are: [`files`].
 
 pub mod communication;
+pub mod csv_text;
 pub mod db;
 pub mod dialect;
 pub mod files;
 pub mod hccl;
 pub mod info;
+pub mod kernel_details;
 pub mod step_trace;
+pub mod tasks;
 pub mod trace;
 
 use super::RankDraft;
@@ -59,6 +62,16 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     }
     if let Some(p) = dir.output_file("communication.json") {
         d.rank.transports = communication::read(&p)?;
+    }
+    if let Some(p) = dir.output_file("kernel_details.csv") {
+        let rows = kernel_details::read(&p)?;
+        let unmatched = tasks::attach(&mut d.rank, &mut d.strings, rows);
+        if unmatched > 0 {
+            d.warnings.push(format!(
+                "{}: {unmatched} kernel_details.csv row(s) match no device task of trace_view.json",
+                dir.label()
+            ));
+        }
     }
     d.declared_rank = info.rank;
     d.rank.env = info.env;
@@ -126,6 +139,13 @@ fn read_db(
     let device = r.device.as_deref().unwrap_or("Ascend NPU");
     rank.devices = vec![strings.intern(device)];
     let mut warnings = Vec::new();
+    if r.unmatched_tasks > 0 {
+        warnings.push(format!(
+            "{}: {} COMPUTE_TASK_INFO row(s) match no device task",
+            dir.label(),
+            r.unmatched_tasks
+        ));
+    }
     match dir.output_file("analysis.db") {
         Some(p) => {
             rank.profiler_steps = db::step_trace(&p)?;

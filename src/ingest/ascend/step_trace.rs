@@ -2,6 +2,7 @@
 //! move between versions: `Device_id` first in CANN 8.3, `Preparing` only since 2025), values
 //! in decimal µs converted to integer ns exactly.
 
+use super::csv_text::{Lines, csv_error};
 use crate::error::{Error, Position};
 use crate::model::{ProfilerStep, StepNo};
 use crate::time::{Ns, micros_text_to_ns};
@@ -30,11 +31,10 @@ pub fn read(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
 /// Parses the text of a `step_trace_time.csv`.
 pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<ProfilerStep>, Error> {
     let mut r = csv::ReaderBuilder::new().from_reader(bytes);
-    let at_line =
-        |line: u64, msg: String| Error::input_pos(label, Position::Line(line as u32), msg);
+    let at_line = |line: u32, msg: String| Error::input_pos(label, Position::Line(line), msg);
     let header = r
         .headers()
-        .map_err(|e| csv_error(label, &e))?
+        .map_err(|e| csv_error(label, bytes, &e))?
         .iter()
         .map(|h| h.trim().to_string())
         .collect::<Vec<_>>();
@@ -45,9 +45,10 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<ProfilerStep>, Error> {
     }
     let (excl, preparing) = (col(EXCL_RECEIVE), col(PREPARING));
     let mut rows = Vec::new();
+    let mut lines = Lines::new(bytes);
     for rec in r.records() {
-        let rec = rec.map_err(|e| csv_error(label, &e))?;
-        let line = rec.position().map_or(0, |p| p.line());
+        let rec = rec.map_err(|e| csv_error(label, bytes, &e))?;
+        let line = lines.record(rec.position().map_or(0, |p| p.byte()));
         let cell = |i: usize| rec.get(i).unwrap_or("").trim();
         let us = |i: usize| -> Result<Ns, Error> {
             micros_text_to_ns(cell(i).as_bytes())
@@ -82,21 +83,6 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<ProfilerStep>, Error> {
         });
     }
     Ok(rows)
-}
-
-/// A CSV error as a one-line input error at its line.
-pub fn csv_error(label: &str, e: &csv::Error) -> Error {
-    let msg = match e.kind() {
-        csv::ErrorKind::UnequalLengths {
-            expected_len, len, ..
-        } => format!("{len} fields where the header has {expected_len} (a truncated file?)"),
-        csv::ErrorKind::Utf8 { .. } => "not UTF-8 text".to_string(),
-        _ => e.to_string(),
-    };
-    match e.position() {
-        Some(p) => Error::input_pos(label, Position::Line(p.line() as u32), msg),
-        None => Error::input(label, msg),
-    }
 }
 
 #[cfg(test)]

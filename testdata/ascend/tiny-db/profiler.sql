@@ -8,7 +8,8 @@ INSERT INTO STRING_IDS VALUES
   (1, 'ProfilerStep#3'), (2, 'aten::mm'), (3, 'aclnnMm'), (4, 'HcclAllReduce'),
   (5, 'aclrtMemcpyAsync'), (6, 'KERNEL_AICORE'), (7, 'MatMulV2'), (8, 'AI_CORE'),
   (9, 'Notify_Wait'), (10, 'MEMCPY_ASYNC'), (11, 'hcom_allReduce__1_0_1'),
-  (12, '1234567890'), (13, 'Enqueue'), (14, 'Notify Wait');
+  (12, '1234567890'), (13, 'Enqueue'), (14, 'Notify Wait'), (15, 'aic_total_time'),
+  (16, 'aic_mac_ratio'), (17, 'aic_mte2_ratio'), (18, 'aiv_total_time');
 CREATE TABLE PYTORCH_API (startNs TEXT, endNs TEXT, globalTid INTEGER, connectionId INTEGER,
   name INTEGER, sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER,
   inputShapes INTEGER, callchainId INTEGER, type INTEGER, depth INTEGER);
@@ -35,7 +36,11 @@ INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, taskType
   (1085000, 1090000, 5, 13, 6, 10, 3);
 CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER PRIMARY KEY,
   blockDim INTEGER, mixBlockDim INTEGER, taskType INTEGER, opType INTEGER);
-INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, taskType) VALUES (7, 1, 6);
+INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, taskType, opType, blockDim)
+  VALUES (7, 1, 8, 7, 24);
+-- The PMU's counters of that task, in long form: the cube ran it (mac 91%, MTE2 40%).
+CREATE TABLE TASK_PMU_INFO (globalTaskId INTEGER, name INTEGER, value NUMERIC);
+INSERT INTO TASK_PMU_INFO VALUES (1, 15, 29000.5), (1, 16, 0.91), (1, 17, 0.4), (1, 18, 0);
 CREATE TABLE COMMUNICATION_TASK_INFO (name INTEGER, globalTaskId INTEGER, taskType INTEGER,
   planeId INTEGER, groupName INTEGER, notifyId INTEGER, rdmaType INTEGER, srcRank INTEGER,
   dstRank INTEGER, transportType INTEGER, size INTEGER, dataType INTEGER, linkType INTEGER,

@@ -71,6 +71,29 @@ pub enum Claim {
         /// Their time, per rank.
         time_ns: Ns,
     },
+    /// Operator types whose PMU counters show no pipe busy at U (the one with the most
+    /// time first).
+    UnboundOperators {
+        /// The operator type.
+        op: String,
+        /// Its unit.
+        core: Option<&'static str>,
+        /// Its busiest pipe.
+        pipe: &'static str,
+        /// That pipe's mean ratio.
+        ratio: f64,
+        /// Operator types listed.
+        ops: usize,
+        /// Their share of kernel time.
+        share: f64,
+    },
+    /// Every recorded task ran compiled for dynamic shapes.
+    DynamicShapes {
+        /// Dynamic tasks.
+        tasks: u64,
+        /// The operator type with the most dynamic time.
+        led_by: Option<String>,
+    },
     /// Kernel time the roofline cannot place.
     RooflineUnknown {
         /// Its share of kernel time.

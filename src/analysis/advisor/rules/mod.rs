@@ -6,6 +6,7 @@
 //! A new rule is a function and an entry in its category's `RULES` list, with a variant of
 //! that category's `Claim` (what its title states); its words go in `crate::prose`.
 
+pub mod accelerator;
 pub mod communication;
 pub mod compute;
 pub mod host;
@@ -34,6 +35,7 @@ pub fn all() -> impl Iterator<Item = &'static Rule> {
         .chain(communication::RULES)
         .chain(host::RULES)
         .chain(compute::RULES)
+        .chain(accelerator::RULES)
 }
 
 /// A Σ-over-ranks time, per rank.

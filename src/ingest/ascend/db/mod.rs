@@ -1,9 +1,11 @@
 //! The db export (`export_type=db`): `ascend_pytorch_profiler_{rank}.db` (MindSpore:
 //! `ascend_mindspore_profiler_{rank}.db`) for the events, `analysis.db` `StepTraceTime` for
 //! the profiler's step summary. Opened read-only and immutable ([`open`]); the rows
-//! ([`rows`]) become the same model the text export gives ([`build`]).
+//! ([`rows`]) become the same model the text export gives ([`build`]), with the kernel
+//! table's details ([`details`]).
 
 pub mod build;
+pub mod details;
 pub mod open;
 pub mod rows;
 
@@ -25,6 +27,8 @@ pub struct DbRank {
     pub device: Option<String>,
     /// `META_DATA` `ENV_VARIABLES`: the variables that were set, when recorded.
     pub env: Option<Vec<(String, String)>>,
+    /// `COMPUTE_TASK_INFO` rows that match no device event.
+    pub unmatched_tasks: usize,
 }
 
 /// Reads the events of one rank's database.
@@ -66,7 +70,9 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
             None => 0,
         },
     };
-    let (rank, strings) = build::rank(&tables);
+    let (mut rank, mut strings) = build::rank(&tables);
+    let rows = details::details(&db, &tables.strings)?;
+    let unmatched_tasks = crate::ingest::ascend::tasks::attach(&mut rank, &mut strings, rows);
     let rank_id = rows::first_text(
         &db,
         "RANK_DEVICE_MAP",
@@ -88,6 +94,7 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
         rank_id,
         device,
         env,
+        unmatched_tasks,
     })
 }
 

@@ -84,7 +84,7 @@ pub struct OpRow {
 }
 
 /// An exact integer from an INTEGER or a TEXT of digits (never through a float).
-fn int(v: ValueRef<'_>) -> Result<i64, String> {
+pub(super) fn int(v: ValueRef<'_>) -> Result<i64, String> {
     match v {
         ValueRef::Integer(i) => Ok(i),
         ValueRef::Text(t) => std::str::from_utf8(t)
@@ -96,7 +96,7 @@ fn int(v: ValueRef<'_>) -> Result<i64, String> {
 }
 
 /// Like [`int`], `None` for NULL.
-fn opt_int(v: ValueRef<'_>) -> Result<Option<i64>, String> {
+pub(super) fn opt_int(v: ValueRef<'_>) -> Result<Option<i64>, String> {
     match v {
         ValueRef::Null => Ok(None),
         v => int(v).map(Some),
@@ -123,7 +123,7 @@ pub(super) fn each(
 }
 
 /// Column `i` of a row as a raw value.
-fn col<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> Result<ValueRef<'r>, String> {
+pub(super) fn col<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> Result<ValueRef<'r>, String> {
     row.get_ref(i).map_err(|e| e.to_string())
 }
 

@@ -10,6 +10,7 @@ pub mod device;
 pub mod operator;
 pub mod overview;
 mod parts;
+mod pipes;
 mod raster;
 pub mod roofline;
 pub mod timeline;

@@ -1,12 +1,14 @@
 //! Operator (drill-down target): count, total, mean/p50/p99 over the job and per rank — bars
 //! show who is slow at it — the shapes it ran with, the args of its longest occurrence (read
-//! lazily), its roofline point and its share of the critical path. Without an operator: the
-//! operator list to pick from.
+//! lazily), its roofline point (on an accelerator with a kernel table: its task type, unit
+//! and PMU pipe ratios instead) and its share of the critical path. Without an operator:
+//! the operator list to pick from.
 
 use super::PaneView;
-use crate::analysis::operator::OpDetail;
+use crate::analysis::operator::{OpDetail, OpTask};
 use crate::analysis::ops::OpStat;
 use crate::format::{fit, human, pad, rpad};
+use crate::model::Pipe;
 use crate::ui::UiMsg;
 use crate::ui::browser::{Browser, Level, Pane};
 use crate::ui::shell::Ctx;
@@ -155,7 +157,9 @@ pub fn op_list(
 }
 
 fn detail(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail) {
-    let top_h = 11.min(area.height / 2).max(6);
+    // The kernel table's lines need room: type, dynamic, PMU and two units.
+    let want = if d.task.is_some() { 14 } else { 11 };
+    let top_h = want.min(area.height / 2).max(6);
     let [top, ranks] =
         Layout::vertical([Constraint::Length(top_h), Constraint::Min(3)]).areas(area);
     let [stats, extra] =
@@ -211,7 +215,67 @@ fn stat_lines(b: &Browser, th: &Theme, d: &OpDetail) -> Vec<Line<'static>> {
         None => "no critical path".into(),
     };
     l.push(widgets::pairs(th, &[("critical path", cp)]));
-    l.extend(roofline_lines(th, d));
+    match &d.task {
+        Some(t) => l.extend(task_lines(b, th, t)),
+        None => l.extend(roofline_lines(th, d)),
+    }
+    l
+}
+
+/// The accelerator's view of its tasks: type, unit, block dim, dynamic compiles, the PMU's
+/// class and every pipe's ratio.
+fn task_lines(b: &Browser, th: &Theme, t: &OpTask) -> Vec<Line<'static>> {
+    let mut l = vec![widgets::pairs(
+        th,
+        &[
+            ("type", t.op_type.map_or("-", |s| b.name(s)).to_string()),
+            ("core", t.core.map_or("-", |c| c.as_str()).to_string()),
+            (
+                "block dim",
+                t.block_dim.map_or("-".into(), |x| x.to_string()),
+            ),
+        ],
+    )];
+    if t.with_state > 0 {
+        l.push(widgets::pairs(
+            th,
+            &[(
+                "dynamic",
+                format!("{} of {} tasks", t.dynamic, t.with_state),
+            )],
+        ));
+    }
+    let Some(p) = &t.pmu else {
+        l.push(widgets::pairs(
+            th,
+            &[("PMU", "no counters recorded".into())],
+        ));
+        return l;
+    };
+    l.push(widgets::pairs(
+        th,
+        &[(
+            "PMU",
+            format!(
+                "{} (busiest: {} {:.0}%)",
+                p.class.as_str(),
+                p.bound_pipe,
+                p.bound_ratio * 100.0
+            ),
+        )],
+    ));
+    for (unit, ratios) in [("cube", p.cube), ("vector", p.vector)] {
+        if let Some(r) = ratios {
+            let text = Pipe::ALL
+                .iter()
+                .zip(r)
+                .filter(|(_, x)| *x > 0.0)
+                .map(|(p, x)| format!("{} {:.0}", p.as_str(), x * 100.0))
+                .collect::<Vec<_>>()
+                .join(" ");
+            l.push(widgets::pairs(th, &[(unit, format!("{text} (%)"))]));
+        }
+    }
     l
 }
 
@@ -259,7 +323,18 @@ fn shapes_and_args(b: &Browser, th: &Theme, d: &OpDetail, area: Rect) -> Vec<Lin
             ),
         ]));
     }
-    if d.shapes.is_empty() {
+    let task_input = d.task.as_ref().and_then(|t| t.input);
+    if let (true, Some((shapes, types))) = (d.shapes.is_empty(), task_input) {
+        let text = format!(
+            "{} {}",
+            shapes.map_or("-", |x| b.name(x)),
+            types.map_or("-", |x| b.name(x))
+        );
+        l.push(Line::from(vec![
+            Span::styled("task input ", th.dim()),
+            Span::styled(fit(&text, w.saturating_sub(11)), th.text()),
+        ]));
+    } else if d.shapes.is_empty() {
         l.push(widgets::empty(
             th,
             "no shapes recorded (record_shapes=True adds them)",

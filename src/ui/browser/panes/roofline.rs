@@ -1,7 +1,8 @@
 //! Roofline: a log-log chart (braille) of achieved TFLOP/s against arithmetic intensity with
 //! the memory roof, the compute roof, the ridge and the U threshold lines, each operator a
 //! letter of its class (C compute-bound, M memory-bound, U under-utilized); and the table of
-//! operators with class, AI, TFLOP/s, GB/s and % of peak.
+//! operators with class, AI, TFLOP/s, GB/s and % of peak. On an accelerator whose PMU
+//! counted its pipes and no FLOP estimate exists, the counters instead ([`super::pipes`]).
 
 use super::PaneView;
 use crate::analysis::roofline::{Class, OpRoof};
@@ -36,13 +37,24 @@ pub struct RooflinePane;
 
 impl PaneView for RooflinePane {
     fn list_len(&self, b: &Browser, _: &Ctx<UiMsg>) -> usize {
-        b.data.analysis.roofline.ops.len()
+        let rf = &b.data.analysis.roofline;
+        if counted_only(b) {
+            rf.pmu_ops.len()
+        } else {
+            rf.ops.len()
+        }
     }
 
-    /// Opens the row's operator (by name: the table aggregates an operator's kernels).
+    /// Opens the row's operator (by name: the table aggregates an operator's kernels; a
+    /// counted operator type by its first task's name).
     fn enter(&self, b: &mut Browser, row: usize, ctx: &mut Ctx<UiMsg>) {
         let data = b.data.clone();
-        let name = data.analysis.roofline.ops.get(row).map(|o| o.op.as_str());
+        let rf = &data.analysis.roofline;
+        let name = if counted_only(b) {
+            rf.pmu_ops.get(row).map(|o| o.task_name.as_str())
+        } else {
+            rf.ops.get(row).map(|o| o.op.as_str())
+        };
         match name.and_then(|n| data.loaded.job.strings.get(n)) {
             Some(s) => b.push(Level::Operator(s), Pane::Operator),
             None => ctx.status = Some("no operator of that name in the trace".into()),
@@ -54,7 +66,17 @@ impl PaneView for RooflinePane {
     }
 }
 
+/// The accelerator counted its own pipes and no operator has a FLOP estimate: the pane
+/// shows the counters ([`super::pipes`]) instead of an empty chart.
+fn counted_only(b: &Browser) -> bool {
+    let rf = &b.data.analysis.roofline;
+    rf.ops.is_empty() && !rf.pmu_ops.is_empty()
+}
+
 fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
+    if counted_only(b) {
+        return super::pipes::draw(f, area, b, ctx);
+    }
     let chart_h = (area.height * 11 / 20).max(8);
     let [top, bottom] =
         Layout::vertical([Constraint::Length(chart_h), Constraint::Min(4)]).areas(area);
@@ -160,6 +182,11 @@ impl Roofs {
         );
         c.print(X[0], y[0], label("FLOP/byte, log: 0.01 … 10^4".into()));
     }
+}
+
+/// The colour of a class.
+pub fn class_color(c: Class, th: &Theme) -> Color {
+    class_color_of(c, th)
 }
 
 fn class_color_of(c: Class, th: &Theme) -> Color {

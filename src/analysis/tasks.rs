@@ -1,0 +1,96 @@
+//! What the accelerator's kernel table says beyond timing (docs/metrics.md, "Device
+//! tasks"): how many tasks ran compiled for dynamic shapes (`OP State`), and which operators
+//! fell back to the AI CPU. Over the ranks and steps in scope; empty without a kernel table.
+
+use crate::model::{Core, Job, RankId, StepNo, Sym};
+use crate::time::Ns;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Operator types listed per kind.
+pub const TOP: usize = 10;
+
+/// One operator type's tasks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskOp {
+    /// Operator type (`MatMulV2`), else the task name.
+    pub op: String,
+    /// Tasks.
+    pub tasks: u64,
+    /// Σ their durations.
+    pub time_ns: Ns,
+    /// The longest.
+    pub max_ns: Ns,
+}
+
+/// The kernel table's facts over the scope.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Tasks {
+    /// Tasks with details.
+    pub tasks: u64,
+    /// Of those, tasks whose `OP State` was recorded.
+    pub with_state: u64,
+    /// Of those, tasks compiled for dynamic shapes.
+    pub dynamic: u64,
+    /// Dynamic operator types, most time first (at most [`TOP`]).
+    pub dynamic_ops: Vec<TaskOp>,
+    /// Σ time of AI CPU tasks.
+    pub ai_cpu_ns: Ns,
+    /// AI CPU operator types, most time first (at most [`TOP`]).
+    pub ai_cpu_ops: Vec<TaskOp>,
+}
+
+/// The facts of every rank's tasks in scope.
+pub fn tasks(job: &Job, in_scope: impl Fn(RankId, StepNo) -> bool) -> Tasks {
+    let mut t = Tasks::default();
+    let (mut dynamic, mut ai_cpu): (Ops, Ops) = Default::default();
+    for rank in &job.ranks {
+        for d in &rank.tasks {
+            let i = d.event.index();
+            if !rank.step_of(i).is_some_and(|s| in_scope(rank.id, s)) {
+                continue;
+            }
+            let (key, dur) = (d.op_type.unwrap_or(rank.events.name[i]), rank.events.dur[i]);
+            t.tasks += 1;
+            if let Some(is) = d.dynamic {
+                t.with_state += 1;
+                if is {
+                    t.dynamic += 1;
+                    add(&mut dynamic, key, dur);
+                }
+            }
+            if d.core == Some(Core::AiCpu) {
+                t.ai_cpu_ns += dur;
+                add(&mut ai_cpu, key, dur);
+            }
+        }
+    }
+    t.dynamic_ops = top(job, dynamic);
+    t.ai_cpu_ops = top(job, ai_cpu);
+    t
+}
+
+type Ops = FxHashMap<Sym, (u64, Ns, Ns)>;
+
+fn add(ops: &mut Ops, key: Sym, dur: Ns) {
+    let e = ops.entry(key).or_default();
+    e.0 += 1;
+    e.1 += dur;
+    e.2 = e.2.max(dur);
+}
+
+/// The [`TOP`] operator types by time (ties: by name).
+fn top(job: &Job, ops: Ops) -> Vec<TaskOp> {
+    let mut v: Vec<TaskOp> = ops
+        .into_iter()
+        .map(|(k, (n, time, max))| TaskOp {
+            op: job.strings.resolve(k).to_string(),
+            tasks: n,
+            time_ns: time,
+            max_ns: max,
+        })
+        .collect();
+    v.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.op.cmp(&b.op)));
+    v.truncate(TOP);
+    v
+}
