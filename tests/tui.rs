@@ -130,6 +130,22 @@ fn every_pane_on_an_ascend_job() {
     snap("tui_ascend_tiny_operator_matmul_120x40", &s);
 }
 
+/// The comm pane of the shared level1 Ascend job shows HCCL's transports: rank 0 moved
+/// 427 596 096 B over HCCS (docs/metrics.md, transports, by hand), SDMA beside it.
+#[test]
+fn the_comm_pane_shows_ascend_transports() {
+    let Some(shared) = common::shared() else {
+        return;
+    };
+    let dir = common::ascend_levels(&shared, "text")[1].clone();
+    let mut app = app_on(&[dir], "ascend/level1", (120, 40));
+    show(&mut app, Pane::Comm, (120, 40));
+    let s = screen(&app);
+    assert!(s.contains("HCCL transports"), "{s}");
+    assert!(s.contains("407.8 MiB"), "427 596 096 B: {s}");
+    snap("tui_ascend_level1_comm_120x40", &s);
+}
+
 #[test]
 fn every_pane_on_a_real_trace() {
     let Some(shared) = common::shared() else {

@@ -1,6 +1,7 @@
 //! Comm: the rank × rank point-to-point matrix (bytes, time or bandwidth; `m` cycles), the
 //! collective types with their bus bandwidth against the link peak, and each rank's
-//! collectives in the selected step — wait, transit, its own busbw — slow links highlighted.
+//! collectives in the selected step — wait, transit, its own busbw — slow links highlighted;
+//! on Ascend, HCCL's traffic per rank and transport between them ([`super::transports`]).
 
 use super::PaneView;
 use crate::analysis::comm::per_rank::per_rank;
@@ -78,12 +79,26 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     } else {
         (p2p_ranks.len() as u16 + 3).min(area.height / 2).max(5)
     };
-    let [top, bottom] =
-        Layout::vertical([Constraint::Length(top_h), Constraint::Min(3)]).areas(area);
+    // HCCL's own per-transport traffic (Ascend), when a rank has it, between the two.
+    let tr = &b.data.analysis.transports;
+    let mid_h = if tr.is_empty() {
+        0
+    } else {
+        (tr.len() as u16 + 3).min(area.height / 4).max(4)
+    };
+    let [top, mid, bottom] = Layout::vertical([
+        Constraint::Length(top_h),
+        Constraint::Length(mid_h),
+        Constraint::Min(3),
+    ])
+    .areas(area);
     if p2p_ranks.is_empty() {
         types(f, top, b, ctx);
     } else {
         matrix(f, top, b, ctx, &p2p_ranks);
+    }
+    if mid_h > 0 {
+        super::transports::draw(f, mid, b, ctx);
     }
     ranks(f, bottom, b, ctx);
 }

@@ -15,6 +15,7 @@ mod raster;
 pub mod roofline;
 pub mod timeline;
 mod timeline_nav;
+mod transports;
 
 use super::Browser;
 use crate::ui::UiMsg;
