@@ -88,6 +88,8 @@ pub struct Analysis {
     pub profiler_checks: Vec<profiler_check::StepCheck>,
     /// HCCL's traffic per rank and transport over the scope (Ascend `communication.json`).
     pub transports: Vec<comm::transports::TransportStat>,
+    /// HCCL's traffic per link (Ascend `communication_matrix.json`), with slow links.
+    pub link_matrix: Vec<comm::link_matrix::LinkStat>,
     /// Findings, largest impact first.
     pub findings: Vec<advisor::Finding>,
     /// Wall time of the analysis, ns.
@@ -217,6 +219,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         stages,
         profiler_checks: profiler_check::step_checks(job),
         transports: comm::transports::transports(job, scope.step),
+        link_matrix: comm::link_matrix::link_matrix(job, scope.step),
         findings: Vec::new(),
         critical_path,
         host,
@@ -285,6 +288,7 @@ impl Analysis {
         advisor::Facts::new(&self.step_times, &self.breakdown)
             .comm(&self.comm.types, &self.comm.slow_links)
             .stalls(&self.comm.stalls)
+            .links(&self.link_matrix)
             .cluster(
                 &self.slow_steps,
                 &self.stragglers,

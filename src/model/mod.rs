@@ -14,7 +14,7 @@ pub use event::{Events, Kind, NO_STEP, RawSpan};
 pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
 pub use interner::{Interner, Sym};
 pub use lane::{Lane, LaneSide};
-pub use profiler::{PeerWait, ProfilerStep, Transport, TransportUse};
+pub use profiler::{LinkUse, PeerWait, ProfilerStep, Transport, TransportUse};
 pub use role::{
     CollOp, Family, GemmForm, GraphCall, HostCollective, OpFamily, PageableCopy, Role, SyncCall,
 };
@@ -87,6 +87,8 @@ pub struct Rank {
     pub peer_waits: Vec<PeerWait>,
     /// Traffic per HCCL op and transport as the profiler summed it (`communication.json`).
     pub transports: Vec<TransportUse>,
+    /// Traffic per link as the profiler's matrix summed it (`communication_matrix.json`).
+    pub links: Vec<LinkUse>,
     /// The environment variables the profiler recorded (Ascend `ENV_VARIABLES`): `None` when
     /// it recorded none; else the ones that were set, by name.
     pub env: Option<Vec<(String, String)>>,

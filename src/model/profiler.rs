@@ -83,6 +83,26 @@ impl Transport {
     }
 }
 
+/// One link's traffic as HCCL's matrix summed it (`communication_matrix.json`, the `total`
+/// statistic of an op type in a group): from one communicator rank to another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkUse {
+    /// The step.
+    pub step: Option<StepNo>,
+    /// The group (HCCL's group id, `17522688603477080586`).
+    pub group: String,
+    /// The sender, as its rank in the group's communicator.
+    pub src: u32,
+    /// The receiver, likewise.
+    pub dst: u32,
+    /// The link type.
+    pub transport: Transport,
+    /// Bytes (10⁶ B per MB), rounded to the byte.
+    pub bytes: u64,
+    /// Transfer time, rounded to the ns.
+    pub time_ns: Ns,
+}
+
 /// One HCCL op's traffic on one transport, as the profiler summed it (`communication.json`
 /// `Communication Bandwidth Info`): bytes and the transfer time of its tasks on that link.
 #[derive(Debug, Clone, PartialEq, Eq)]

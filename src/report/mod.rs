@@ -85,6 +85,10 @@ pub struct Report {
     /// rank has it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub transports: Vec<crate::analysis::comm::transports::TransportStat>,
+    /// HCCL's traffic per link (Ascend `communication_matrix.json`); absent when no rank has
+    /// it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub link_matrix: Vec<crate::analysis::comm::link_matrix::LinkStat>,
     /// The accelerator's kernel table (Ascend): dynamic-shape and AI CPU tasks; absent
     /// without one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -193,6 +197,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         findings: a.findings.iter().map(FindingRow::of).collect(),
         profiler_checks: a.profiler_checks.clone(),
         transports: a.transports.clone(),
+        link_matrix: a.link_matrix.clone(),
         tasks: (a.tasks.tasks > 0).then(|| a.tasks.clone()),
         schema: SCHEMA,
         job: job::job_info(loaded, a),
@@ -358,6 +363,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     out.extend(advice::host(&r.host));
     out.extend(profiler_table(&r.profiler_checks));
     out.extend(transports::table(&r.transports));
+    out.extend(transports::links(&r.link_matrix));
     out
 }
 

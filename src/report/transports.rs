@@ -1,6 +1,8 @@
-//! The transports table: HCCL's traffic per rank and link type (Ascend `communication.json`).
+//! The transports and links tables: HCCL's traffic per rank and link type (Ascend
+//! `communication.json`) and per link (`communication_matrix.json`).
 
 use super::table::Table;
+use crate::analysis::comm::link_matrix::LinkStat;
 use crate::analysis::comm::transports::TransportStat;
 use crate::format::human;
 
@@ -38,5 +40,72 @@ pub fn table(t: &[TransportStat]) -> Option<Table> {
              SDMA to its parts (docs/metrics.md)"
                 .into(),
         ],
+    })
+}
+
+/// Per (group, transport): its links, their median and the slowest; then every slow link.
+/// `None` when no rank has a link matrix.
+pub fn links(l: &[LinkStat]) -> Option<Table> {
+    if l.is_empty() {
+        return None;
+    }
+    let mut rows = Vec::new();
+    let mut i = 0;
+    while i < l.len() {
+        let same = |x: &LinkStat| x.group == l[i].group && x.transport == l[i].transport;
+        let n = l[i..].iter().take_while(|x| same(x)).count();
+        let part = &l[i..i + n];
+        let slowest = part
+            .iter()
+            .filter(|x| x.gbps.is_some())
+            .min_by(|a, b| a.gbps.unwrap_or(0.0).total_cmp(&b.gbps.unwrap_or(0.0)));
+        rows.push(vec![
+            l[i].group.clone(),
+            l[i].transport.as_str().to_string(),
+            n.to_string(),
+            crate::format::bytes(part.iter().map(|x| x.bytes).sum()),
+            l[i].median_gbps
+                .map_or("-".into(), |g| format!("{g:.1} GB/s")),
+            slowest.map_or("-".into(), |x| {
+                format!("{}->{} {:.1} GB/s", x.src, x.dst, x.gbps.unwrap_or(0.0))
+            }),
+            part.iter().filter(|x| x.slow).count().to_string(),
+        ]);
+        i += n;
+    }
+    let notes = l
+        .iter()
+        .filter(|x| x.slow)
+        .map(|x| {
+            format!(
+                "slow: {}->{} {} in group {}: {:.1} GB/s ({} over {}), {} beyond the median",
+                x.src,
+                x.dst,
+                x.transport.as_str(),
+                x.group,
+                x.gbps.unwrap_or(0.0),
+                crate::format::bytes(x.bytes),
+                human(x.time_ns),
+                human(x.excess_ns())
+            )
+        })
+        .chain([
+            "ranks are the group's communicator ranks; a link is slow below its median / 1.5"
+                .into(),
+        ])
+        .collect();
+    Some(Table {
+        title: "Links (HCCL's per-link totals, communication_matrix.json)".into(),
+        header: vec![
+            "<group",
+            "<transport",
+            "links",
+            "bytes",
+            "median",
+            "<slowest",
+            "slow",
+        ],
+        rows,
+        notes,
     })
 }

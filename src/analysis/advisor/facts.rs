@@ -3,6 +3,7 @@
 
 use crate::analysis::breakdown::Breakdown;
 use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler};
+use crate::analysis::comm::link_matrix::LinkStat;
 use crate::analysis::comm::stalls::Stall;
 use crate::analysis::comm::stats::{SlowLink, TypeStats};
 use crate::analysis::critical_path::CriticalPath;
@@ -28,6 +29,8 @@ pub struct Facts<'a> {
     pub slow_links: &'a [SlowLink],
     /// Transfers far slower than their type's best, every loaded rank present.
     pub stalls: &'a [Stall],
+    /// HCCL's per-link traffic, slow links flagged.
+    pub links: &'a [LinkStat],
     /// Slow steps.
     pub slow_steps: &'a [SlowStep],
     /// Ranks the others waited for, per communication domain.
@@ -71,6 +74,12 @@ impl<'a> Facts<'a> {
     /// With the stalled transfers.
     pub fn stalls(mut self, stalls: &'a [Stall]) -> Facts<'a> {
         self.stalls = stalls;
+        self
+    }
+
+    /// With HCCL's per-link traffic.
+    pub fn links(mut self, links: &'a [LinkStat]) -> Facts<'a> {
+        self.links = links;
         self
     }
 

@@ -10,6 +10,7 @@
 //! - [`measured`] — arrivals measured by the library's waits for named peers
 //! - [`timing`] — per-instance skew, wait, transit, R_wait, algbw/busbw
 //! - [`links`] — link peaks and node placement
+//! - [`link_matrix`] — HCCL's traffic per link (Ascend `communication_matrix.json`), slow links
 //! - [`transports`] — HCCL's traffic per rank and transport (Ascend `communication.json`)
 //! - [`waits`] — waits and transits as unions per (rank, step)
 //! - [`per_rank`] — each rank's collectives: waits, transits, its own busbw
@@ -18,6 +19,7 @@
 
 pub mod align;
 pub mod calls;
+pub mod link_matrix;
 pub mod links;
 pub mod matching;
 pub mod measured;

@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Position};
 use crate::model::{StepNo, Transport, TransportUse};
+use crate::time::Ns;
 use crate::time::unit_text_to_ns;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -12,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The profiler's sum over the ops of a step: not an op.
-const TOTAL: &str = "Total Op Info";
+pub(super) const TOTAL: &str = "Total Op Info";
 
 /// One op's entry, with only what is read.
 #[derive(Deserialize)]
@@ -38,31 +39,11 @@ pub fn read(path: &Path) -> Result<Vec<TransportUse>, Error> {
 
 /// The traffic of every op of every step, in file order of steps and op name order.
 pub fn parse(label: &str, text: &[u8]) -> Result<Vec<TransportUse>, Error> {
-    let at =
-        |e: serde_json::Error| Error::input_pos(label, Position::Line(e.line() as u32), what(&e));
-    // step → kind (`collective`, `p2p`) → op → entry; an empty kind is written `[]`.
-    let steps: BTreeMap<&str, BTreeMap<&str, &RawValue>> =
-        serde_json::from_slice(text).map_err(at)?;
     let mut out = Vec::new();
-    for (step_key, kinds) in &steps {
-        let step = step_key
-            .strip_prefix("step")
-            .and_then(|n| n.parse().ok())
-            .map(StepNo);
+    for (step_key, kinds) in &steps(label, text)? {
+        let step = step_no(step_key);
         for raw in kinds.values() {
-            if raw.get().trim_start().starts_with('[') {
-                continue;
-            }
-            // Errors inside are at their line in the file, not in the fragment.
-            let before = (raw.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
-            let lines = text[..before.min(text.len())]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            let ops: BTreeMap<&str, Op> = serde_json::from_str(raw.get()).map_err(|e| {
-                let line = (lines + e.line()) as u32;
-                Error::input_pos(label, Position::Line(line), what(&e))
-            })?;
+            let ops: BTreeMap<&str, Op> = fragment(label, text, raw)?;
             for (key, op) in ops.iter().filter(|(k, _)| **k != TOTAL) {
                 // `hcom_allReduce__586_0_1@17522688603477080586`: the op, then its group.
                 let name = key.split('@').next().unwrap_or(key);
@@ -70,9 +51,16 @@ pub fn parse(label: &str, text: &[u8]) -> Result<Vec<TransportUse>, Error> {
                     let Some(transport) = Transport::of(t) else {
                         continue;
                     };
-                    let use_ = usage(label, link, step, name, transport)?;
-                    if use_.bytes > 0 || use_.time_ns > 0 {
-                        out.push(use_);
+                    let what = format!("{name} {t}");
+                    let (bytes, time_ns) = size_and_time(label, link.size_mb, link.time_ms, &what)?;
+                    if bytes > 0 || time_ns > 0 {
+                        out.push(TransportUse {
+                            step,
+                            op: name.to_string(),
+                            transport,
+                            bytes,
+                            time_ns,
+                        });
                     }
                 }
             }
@@ -81,45 +69,73 @@ pub fn parse(label: &str, text: &[u8]) -> Result<Vec<TransportUse>, Error> {
     Ok(out)
 }
 
+/// A fragment of `text` parsed, its errors at their line in the file, not in the fragment.
+pub(super) fn fragment<'a, T: Deserialize<'a>>(
+    label: &str,
+    text: &[u8],
+    raw: &'a RawValue,
+) -> Result<T, Error> {
+    let before = (raw.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    let lines = text[..before.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    serde_json::from_str(raw.get()).map_err(|e| {
+        let line = (lines + e.line()) as u32;
+        Error::input_pos(label, Position::Line(line), what(&e))
+    })
+}
+
+/// The steps of a file (`step50` → 50): step key → kind (`collective`, `p2p`) → its raw
+/// object; an empty kind is written `[]` and left out.
+pub(super) type Steps<'a> = BTreeMap<&'a str, BTreeMap<&'a str, &'a RawValue>>;
+
+/// Parses the outer levels of a per-step file.
+pub(super) fn steps<'a>(label: &str, text: &'a [u8]) -> Result<Steps<'a>, Error> {
+    let mut steps: Steps = serde_json::from_slice(text)
+        .map_err(|e| Error::input_pos(label, Position::Line(e.line() as u32), what(&e)))?;
+    for kinds in steps.values_mut() {
+        kinds.retain(|_, raw| !raw.get().trim_start().starts_with('['));
+    }
+    Ok(steps)
+}
+
+/// The step number of a key (`step50` → 50).
+pub(super) fn step_no(key: &str) -> Option<StepNo> {
+    key.strip_prefix("step")
+        .and_then(|n| n.parse().ok())
+        .map(StepNo)
+}
+
+/// Bytes and ns from `Transit Size(MB)` and `Transit Time(ms)` text, each rounded once;
+/// `what` names the entry in errors.
+pub(super) fn size_and_time(
+    label: &str,
+    size_mb: Option<&RawValue>,
+    time_ms: Option<&RawValue>,
+    what: &str,
+) -> Result<(u64, Ns), Error> {
+    // MB and ms are both 10⁶ of the units kept (bytes, ns).
+    let num = |v: Option<&RawValue>, col: &str| -> Result<i64, Error> {
+        let Some(v) = v else { return Ok(0) };
+        unit_text_to_ns(v.get().as_bytes(), 6)
+            .map_err(|e| Error::input(label, format!("{what}: `{col}` {}: {e}", v.get())))
+    };
+    let bytes = num(size_mb, "Transit Size(MB)")?;
+    let time_ns = num(time_ms, "Transit Time(ms)")?;
+    if bytes < 0 || time_ns < 0 {
+        return Err(Error::input(
+            label,
+            format!("{what}: a negative size or time"),
+        ));
+    }
+    Ok((bytes as u64, time_ns))
+}
+
 /// serde's message without its own position (the error carries the file's line).
 fn what(e: &serde_json::Error) -> String {
     let m = e.to_string();
     m.split(" at line ").next().unwrap_or(&m).to_string()
-}
-
-/// One transport's bytes and time, exactly from their text.
-fn usage(
-    label: &str,
-    link: &Link<'_>,
-    step: Option<StepNo>,
-    op: &str,
-    transport: Transport,
-) -> Result<TransportUse, Error> {
-    // MB and ms are both 10⁶ of the units kept (bytes, ns).
-    let num = |v: Option<&RawValue>, what: &str| -> Result<i64, Error> {
-        let Some(v) = v else { return Ok(0) };
-        unit_text_to_ns(v.get().as_bytes(), 6).map_err(|e| {
-            Error::input(
-                label,
-                format!("{op} {}: `{what}` {}: {e}", transport.as_str(), v.get()),
-            )
-        })
-    };
-    let bytes = num(link.size_mb, "Transit Size(MB)")?;
-    let time_ns = num(link.time_ms, "Transit Time(ms)")?;
-    if bytes < 0 || time_ns < 0 {
-        return Err(Error::input(
-            label,
-            format!("{op} {}: a negative size or time", transport.as_str()),
-        ));
-    }
-    Ok(TransportUse {
-        step,
-        op: op.to_string(),
-        transport,
-        bytes: bytes as u64,
-        time_ns,
-    })
 }
 
 #[cfg(test)]

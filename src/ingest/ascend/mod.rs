@@ -14,6 +14,7 @@ pub mod files;
 pub mod hccl;
 pub mod info;
 pub mod kernel_details;
+pub mod matrix;
 pub mod step_trace;
 pub mod tasks;
 pub mod trace;
@@ -62,6 +63,9 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     }
     if let Some(p) = dir.output_file("communication.json") {
         d.rank.transports = communication::read(&p)?;
+    }
+    if let Some(p) = dir.output_file("communication_matrix.json") {
+        d.rank.links = matrix::read(&p)?;
     }
     if let Some(p) = dir.output_file("kernel_details.csv") {
         let rows = kernel_details::read(&p)?;
@@ -150,6 +154,7 @@ fn read_db(
         Some(p) => {
             rank.profiler_steps = db::step_trace(&p)?;
             rank.transports = db::transports(&p)?;
+            rank.links = db::links(&p)?;
         }
         None => warnings.push(format!(
             "{}: no analysis.db; the breakdown is not cross-checked against the profiler's",

@@ -129,6 +129,24 @@ pub fn words(c: &Claim) -> Words {
                 "pad fused buffers / bucket sizes to multiples of 512 B (or 128 elements)",
             ],
         },
+        Claim::SlowTransportLink {
+            group,
+            src,
+            dst,
+            transport,
+            gbps,
+            median_gbps,
+            slow,
+        } => Words {
+            title: format!(
+                "the {transport} link {src}->{dst} of group {group} moves {gbps:.1} GB/s, under the {median_gbps:.1} GB/s median of the group's {transport} links ({slow} slow link(s); ranks within the group)"
+            ),
+            cause: "one link between two devices is slower than its peers of the same type: a degraded HCCS/RoCE port, a link trained at lower speed, or contention on it",
+            suggestions: &[
+                "check the link's ports and counters (hccn_tool -i N -link -g, -stat -g; NCCL: nvidia-smi nvlink -s / ibstat) for errors and speed",
+                "run an HCCL/NCCL bandwidth test between the two devices",
+            ],
+        },
         Claim::SlowLink {
             rank,
             group,

@@ -45,6 +45,11 @@ pub const RULES: &[Rule] = &[
         category: Category::Communication,
         detect: slow_link,
     },
+    Rule {
+        id: "slow_transport_link",
+        category: Category::Communication,
+        detect: slow_transport_link,
+    },
 ];
 
 /// A collective type in a group.
@@ -125,6 +130,24 @@ pub enum Claim {
         of: TypeInGroup,
         /// Misaligned calls.
         calls: u64,
+    },
+    /// A link whose bandwidth in HCCL's matrix is far below its transport's median in the
+    /// group (the one with the most excess time).
+    SlowTransportLink {
+        /// HCCL's group id.
+        group: String,
+        /// Sender and receiver, communicator ranks.
+        src: u32,
+        /// Receiver.
+        dst: u32,
+        /// The link type.
+        transport: &'static str,
+        /// Its bandwidth, GB/s.
+        gbps: f64,
+        /// The median of the group's links of that type.
+        median_gbps: f64,
+        /// Slow links in all.
+        slow: u64,
     },
     /// A rank whose transfers are slower than its group's.
     SlowLink {
@@ -383,6 +406,42 @@ pub fn slow_link(f: &Facts, _: &Thresholds) -> Option<Draft> {
             .ops([worst.group.clone()])
             .number("z", Quantity::Z(worst.z))
             .number("transit_ns", Quantity::Ns(worst.transit_ns))
+            .focus(Focus::Comm),
+    )
+}
+
+/// A link of HCCL's matrix far slower than its transport's median in the group
+/// (comm/link_matrix.rs). Impact: Σ over slow links of the time beyond what their bytes take
+/// at the median, per rank.
+pub fn slow_transport_link(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let slow: Vec<_> = f.links.iter().filter(|l| l.slow).collect();
+    let worst = slow.iter().max_by_key(|l| l.excess_ns())?;
+    let impact = per_rank(slow.iter().map(|l| l.excess_ns()).sum(), f);
+    let c = Claim::SlowTransportLink {
+        group: worst.group.clone(),
+        src: worst.src,
+        dst: worst.dst,
+        transport: worst.transport.as_str(),
+        gbps: worst.gbps.unwrap_or(0.0),
+        median_gbps: worst.median_gbps.unwrap_or(0.0),
+        slow: slow.len() as u64,
+    };
+    Some(
+        Draft::new(impact, claim(c))
+            .ops(slow.iter().map(|l| {
+                format!(
+                    "{}->{} {} ({})",
+                    l.src,
+                    l.dst,
+                    l.transport.as_str(),
+                    l.group
+                )
+            }))
+            .number("gbps", Quantity::Gbps(worst.gbps.unwrap_or(0.0)))
+            .number(
+                "median_gbps",
+                Quantity::Gbps(worst.median_gbps.unwrap_or(0.0)),
+            )
             .focus(Focus::Comm),
     )
 }

@@ -203,3 +203,58 @@ pub fn transports(path: &Path) -> Result<Vec<TransportUse>, Error> {
     })?;
     Ok(out)
 }
+
+/// `analysis.db` `CommAnalyzerMatrix`: the db's `communication_matrix.json` (the same
+/// entries read, `LOCAL` and self links left out); empty without the table.
+pub fn links(path: &Path) -> Result<Vec<crate::model::LinkUse>, Error> {
+    let db = Db::open(path)?;
+    if !db.has_table("CommAnalyzerMatrix")? {
+        return Ok(Vec::new());
+    }
+    let sql = "SELECT rowid, CAST(step AS TEXT), hccl_op_name, CAST(group_name AS TEXT), \
+               CAST(src_rank AS TEXT), CAST(dst_rank AS TEXT), transport_type, \
+               CAST(transit_size AS TEXT), CAST(transit_time AS TEXT) FROM CommAnalyzerMatrix \
+               ORDER BY rowid";
+    let mut out = Vec::new();
+    rows::each(&db, "CommAnalyzerMatrix", sql, |r| {
+        let text = |i: usize| {
+            r.get::<_, Option<String>>(i)
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        };
+        let (op, group) = (text(2), text(3));
+        let Some(transport) = crate::model::Transport::of(&text(6)) else {
+            return Ok(());
+        };
+        if !super::matrix::wanted(&format!("{op}@{group}")) {
+            return Ok(());
+        }
+        let rank = |i: usize| {
+            text(i)
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{:?} is not a rank", text(i)))
+        };
+        let num = |i: usize| {
+            crate::time::unit_text_to_ns(text(i).trim().as_bytes(), 6)
+                .ok()
+                .filter(|v| *v >= 0)
+                .ok_or_else(|| format!("{:?} is not a size or time", text(i)))
+        };
+        let (src, dst, bytes, time_ns) = (rank(4)?, rank(5)?, num(7)?, num(8)?);
+        if src != dst && (bytes > 0 || time_ns > 0) {
+            out.push(crate::model::LinkUse {
+                step: text(1).trim_start_matches("step").parse().ok().map(StepNo),
+                group,
+                src,
+                dst,
+                transport,
+                bytes: bytes as u64,
+                time_ns,
+            });
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}

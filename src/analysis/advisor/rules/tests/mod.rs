@@ -8,6 +8,7 @@ use super::parallel::*;
 use super::{Draft, Facts, Thresholds};
 use crate::analysis::breakdown::{Breakdown, Part};
 use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler, StragglerStep};
+use crate::analysis::comm::link_matrix::LinkStat;
 use crate::analysis::comm::stalls::Stall;
 use crate::analysis::comm::stats::{Sizes, SlowLink, TypeStats};
 use crate::analysis::critical_path::{Category as Cp, CriticalOp, CriticalPath};
@@ -32,6 +33,7 @@ pub(super) struct World {
     comm: Vec<TypeStats>,
     slow_links: Vec<SlowLink>,
     stalls: Vec<Stall>,
+    links: Vec<LinkStat>,
     slow_steps: Vec<SlowStep>,
     stragglers: Vec<Straggler>,
     imbalance: Vec<Imbalance>,
@@ -69,6 +71,7 @@ impl World {
         Facts::new(&self.steps, &self.rows)
             .comm(&self.comm, &self.slow_links)
             .stalls(&self.stalls)
+            .links(&self.links)
             .cluster(
                 &self.slow_steps,
                 &self.stragglers,
@@ -262,6 +265,33 @@ fn stalled_transfer_claims_the_exposed_excess() {
     // per rank, 2 ms): 3 ms over 2 ranks is no finding.
     w.stalls = vec![stall(1, "hcom_a", 3 * MS)];
     assert!(w.run(stalled_transfer).is_none());
+}
+
+#[test]
+fn slow_transport_link_claims_the_time_beyond_the_median() {
+    let mut w = World::new();
+    let link = |dst, gbps: f64, slow| LinkStat {
+        group: "175".into(),
+        src: 0,
+        dst,
+        transport: crate::model::Transport::Hccs,
+        bytes: 40_000_000,
+        time_ns: (40_000_000.0 / gbps) as Ns,
+        gbps: Some(gbps),
+        median_gbps: Some(16.0),
+        slow,
+    };
+    w.links = vec![
+        link(1, 16.0, false),
+        link(2, 16.0, false),
+        link(3, 8.0, true),
+    ];
+    // 40 MB at 8 GB/s take 5 ms, at the 16 GB/s median 2.5 ms: 2.5 ms beyond, over 2 ranks.
+    let d = w.run(slow_transport_link).unwrap();
+    assert_eq!(d.impact_ns, 1_250_000);
+    assert_eq!(d.evidence.ops, ["0->3 HCCS (175)"]);
+    w.links[2].slow = false;
+    assert!(w.run(slow_transport_link).is_none());
 }
 
 /// A world whose kernel time (100 ms) is all under-utilized, on an H100 at U = 0.8, and a
