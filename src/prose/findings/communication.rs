@@ -137,16 +137,7 @@ pub fn words(c: &Claim) -> Words {
             gbps,
             median_gbps,
             slow,
-        } => Words {
-            title: format!(
-                "the {transport} link {src}->{dst} of group {group} moves {gbps:.1} GB/s, under the {median_gbps:.1} GB/s median of the group's {transport} links ({slow} slow link(s); ranks within the group)"
-            ),
-            cause: "one link between two devices is slower than its peers of the same type: a degraded HCCS/RoCE port, a link trained at lower speed, or contention on it",
-            suggestions: &[
-                "check the link's ports and counters (hccn_tool -i N -link -g, -stat -g; NCCL: nvidia-smi nvlink -s / ibstat) for errors and speed",
-                "run an HCCL/NCCL bandwidth test between the two devices",
-            ],
-        },
+        } => slow_transport_link(group, (*src, *dst), transport, (*gbps, *median_gbps), *slow),
         Claim::SlowLink {
             rank,
             group,
@@ -206,6 +197,26 @@ fn stalled(
             "profile every rank of the group, or on Ascend at Level1 or above: HCCL's Notify_Wait tasks then name the peer each rank waited for",
             "if every rank is loaded, check the links: NCCL_DEBUG=INFO / hccn_tool -i N -link -g for errors, retransmissions and ports that went down",
             "tuning bandwidth (buckets, algorithms) will not help: the same collective ran at full speed in other calls",
+        ],
+    }
+}
+
+/// A slow link of HCCL's matrix: its ranks, type, bandwidth against the median.
+fn slow_transport_link(
+    group: &str,
+    (src, dst): (u32, u32),
+    transport: &str,
+    (gbps, median_gbps): (f64, f64),
+    slow: u64,
+) -> Words {
+    Words {
+        title: format!(
+            "the {transport} link {src}->{dst} of group {group} moves {gbps:.1} GB/s, under the {median_gbps:.1} GB/s median of the group's {transport} links ({slow} slow link(s); ranks within the group)"
+        ),
+        cause: "one link between two devices is slower than its peers of the same type: a degraded HCCS/RoCE port, a link trained at lower speed, or contention on it",
+        suggestions: &[
+            "check the link's ports and counters (hccn_tool -i N -link -g, -stat -g; NCCL: nvidia-smi nvlink -s / ibstat) for errors and speed",
+            "run an HCCL/NCCL bandwidth test between the two devices",
         ],
     }
 }

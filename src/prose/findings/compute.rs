@@ -65,33 +65,8 @@ pub fn words(c: &Claim) -> Words {
             ratio,
             ops,
             share,
-        } => Words {
-            title: format!(
-                "{:.0}% of kernel time is in {ops} operator type(s) no pipe bounds, led by {op}{}: its busiest pipe ({pipe}) is busy {:.0}% of the time",
-                share * 100.0,
-                core.map_or(String::new(), |c| format!(" on {c}")),
-                ratio * 100.0
-            ),
-            cause: "the PMU counters show neither the math units nor the data movers busy: the operator waits on dependencies between pipes, on synchronization, or uses too few cores (Block Dim)",
-            suggestions: &[
-                "tune these operators with AOE (Ascend's operator auto-tuner), or pick a fused/affine operator (npu_* APIs)",
-                "check Block Dim against the device's core count: a block count that does not fill the cores leaves them idle",
-                "shape them for the hardware: 16-aligned (fp16/bf16) inner axes, formats without TransData around them",
-            ],
-        },
-        Claim::DynamicShapes { tasks, led_by } => Words {
-            title: format!(
-                "every one of {tasks} device tasks ran compiled for dynamic shapes{}",
-                led_by
-                    .as_deref()
-                    .map_or(String::new(), |o| format!(" (most time: {o})"))
-            ),
-            cause: "dynamically compiled operators select and sometimes compile kernels on the host at run time, and miss the static kernels' tuning",
-            suggestions: &[
-                "torch_npu.npu.set_compile_mode(jit_compile=False) to use the prebuilt binary operators",
-                "torch_npu.npu.config.allow_internal_format=False to avoid format-conversion operators",
-            ],
-        },
+        } => unbound(op, *core, pipe, *ratio, *ops, *share),
+        Claim::DynamicShapes { tasks, led_by } => dynamic(*tasks, led_by.as_deref()),
         Claim::RooflineUnknown {
             share,
             unknown_device: true,
@@ -148,5 +123,38 @@ fn unknown_words(share: f64, cause: &UnknownCause) -> Words {
                 "profile with record_shapes=True and with_flops=True; report the operator's Input Dims to stepscope",
             ],
         },
+    }
+}
+
+/// Operator types no PMU pipe bounds.
+fn unbound(op: &str, core: Option<&str>, pipe: &str, ratio: f64, ops: usize, share: f64) -> Words {
+    Words {
+        title: format!(
+            "{:.0}% of kernel time is in {ops} operator type(s) no pipe bounds, led by {op}{}: its busiest pipe ({pipe}) is busy {:.0}% of the time",
+            share * 100.0,
+            core.map_or(String::new(), |c| format!(" on {c}")),
+            ratio * 100.0
+        ),
+        cause: "the PMU counters show neither the math units nor the data movers busy: the operator waits on dependencies between pipes, on synchronization, or uses too few cores (Block Dim)",
+        suggestions: &[
+            "tune these operators with AOE (Ascend's operator auto-tuner), or pick a fused/affine operator (npu_* APIs)",
+            "check Block Dim against the device's core count: a block count that does not fill the cores leaves them idle",
+            "shape them for the hardware: 16-aligned (fp16/bf16) inner axes, formats without TransData around them",
+        ],
+    }
+}
+
+/// Every recorded task compiled for dynamic shapes.
+fn dynamic(tasks: u64, led_by: Option<&str>) -> Words {
+    Words {
+        title: format!(
+            "every one of {tasks} device tasks ran compiled for dynamic shapes{}",
+            led_by.map_or(String::new(), |o| format!(" (most time: {o})"))
+        ),
+        cause: "dynamically compiled operators select and sometimes compile kernels on the host at run time, and miss the static kernels' tuning",
+        suggestions: &[
+            "torch_npu.npu.set_compile_mode(jit_compile=False) to use the prebuilt binary operators",
+            "torch_npu.npu.config.allow_internal_format=False to avoid format-conversion operators",
+        ],
     }
 }

@@ -3,6 +3,7 @@
 //! `#rrggbb` maps to the nearest xterm-256 colour.
 
 use crate::analysis::breakdown::Part;
+use crate::analysis::roofline::Class;
 use crate::analysis::timeline::BandKind;
 use crate::config::{self, Layer};
 use crate::error::Error;
@@ -192,6 +193,16 @@ impl Theme {
             BandKind::Recv => self.c.band_recv,
             BandKind::Memory => self.c.band_memory,
             BandKind::Host => self.c.band_host,
+        }
+    }
+
+    /// A roofline class's colour.
+    pub fn class(&self, c: Class) -> Color {
+        match c {
+            Class::ComputeBound => self.c.compute_bound,
+            Class::MemoryBound => self.c.memory_bound,
+            Class::UnderUtilized => self.c.under_utilized,
+            Class::Unknown => self.c.dim,
         }
     }
 

@@ -70,7 +70,7 @@ fn row(th: &Theme, o: &PmuOp, selected: bool, name_w: usize) -> Line<'static> {
     let class_style = if selected {
         style
     } else {
-        th.fg(super::roofline::class_color(o.class, th))
+        th.fg(th.class(o.class))
     };
     let mut spans = vec![
         Span::styled(pad(o.class.as_str(), 14), class_style),

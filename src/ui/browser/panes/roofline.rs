@@ -14,7 +14,7 @@ use crate::ui::shell::theme::Theme;
 use crate::ui::shell::widgets::{self, block};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier};
+use ratatui::style::Modifier;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line as TLine, Span};
 use ratatui::widgets::Paragraph;
@@ -134,7 +134,7 @@ fn chart(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
             roofs.paint(c, th);
             for &(x, yv, class) in &points {
                 let style = ratatui::style::Style::default()
-                    .fg(class_color_of(class, th))
+                    .fg(th.class(class))
                     .add_modifier(Modifier::BOLD);
                 c.print(
                     x.clamp(X[0], X[1]),
@@ -181,20 +181,6 @@ impl Roofs {
             label(format!("TFLOP/s, log: 10^{} … 10^{:.1}", y[0], y[1])),
         );
         c.print(X[0], y[0], label("FLOP/byte, log: 0.01 … 10^4".into()));
-    }
-}
-
-/// The colour of a class.
-pub fn class_color(c: Class, th: &Theme) -> Color {
-    class_color_of(c, th)
-}
-
-fn class_color_of(c: Class, th: &Theme) -> Color {
-    match c {
-        Class::ComputeBound => th.c.compute_bound,
-        Class::MemoryBound => th.c.memory_bound,
-        Class::UnderUtilized => th.c.under_utilized,
-        Class::Unknown => th.c.dim,
     }
 }
 
@@ -308,7 +294,7 @@ fn row(
     let cstyle = if selected {
         style
     } else {
-        th.fg(class_color_of(o.class, th))
+        th.fg(th.class(o.class))
     };
     let mut spans = Vec::new();
     if cols.dtype {

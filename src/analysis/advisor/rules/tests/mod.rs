@@ -1,6 +1,7 @@
 //! Each rule fires on its case with an exact impact, stays silent on a healthy job, and
 //! defers to the rule that names the same cause.
 
+use super::accelerator::*;
 use super::communication::*;
 use super::compute::*;
 use super::host::*;
@@ -8,8 +9,6 @@ use super::parallel::*;
 use super::{Draft, Facts, Thresholds};
 use crate::analysis::breakdown::{Breakdown, Part};
 use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler, StragglerStep};
-use crate::analysis::comm::link_matrix::LinkStat;
-use crate::analysis::comm::stalls::Stall;
 use crate::analysis::comm::stats::{Sizes, SlowLink, TypeStats};
 use crate::analysis::critical_path::{Category as Cp, CriticalOp, CriticalPath};
 use crate::analysis::host::{CallStat, GcPause, Host, SyncPoint};
@@ -32,8 +31,8 @@ pub(super) struct World {
     rows: Vec<Breakdown>,
     comm: Vec<TypeStats>,
     slow_links: Vec<SlowLink>,
-    stalls: Vec<Stall>,
-    links: Vec<LinkStat>,
+    stalls: Vec<crate::analysis::comm::stalls::Stall>,
+    links: Vec<crate::analysis::comm::link_matrix::LinkStat>,
     slow_steps: Vec<SlowStep>,
     stragglers: Vec<Straggler>,
     imbalance: Vec<Imbalance>,
@@ -41,6 +40,7 @@ pub(super) struct World {
     host: Host,
     roofline: Roofline,
     critical: Option<CriticalPath>,
+    tasks: crate::analysis::tasks::Tasks,
 }
 
 const MS: Ns = 1_000_000;
@@ -79,6 +79,7 @@ impl World {
                 self.stages.as_deref(),
             )
             .causes(&self.host, &self.roofline, self.critical.as_ref())
+            .tasks(&self.tasks)
     }
     fn run(&self, rule: RuleFn) -> Option<Draft> {
         rule(&self.facts(), &Thresholds::default())
@@ -226,72 +227,6 @@ fn slow_link_fires_on_outliers() {
         (d.impact_ns, d.evidence.ranks.clone()),
         (20 * MS, ids(&[1, 2, 3]))
     );
-}
-
-#[test]
-fn stalled_transfer_claims_the_exposed_excess() {
-    let mut w = World::new();
-    assert!(w.run(stalled_transfer).is_none());
-    let stall = |step, name: &str, exposed| Stall {
-        group: "world".into(),
-        op: CollOp::AllReduce,
-        step: Some(StepNo(step)),
-        index: 0,
-        name: Some(name.into()),
-        bytes: 16 << 20,
-        last_arriver: RankId(1),
-        ranks: ids(&[0, 1]),
-        missing_ranks: ids(&[2, 3]),
-        transit_ns: 30 * MS,
-        expected_ns: MS,
-        reference_busbw_gbps: 16.7,
-        exposed_excess_ns: exposed,
-    };
-    // Σ exposed excess 40 + 8 ms over 2 ranks: 24 ms of the 200 ms per rank.
-    w.stalls = vec![stall(1, "hcom_a", 40 * MS), stall(2, "hcom_b", 8 * MS)];
-    let d = w.run(stalled_transfer).unwrap();
-    assert_eq!(d.impact_ns, 24 * MS);
-    assert_eq!(d.evidence.steps, [StepNo(1), StepNo(2)]);
-    assert_eq!(d.evidence.ops, ["hcom_a", "hcom_b", "all_reduce (world)"]);
-    let super::super::Claim::Communication(super::communication::Claim::StalledTransfer {
-        missing,
-        ..
-    }) = d.claim
-    else {
-        panic!("{:?}", d.claim)
-    };
-    assert_eq!(missing, ids(&[2, 3]));
-    // Below a fifth of the exposed-communication threshold (5% / 5 = 1% of the 200 ms span
-    // per rank, 2 ms): 3 ms over 2 ranks is no finding.
-    w.stalls = vec![stall(1, "hcom_a", 3 * MS)];
-    assert!(w.run(stalled_transfer).is_none());
-}
-
-#[test]
-fn slow_transport_link_claims_the_time_beyond_the_median() {
-    let mut w = World::new();
-    let link = |dst, gbps: f64, slow| LinkStat {
-        group: "175".into(),
-        src: 0,
-        dst,
-        transport: crate::model::Transport::Hccs,
-        bytes: 40_000_000,
-        time_ns: (40_000_000.0 / gbps) as Ns,
-        gbps: Some(gbps),
-        median_gbps: Some(16.0),
-        slow,
-    };
-    w.links = vec![
-        link(1, 16.0, false),
-        link(2, 16.0, false),
-        link(3, 8.0, true),
-    ];
-    // 40 MB at 8 GB/s take 5 ms, at the 16 GB/s median 2.5 ms: 2.5 ms beyond, over 2 ranks.
-    let d = w.run(slow_transport_link).unwrap();
-    assert_eq!(d.impact_ns, 1_250_000);
-    assert_eq!(d.evidence.ops, ["0->3 HCCS (175)"]);
-    w.links[2].slow = false;
-    assert!(w.run(slow_transport_link).is_none());
 }
 
 /// A world whose kernel time (100 ms) is all under-utilized, on an H100 at U = 0.8, and a
@@ -630,5 +565,7 @@ fn communication_rules_at_their_thresholds() {
     assert!(w.run(low_bandwidth).is_none());
 }
 
+mod accelerator;
+mod communication;
 mod host;
 mod parallel;

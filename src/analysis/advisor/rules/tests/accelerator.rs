@@ -1,0 +1,61 @@
+//! The kernel-table rules: operators no PMU pipe bounds, dynamic-shape compiles.
+
+use super::*;
+use crate::analysis::roofline::pmu::PmuOp;
+
+fn pmu_op(op: &str, class: Class, kernels: u64, time_ns: Ns, ratio: f64) -> PmuOp {
+    PmuOp {
+        op: op.into(),
+        task_name: format!("aclnn{op}"),
+        core: Some(crate::model::Core::AiVector),
+        kernels,
+        time_ns,
+        class,
+        bound_pipe: "mte2",
+        bound_ratio: ratio,
+        cube: None,
+        vector: None,
+    }
+}
+
+#[test]
+fn unbound_operators_claim_what_their_busiest_pipe_leaves() {
+    let mut w = World::new();
+    w.roofline.u = 0.8;
+    w.roofline.classes.insert(
+        Class::UnderUtilized,
+        crate::analysis::roofline::ClassShare {
+            kernels: 1_200,
+            time_ns: 100 * MS,
+            share: 1.0,
+        },
+    );
+    // A: 40 ms in 100 tasks (400 µs each) at MTE2 0.4 → would take half: 20 ms over 2
+    // ranks. B: tasks of 10 µs, under msprof's 20 µs. C: bound, not a candidate.
+    w.roofline.pmu_ops = vec![
+        pmu_op("A", Class::UnderUtilized, 100, 40 * MS, 0.4),
+        pmu_op("B", Class::UnderUtilized, 1_000, 10 * MS, 0.1),
+        pmu_op("C", Class::MemoryBound, 100, 50 * MS, 0.95),
+    ];
+    let d = w.run(unbound_operators).unwrap();
+    assert_eq!(
+        (d.impact_ns, d.evidence.ops.clone()),
+        (10 * MS, vec!["A".to_string()])
+    );
+    // 4 ms of 100 ms is under the 5% share: nothing to say.
+    w.roofline.pmu_ops[0].time_ns = 4 * MS;
+    assert!(w.run(unbound_operators).is_none());
+}
+
+#[test]
+fn dynamic_shapes_need_every_recorded_task_dynamic() {
+    let mut w = World::new();
+    assert!(w.run(dynamic_shapes).is_none());
+    w.tasks.tasks = 12;
+    w.tasks.with_state = 10;
+    w.tasks.dynamic = 10;
+    let d = w.run(dynamic_shapes).unwrap();
+    assert_eq!(d.impact_ns, 0);
+    w.tasks.dynamic = 9;
+    assert!(w.run(dynamic_shapes).is_none());
+}

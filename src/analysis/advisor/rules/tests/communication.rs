@@ -1,0 +1,71 @@
+//! The communication rules on HCCL's and the matching's own measurements: stalled
+//! transfers, slow links of the link matrix.
+
+use super::*;
+use crate::analysis::comm::link_matrix::LinkStat;
+use crate::analysis::comm::stalls::Stall;
+
+#[test]
+fn stalled_transfer_claims_the_exposed_excess() {
+    let mut w = World::new();
+    assert!(w.run(stalled_transfer).is_none());
+    let stall = |step, name: &str, exposed| Stall {
+        group: "world".into(),
+        op: CollOp::AllReduce,
+        step: Some(StepNo(step)),
+        index: 0,
+        name: Some(name.into()),
+        bytes: 16 << 20,
+        last_arriver: RankId(1),
+        ranks: ids(&[0, 1]),
+        missing_ranks: ids(&[2, 3]),
+        transit_ns: 30 * MS,
+        expected_ns: MS,
+        reference_busbw_gbps: 16.7,
+        exposed_excess_ns: exposed,
+    };
+    // Σ exposed excess 40 + 8 ms over 2 ranks: 24 ms of the 200 ms per rank.
+    w.stalls = vec![stall(1, "hcom_a", 40 * MS), stall(2, "hcom_b", 8 * MS)];
+    let d = w.run(stalled_transfer).unwrap();
+    assert_eq!(d.impact_ns, 24 * MS);
+    assert_eq!(d.evidence.steps, [StepNo(1), StepNo(2)]);
+    assert_eq!(d.evidence.ops, ["hcom_a", "hcom_b", "all_reduce (world)"]);
+    let crate::analysis::advisor::Claim::Communication(
+        crate::analysis::advisor::rules::communication::Claim::StalledTransfer { missing, .. },
+    ) = d.claim
+    else {
+        panic!("{:?}", d.claim)
+    };
+    assert_eq!(missing, ids(&[2, 3]));
+    // Below a fifth of the exposed-communication threshold (5% / 5 = 1% of the 200 ms span
+    // per rank, 2 ms): 3 ms over 2 ranks is no finding.
+    w.stalls = vec![stall(1, "hcom_a", 3 * MS)];
+    assert!(w.run(stalled_transfer).is_none());
+}
+
+#[test]
+fn slow_transport_link_claims_the_time_beyond_the_median() {
+    let mut w = World::new();
+    let link = |dst, gbps: f64, slow| LinkStat {
+        group: "175".into(),
+        src: 0,
+        dst,
+        transport: crate::model::Transport::Hccs,
+        bytes: 40_000_000,
+        time_ns: (40_000_000.0 / gbps) as Ns,
+        gbps: Some(gbps),
+        median_gbps: Some(16.0),
+        slow,
+    };
+    w.links = vec![
+        link(1, 16.0, false),
+        link(2, 16.0, false),
+        link(3, 8.0, true),
+    ];
+    // 40 MB at 8 GB/s take 5 ms, at the 16 GB/s median 2.5 ms: 2.5 ms beyond, over 2 ranks.
+    let d = w.run(slow_transport_link).unwrap();
+    assert_eq!(d.impact_ns, 1_250_000);
+    assert_eq!(d.evidence.ops, ["0->3 HCCS (175)"]);
+    w.links[2].slow = false;
+    assert!(w.run(slow_transport_link).is_none());
+}
