@@ -53,7 +53,8 @@ for kind in text db; do
     rm -rf "$BENCH_DIR/$kind$l" "$BENCH_DIR/out$kind$l"
     cp -r "$src" "$BENCH_DIR/$kind$l"
     ours=$(wall "$bin" report "$src")
-    theirs=$(wall "$msprof" advisor all -d "$BENCH_DIR/$kind$l" -o "$BENCH_DIR/out$kind$l")
+    # … and runs in the bench directory: it writes operator_tuning_file_*.cfg into its cwd.
+    theirs=$(wall env -C "$BENCH_DIR" "$msprof" advisor all -d "$BENCH_DIR/$kind$l" -o "$BENCH_DIR/out$kind$l")
     echo "| $kind level$l (2 ranks) | $ours | $theirs | $(echo "$theirs / $ours" | bc -l | xargs printf '%.0f')× |"
   done
 done
