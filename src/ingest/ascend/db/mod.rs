@@ -174,21 +174,11 @@ pub fn transports(path: &Path) -> Result<Vec<TransportUse>, Error> {
                GROUP BY step, hccl_op_name, group_name, type, transport_type ORDER BY 1";
     let mut out = Vec::new();
     rows::each(&db, "CommAnalyzerBandwidth", sql, |r| {
-        let text = |i: usize| {
-            r.get::<_, Option<String>>(i)
-                .ok()
-                .flatten()
-                .unwrap_or_default()
-        };
+        let text = |i: usize| text_at(r, i);
         let Some(transport) = crate::model::Transport::of(&text(3)) else {
             return Ok(());
         };
-        let num = |i: usize| {
-            crate::time::unit_text_to_ns(text(i).trim().as_bytes(), 6)
-                .ok()
-                .filter(|v| *v >= 0)
-                .ok_or_else(|| format!("{:?} is not a size or time", text(i)))
-        };
+        let num = |i: usize| size_or_time(&text(i));
         let (bytes, time_ns) = (num(4)?, num(5)?);
         if bytes > 0 || time_ns > 0 {
             out.push(TransportUse {
@@ -217,12 +207,7 @@ pub fn links(path: &Path) -> Result<Vec<crate::model::LinkUse>, Error> {
                ORDER BY rowid";
     let mut out = Vec::new();
     rows::each(&db, "CommAnalyzerMatrix", sql, |r| {
-        let text = |i: usize| {
-            r.get::<_, Option<String>>(i)
-                .ok()
-                .flatten()
-                .unwrap_or_default()
-        };
+        let text = |i: usize| text_at(r, i);
         let (op, group) = (text(2), text(3));
         let Some(transport) = crate::model::Transport::of(&text(6)) else {
             return Ok(());
@@ -236,12 +221,7 @@ pub fn links(path: &Path) -> Result<Vec<crate::model::LinkUse>, Error> {
                 .parse::<u32>()
                 .map_err(|_| format!("{:?} is not a rank", text(i)))
         };
-        let num = |i: usize| {
-            crate::time::unit_text_to_ns(text(i).trim().as_bytes(), 6)
-                .ok()
-                .filter(|v| *v >= 0)
-                .ok_or_else(|| format!("{:?} is not a size or time", text(i)))
-        };
+        let num = |i: usize| size_or_time(&text(i));
         let (src, dst, bytes, time_ns) = (rank(4)?, rank(5)?, num(7)?, num(8)?);
         if src != dst && (bytes > 0 || time_ns > 0) {
             out.push(crate::model::LinkUse {
@@ -257,4 +237,20 @@ pub fn links(path: &Path) -> Result<Vec<crate::model::LinkUse>, Error> {
         Ok(())
     })?;
     Ok(out)
+}
+
+/// Column `i` of a row as text (NULL: empty).
+fn text_at(r: &rusqlite::Row<'_>, i: usize) -> String {
+    r.get::<_, Option<String>>(i)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// MB or ms text (SQLite's decimal text of a NUMERIC) as bytes or ns, rounded once.
+fn size_or_time(text: &str) -> Result<i64, String> {
+    crate::time::unit_text_to_ns(text.trim().as_bytes(), 6)
+        .ok()
+        .filter(|v| *v >= 0)
+        .ok_or_else(|| format!("{text:?} is not a size or time"))
 }

@@ -2,6 +2,7 @@
 //! estimates): operators by time with their class and how busy each pipe was, the busiest
 //! one marked — the counters say directly what the chart would estimate.
 
+use crate::analysis::roofline::Roofline;
 use crate::analysis::roofline::pmu::PmuOp;
 use crate::format::{fit, human, pad, rpad};
 use crate::model::Pipe;
@@ -41,18 +42,24 @@ pub fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         lines.push(row(th, o, i == sel, name_w));
     }
     widgets::hit_rows(ctx, area, 1, rows, off);
+    let title = format!(
+        "pipes, % busy (PMU; bound at >= {:.0}%): {}; Enter: operator",
+        rf.u * 100.0,
+        class_shares(rf)
+    );
+    f.render_widget(Paragraph::new(lines).block(block(th, title)), area);
+}
+
+/// The classes that hold kernel time with their shares (`compute_bound 75%, …`): only
+/// those, so a title fits 80 columns.
+pub fn class_shares(rf: &Roofline) -> String {
     let shares: Vec<String> = rf
         .classes
         .iter()
         .filter(|(_, v)| v.share > 0.0)
         .map(|(k, v)| format!("{} {:.0}%", k.as_str(), v.share * 100.0))
         .collect();
-    let title = format!(
-        "pipes, % busy (PMU; bound at >= {:.0}%): {}; Enter: operator",
-        rf.u * 100.0,
-        shares.join(", ")
-    );
-    f.render_widget(Paragraph::new(lines).block(block(th, title)), area);
+    shares.join(", ")
 }
 
 /// A pipe's column label, four characters at most.

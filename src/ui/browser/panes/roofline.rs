@@ -261,20 +261,11 @@ fn table(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         lines.push(row(th, o, cols, style, i == sel));
     }
     widgets::hit_rows(ctx, area, 1, rows, off);
-    // Only the classes that hold kernel time: the title must fit 80 columns.
-    let shares: Vec<String> = rf
-        .classes
-        .iter()
-        .filter(|(_, v)| v.share > 0.0)
-        .map(|(k, v)| format!("{} {:.0}%", k.as_str(), v.share * 100.0))
-        .collect();
+    let shares = super::pipes::class_shares(rf);
     let title = if rf.ops.is_empty() {
-        format!("operators (kernel time: {})", shares.join(", "))
+        format!("operators (kernel time: {shares})")
     } else {
-        format!(
-            "operators (kernel time: {}; Enter: operator)",
-            shares.join(", ")
-        )
+        format!("operators (kernel time: {shares}; Enter: operator)")
     };
     f.render_widget(Paragraph::new(lines).block(block(&ctx.theme, title)), area);
 }
