@@ -299,6 +299,12 @@ pub fn roofline(
         .collect();
     pmu_ops.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.op.cmp(&b.op)));
     let unknown = device.is_some() && classes[&Class::Unknown].time_ns > 0;
+    // Counters placed every kernel: the device's missing peaks left nothing unknown.
+    let note = if classes[&Class::Unknown].kernels == 0 && !pmu_ops.is_empty() {
+        None
+    } else {
+        note.or(unknown.then_some(RooflineNote::KernelsWithoutShapes))
+    };
     let unknowns = unknowns(job, &merged);
     Roofline {
         unknowns,
@@ -308,7 +314,7 @@ pub fn roofline(
         classes,
         ops,
         pmu_ops,
-        note: note.or(unknown.then_some(RooflineNote::KernelsWithoutShapes)),
+        note,
     }
 }
 

@@ -112,8 +112,8 @@ fn known(rec: &csv::StringRecord, i: Option<usize>) -> Option<&str> {
     (!v.is_empty() && v != "N/A").then_some(v)
 }
 
-/// One unit's pipe ratios when the unit ran the task (its time is above 0); the column of a
-/// value that is not a number as the error.
+/// One unit's pipe ratios when the unit ran the task (its time is above 0) and the file has
+/// ratio columns; the column of a value that is not a number as the error.
 fn unit_pipes(
     rec: &csv::StringRecord,
     time: Option<usize>,
@@ -126,7 +126,9 @@ fn unit_pipes(
         }
     };
     let Some(t) = time else { return Ok(None) };
-    if number(t)? <= 0.0 {
+    // Other `aic_metrics` (ArithmeticUtilization, MemoryL0 …) write no pipe ratios: no
+    // counters to classify by, not a task that left every pipe idle.
+    if number(t)? <= 0.0 || ratios.iter().all(Option::is_none) {
         return Ok(None);
     }
     let mut p = Pipes::default();
@@ -186,6 +188,14 @@ mod tests {
         let r = &parse("k", t.as_bytes()).unwrap()[0];
         assert_eq!((r.op_type.as_ref(), r.core, r.dynamic), (None, None, None));
         assert_eq!((r.block_dim, r.cube, r.vector), (Some(0), None, None));
+    }
+
+    #[test]
+    fn other_metrics_give_no_pipes() {
+        let t = "Name,Start Time(us),Accelerator Core,aicore_time(us),aic_mac_fp16_ratio\n\
+                 ZerosLike,1695115378713661,AI_CORE,982.72,0.5\n";
+        let r = &parse("k", t.as_bytes()).unwrap()[0];
+        assert_eq!((r.core, r.cube, r.vector), (Some(Core::AiCore), None, None));
     }
 
     #[test]

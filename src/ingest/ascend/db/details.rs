@@ -78,7 +78,9 @@ fn pmu(
     db: &Db,
     strings: &FxHashMap<i64, String>,
 ) -> Result<FxHashMap<i64, UnitPipes>, crate::error::Error> {
-    let mut units: FxHashMap<i64, [(f64, Pipes); 2]> = FxHashMap::default();
+    // Per unit: total time, ratios, and whether any ratio was recorded (other aic_metrics
+    // record counters but no pipe ratios: nothing to classify by).
+    let mut units: FxHashMap<i64, [(f64, Pipes, bool); 2]> = FxHashMap::default();
     let sql = "SELECT rowid, globalTaskId, name, value FROM TASK_PMU_INFO";
     each(db, "TASK_PMU_INFO", sql, |r| {
         let Some(name) = strings.get(&int(col(r, 2)?)?) else {
@@ -96,14 +98,17 @@ fn pmu(
         let u = &mut units.entry(int(col(r, 1)?)?).or_default()[unit];
         match what {
             None => u.0 = value,
-            Some(p) => u.1.set(p, value as f32),
+            Some(p) => {
+                u.1.set(p, value as f32);
+                u.2 = true;
+            }
         }
         Ok(())
     })?;
     Ok(units
         .into_iter()
         .map(|(id, [c, v])| {
-            let ran = |(t, p): (f64, Pipes)| (t > 0.0).then_some(p);
+            let ran = |(t, p, ratios): (f64, Pipes, bool)| (t > 0.0 && ratios).then_some(p);
             (id, (ran(c), ran(v)))
         })
         .collect())
