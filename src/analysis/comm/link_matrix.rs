@@ -24,7 +24,7 @@ pub struct LinkStat {
     /// Receiver, likewise.
     pub dst: u32,
     /// The link type.
-    #[serde(serialize_with = "transport_name")]
+    #[serde(serialize_with = "super::transports::transport_name")]
     pub transport: Transport,
     /// Σ bytes.
     pub bytes: u64,
@@ -48,10 +48,6 @@ impl LinkStat {
             _ => 0,
         }
     }
-}
-
-fn transport_name<S: serde::Serializer>(t: &Transport, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(t.as_str())
 }
 
 /// Per link over the steps of `step` (all when `None`), in (group, transport, src, dst)

@@ -27,7 +27,8 @@ pub struct TransportStat {
     pub gbps: Option<f64>,
 }
 
-fn transport_name<S: serde::Serializer>(t: &Transport, s: S) -> Result<S::Ok, S::Error> {
+/// `serialize_with` for a [`Transport`]: HCCL's name.
+pub(super) fn transport_name<S: serde::Serializer>(t: &Transport, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(t.as_str())
 }
 

@@ -13,7 +13,16 @@ use serde::Serialize;
 /// The busiest pipe over the units a task ran on, and its class at threshold `u`; `None`
 /// when the task has no counters.
 pub fn classify(t: &TaskDetail, u: f64) -> Option<(Class, Pipe, f32)> {
-    let (pipe, ratio) = [t.cube, t.vector]
+    classify_units(t.cube, t.vector, u)
+}
+
+/// The same from the two units' ratios (a task's, or an operator type's means).
+fn classify_units(
+    cube: Option<Pipes>,
+    vector: Option<Pipes>,
+    u: f64,
+) -> Option<(Class, Pipe, f32)> {
+    let (pipe, ratio) = [cube, vector]
         .into_iter()
         .flatten()
         .map(|p| p.busiest())
@@ -127,18 +136,8 @@ pub struct PmuOp {
 /// The row of an operator type from its sums; `task_name` names its first task.
 pub fn op_row(op: String, task_name: String, a: &PmuAcc, u: f64) -> PmuOp {
     let (cube, vector) = (a.mean(0), a.mean(1));
-    let mean = TaskDetail {
-        event: crate::model::EventIx::NONE,
-        op_type: None,
-        core: a.core,
-        dynamic: None,
-        block_dim: None,
-        input_shapes: None,
-        input_types: None,
-        cube,
-        vector,
-    };
-    let (class, pipe, ratio) = classify(&mean, u).unwrap_or((Class::Unknown, Pipe::Mac, 0.0));
+    let (class, pipe, ratio) =
+        classify_units(cube, vector, u).unwrap_or((Class::Unknown, Pipe::Mac, 0.0));
     PmuOp {
         op,
         task_name,
