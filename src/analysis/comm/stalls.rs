@@ -77,34 +77,21 @@ pub fn stalls(job: &Job, m: &Matched, compute: &[IntervalSet], topo: &Topology) 
             let size = m.calls.groups[inst.group as usize].members.len() as u32;
             let transit = t.timing.transit_ns;
             let expected = stalled(inst.op, size, bytes, transit, best)?;
-            Some({
-                let exposed = inst
-                    .members
-                    .iter()
-                    .zip(&t.members)
-                    .map(|(mem, x)| {
-                        let e = m.calls.per_rank[mem.rank.get()][mem.call as usize].event;
-                        let end = job.rank(mem.rank).events.end(e.index());
-                        let excess = (x.transit_ns - expected).max(0);
-                        let tail = IntervalSet::from_intervals(vec![(end - excess, end)]);
-                        tail.total() - tail.intersect(&compute[mem.rank.get()]).total()
-                    })
-                    .sum();
-                Stall {
-                    group: m.calls.groups[inst.group as usize].name.clone(),
-                    op: inst.op,
-                    step: inst.step,
-                    index: inst.index,
-                    name: super::instance_name(job, m.calls, inst),
-                    bytes,
-                    last_arriver: t.timing.last_arriver,
-                    ranks: t.members.iter().map(|x| x.rank).collect(),
-                    missing_ranks: missing(job, &m.calls.groups[inst.group as usize].members),
-                    transit_ns: transit,
-                    expected_ns: expected,
-                    reference_busbw_gbps: best,
-                    exposed_excess_ns: exposed,
-                }
+            let group = &m.calls.groups[inst.group as usize];
+            Some(Stall {
+                group: group.name.clone(),
+                op: inst.op,
+                step: inst.step,
+                index: inst.index,
+                name: super::instance_name(job, m.calls, inst),
+                bytes,
+                last_arriver: t.timing.last_arriver,
+                ranks: t.members.iter().map(|x| x.rank).collect(),
+                missing_ranks: missing(job, &group.members),
+                transit_ns: transit,
+                expected_ns: expected,
+                reference_busbw_gbps: best,
+                exposed_excess_ns: exposed_excess(job, m, compute, (inst, t), expected),
             })
         })
         .collect();
@@ -114,12 +101,33 @@ pub fn stalls(job: &Job, m: &Matched, compute: &[IntervalSet], topo: &Topology) 
 
 /// The group's members that are not loaded.
 fn missing(job: &Job, group: &[RankId]) -> Vec<RankId> {
-    let loaded: Vec<RankId> = job.ranks.iter().map(|r| r.id).collect();
     group
         .iter()
         .copied()
-        .filter(|r| !loaded.contains(r))
+        .filter(|r| job.rank_ix(*r).is_none())
         .collect()
+}
+
+/// Σ over an instance's members of the last `transit − expected` of each member's call not
+/// covered by its compute.
+fn exposed_excess(
+    job: &Job,
+    m: &Matched,
+    compute: &[IntervalSet],
+    (inst, t): (&super::matching::Instance, &super::TimedInstance),
+    expected: Ns,
+) -> Ns {
+    inst.members
+        .iter()
+        .zip(&t.members)
+        .map(|(mem, x)| {
+            let e = m.calls.per_rank[mem.rank.get()][mem.call as usize].event;
+            let end = job.rank(mem.rank).events.end(e.index());
+            let excess = (x.transit_ns - expected).max(0);
+            let tail = IntervalSet::from_intervals(vec![(end - excess, end)]);
+            tail.total() - tail.intersect(&compute[mem.rank.get()]).total()
+        })
+        .sum()
 }
 
 /// The expected transit of `bytes` of `op` in a group of `group_size` at `best` GB/s bus
