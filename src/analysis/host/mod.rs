@@ -51,6 +51,8 @@ pub struct RankBusy {
 /// Kernel launches.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Launch {
+    /// Device work events (kernels, collectives, copies, sets), launched or not.
+    pub device_work: u64,
     /// Device events with a launching runtime call.
     pub launched: u64,
     /// Those shorter than their launch call.
@@ -308,6 +310,7 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
             if runs && is_cpu(rank, i) {
                 work.push((ev.start[i], ev.end(i)));
             }
+            h.launch.device_work += u64::from(k.is_device_work() && !is_cpu(rank, i));
             if let Some(l) = ev.link[i].get().filter(|_| k.is_device_work()) {
                 h.launch.launched += 1;
                 h.launch.shorter_than_launch += u64::from(ev.dur[i] < ev.dur[l]);
@@ -449,6 +452,7 @@ fn merge_syncs(all: &mut Syncs, s: Syncs) {
 /// Adds one rank's partial result (launch counts, data loading, GC, call stats).
 fn merge(h: &mut Host, p: Host) {
     let (l, q) = (&mut h.launch, p.launch);
+    l.device_work += q.device_work;
     l.launched += q.launched;
     l.shorter_than_launch += q.shorter_than_launch;
     l.launch_call_ns += q.launch_call_ns;

@@ -55,7 +55,7 @@ pub fn words(c: &Claim) -> Words {
                 ]
             } else {
                 &[
-                    "capture the step in CUDA graphs, or torch.compile (mode=\"reduce-overhead\")",
+                    "capture the step in a graph (CUDA graphs; on Ascend torch_npu's NPUGraph or torchair), or torch.compile (mode=\"reduce-overhead\")",
                     "fuse small ops; larger batches per launch",
                 ]
             },

@@ -298,7 +298,9 @@ pub fn launch_bound(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let l = &h.launch;
     let dispatch = dispatch_ns(h);
     let s = share(dispatch, l.span_ns);
-    if l.launched == 0 || s < t.host_bound_share {
+    // Host-bound needs a device the host feeds: launch links show it, or (a trace without
+    // the runtime layer, Ascend's Level0 text export) device work on a rank with host work.
+    if (l.launched == 0 && l.device_work == 0) || s < t.host_bound_share {
         return None;
     }
     let c = Claim::LaunchBound {

@@ -17,6 +17,14 @@ fn host_rules() {
     w.host.launch.host_bound_ns = 40 * MS;
     // 40 ms host-bound minus 10 ms of data loading = 30 ms (7.5%).
     assert_eq!(w.run(launch_bound).unwrap().impact_ns, 15 * MS);
+    // No launch recorded (no runtime layer): device work still shows a device to feed; with
+    // neither, nothing says the host drives a device.
+    w.host.launch.launched = 0;
+    w.host.launch.device_work = 300;
+    assert_eq!(w.run(launch_bound).unwrap().impact_ns, 15 * MS);
+    w.host.launch.device_work = 0;
+    assert!(w.run(launch_bound).is_none());
+    w.host.launch.launched = 1000;
     w.host.launch.host_bound_ns = 20 * MS;
     assert!(w.run(launch_bound).is_none());
 
