@@ -490,3 +490,74 @@ fn the_link_matrix_adds_up_to_the_transports() {
         );
     }
 }
+
+/// msprof-analyze's byte-alignment rule, measured. By hand from level1 rank 0's
+/// trace_view.json: hcom_allReduce__586_0_1 moves 14 SDMA tasks over HCCS of more than
+/// 512 B, 28 647 232 B in all; two of them (Reduce_Inline on plane 7, Memcpy on plane 1) carry
+/// 1 937 312 B (= 3783 × 512 + 416), 136.0826875 + 101.86203125 µs = 237 944.71875 ns (ours
+/// 237 945: each task's end is kept to the ns). msprof-analyze prints the same op, size and
+/// "abnormal duration" (237.9447 µs). Both unaligned tasks ended before the aligned tasks
+/// beside them (136.08 µs against 136.70–137.54; 101.86 against 125.2–126.4), so aligning them
+/// gains nothing: stepscope says so, with impact 0; the db export of the same job agrees.
+#[test]
+fn unaligned_transfers_are_msprofs_and_cost_nothing_here() {
+    let Some(s) = shared() else { return };
+    for kind in ["text", "db"] {
+        let r = report_json(&[&ascend_levels(&s, kind)[1]], &[]);
+        let u = &r["unaligned_transfers"];
+        let ops = u["ops"].as_array().unwrap();
+        assert_eq!(ops.len(), 4, "{kind}: two ops on each of two ranks");
+        for o in ops {
+            assert_eq!((&o["transfers"], &o["unaligned"]), (&json!(14), &json!(2)));
+            assert_eq!(o["tail_ns"], 0, "{kind}: {o}");
+            let name = o["name"].as_str().unwrap();
+            let size = if name.ends_with("_0_1") {
+                1_937_312
+            } else {
+                1_162_496
+            };
+            assert_eq!(o["sizes"], json!([size]));
+        }
+        let f = common::finding(&r, "misaligned_sizes").expect("misaligned_sizes");
+        assert_eq!(f["impact_ns"], 0);
+        assert!(f["title"].as_str().unwrap().contains("no measured cost"));
+        assert_eq!(f["evidence"]["ranks"], json!([0, 1]));
+    }
+    let r = report_json(&[&ascend_levels(&s, "text")[1]], &[]);
+    let ops = r["unaligned_transfers"]["ops"].as_array().unwrap();
+    let o = ops
+        .iter()
+        .find(|o| o["rank"] == 0 && o["name"] == "hcom_allReduce__586_0_1")
+        .unwrap();
+    assert_eq!(
+        (&o["bytes"], &o["unaligned_ns"]),
+        (&json!(28_647_232), &json!(237_945))
+    );
+    // Level0 records no sizes: the rule falls back to the collectives' own sizes.
+    let r = report_json(&[&ascend_levels(&s, "text")[0]], &[]);
+    assert!(r.get("unaligned_transfers").is_none());
+    let f = common::finding(&r, "misaligned_sizes").expect("misaligned_sizes");
+    assert!(f["title"].as_str().unwrap().contains("call(s) in group"));
+}
+
+/// By hand (testdata/ascend/tiny, rank 0): the all-reduce's plane tasks are a 4096 B copy over
+/// HCCS [1066, 1069) µs, a 4000 B one [1064, 1070) µs (4000 = 7 × 512 + 416) and an on-chip
+/// 1000 B reduce (not link traffic). The unaligned copy ran on 1 µs after the aligned one
+/// ended: a 1 µs tail, 0.5 µs per rank of the two.
+#[test]
+fn tiny_unaligned_transfer_by_hand() {
+    let r = report_json(&[&tiny()], &[]);
+    let o = &r["unaligned_transfers"]["ops"][0];
+    assert_eq!((&o["rank"], &o["step"]), (&json!(0), &json!(3)));
+    assert_eq!(
+        (&o["transfers"], &o["bytes"], &o["time_ns"]),
+        (&json!(2), &json!(8096), &json!(9000))
+    );
+    assert_eq!(
+        (&o["unaligned_bytes"], &o["unaligned_ns"], &o["tail_ns"]),
+        (&json!(4000), &json!(6000), &json!(1000))
+    );
+    let f = common::finding(&r, "misaligned_sizes").expect("misaligned_sizes");
+    assert_eq!(f["impact_ns"], 500);
+    assert_eq!(f["evidence"]["ops"], json!(["hcom_allReduce__1_0_1"]));
+}

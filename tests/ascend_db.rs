@@ -47,7 +47,7 @@ fn tiny_db_by_hand() {
         (&ev["compute"], &ev["comm"], &ev["memcpy"], &ev["host_op"]),
         (&json!(1), &json!(1), &json!(1), &json!(2))
     );
-    assert_eq!((&ev["launch"], &ev["other"]), (&json!(4), &json!(3)));
+    assert_eq!((&ev["launch"], &ev["other"]), (&json!(4), &json!(5)));
     assert_eq!(r["job"]["dropped"]["python_function"], 1);
     assert_eq!(r["job"]["collectives"]["allReduce"], 1);
     assert_partitions(&r);
@@ -92,6 +92,31 @@ fn tiny_db_by_hand() {
         (&json!(0.4), &json!(null))
     );
     assert_eq!(r["roofline"]["classes"]["compute_bound"]["time_ns"], 30_000);
+    // COMMUNICATION_TASK_INFO's copies: 8000 B is not a multiple of 512 and ran on from
+    // 1 074 000, when the aligned 8192 B copy beside it ended, to 1 076 000.
+    let u = &r["unaligned_transfers"];
+    assert_eq!(u["recorded"], true);
+    let o = &u["ops"][0];
+    assert_eq!(
+        (&o["name"], &o["transfers"], &o["bytes"], &o["time_ns"]),
+        (
+            &json!("hcom_allReduce__1_0_1"),
+            &json!(2),
+            &json!(16_192),
+            &json!(7_000)
+        )
+    );
+    assert_eq!(
+        (
+            &o["unaligned"],
+            &o["unaligned_ns"],
+            &o["sizes"],
+            &o["tail_ns"]
+        ),
+        (&json!(1), &json!(5_000), &json!([8000]), &json!(2_000))
+    );
+    let f = common::finding(&r, "misaligned_sizes").expect("misaligned_sizes");
+    assert_eq!(f["impact_ns"], 2_000);
 }
 
 #[test]

@@ -90,6 +90,8 @@ pub struct Analysis {
     pub transports: Vec<comm::transports::TransportStat>,
     /// HCCL's traffic per link (Ascend `communication_matrix.json`), with slow links.
     pub link_matrix: Vec<comm::link_matrix::LinkStat>,
+    /// HCCL transfers whose size is not a multiple of 512 B, with their measured cost.
+    pub unaligned: comm::unaligned::Unaligned,
     /// Findings, largest impact first.
     pub findings: Vec<advisor::Finding>,
     /// Wall time of the analysis, ns.
@@ -220,6 +222,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         profiler_checks: profiler_check::step_checks(job),
         transports: comm::transports::transports(job, scope.step),
         link_matrix: comm::link_matrix::link_matrix(job, scope.step),
+        unaligned: comm::unaligned::unaligned(job, in_scope),
         findings: Vec::new(),
         critical_path,
         host,
@@ -289,6 +292,7 @@ impl Analysis {
             .comm(&self.comm.types, &self.comm.slow_links)
             .stalls(&self.comm.stalls)
             .links(&self.link_matrix)
+            .unaligned(&self.unaligned)
             .cluster(
                 &self.slow_steps,
                 &self.stragglers,

@@ -118,3 +118,57 @@ pub struct TransportUse {
     /// `Transit Time(ms)` in ns, rounded to the ns.
     pub time_ns: Ns,
 }
+
+/// What a collective's data transfer ran over (HCCL's `link type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Link {
+    /// A copy within the device (`ON_CHIP`): local, not link traffic.
+    OnChip,
+    /// A link between devices: HCCS (also `HCCS_SW`), PCIe, SIO, or RoCE (`ROCE`,
+    /// `STANDARD_ROCE`) as [`Transport::Rdma`].
+    Over(Transport),
+}
+
+impl Link {
+    /// By HCCL's name; `None` for `N/A`, `INVALID_TYPE`, `RESERVED` and anything unknown.
+    pub fn of(name: &str) -> Option<Link> {
+        Some(match name {
+            "ON_CHIP" => Link::OnChip,
+            "HCCS" | "HCCS_SW" => Link::Over(Transport::Hccs),
+            "PCIE" => Link::Over(Transport::Pcie),
+            "SIO" => Link::Over(Transport::Sio),
+            "ROCE" | "STANDARD_ROCE" => Link::Over(Transport::Rdma),
+            _ => return None,
+        })
+    }
+}
+
+/// One data-moving task of an HCCL op on one of its planes (`Memcpy`, `Reduce_Inline`), as
+/// HCCL recorded it (trace_view plane-task args, db `COMMUNICATION_TASK_INFO`): the bytes it
+/// moved, by which engine and over which link. What the byte-alignment analysis reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlaneTransfer {
+    /// The task (an `other` event on its plane lane).
+    pub event: super::EventIx,
+    /// The engine: [`Transport::Sdma`] or [`Transport::Rdma`] (`transport type`).
+    pub transport: Transport,
+    /// The link it crossed.
+    pub link: Link,
+    /// Bytes moved (`size(Byte)`).
+    pub bytes: u64,
+}
+
+impl PlaneTransfer {
+    /// A transfer from HCCL's names of its engine and link; `None` when either is not one
+    /// HCCL moves data with (`LOCAL`, `N/A`) or the size is 0.
+    pub fn of(event: super::EventIx, transport: &str, link: &str, bytes: u64) -> Option<Self> {
+        let transport =
+            Transport::of(transport).filter(|t| matches!(t, Transport::Sdma | Transport::Rdma))?;
+        Some(PlaneTransfer {
+            event,
+            transport,
+            link: Link::of(link)?,
+            bytes: (bytes > 0).then_some(bytes)?,
+        })
+    }
+}

@@ -89,6 +89,10 @@ pub struct Report {
     /// it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub link_matrix: Vec<crate::analysis::comm::link_matrix::LinkStat>,
+    /// HCCL transfers whose size is not a multiple of 512 B, timed against their aligned
+    /// neighbours (Ascend Level1 and above); absent when no rank recorded transfer sizes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unaligned_transfers: Option<crate::analysis::comm::unaligned::Unaligned>,
     /// The accelerator's kernel table (Ascend): dynamic-shape and AI CPU tasks; absent
     /// without one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -198,6 +202,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         profiler_checks: a.profiler_checks.clone(),
         transports: a.transports.clone(),
         link_matrix: a.link_matrix.clone(),
+        unaligned_transfers: a.unaligned.recorded.then(|| a.unaligned.clone()),
         tasks: (a.tasks.tasks > 0).then(|| a.tasks.clone()),
         schema: SCHEMA,
         job: job::job_info(loaded, a),
@@ -364,6 +369,11 @@ pub fn tables(r: &Report) -> Vec<Table> {
     out.extend(profiler_table(&r.profiler_checks));
     out.extend(transports::table(&r.transports));
     out.extend(transports::links(&r.link_matrix));
+    out.extend(
+        r.unaligned_transfers
+            .as_ref()
+            .and_then(transports::unaligned),
+    );
     out
 }
 

@@ -1,9 +1,11 @@
-//! The transports and links tables: HCCL's traffic per rank and link type (Ascend
-//! `communication.json`) and per link (`communication_matrix.json`).
+//! The transports, links and unaligned-transfers tables: HCCL's traffic per rank and link type
+//! (Ascend `communication.json`), per link (`communication_matrix.json`), and its plane tasks
+//! whose size is not a multiple of 512 B (trace_view / `COMMUNICATION_TASK_INFO`).
 
 use super::table::Table;
 use crate::analysis::comm::link_matrix::LinkStat;
 use crate::analysis::comm::transports::TransportStat;
+use crate::analysis::comm::unaligned::Unaligned;
 use crate::format::human;
 
 /// One row per (rank, transport); `None` when no rank has the file.
@@ -104,6 +106,64 @@ pub fn links(l: &[LinkStat]) -> Option<Table> {
             "median",
             "<slowest",
             "slow",
+        ],
+        rows,
+        notes,
+    })
+}
+
+/// Ops whose transfers include sizes not a multiple of 512 B, most tail first; `None` when
+/// there are none.
+pub fn unaligned(u: &Unaligned) -> Option<Table> {
+    const SHOWN: usize = 10;
+    if u.ops.is_empty() {
+        return None;
+    }
+    let rate = |g: Option<f64>| g.map_or("-".into(), |g| format!("{g:.1} GB/s"));
+    let rows = u
+        .ops
+        .iter()
+        .take(SHOWN)
+        .map(|o| {
+            vec![
+                o.rank.to_string(),
+                o.step.map_or("-".into(), |s| s.to_string()),
+                o.name.clone(),
+                format!("{}/{}", o.unaligned, o.transfers),
+                o.sizes
+                    .iter()
+                    .map(|b| b.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                rate(o.unaligned_gbps()),
+                rate(o.aligned_gbps()),
+                human(o.tail_ns),
+            ]
+        })
+        .collect();
+    let mut notes = vec![
+        "tail: the time unaligned transfers ran on after every aligned transfer beside them had \
+         finished (the most aligning them could save; docs/metrics.md)"
+            .into(),
+    ];
+    if u.ops.len() > SHOWN {
+        notes.push(format!(
+            "{} more op(s) in the JSON report",
+            u.ops.len() - SHOWN
+        ));
+    }
+    Some(Table {
+        title: "Unaligned HCCL transfers (SDMA over a link, > 512 B, not a multiple of 512 B)"
+            .into(),
+        header: vec![
+            "rank",
+            "step",
+            "<op",
+            "unaligned",
+            "<sizes (B)",
+            "unaligned bw",
+            "aligned bw",
+            "tail",
         ],
         rows,
         notes,

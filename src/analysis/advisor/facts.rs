@@ -6,6 +6,7 @@ use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler};
 use crate::analysis::comm::link_matrix::LinkStat;
 use crate::analysis::comm::stalls::Stall;
 use crate::analysis::comm::stats::{SlowLink, TypeStats};
+use crate::analysis::comm::unaligned::Unaligned;
 use crate::analysis::critical_path::CriticalPath;
 use crate::analysis::host::Host;
 use crate::analysis::roofline::Roofline;
@@ -31,6 +32,8 @@ pub struct Facts<'a> {
     pub stalls: &'a [Stall],
     /// HCCL's per-link traffic, slow links flagged.
     pub links: &'a [LinkStat],
+    /// HCCL transfers not a multiple of 512 B, measured (`None` before the analysis runs).
+    pub unaligned: Option<&'a Unaligned>,
     /// Slow steps.
     pub slow_steps: &'a [SlowStep],
     /// Ranks the others waited for, per communication domain.
@@ -68,6 +71,12 @@ impl<'a> Facts<'a> {
     pub fn comm(mut self, types: &'a [TypeStats], slow_links: &'a [SlowLink]) -> Facts<'a> {
         self.comm = types;
         self.slow_links = slow_links;
+        self
+    }
+
+    /// With the unaligned HCCL transfers.
+    pub fn unaligned(mut self, u: &'a Unaligned) -> Facts<'a> {
+        self.unaligned = Some(u);
         self
     }
 

@@ -16,6 +16,7 @@
 //! - [`per_rank`] — each rank's collectives: waits, transits, its own busbw
 //! - [`stalls`] — transfers far slower than the type's best, every loaded rank present
 //! - [`stats`] — per type/group stats, worst instances, point-to-point matrix, slow links
+//! - [`unaligned`] — HCCL transfers whose size is not a multiple of 512 B, and what they cost
 
 pub mod align;
 pub mod calls;
@@ -29,6 +30,7 @@ pub mod stalls;
 pub mod stats;
 pub mod timing;
 pub mod transports;
+pub mod unaligned;
 pub mod waits;
 
 use crate::analysis::intervals::IntervalSet;

@@ -1,11 +1,12 @@
 //! What the HCCL process of a `trace_view.json` says beyond its events' times: each op's
 //! element count and type (collective metadata: sizes, bandwidth), and each plane's
 //! `Notify_Wait` task with the peer it waited for (measured arrivals, docs/metrics.md
-//! "Measured peer waits"). Both are read again from the events' own text: a few hundred per
+//! "Measured peer waits"), and each data-moving plane task's size and link (byte alignment).
+//! All are read again from the events' own text: a few hundred per
 //! step, against tens of thousands of events that need neither.
 
 use super::dialect::Process;
-use crate::model::{Collective, EventIx, Interner, Kind, PeerWait, Rank};
+use crate::model::{Collective, EventIx, Interner, Kind, PeerWait, PlaneTransfer, Rank};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
@@ -16,6 +17,8 @@ pub struct Hccl {
     pub collectives: Vec<Collective>,
     /// The waits for a named peer, in start order.
     pub peer_waits: Vec<PeerWait>,
+    /// The data-moving plane tasks, in start order.
+    pub transfers: Vec<PlaneTransfer>,
 }
 
 /// The collective an HCCL op performs, from its name: `hcom_allReduce__586_0_1` → `allReduce`
@@ -44,6 +47,13 @@ struct HcclArgs {
     src_rank: Option<u64>,
     #[serde(default, rename = "dst rank")]
     dst_rank: Option<u64>,
+    /// A plane task's bytes, engine and link.
+    #[serde(default, rename = "size(Byte)")]
+    size: Option<u64>,
+    #[serde(default, rename = "transport type")]
+    transport: Option<String>,
+    #[serde(default, rename = "link type")]
+    link: Option<String>,
 }
 
 /// HCCL writes this for "no peer" (u32::MAX).
@@ -66,9 +76,9 @@ pub fn read(
             continue;
         }
         for i in rank.lane_events(l as u16) {
-            let wait = ev.kind[i] == Kind::Other
-                && matches!(strings.resolve(ev.name[i]), "Notify_Wait" | "Notify Wait");
-            if ev.kind[i] != Kind::Comm && !wait {
+            let task = ev.kind[i] == Kind::Other;
+            let wait = task && matches!(strings.resolve(ev.name[i]), "Notify_Wait" | "Notify Wait");
+            if ev.kind[i] != Kind::Comm && !task {
                 continue;
             }
             let raw = ev.raw[i];
@@ -79,6 +89,8 @@ pub fn read(
             };
             if wait {
                 out.peer_waits.extend(peer_wait(i, &e.args));
+            } else if task {
+                out.transfers.extend(transfer(i, &e.args));
             } else if e.args.count.is_some() {
                 let op = strings.resolve(ev.name[i]).to_string();
                 let dtype = e.args.data_type.as_deref();
@@ -91,7 +103,15 @@ pub fn read(
     // Planes are lanes of their own: start order lets a call find its waits by search.
     out.peer_waits
         .sort_by_key(|w| (ev.start[w.event.0 as usize], w.event));
+    out.transfers
+        .sort_by_key(|t| (ev.start[t.event.0 as usize], t.event));
     out
+}
+
+/// A plane task that moved data: its size, engine and link.
+fn transfer(i: usize, a: &HcclArgs) -> Option<PlaneTransfer> {
+    let (t, l) = (a.transport.as_deref()?, a.link.as_deref()?);
+    PlaneTransfer::of(EventIx::of(i), t, l, a.size?)
 }
 
 /// A plane's wait for a peer: the `dst rank` of a task whose `src rank` is another.

@@ -77,6 +77,7 @@ pub fn read_with(
     let hccl = super::hccl::read(&rank, &src.text, &mut strings, &by_pid_text(processes));
     rank.collectives.extend(hccl.collectives);
     rank.peer_waits = hccl.peer_waits;
+    rank.transfers = hccl.transfers;
     rank.collectives.sort_by_key(|c| c.event);
     rank.shapes = args::shapes(&chunks, &m.final_index, &mut strings);
     rank.unknown_categories = merge::intern_categories(&mut strings, m.unknown_categories);

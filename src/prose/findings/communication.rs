@@ -129,6 +129,14 @@ pub fn words(c: &Claim) -> Words {
                 "pad fused buffers / bucket sizes to multiples of 512 B (or 128 elements)",
             ],
         },
+        Claim::UnalignedTransfers {
+            ops,
+            ranks,
+            unaligned,
+            size,
+            gbps,
+            tail_ns,
+        } => unaligned_transfers((*ops, *ranks, *unaligned, *size), *gbps, *tail_ns),
         Claim::SlowTransportLink {
             group,
             src,
@@ -218,5 +226,37 @@ fn slow_transport_link(
             "check the link's ports and counters (hccn_tool -i N -link -g, -stat -g; NCCL: nvidia-smi nvlink -s / ibstat) for errors and speed",
             "run an HCCL/NCCL bandwidth test between the two devices",
         ],
+    }
+}
+
+/// HCCL transfers not a multiple of 512 B, with what they measurably cost.
+fn unaligned_transfers(
+    (ops, ranks, unaligned, size): (u64, u64, u64, u64),
+    (gbps, aligned_gbps): (Option<f64>, Option<f64>),
+    tail_ns: Ns,
+) -> Words {
+    let rate = |g: Option<f64>| g.map_or("-".into(), crate::format::gbps);
+    let of = format!("{unaligned} HCCL transfer(s) of {ops} op(s) on {ranks} rank(s)");
+    let rates = format!("unaligned {}, aligned {}", rate(gbps), rate(aligned_gbps));
+    let title = if tail_ns == 0 {
+        format!(
+            "{of} move a size that is not a multiple of 512 B ({size} B), yet none outlasted the aligned transfers beside it ({rates}): no measured cost"
+        )
+    } else {
+        format!(
+            "{of} move a size that is not a multiple of 512 B ({size} B) and ran on {} after the aligned transfers beside them ({rates})",
+            human(tail_ns)
+        )
+    };
+    Words {
+        title,
+        cause: "HCCL splits an op's buffer into per-link chunks; a buffer that is not a multiple of 512 B leaves unaligned chunks, which can take slower copy paths",
+        suggestions: if tail_ns == 0 {
+            &[
+                "nothing to gain measured here; if the op grows, pad fused buffers / bucket sizes to multiples of 512 B (128 fp32 elements) and profile again",
+            ]
+        } else {
+            &["pad fused buffers / bucket sizes to multiples of 512 B (128 fp32 elements)"]
+        },
     }
 }

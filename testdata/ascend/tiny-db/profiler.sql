@@ -9,7 +9,7 @@ INSERT INTO STRING_IDS VALUES
   (5, 'aclrtMemcpyAsync'), (6, 'KERNEL_AICORE'), (7, 'MatMulV2'), (8, 'AI_CORE'),
   (9, 'Notify_Wait'), (10, 'MEMCPY_ASYNC'), (11, 'hcom_allReduce__1_0_1'),
   (12, '1234567890'), (13, 'Enqueue'), (14, 'Notify Wait'), (15, 'aic_total_time'),
-  (16, 'aic_mac_ratio'), (17, 'aic_mte2_ratio'), (18, 'aiv_total_time');
+  (16, 'aic_mac_ratio'), (17, 'aic_mte2_ratio'), (18, 'aiv_total_time'), (19, 'Memcpy');
 CREATE TABLE PYTORCH_API (startNs TEXT, endNs TEXT, globalTid INTEGER, connectionId INTEGER,
   name INTEGER, sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER,
   inputShapes INTEGER, callchainId INTEGER, type INTEGER, depth INTEGER);
@@ -33,6 +33,8 @@ INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, taskType
   (1040100, 1070000, 5, 12, 3, 14, 4),
   (1040200, 1040300, 5, 12, 4, 14, 4),
   (1040300, 1040400, 5, 12, 5, 14, 4),
+  (1072000, 1074000, 5, 12, 7, 19, 4),
+  (1071000, 1076000, 5, 12, 8, 19, 4),
   (1085000, 1090000, 5, 13, 6, 10, 3);
 CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER PRIMARY KEY,
   blockDim INTEGER, mixBlockDim INTEGER, taskType INTEGER, opType INTEGER);
@@ -50,6 +52,14 @@ INSERT INTO COMMUNICATION_TASK_INFO (name, globalTaskId, taskType, planeId, grou
   (11, 3, 9, 2, 12, 2, 3, 1),
   (11, 4, 9, 0, 12, 2, 0, 1),
   (11, 5, 9, 1, 12, 2, 1, 1);
+-- Two copies over HCCS (transport 0 = SDMA, from torch_npu's fixed values: this db has no
+-- ENUM_HCCL_TRANSPORT_TYPE): 8192 B aligned, 8000 B not, running 2 µs past the first.
+INSERT INTO COMMUNICATION_TASK_INFO (name, globalTaskId, taskType, planeId, groupName,
+  srcRank, dstRank, transportType, size, linkType, opId) VALUES
+  (11, 7, 19, 0, 12, 2, 3, 0, 8192, 1, 1),
+  (11, 8, 19, 1, 12, 2, 3, 0, 8000, 1, 1);
+CREATE TABLE ENUM_HCCL_LINK_TYPE (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO ENUM_HCCL_LINK_TYPE VALUES (0, 'ON_CHIP'), (1, 'HCCS'), (65534, 'N/A');
 CREATE TABLE ENUM_HCCL_DATA_TYPE (id INTEGER PRIMARY KEY, name TEXT);
 INSERT INTO ENUM_HCCL_DATA_TYPE VALUES (4, 'FP32'), (11, 'BFP16');
 CREATE TABLE COMMUNICATION_OP (opName INTEGER, startNs INTEGER, endNs INTEGER,

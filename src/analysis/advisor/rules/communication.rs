@@ -4,6 +4,7 @@
 use super::{Rule, describe, distinct, per_rank, rows_span, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
 use crate::analysis::comm::stats::TypeStats;
+use crate::analysis::comm::unaligned::{Unaligned, UnalignedOp};
 use crate::analysis::critical_path::{Category as Cp, Window};
 use crate::model::{CollOp, RankId};
 use crate::time::Ns;
@@ -130,6 +131,22 @@ pub enum Claim {
         of: TypeInGroup,
         /// Misaligned calls.
         calls: u64,
+    },
+    /// HCCL ops whose transfers over links include sizes not a multiple of 512 B, timed
+    /// against the aligned transfers beside them (comm/unaligned.rs).
+    UnalignedTransfers {
+        /// Ops with an unaligned transfer (by name), and the ranks they ran on.
+        ops: u64,
+        /// The ranks.
+        ranks: u64,
+        /// Their unaligned transfers.
+        unaligned: u64,
+        /// The first op's smallest unaligned size.
+        size: u64,
+        /// Bandwidth of the unaligned transfers, and of the aligned ones of the same ops.
+        gbps: (Option<f64>, Option<f64>),
+        /// Σ time unaligned transfers ran on after their aligned neighbours had finished.
+        tail_ns: Ns,
     },
     /// A link whose bandwidth in HCCL's matrix is far below its transport's median in the
     /// group (the one with the most excess time).
@@ -366,8 +383,12 @@ pub fn small_messages(f: &Facts, _: &Thresholds) -> Option<Draft> {
     )
 }
 
-/// Message sizes not a multiple of 512 B.
+/// Message sizes not a multiple of 512 B: measured on HCCL's own transfers where it recorded
+/// their sizes (then silent when all are aligned), else from the collectives' sizes.
 pub fn misaligned_sizes(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    if let Some(u) = f.unaligned.filter(|u| u.recorded) {
+        return unaligned_transfers(f, u);
+    }
     let m: Vec<_> = f.comm.iter().filter(|c| c.misaligned_calls > 0).collect();
     let worst = m.iter().max_by_key(|c| c.misaligned_calls)?;
     let c = Claim::Misaligned {
@@ -378,6 +399,48 @@ pub fn misaligned_sizes(f: &Facts, _: &Thresholds) -> Option<Draft> {
         Draft::new(0, claim(c))
             .ops(m.iter().map(|c| describe(c.op, &c.group)))
             .number("misaligned_calls", Quantity::Count(worst.misaligned_calls))
+            .focus(Focus::Comm),
+    )
+}
+
+/// HCCL's unaligned transfers. Impact: Σ tails (the most aligning could save), per rank.
+fn unaligned_transfers(f: &Facts, u: &Unaligned) -> Option<Draft> {
+    let first = u.ops.first()?;
+    let sum = |g: fn(&UnalignedOp) -> u64| u.ops.iter().map(g).sum::<u64>();
+    let (bytes, unaligned_bytes) = (sum(|o| o.bytes), sum(|o| o.unaligned_bytes));
+    let time = |g: fn(&UnalignedOp) -> Ns| u.ops.iter().map(g).sum::<Ns>();
+    let (time_ns, unaligned_ns) = (time(|o| o.time_ns), time(|o| o.unaligned_ns));
+    let tail_ns = time(|o| o.tail_ns);
+    let rate = |b: u64, t: Ns| (b > 0 && t > 0).then(|| b as f64 / t as f64);
+    let mut names: Vec<String> = u.ops.iter().map(|o| o.name.clone()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let ranks = distinct(u.ops.iter().map(|o| o.rank));
+    let c = Claim::UnalignedTransfers {
+        ops: names.len() as u64,
+        ranks: ranks.len() as u64,
+        unaligned: sum(|o| o.unaligned),
+        size: first.sizes[0],
+        gbps: (
+            rate(unaligned_bytes, unaligned_ns),
+            rate(bytes - unaligned_bytes, time_ns - unaligned_ns),
+        ),
+        tail_ns,
+    };
+    // The ops most affected first (`u.ops` is in that order).
+    let mut shown: Vec<String> = Vec::new();
+    for o in &u.ops {
+        if !shown.contains(&o.name) && shown.len() < 5 {
+            shown.push(o.name.clone());
+        }
+    }
+    Some(
+        Draft::new(per_rank(tail_ns, f), claim(c))
+            .ranks(ranks)
+            .steps(distinct(u.ops.iter().filter_map(|o| o.step)))
+            .ops(shown)
+            .number("unaligned_transfers", Quantity::Count(sum(|o| o.unaligned)))
+            .number("tail_ns", Quantity::Ns(tail_ns))
             .focus(Focus::Comm),
     )
 }

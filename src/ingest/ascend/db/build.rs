@@ -8,8 +8,8 @@ use crate::ingest::ascend::hccl::op_collective;
 use crate::ingest::chrome::Class;
 use crate::ingest::chrome::chunk::NO_ID;
 use crate::model::{
-    Collective, Dropped, EventIx, Events, Interner, Kind, Lane, LaneSide, NO_STEP, PeerWait, Rank,
-    RawSpan, Sym,
+    Collective, Dropped, EventIx, Events, Interner, Kind, Lane, LaneSide, NO_STEP, PeerWait,
+    PlaneTransfer, Rank, RawSpan, Sym,
 };
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
@@ -56,6 +56,7 @@ struct Ev {
 struct Extra {
     collectives: Vec<(usize, Collective)>,
     waits: Vec<(usize, u32)>,
+    transfers: Vec<(usize, PlaneTransfer)>,
 }
 
 /// A rank (id unset) and its string table from the rows.
@@ -182,6 +183,15 @@ impl Builder<'_> {
                 {
                     self.extra.waits.push((self.evs.len(), p.dst as u32));
                 }
+                let transfer = match (&p.transport, &p.link, p.size) {
+                    (Some(t), Some(l), Some(b)) if b > 0 => {
+                        PlaneTransfer::of(EventIx::NONE, t, l, b as u64)
+                    }
+                    _ => None,
+                };
+                self.extra
+                    .transfers
+                    .extend(transfer.map(|t| (self.evs.len(), t)));
                 let lane = LaneKey::Plane(p.plane);
                 self.push(lane, r.start, r.end, name, Kind::Other, NO_ID);
                 continue;
@@ -250,6 +260,16 @@ fn assemble(evs: Vec<Ev>, extra: Extra, strings: &mut Interner) -> Rank {
         .collect();
     rank.peer_waits
         .sort_by_key(|w| (starts[w.event.0 as usize], w.event));
+    rank.transfers = extra
+        .transfers
+        .into_iter()
+        .map(|(i, t)| PlaneTransfer {
+            event: EventIx(new_ix[i]),
+            ..t
+        })
+        .collect();
+    rank.transfers
+        .sort_by_key(|t| (starts[t.event.0 as usize], t.event));
     rank
 }
 

@@ -45,6 +45,12 @@ pub struct PlaneRow {
     pub dst: i64,
     /// `Notify Wait`, `SDMA`, `Write Value`… (a string id).
     pub task_type: i64,
+    /// The engine's name (`SDMA`, `RDMA`, `LOCAL`), when recorded.
+    pub transport: Option<String>,
+    /// The link's name (`ON_CHIP`, `HCCS`, `ROCE`…), when recorded.
+    pub link: Option<String>,
+    /// Bytes moved (−1 or absent: none recorded).
+    pub size: Option<i64>,
 }
 
 /// A device task (`TASK`), with its kernel name or its HCCL facts.
@@ -192,7 +198,7 @@ pub fn tasks(db: &Db) -> Result<Vec<TaskRow>, crate::error::Error> {
     let compute = db.has_table("COMPUTE_TASK_INFO")?;
     let comm = db.has_table("COMMUNICATION_TASK_INFO")?;
     let sql = format!(
-        "SELECT t.rowid, t.startNs, t.endNs, t.streamId, t.connectionId, t.taskType, {}, {} \
+        "SELECT t.rowid, t.startNs, t.endNs, t.streamId, t.connectionId, t.taskType, {}, {}, {} \
          FROM TASK t {} {}",
         if compute { "c.name" } else { "NULL" },
         if comm {
@@ -200,6 +206,7 @@ pub fn tasks(db: &Db) -> Result<Vec<TaskRow>, crate::error::Error> {
         } else {
             "NULL, NULL, NULL, NULL"
         },
+        transfer_columns(db, comm)?,
         if compute {
             "LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"
         } else {
@@ -220,6 +227,9 @@ pub fn tasks(db: &Db) -> Result<Vec<TaskRow>, crate::error::Error> {
                 src: opt_int(col(r, 8)?)?.unwrap_or(-1),
                 dst: opt_int(col(r, 9)?)?.unwrap_or(-1),
                 task_type: opt_int(col(r, 10)?)?.unwrap_or(-1),
+                transport: opt_text(col(r, 11)?),
+                link: opt_text(col(r, 12)?),
+                size: opt_int(col(r, 13)?)?,
             }),
             None => None,
         };
@@ -235,6 +245,47 @@ pub fn tasks(db: &Db) -> Result<Vec<TaskRow>, crate::error::Error> {
         Ok(())
     })?;
     Ok(out)
+}
+
+/// The engine's name, the link's name and the size of a plane task (`m`), or NULLs where the
+/// db has not recorded them. Names come from the db's enum tables; exports without
+/// `ENUM_HCCL_TRANSPORT_TYPE` (torch_npu Level1) use torch_npu's fixed values.
+fn transfer_columns(db: &Db, comm: bool) -> Result<String, crate::error::Error> {
+    let has = |c: &str| -> Result<bool, crate::error::Error> {
+        Ok(comm && db.has_column("COMMUNICATION_TASK_INFO", c)?)
+    };
+    let named = |column: &str, table: &str, fixed: &str| -> Result<String, crate::error::Error> {
+        if !has(column)? {
+            return Ok("NULL".into());
+        }
+        let fixed = format!("CASE m.{column} {fixed} END");
+        Ok(if db.has_table(table)? {
+            format!("COALESCE((SELECT e.name FROM {table} e WHERE e.id = m.{column}), {fixed})")
+        } else {
+            fixed
+        })
+    };
+    let transport = named(
+        "transportType",
+        "ENUM_HCCL_TRANSPORT_TYPE",
+        "WHEN 0 THEN 'SDMA' WHEN 1 THEN 'RDMA' WHEN 2 THEN 'LOCAL'",
+    )?;
+    let link = named(
+        "linkType",
+        "ENUM_HCCL_LINK_TYPE",
+        "WHEN 0 THEN 'ON_CHIP' WHEN 1 THEN 'HCCS' WHEN 2 THEN 'PCIE' WHEN 3 THEN 'ROCE' \
+         WHEN 4 THEN 'SIO' WHEN 5 THEN 'HCCS_SW' WHEN 6 THEN 'STANDARD_ROCE'",
+    )?;
+    let size = if has("size")? { "m.size" } else { "NULL" };
+    Ok(format!("{transport}, {link}, {size}"))
+}
+
+/// Text of a TEXT value; `None` for NULL or anything else.
+fn opt_text(v: ValueRef<'_>) -> Option<String> {
+    match v {
+        ValueRef::Text(t) => std::str::from_utf8(t).ok().map(str::to_string),
+        _ => None,
+    }
 }
 
 /// `COMMUNICATION_OP`, with its element type's name.

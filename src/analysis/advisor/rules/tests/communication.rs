@@ -1,5 +1,5 @@
 //! The communication rules on HCCL's and the matching's own measurements: stalled
-//! transfers, slow links of the link matrix.
+//! transfers, slow links of the link matrix, unaligned transfers.
 
 use super::*;
 use crate::analysis::comm::link_matrix::LinkStat;
@@ -68,4 +68,58 @@ fn slow_transport_link_claims_the_time_beyond_the_median() {
     assert_eq!(d.evidence.ops, ["0->3 HCCS (175)"]);
     w.links[2].slow = false;
     assert!(w.run(slow_transport_link).is_none());
+}
+
+#[test]
+fn unaligned_transfers_claim_their_tails_and_overrule_the_collective_sizes() {
+    use crate::analysis::comm::unaligned::UnalignedOp;
+    let mut w = World::new();
+    // From the collectives' sizes alone: a finding, impact 0.
+    w.comm = vec![comm(|c| c.misaligned_calls = 3)];
+    assert_eq!(w.run(misaligned_sizes).unwrap().impact_ns, 0);
+    // HCCL recorded its transfers and all were aligned: nothing to say.
+    w.unaligned.recorded = true;
+    assert!(w.run(misaligned_sizes).is_none());
+    let op = |rank, name: &str, tail_ns| UnalignedOp {
+        rank: RankId(rank),
+        step: Some(StepNo(1)),
+        name: name.into(),
+        transfers: 14,
+        bytes: 28_000_000,
+        time_ns: 2 * MS,
+        unaligned: 2,
+        unaligned_bytes: 4_000_000,
+        unaligned_ns: MS / 2,
+        sizes: vec![1_937_312],
+        tail_ns,
+    };
+    // Tails 3 + 1 ms over 2 ranks: 2 ms; two names, both ranks.
+    w.unaligned.ops = vec![
+        op(0, "hcom_a", 3 * MS),
+        op(1, "hcom_a", MS),
+        op(1, "hcom_b", 0),
+    ];
+    let d = w.run(misaligned_sizes).unwrap();
+    assert_eq!(d.impact_ns, 2 * MS);
+    assert_eq!(d.evidence.ranks, ids(&[0, 1]));
+    assert_eq!(d.evidence.ops, ["hcom_a", "hcom_b"]);
+    let crate::analysis::advisor::Claim::Communication(
+        crate::analysis::advisor::rules::communication::Claim::UnalignedTransfers {
+            ops,
+            ranks,
+            unaligned,
+            size,
+            gbps,
+            tail_ns,
+        },
+    ) = d.claim
+    else {
+        panic!("{:?}", d.claim)
+    };
+    assert_eq!(
+        (ops, ranks, unaligned, size, tail_ns),
+        (2, 2, 6, 1_937_312, 4 * MS)
+    );
+    // 12 MB in 1.5 ms unaligned, 72 MB in 4.5 ms aligned.
+    assert_eq!(gbps, (Some(8.0), Some(16.0)));
 }

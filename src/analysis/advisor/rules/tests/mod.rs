@@ -33,6 +33,7 @@ pub(super) struct World {
     slow_links: Vec<SlowLink>,
     stalls: Vec<crate::analysis::comm::stalls::Stall>,
     links: Vec<crate::analysis::comm::link_matrix::LinkStat>,
+    unaligned: crate::analysis::comm::unaligned::Unaligned,
     slow_steps: Vec<SlowStep>,
     stragglers: Vec<Straggler>,
     imbalance: Vec<Imbalance>,
@@ -72,6 +73,7 @@ impl World {
             .comm(&self.comm, &self.slow_links)
             .stalls(&self.stalls)
             .links(&self.links)
+            .unaligned(&self.unaligned)
             .cluster(
                 &self.slow_steps,
                 &self.stragglers,
