@@ -561,3 +561,72 @@ fn tiny_unaligned_transfer_by_hand() {
     assert_eq!(f["impact_ns"], 500);
     assert_eq!(f["evidence"]["ops"], json!(["hcom_allReduce__1_0_1"]));
 }
+
+/// msprof-analyze's affinity-API rule. On the shared level1 job (both exports) it finds what
+/// msprof-analyze finds, `torch_npu.optim.NpuFusedSGD` for `Optimizer.step#SGD.step`, once per
+/// rank. On the tiny job with a permute → contiguous → view run added to the main thread (an
+/// `aten::empty` nested inside the permute is not a run of its own), the same run under a
+/// nested operator does not count twice, and an AdamW step: two APIs.
+#[test]
+fn affinity_apis_are_msprofs() {
+    let Some(s) = shared() else { return };
+    for kind in ["text", "db"] {
+        let r = report_json(&[&ascend_levels(&s, kind)[1]], &[]);
+        let a = &r["affinity"];
+        assert_eq!(a.as_array().unwrap().len(), 1, "{kind}: {a}");
+        assert_eq!(a[0]["api"], "torch_npu.optim.NpuFusedSGD");
+        assert_eq!(a[0]["replaces"], "Optimizer.step#SGD.step");
+        assert_eq!(
+            (&a[0]["count"], &a[0]["ranks"]),
+            (&json!(2), &json!([0, 1]))
+        );
+        let f = common::finding(&r, "affinity_apis").expect("affinity_apis");
+        assert_eq!(f["impact_ns"], 0);
+        assert_eq!(f["evidence"]["ops"], json!(["torch_npu.optim.NpuFusedSGD"]));
+    }
+    let trace = std::fs::read_to_string(rank_dir(0).join("ASCEND_PROFILER_OUTPUT/trace_view.json"))
+        .unwrap();
+    let op = |name: &str, ts: &str, dur: u32| {
+        format!(
+            r#"{{"ph": "X", "name": "{name}", "pid": 100, "tid": 100, "ts": "{ts}", "dur": {dur}, "cat": "cpu_op", "args": {{}}}},"#
+        )
+    };
+    let added = [
+        op("aten::permute", "1016.000", 1),
+        op("aten::empty", "1016.200", 0),
+        op("aten::contiguous", "1017.000", 1),
+        op("aten::view", "1018.000", 1),
+        op("Optimizer.step#AdamW.step", "1090.000", 5),
+    ]
+    .concat();
+    let text = trace.replacen("[", &format!("[{added}\n"), 1);
+    let (_t, root) = broken("ASCEND_PROFILER_OUTPUT/trace_view.json", text.as_bytes());
+    let r = report_json(&[&root], &[]);
+    let a = r["affinity"].as_array().unwrap();
+    let apis: Vec<(&str, &str, u64)> = a
+        .iter()
+        .map(|m| {
+            (
+                m["api"].as_str().unwrap(),
+                m["replaces"].as_str().unwrap(),
+                m["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        apis,
+        [
+            (
+                "torch_npu.optim.NpuFusedAdamW",
+                "Optimizer.step#AdamW.step",
+                1
+            ),
+            (
+                "torch_npu.npu_confusion_transpose",
+                "permute-contiguous-view",
+                1
+            ),
+        ]
+    );
+    assert_eq!(a[1]["host_ns"], 3000);
+}

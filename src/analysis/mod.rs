@@ -17,6 +17,7 @@
 //! - [`intervals`], [`stats`]: the interval-union arithmetic and medians they share
 
 pub mod advisor;
+pub mod affinity;
 pub mod breakdown;
 pub mod cluster;
 pub mod comm;
@@ -92,6 +93,8 @@ pub struct Analysis {
     pub link_matrix: Vec<comm::link_matrix::LinkStat>,
     /// HCCL transfers whose size is not a multiple of 512 B, with their measured cost.
     pub unaligned: comm::unaligned::Unaligned,
+    /// Fused torch_npu APIs that replace runs of the job's operators (Ascend).
+    pub affinity: Vec<affinity::AffinityMatch>,
     /// Findings, largest impact first.
     pub findings: Vec<advisor::Finding>,
     /// Wall time of the analysis, ns.
@@ -223,6 +226,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         transports: comm::transports::transports(job, scope.step),
         link_matrix: comm::link_matrix::link_matrix(job, scope.step),
         unaligned: comm::unaligned::unaligned(job, in_scope),
+        affinity: affinity::affinity(job, in_scope),
         findings: Vec::new(),
         critical_path,
         host,
@@ -293,6 +297,7 @@ impl Analysis {
             .stalls(&self.comm.stalls)
             .links(&self.link_matrix)
             .unaligned(&self.unaligned)
+            .affinity(&self.affinity)
             .cluster(
                 &self.slow_steps,
                 &self.stragglers,

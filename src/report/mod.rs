@@ -93,6 +93,10 @@ pub struct Report {
     /// neighbours (Ascend Level1 and above); absent when no rank recorded transfer sizes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unaligned_transfers: Option<crate::analysis::comm::unaligned::Unaligned>,
+    /// Fused torch_npu APIs that replace runs of the job's operators (Ascend); absent when
+    /// none applies.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub affinity: Vec<crate::analysis::affinity::AffinityMatch>,
     /// The accelerator's kernel table (Ascend): dynamic-shape and AI CPU tasks; absent
     /// without one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -203,6 +207,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         transports: a.transports.clone(),
         link_matrix: a.link_matrix.clone(),
         unaligned_transfers: a.unaligned.recorded.then(|| a.unaligned.clone()),
+        affinity: a.affinity.clone(),
         tasks: (a.tasks.tasks > 0).then(|| a.tasks.clone()),
         schema: SCHEMA,
         job: job::job_info(loaded, a),
@@ -365,6 +370,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     out.extend(advice::roofline(&r.roofline));
     out.extend(tasks::pmu(&r.roofline.roofline));
     out.extend(r.tasks.as_ref().and_then(tasks::tasks));
+    out.extend(tasks::affinity(&r.affinity));
     out.extend(advice::host(&r.host));
     out.extend(profiler_table(&r.profiler_checks));
     out.extend(transports::table(&r.transports));

@@ -89,3 +89,34 @@ pub fn tasks(t: &Tasks) -> Option<Table> {
 fn percent(x: f64) -> String {
     format!("{:.0}", x * 100.0)
 }
+
+/// The fused APIs that replace runs of the job's operators; `None` when none applies.
+pub fn affinity(a: &[crate::analysis::affinity::AffinityMatch]) -> Option<Table> {
+    if a.is_empty() {
+        return None;
+    }
+    Some(Table {
+        title: "Affinity APIs (torch_npu fused APIs for runs of operators on the main thread)"
+            .into(),
+        header: vec![
+            "<api",
+            "<replaces (first run)",
+            "runs",
+            "host time",
+            "ranks",
+        ],
+        rows: a
+            .iter()
+            .map(|m| {
+                vec![
+                    m.api.clone(),
+                    m.replaces.clone(),
+                    m.count.to_string(),
+                    human(m.host_ns),
+                    crate::format::join(&m.ranks),
+                ]
+            })
+            .collect(),
+        notes: Vec::new(),
+    })
+}

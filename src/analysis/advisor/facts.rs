@@ -1,6 +1,7 @@
 //! What the rules read: borrowed results of the other analyses. One constructor, used by
 //! the analysis and by the rules' tests alike.
 
+use crate::analysis::affinity::AffinityMatch;
 use crate::analysis::breakdown::Breakdown;
 use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler};
 use crate::analysis::comm::link_matrix::LinkStat;
@@ -50,6 +51,8 @@ pub struct Facts<'a> {
     pub critical: Option<&'a CriticalPath>,
     /// The accelerator's kernel table.
     pub tasks: Option<&'a Tasks>,
+    /// Fused APIs the job could use (Ascend).
+    pub affinity: &'a [AffinityMatch],
 }
 
 impl<'a> Facts<'a> {
@@ -71,6 +74,12 @@ impl<'a> Facts<'a> {
     pub fn comm(mut self, types: &'a [TypeStats], slow_links: &'a [SlowLink]) -> Facts<'a> {
         self.comm = types;
         self.slow_links = slow_links;
+        self
+    }
+
+    /// With the fused APIs the job could use.
+    pub fn affinity(mut self, a: &'a [AffinityMatch]) -> Facts<'a> {
+        self.affinity = a;
         self
     }
 

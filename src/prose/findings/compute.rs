@@ -67,6 +67,12 @@ pub fn words(c: &Claim) -> Words {
             share,
         } => unbound(op, *core, pipe, *ratio, *ops, *share),
         Claim::DynamicShapes { tasks, led_by } => dynamic(*tasks, led_by.as_deref()),
+        Claim::AffinityApis {
+            api,
+            replaces,
+            count,
+            apis,
+        } => affinity(api, replaces, *count, *apis),
         Claim::RooflineUnknown {
             share,
             unknown_device: true,
@@ -155,6 +161,21 @@ fn dynamic(tasks: u64, led_by: Option<&str>) -> Words {
         suggestions: &[
             "torch_npu.npu.set_compile_mode(jit_compile=False) to use the prebuilt binary operators",
             "torch_npu.npu.config.allow_internal_format=False to avoid format-conversion operators",
+        ],
+    }
+}
+
+fn affinity(api: &str, replaces: &str, count: u64, apis: usize) -> Words {
+    let more = match apis {
+        1 => String::new(),
+        n => format!(" (and {} more API(s))", n - 1),
+    };
+    Words {
+        title: format!("{api} can replace {replaces} ({count} run(s) on the main thread){more}"),
+        cause: "each framework operator is dispatched and run as its own kernels; torch_npu's fused (affinity) API does the same work in one",
+        suggestions: &[
+            "replace the operators with the fused API (torch_npu's API reference lists its constraints); record with_stack=True to find the calls",
+            "optimizers: torch_npu.optim.NpuFused* take the same arguments as torch.optim's",
         ],
     }
 }

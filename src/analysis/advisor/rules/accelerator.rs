@@ -1,6 +1,7 @@
 //! The accelerator's own kernel table (Ascend PMU counters and `OP State`): operators no
-//! pipe bounds, and operators compiled for dynamic shapes — msprof-analyze's "operator no
-//! bound" and "dynamic shape" rules, with stepscope's evidence and impact.
+//! pipe bounds, operators compiled for dynamic shapes, and framework operators one fused API
+//! replaces — msprof-analyze's "operator no bound", "dynamic shape" and "affinity API" rules,
+//! with stepscope's evidence and impact.
 
 use super::compute::Claim;
 use super::{Rule, per_rank, share};
@@ -19,6 +20,11 @@ pub const RULES: &[Rule] = &[
         id: "dynamic_shapes",
         category: Category::Compute,
         detect: dynamic_shapes,
+    },
+    Rule {
+        id: "affinity_apis",
+        category: Category::Compute,
+        detect: affinity_apis,
     },
 ];
 
@@ -84,5 +90,26 @@ pub fn dynamic_shapes(f: &Facts, _: &Thresholds) -> Option<Draft> {
         Draft::new(0, crate::analysis::advisor::Claim::Compute(c))
             .ops(k.dynamic_ops.iter().map(|o| o.op.clone()))
             .number("dynamic_tasks", Quantity::Count(k.dynamic)),
+    )
+}
+
+/// Framework operators that a fused torch_npu API replaces (analysis/affinity.rs). Impact 0:
+/// what a fused API saves (dispatch, kernels, memory passes) is not in the trace; the host
+/// time of the replaced operators is the evidence.
+pub fn affinity_apis(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let first = f.affinity.first()?;
+    let c = Claim::AffinityApis {
+        api: first.api.clone(),
+        replaces: first.replaces.clone(),
+        count: first.count,
+        apis: f.affinity.len(),
+    };
+    Some(
+        Draft::new(0, crate::analysis::advisor::Claim::Compute(c))
+            .ranks(first.ranks.iter().copied())
+            .steps(first.steps.iter().copied())
+            .ops(f.affinity.iter().map(|a| a.api.clone()))
+            .number("host_ns", Quantity::Ns(first.host_ns))
+            .number("count", Quantity::Count(first.count)),
     )
 }

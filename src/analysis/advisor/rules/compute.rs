@@ -94,6 +94,17 @@ pub enum Claim {
         /// The operator type with the most dynamic time.
         led_by: Option<String>,
     },
+    /// Runs of framework operators that one fused torch_npu API replaces.
+    AffinityApis {
+        /// The API with the most host time in what it replaces.
+        api: String,
+        /// Its first matched run (`Optimizer.step#SGD.step`, `permute-contiguous-view`).
+        replaces: String,
+        /// Its runs.
+        count: u64,
+        /// APIs with a match.
+        apis: usize,
+    },
     /// Kernel time the roofline cannot place.
     RooflineUnknown {
         /// Its share of kernel time.

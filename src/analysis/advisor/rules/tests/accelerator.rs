@@ -1,4 +1,4 @@
-//! The kernel-table rules: operators no PMU pipe bounds, dynamic-shape compiles.
+//! The kernel-table rules: operators no PMU pipe bounds, dynamic-shape compiles, affinity APIs.
 
 use super::*;
 use crate::analysis::roofline::pmu::PmuOp;
@@ -58,4 +58,35 @@ fn dynamic_shapes_need_every_recorded_task_dynamic() {
     assert_eq!(d.impact_ns, 0);
     w.tasks.dynamic = 9;
     assert!(w.run(dynamic_shapes).is_none());
+}
+
+#[test]
+fn affinity_apis_name_the_api_with_the_most_host_time() {
+    use crate::analysis::affinity::AffinityMatch;
+    let mut w = World::new();
+    assert!(w.run(affinity_apis).is_none());
+    let m = |api: &str, replaces: &str, count, host_ns| AffinityMatch {
+        api: api.into(),
+        replaces: replaces.into(),
+        count,
+        host_ns,
+        ranks: ids(&[0, 1]),
+        steps: vec![StepNo(1)],
+    };
+    w.affinity = vec![
+        m(
+            "torch_npu.optim.NpuFusedSGD",
+            "Optimizer.step#SGD.step",
+            2,
+            20 * MS,
+        ),
+        m("torch_npu.fast_gelu", "gelu", 40, MS),
+    ];
+    let d = w.run(affinity_apis).unwrap();
+    assert_eq!(d.impact_ns, 0);
+    assert_eq!(d.evidence.ranks, ids(&[0, 1]));
+    assert_eq!(
+        d.evidence.ops,
+        ["torch_npu.optim.NpuFusedSGD", "torch_npu.fast_gelu"]
+    );
 }

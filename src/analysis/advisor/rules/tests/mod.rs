@@ -34,6 +34,7 @@ pub(super) struct World {
     stalls: Vec<crate::analysis::comm::stalls::Stall>,
     links: Vec<crate::analysis::comm::link_matrix::LinkStat>,
     unaligned: crate::analysis::comm::unaligned::Unaligned,
+    affinity: Vec<crate::analysis::affinity::AffinityMatch>,
     slow_steps: Vec<SlowStep>,
     stragglers: Vec<Straggler>,
     imbalance: Vec<Imbalance>,
@@ -74,6 +75,7 @@ impl World {
             .stalls(&self.stalls)
             .links(&self.links)
             .unaligned(&self.unaligned)
+            .affinity(&self.affinity)
             .cluster(
                 &self.slow_steps,
                 &self.stragglers,
