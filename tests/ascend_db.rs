@@ -288,3 +288,40 @@ fn transports_by_hand_from_communication_json() {
     let db = report_json(&[&ascend_levels(&s, "db")[1]], &[]);
     assert_eq!(of(&db, 0, "HCCS")["bytes"], 427_596_096);
 }
+
+/// Level0 records no PMU counters, so the roofline needs FLOPs from shapes, and shapes sit on
+/// the framework operators: the text export links each device task to its operator by the
+/// `async_npu` flows, the db by `CONNECTION_IDS`, and the operators' `Input Dims` are
+/// torch_npu's `;`-separated text (the db writes shapes and types into each other's column).
+/// Both exports place the same kernels. By hand, AlexNet's five convolutions per rank (batch
+/// 32; output size taken as the input's): 2·32·64·224²·3·11² + 2·32·192·27²·64·5² +
+/// 2·32·384·13²·192·3² + 2·32·256·13²·384·3² + 2·32·256·13²·256·3² = 112 062 627 840 FLOPs,
+/// on each of the two ranks.
+#[test]
+fn level0_roofline_from_shapes_agrees_between_exports() {
+    let Some(s) = shared() else { return };
+    let class_kernels = |r: &Value| {
+        let c = &r["roofline"]["classes"];
+        ["compute_bound", "memory_bound", "under_utilized", "unknown"]
+            .map(|k| c[k]["kernels"].clone())
+    };
+    let device = ["--device", "Ascend910B3"];
+    let text = report_json(&[&ascend_levels(&s, "text")[0]], &device);
+    let db = report_json(&[&ascend_levels(&s, "db")[0]], &device);
+    assert_eq!(class_kernels(&text), class_kernels(&db));
+    assert_eq!(
+        class_kernels(&text)[3],
+        json!(120),
+        "TransData & co. have no FLOP rule"
+    );
+    for r in [&text, &db] {
+        let ops = r["roofline"]["ops"].as_array().unwrap();
+        let conv = ops
+            .iter()
+            .find(|o| o["op"] == "aten::_convolution")
+            .unwrap();
+        assert_eq!(conv["kernels"], 40);
+        let flops = conv["flops"].as_f64().unwrap();
+        assert!((flops - 2.0 * 112_062_627_840.0).abs() < 1.0, "{flops}");
+    }
+}

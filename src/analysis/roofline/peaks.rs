@@ -109,6 +109,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn embedded_device_names_are_unique() {
+        let t = parse(EMBEDDED).unwrap();
+        let mut names: Vec<&str> = t.iter().map(|d| d.name.as_str()).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before, "a device is listed twice");
+        let b4 = by_name(&t, "Ascend910B4").unwrap();
+        assert_eq!(b4.intra_link.as_deref(), Some("hccs"));
+    }
+
+    #[test]
     fn embedded_table_picks_devices_from_trace_names() {
         let t = parse(EMBEDDED).unwrap();
         let pick = |n: &str| by_trace_name(&t, n).map(|d| d.name.as_str());

@@ -23,10 +23,14 @@ pub struct Work {
 }
 
 /// Dimensions of each input (`[]` for scalars and tensor lists): `[[8, 16], [], [[4]]]` →
-/// `[[8, 16], [], []]`. A small scanner, not a JSON parse: it runs once per kernel.
+/// `[[8, 16], [], []]`; torch_npu's form `32,3,224,224;\r\n64;\r\n;` → `[[32, 3, 224,
+/// 224], [64], []]`. A small scanner, not a JSON parse: it runs once per kernel.
 pub fn parse_dims(text: &str) -> Option<Vec<Vec<u64>>> {
     let b = text.trim().as_bytes();
-    if b.first() != Some(&b'[') || b.last() != Some(&b']') {
+    if b.first() != Some(&b'[') {
+        return npu_dims(text);
+    }
+    if b.last() != Some(&b']') {
         return None;
     }
     let mut out = Vec::new();
@@ -77,13 +81,38 @@ pub fn parse_dims(text: &str) -> Option<Vec<Vec<u64>>> {
     (depth == 0).then_some(out)
 }
 
-/// The first tensor element type of an `Input type` value.
+/// torch_npu's `Input Dims`: one entry per input, `;`-separated, each its dimensions
+/// `,`-separated (empty for scalars and lists; the last `;` ends an entry).
+fn npu_dims(text: &str) -> Option<Vec<Vec<u64>>> {
+    let t = text.trim();
+    let t = t.strip_suffix(';').unwrap_or(t);
+    t.split(';')
+        .map(|input| {
+            let input = input.trim();
+            if input.is_empty() {
+                return Some(Vec::new());
+            }
+            input.split(',').map(|d| d.trim().parse().ok()).collect()
+        })
+        .collect()
+}
+
+/// The first tensor element type of an `Input type` value (Kineto's JSON list, torch_npu's
+/// `;`-separated text).
 pub fn first_type(text: &str) -> Option<String> {
-    let v: Vec<serde_json::Value> = serde_json::from_str(text).ok()?;
-    v.iter()
-        .filter_map(|t| t.as_str())
-        .find(|t| dtype_bytes(t).is_some())
-        .map(str::to_string)
+    let tensor = |t: &&str| dtype_bytes(t).is_some();
+    match serde_json::from_str::<Vec<serde_json::Value>>(text) {
+        Ok(v) => v
+            .iter()
+            .filter_map(|t| t.as_str())
+            .find(tensor)
+            .map(str::to_string),
+        Err(_) => text
+            .split(';')
+            .map(str::trim)
+            .find(tensor)
+            .map(str::to_string),
+    }
 }
 
 fn numel(d: &[u64]) -> f64 {
@@ -222,6 +251,19 @@ mod tests {
 
     fn d(s: &str) -> Vec<Vec<u64>> {
         parse_dims(s).unwrap()
+    }
+
+    #[test]
+    fn torch_npu_writes_dims_and_types_as_text() {
+        assert_eq!(
+            d("32,3,224,224;\r\n64,3,11,11;\r\n64;\r\n;\r\n;\r\n"),
+            [vec![32, 3, 224, 224], vec![64, 3, 11, 11], vec![64], vec![], vec![]]
+        );
+        assert_eq!(d("4096;\n32,9216"), [vec![4096], vec![32, 9216]]);
+        assert_eq!(parse_dims("32,x;"), None);
+        assert_eq!(first_type("Scalar;\r\nfloat;\r\nfloat").as_deref(), Some("float"));
+        assert_eq!(first_type(r#"["", "c10::BFloat16"]"#).as_deref(), Some("c10::BFloat16"));
+        assert_eq!(first_type("ScalarList;\r\nScalar"), None);
     }
 
     /// The family the shipped role table gives an operator name.

@@ -11,6 +11,7 @@ pub mod csv_text;
 pub mod db;
 pub mod dialect;
 pub mod files;
+pub mod flows;
 pub mod hccl;
 pub mod info;
 pub mod kernel_details;

@@ -82,6 +82,7 @@ pub fn read_with(
     rank.shapes = args::shapes(&chunks, &m.final_index, &mut strings);
     rank.unknown_categories = merge::intern_categories(&mut strings, m.unknown_categories);
     crate::ingest::link::link(&mut rank, &m.corr, &m.ext);
+    super::flows::link_ops(&mut rank, &src.text, &strings);
     crate::ingest::steps::find_steps(&mut rank, &strings, opts.roles);
     crate::ingest::steps::assign_steps(&mut rank);
     Ok(TraceRank {

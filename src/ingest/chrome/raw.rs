@@ -184,10 +184,11 @@ pub struct OpArgs<'a> {
     pub src_rank: Option<u64>,
     /// `Dst Rank` of a point-to-point send (rank within the group).
     pub dst_rank: Option<u64>,
-    /// `Input Dims` as written (gloo annotations and c10d ops carry their sizes only here).
-    pub input_dims: Option<&'a [u8]>,
-    /// `Input type` as written (`["float"]`).
-    pub input_type: Option<&'a [u8]>,
+    /// `Input Dims` as written (gloo annotations and c10d ops carry their sizes only here):
+    /// Kineto's JSON list, or torch_npu's string (`"32,3,224,224;\r\n64;\r\n;"`, unescaped).
+    pub input_dims: Option<Str<'a>>,
+    /// `Input type` as written (`["float"]`; torch_npu: `"float;\r\nScalar"`).
+    pub input_type: Option<Str<'a>>,
     /// `flops` (profiles recorded `with_flops=True`).
     pub flops: Option<u64>,
 }
@@ -290,8 +291,9 @@ impl<'a> Args<'a> {
             ArgKey::Flops => c.flops = int(&v),
             ArgKey::InputDims | ArgKey::InputType => {
                 let raw = match v {
-                    Loose::Other(t) => Some(t),
-                    _ => None,
+                    Loose::Other(t) => Some(Str(Cow::Borrowed(t))),
+                    Loose::Text(s) => Some(s),
+                    Loose::Number(_) => None,
                 };
                 if key == ArgKey::InputDims {
                     c.input_dims = raw

@@ -22,14 +22,15 @@ pub fn collectives(
             };
             let input_type = m
                 .input_type
-                .and_then(first_input_type)
+                .as_ref()
+                .and_then(|t| first_input_type(&t.0))
                 .map(|t| Str(t.into_bytes().into()));
             out.push(Collective {
                 event: EventIx(final_index[k][*local as usize]),
                 name: sym(&m.name),
                 in_nelems: m
                     .in_nelems
-                    .or_else(|| m.input_dims.and_then(first_input_elems)),
+                    .or_else(|| m.input_dims.as_ref().and_then(|d| first_input_elems(&d.0))),
                 out_nelems: m.out_nelems,
                 dtype: sym(&m.dtype).or_else(|| sym(&input_type)),
                 group: sym(&m.group),
@@ -58,8 +59,8 @@ pub fn shapes(
                 |b: Option<&[u8]>| b.map(|b| strings.intern(&String::from_utf8_lossy(b)));
             out.push(OpShape {
                 event: EventIx(final_index[k][*local as usize]),
-                dims: text(m.input_dims),
-                types: text(m.input_type),
+                dims: text(m.input_dims.as_ref().map(|d| &*d.0)),
+                types: text(m.input_type.as_ref().map(|t| &*t.0)),
                 flops: m.flops,
             });
         }

@@ -8,8 +8,8 @@ use crate::ingest::ascend::hccl::op_collective;
 use crate::ingest::chrome::Class;
 use crate::ingest::chrome::chunk::NO_ID;
 use crate::model::{
-    Collective, Dropped, EventIx, Events, Interner, Kind, Lane, LaneSide, NO_STEP, PeerWait,
-    PlaneTransfer, Rank, RawSpan, Sym,
+    Collective, Dropped, EventIx, Events, Interner, Kind, Lane, LaneSide, NO_STEP, OpShape,
+    PeerWait, PlaneTransfer, Rank, RawSpan, Sym,
 };
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
@@ -27,6 +27,8 @@ pub struct Tables {
     pub tasks: Vec<TaskRow>,
     /// `COMMUNICATION_OP`.
     pub ops: Vec<OpRow>,
+    /// `CONNECTION_IDS`: which connection ids each framework operator issued.
+    pub connections: Vec<(i64, i64)>,
     /// `OVERLAP_ANALYSIS` rows: the profiler's derived tracks, counted, not stored.
     pub derived: u64,
 }
@@ -49,6 +51,9 @@ struct Ev {
     name: Sym,
     kind: Kind,
     corr: u64,
+    /// The framework operator's key it belongs to (operators: their own), as the text
+    /// export's `async_npu` flows link them.
+    ext: u64,
 }
 
 /// What is built beside the events, by the event's position before sorting.
@@ -57,6 +62,7 @@ struct Extra {
     collectives: Vec<(usize, Collective)>,
     waits: Vec<(usize, u32)>,
     transfers: Vec<(usize, PlaneTransfer)>,
+    shapes: Vec<(usize, OpShape)>,
 }
 
 /// A rank (id unset) and its string table from the rows.
@@ -64,6 +70,7 @@ pub fn rank(t: &Tables) -> (Rank, Interner) {
     let mut strings = Interner::default();
     let mut b = Builder {
         t,
+        issued_by: issued_by(t),
         strings: &mut strings,
         evs: Vec::new(),
         extra: Extra::default(),
@@ -83,6 +90,8 @@ pub fn rank(t: &Tables) -> (Rank, Interner) {
 
 struct Builder<'a> {
     t: &'a Tables,
+    /// Connection id → the key of the framework operator that issued it.
+    issued_by: FxHashMap<i64, i64>,
     strings: &'a mut Interner,
     evs: Vec<Ev>,
     extra: Extra,
@@ -108,7 +117,40 @@ impl Builder<'_> {
             name,
             kind,
             corr,
+            ext: NO_ID,
         });
+    }
+
+    /// The last event's input shapes and types, as the text export writes them (`Input
+    /// Dims`, `Input type`): the column that holds only dimensions is the shapes.
+    fn shapes(&mut self, (a, b): (Option<i64>, Option<i64>)) {
+        let (a, b) = (a.map(|a| self.text(a)), b.map(|b| self.text(b)));
+        let dims_like = |t: &&str| {
+            !t.is_empty()
+                && t.bytes()
+                    .all(|c| c.is_ascii_digit() || b",; \r\n\t".contains(&c))
+        };
+        let (dims, types) = match (a, b) {
+            (Some(a), b) if dims_like(&a) => (Some(a), b),
+            (a, Some(b)) if dims_like(&b) => (Some(b), a),
+            _ => return,
+        };
+        let (dims, types) = (dims.map(str::to_string), types.map(str::to_string));
+        let shape = OpShape {
+            event: EventIx::NONE,
+            dims: dims.map(|d| self.strings.intern(&d)),
+            types: types.map(|t| self.strings.intern(&t)),
+            flops: None,
+        };
+        self.extra.shapes.push((self.evs.len() - 1, shape));
+    }
+
+    /// Marks the last event pushed as work that framework operator `key` issued (or, for an
+    /// operator, as that operator).
+    fn issued(&mut self, key: Option<i64>) {
+        if let (Some(k), Some(e)) = (key, self.evs.last_mut()) {
+            e.ext = k as u64;
+        }
     }
 
     /// Framework operators (steps among them), the task queue, mstx ranges; Python frames
@@ -126,6 +168,10 @@ impl Builder<'_> {
             };
             let name = self.name(r.name);
             self.push(LaneKey::Host(r.tid), r.start, r.end, name, kind, NO_ID);
+            if kind == Kind::HostOp {
+                self.issued(r.links);
+                self.shapes(r.inputs);
+            }
         }
     }
 
@@ -159,6 +205,8 @@ impl Builder<'_> {
                 Kind::Comm,
                 corr,
             );
+            let by = self.issued_by.get(&r.corr).copied();
+            self.issued(by);
             let dtype = r.data_type.as_deref();
             let c = op_collective(EventIx::NONE, &op, r.count, dtype, self.strings);
             self.extra.collectives.push((at, c));
@@ -214,8 +262,26 @@ impl Builder<'_> {
             };
             let (lane, corr) = (LaneKey::Stream(r.stream), r.corr as u64);
             self.push(lane, r.start, r.end, name, kind, corr);
+            let by = self.issued_by.get(&r.corr).copied();
+            self.issued(by);
         }
     }
+}
+
+/// Connection id → the `CONNECTION_IDS` key of the framework operator that issued it (the
+/// queue's records have keys too; only operators' count).
+fn issued_by(t: &Tables) -> FxHashMap<i64, i64> {
+    let ops: rustc_hash::FxHashSet<i64> = t
+        .host
+        .iter()
+        .filter(|r| r.api == 50001)
+        .filter_map(|r| r.links)
+        .collect();
+    t.connections
+        .iter()
+        .filter(|(key, _)| ops.contains(key))
+        .map(|&(key, conn)| (conn, key))
+        .collect()
 }
 
 /// Groups the events by lane (in start order within each), names the lanes, links launches
@@ -238,7 +304,7 @@ fn assemble(evs: Vec<Ev>, extra: Extra, strings: &mut Interner) -> Rank {
         push_event(&mut rank.events, e, lane);
         corr.push(e.corr);
     }
-    let ext = vec![NO_ID; corr.len()];
+    let ext: Vec<u64> = order.iter().map(|&i| evs[i].ext).collect();
     crate::ingest::link::link(&mut rank, &corr, &ext);
     rank.collectives = extra
         .collectives
@@ -260,6 +326,15 @@ fn assemble(evs: Vec<Ev>, extra: Extra, strings: &mut Interner) -> Rank {
         .collect();
     rank.peer_waits
         .sort_by_key(|w| (starts[w.event.0 as usize], w.event));
+    rank.shapes = extra
+        .shapes
+        .into_iter()
+        .map(|(i, s)| OpShape {
+            event: EventIx(new_ix[i]),
+            ..s
+        })
+        .collect();
+    rank.shapes.sort_by_key(|s| s.event);
     rank.transfers = extra
         .transfers
         .into_iter()

@@ -56,6 +56,11 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
             Vec::new()
         },
         tasks: rows::tasks(&db)?,
+        connections: if optional("CONNECTION_IDS")? {
+            rows::connections(&db)?
+        } else {
+            Vec::new()
+        },
         ops: if optional("COMMUNICATION_OP")? {
             rows::ops(&db)?
         } else {

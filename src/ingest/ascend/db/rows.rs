@@ -19,6 +19,12 @@ pub struct HostRow {
     pub name: i64,
     /// `ENUM_API_TYPE`: 50001 op, 50002 queue, 50003 trace (Python frames), 50004 mstx.
     pub api: i64,
+    /// `connectionId`: its key in `CONNECTION_IDS`, which lists the connection ids of the
+    /// device work it issued.
+    pub links: Option<i64>,
+    /// `inputShapes` and `inputDtypes` (string ids): torch_npu's `;`-separated texts, which
+    /// some versions write into each other's column.
+    pub inputs: (Option<i64>, Option<i64>),
 }
 
 /// An AscendCL/runtime call (`CANN_API`).
@@ -160,8 +166,20 @@ fn span(row: &rusqlite::Row<'_>, at: usize) -> Result<(Ns, Ns), String> {
 /// `PYTORCH_API`.
 pub fn host(db: &Db) -> Result<Vec<HostRow>, crate::error::Error> {
     let mut out = Vec::new();
-    let sql = "SELECT rowid, startNs, endNs, globalTid, name, type FROM PYTORCH_API";
-    each(db, "PYTORCH_API", sql, |r| {
+    let column = |c: &'static str| -> Result<&'static str, crate::error::Error> {
+        Ok(if db.has_column("PYTORCH_API", c)? {
+            c
+        } else {
+            "NULL"
+        })
+    };
+    let sql = format!(
+        "SELECT rowid, startNs, endNs, globalTid, name, type, {}, {}, {} FROM PYTORCH_API",
+        column("connectionId")?,
+        column("inputShapes")?,
+        column("inputDtypes")?
+    );
+    each(db, "PYTORCH_API", &sql, |r| {
         let (start, end) = span(r, 1)?;
         out.push(HostRow {
             start,
@@ -169,7 +187,20 @@ pub fn host(db: &Db) -> Result<Vec<HostRow>, crate::error::Error> {
             tid: int(col(r, 3)?)?,
             name: int(col(r, 4)?)?,
             api: opt_int(col(r, 5)?)?.unwrap_or(50001),
+            links: opt_int(col(r, 6)?)?,
+            inputs: (opt_int(col(r, 7)?)?, opt_int(col(r, 8)?)?),
         });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// `CONNECTION_IDS`: (a framework record's key, a connection id of what it issued).
+pub fn connections(db: &Db) -> Result<Vec<(i64, i64)>, crate::error::Error> {
+    let mut out = Vec::new();
+    let sql = "SELECT rowid, id, connectionId FROM CONNECTION_IDS";
+    each(db, "CONNECTION_IDS", sql, |r| {
+        out.push((int(col(r, 1)?)?, int(col(r, 2)?)?));
         Ok(())
     })?;
     Ok(out)

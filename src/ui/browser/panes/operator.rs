@@ -323,8 +323,10 @@ fn shapes_and_args(b: &Browser, th: &Theme, d: &OpDetail, area: Rect) -> Vec<Lin
             ),
         ]));
     }
+    // The device task's own inputs (Ascend's kernel table): formats the operator's shapes
+    // were converted to show here, so they are shown beside the operator's.
     let task_input = d.task.as_ref().and_then(|t| t.input);
-    if let (true, Some((shapes, types))) = (d.shapes.is_empty(), task_input) {
+    if let Some((shapes, types)) = task_input {
         let text = format!(
             "{} {}",
             shapes.map_or("-", |x| b.name(x)),
