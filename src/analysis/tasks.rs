@@ -21,6 +21,8 @@ pub struct TaskOp {
     pub time_ns: Ns,
     /// The longest.
     pub max_ns: Ns,
+    /// Tasks with a 64-bit float input (`DOUBLE`): no AI Core kernel takes one.
+    pub double_tasks: u64,
 }
 
 /// The kernel table's facts over the scope.
@@ -51,17 +53,20 @@ pub fn tasks(job: &Job, in_scope: impl Fn(RankId, StepNo) -> bool) -> Tasks {
                 continue;
             }
             let (key, dur) = (d.op_type.unwrap_or(rank.events.name[i]), rank.events.dur[i]);
+            let double = d
+                .input_types
+                .is_some_and(|t| job.strings.resolve(t).contains("DOUBLE"));
             t.tasks += 1;
             if let Some(is) = d.dynamic {
                 t.with_state += 1;
                 if is {
                     t.dynamic += 1;
-                    add(&mut dynamic, key, dur);
+                    add(&mut dynamic, key, dur, double);
                 }
             }
             if d.core == Some(Core::AiCpu) {
                 t.ai_cpu_ns += dur;
-                add(&mut ai_cpu, key, dur);
+                add(&mut ai_cpu, key, dur, double);
             }
         }
     }
@@ -70,24 +75,26 @@ pub fn tasks(job: &Job, in_scope: impl Fn(RankId, StepNo) -> bool) -> Tasks {
     t
 }
 
-type Ops = FxHashMap<Sym, (u64, Ns, Ns)>;
+type Ops = FxHashMap<Sym, (u64, Ns, Ns, u64)>;
 
-fn add(ops: &mut Ops, key: Sym, dur: Ns) {
+fn add(ops: &mut Ops, key: Sym, dur: Ns, double: bool) {
     let e = ops.entry(key).or_default();
     e.0 += 1;
     e.1 += dur;
     e.2 = e.2.max(dur);
+    e.3 += u64::from(double);
 }
 
 /// The [`TOP`] operator types by time (ties: by name).
 fn top(job: &Job, ops: Ops) -> Vec<TaskOp> {
     let mut v: Vec<TaskOp> = ops
         .into_iter()
-        .map(|(k, (n, time, max))| TaskOp {
+        .map(|(k, (n, time, max, double))| TaskOp {
             op: job.strings.resolve(k).to_string(),
             tasks: n,
             time_ns: time,
             max_ns: max,
+            double_tasks: double,
         })
         .collect();
     v.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.op.cmp(&b.op)));

@@ -257,12 +257,24 @@ mod tests {
     fn torch_npu_writes_dims_and_types_as_text() {
         assert_eq!(
             d("32,3,224,224;\r\n64,3,11,11;\r\n64;\r\n;\r\n;\r\n"),
-            [vec![32, 3, 224, 224], vec![64, 3, 11, 11], vec![64], vec![], vec![]]
+            [
+                vec![32, 3, 224, 224],
+                vec![64, 3, 11, 11],
+                vec![64],
+                vec![],
+                vec![]
+            ]
         );
         assert_eq!(d("4096;\n32,9216"), [vec![4096], vec![32, 9216]]);
         assert_eq!(parse_dims("32,x;"), None);
-        assert_eq!(first_type("Scalar;\r\nfloat;\r\nfloat").as_deref(), Some("float"));
-        assert_eq!(first_type(r#"["", "c10::BFloat16"]"#).as_deref(), Some("c10::BFloat16"));
+        assert_eq!(
+            first_type("Scalar;\r\nfloat;\r\nfloat").as_deref(),
+            Some("float")
+        );
+        assert_eq!(
+            first_type(r#"["", "c10::BFloat16"]"#).as_deref(),
+            Some("c10::BFloat16")
+        );
         assert_eq!(first_type("ScalarList;\r\nScalar"), None);
     }
 

@@ -4,6 +4,7 @@ use super::Words;
 use crate::analysis::advisor::rules::compute::Claim;
 use crate::analysis::roofline::UnknownCause;
 use crate::format::human;
+use crate::time::Ns;
 
 /// The words of a kernel finding.
 pub fn words(c: &Claim) -> Words {
@@ -67,6 +68,14 @@ pub fn words(c: &Claim) -> Words {
             share,
         } => unbound(op, *core, pipe, *ratio, *ops, *share),
         Claim::DynamicShapes { tasks, led_by } => dynamic(*tasks, led_by.as_deref()),
+        Claim::AiCpu {
+            op,
+            tasks,
+            max_ns,
+            ops,
+            time_ns,
+            double,
+        } => ai_cpu(op, (*tasks, *max_ns), *ops, *time_ns, *double),
         Claim::AffinityApis {
             api,
             replaces,
@@ -177,5 +186,27 @@ fn affinity(api: &str, replaces: &str, count: u64, apis: usize) -> Words {
             "replace the operators with the fused API (torch_npu's API reference lists its constraints); record with_stack=True to find the calls",
             "optimizers: torch_npu.optim.NpuFused* take the same arguments as torch.optim's",
         ],
+    }
+}
+
+fn ai_cpu(op: &str, (tasks, max_ns): (u64, Ns), ops: usize, time_ns: Ns, double: bool) -> Words {
+    Words {
+        title: format!(
+            "{ops} operator type(s) ran on the AI CPU for {}, led by {op} ({tasks} task(s), the longest {})",
+            human(time_ns),
+            human(max_ns)
+        ),
+        cause: "operators without an AI Core kernel for their data type or shape fall back to the device's CPU cores, which run them far slower and hold up the stream",
+        suggestions: if double {
+            &[
+                "cast float64 (DOUBLE) tensors to float32 before these operators: no AI Core kernel takes DOUBLE",
+                "index, nonzero, unique and argmin/argmax-style operators: keep shapes static (masks instead of nonzero) or move them out of the step",
+            ]
+        } else {
+            &[
+                "check the operator's data types and shapes against its AI Core kernel (CANN operator list): int64 indices and odd formats fall back",
+                "index, nonzero, unique and argmin/argmax-style operators: keep shapes static (masks instead of nonzero) or move them out of the step",
+            ]
+        },
     }
 }

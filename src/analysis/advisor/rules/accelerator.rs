@@ -22,6 +22,11 @@ pub const RULES: &[Rule] = &[
         detect: dynamic_shapes,
     },
     Rule {
+        id: "ai_cpu_operators",
+        category: Category::Compute,
+        detect: ai_cpu_operators,
+    },
+    Rule {
         id: "affinity_apis",
         category: Category::Compute,
         detect: affinity_apis,
@@ -90,6 +95,37 @@ pub fn dynamic_shapes(f: &Facts, _: &Thresholds) -> Option<Draft> {
         Draft::new(0, crate::analysis::advisor::Claim::Compute(c))
             .ops(k.dynamic_ops.iter().map(|o| o.op.clone()))
             .number("dynamic_tasks", Quantity::Count(k.dynamic)),
+    )
+}
+
+/// Operators that fell back to the AI CPU with a task of at least [`MIN_TASK_NS`]
+/// (msprof-analyze's AI CPU rule): the device's CPU cores run them far slower than an AI Core
+/// kernel would. Impact: their time per rank — at most what moving them off the AI CPU saves.
+pub fn ai_cpu_operators(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let k = f.tasks?;
+    let ops: Vec<_> = k
+        .ai_cpu_ops
+        .iter()
+        .filter(|o| o.max_ns >= MIN_TASK_NS)
+        .collect();
+    let worst = ops.first()?;
+    let time_ns: Ns = ops.iter().map(|o| o.time_ns).sum();
+    let c = Claim::AiCpu {
+        op: worst.op.clone(),
+        tasks: worst.tasks,
+        max_ns: worst.max_ns,
+        ops: ops.len(),
+        time_ns,
+        double: ops.iter().any(|o| o.double_tasks > 0),
+    };
+    Some(
+        Draft::new(
+            per_rank(time_ns, f),
+            crate::analysis::advisor::Claim::Compute(c),
+        )
+        .ops(ops.iter().map(|o| o.op.clone()))
+        .number("time_ns", Quantity::Ns(time_ns))
+        .number("max_ns", Quantity::Ns(worst.max_ns)),
     )
 }
 

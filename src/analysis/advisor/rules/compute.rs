@@ -94,6 +94,21 @@ pub enum Claim {
         /// The operator type with the most dynamic time.
         led_by: Option<String>,
     },
+    /// Operators that ran on the AI CPU, with a task of at least 20 µs.
+    AiCpu {
+        /// The operator type with the most time.
+        op: String,
+        /// Its tasks and longest task.
+        tasks: u64,
+        /// Its longest task.
+        max_ns: Ns,
+        /// Operator types listed.
+        ops: usize,
+        /// Σ their time.
+        time_ns: Ns,
+        /// Some of their tasks take a 64-bit float input.
+        double: bool,
+    },
     /// Runs of framework operators that one fused torch_npu API replaces.
     AffinityApis {
         /// The API with the most host time in what it replaces.

@@ -90,3 +90,38 @@ fn affinity_apis_name_the_api_with_the_most_host_time() {
         ["torch_npu.optim.NpuFusedSGD", "torch_npu.fast_gelu"]
     );
 }
+
+#[test]
+fn ai_cpu_operators_need_a_task_of_20_us() {
+    use crate::analysis::tasks::TaskOp;
+    let mut w = World::new();
+    let op = |op: &str, time_ns, max_ns, double_tasks| TaskOp {
+        op: op.into(),
+        tasks: 4,
+        time_ns,
+        max_ns,
+        double_tasks,
+    };
+    // Tasks of at most 19 µs: msprof-analyze's threshold is 20.
+    w.tasks.ai_cpu_ops = vec![op("NonZero", 60_000, 19_000, 0)];
+    assert!(w.run(ai_cpu_operators).is_none());
+    // 8 + 2 ms of AI CPU time over 2 ranks; IndexPut's 5 µs tasks are left out.
+    w.tasks.ai_cpu_ops = vec![
+        op("Cast", 8 * MS, 4 * MS, 2),
+        op("NonZero", 2 * MS, 600_000, 0),
+        op("IndexPut", MS, 5_000, 0),
+    ];
+    let d = w.run(ai_cpu_operators).unwrap();
+    assert_eq!(d.impact_ns, 5 * MS);
+    assert_eq!(d.evidence.ops, ["Cast", "NonZero"]);
+    assert!(matches!(
+        d.claim,
+        crate::analysis::advisor::Claim::Compute(
+            crate::analysis::advisor::rules::compute::Claim::AiCpu {
+                double: true,
+                ops: 2,
+                ..
+            }
+        )
+    ));
+}
