@@ -630,3 +630,57 @@ fn affinity_apis_are_msprofs() {
     );
     assert_eq!(a[1]["host_ns"], 3000);
 }
+
+/// A MindSpeed-style job declares its parallel groups in `profiler_metadata.json`
+/// (`parallel_group_info`, keyed by HCCL group ids) while communication.json names each op's
+/// group by HCCL's hash of the id (`…@<double_hash>`). With the tiny job's metadata declaring a
+/// world of 4 and a `dp` group of ranks 0 and 1, and its all-reduce named in that group, the
+/// all-reduce is matched in `dp` — both its members loaded — not in a world with ranks 2 and
+/// 3 missing.
+#[test]
+fn hccl_ops_join_the_declared_parallel_groups() {
+    let dp = "10.0.0.1%eth0_60000_0_1";
+    // msprof-analyze's double_hash of that id (cluster_analyse/recipes/hccl_sum.py).
+    let dp_hash = "8557218874045301532";
+    let meta = format!(
+        r#"{{"distributed_args": {{"world_size": 4}},
+            "parallel_group_info": {{
+              "{dp}": {{"group_name": "dp", "group_rank": 0, "global_ranks": [0, 1]}},
+              "10.0.0.1%eth0_60000_0_0": {{"group_name": "default_group", "group_rank": 0, "global_ranks": [0, 1, 2, 3]}}}}}}"#
+    );
+    // The tiny job with that metadata; its all-reduce named in `dp`, or in a group (`99`)
+    // the metadata does not declare.
+    let job = |group: &str| {
+        let t = tempfile::tempdir().unwrap();
+        let job = t.path().join("job");
+        copy_dir(&tiny(), &job);
+        for r in [0, 1] {
+            let dir = job.join(format!("host_{}_20250101000000000_ascend_pt", 100 + r));
+            std::fs::write(dir.join("profiler_metadata.json"), &meta).unwrap();
+            let comm = dir.join("ASCEND_PROFILER_OUTPUT/communication.json");
+            let text = std::fs::read_to_string(&comm).unwrap();
+            std::fs::write(&comm, text.replace("@99", &format!("@{group}"))).unwrap();
+        }
+        let r = report_json(&[&job], &[]);
+        r["communication"]["groups"].as_array().unwrap().clone()
+    };
+    let groups = job(dp_hash);
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let g = &groups[0];
+    assert_eq!(g["name"], dp_hash);
+    assert_eq!(
+        (&g["description"], &g["source"]),
+        (&json!("dp"), &json!("declared"))
+    );
+    assert_eq!(
+        (&g["ranks"], &g["missing_ranks"]),
+        (&json!([0, 1]), &json!([]))
+    );
+    // An undeclared group of unknown size is taken for the world: ranks 2 and 3 unseen.
+    let groups = job("99");
+    let w = &groups[0];
+    assert_eq!(
+        (&w["ranks"], &w["missing_ranks"]),
+        (&json!([0, 1, 2, 3]), &json!([2, 3]))
+    );
+}

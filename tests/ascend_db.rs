@@ -325,3 +325,32 @@ fn level0_roofline_from_shapes_agrees_between_exports() {
         assert!((flops - 2.0 * 112_062_627_840.0).abs() < 1.0, "{flops}");
     }
 }
+
+/// The db export keeps `parallel_group_info` in `META_DATA` and names each op's group by its
+/// id (`COMMUNICATION_OP.groupName`); both are keyed by HCCL's hash of the id, as the text
+/// export's files are. Declared here: the tiny db's group `1234567890` is a `tp` pair of
+/// ranks 2 and 3; its all-reduce is matched there, rank 3 the one member not loaded.
+#[test]
+fn the_db_declares_its_parallel_groups_in_meta_data() {
+    let (_t, root) = tiny_db();
+    let c = rusqlite::Connection::open(db_of(&root)).unwrap();
+    c.execute_batch(
+        r#"CREATE TABLE META_DATA (name TEXT, value TEXT);
+           INSERT INTO META_DATA VALUES ('parallel_group_info',
+             '{"1234567890": {"group_name": "tp", "group_rank": 0, "global_ranks": [2, 3]}}');"#,
+    )
+    .unwrap();
+    drop(c);
+    let r = report_json(&[&root], &[]);
+    let g = &r["communication"]["groups"][0];
+    // msprof-analyze's double_hash of "1234567890".
+    assert_eq!(g["name"], "11595495229359583023");
+    assert_eq!(
+        (&g["description"], &g["source"]),
+        (&json!("tp"), &json!("declared"))
+    );
+    assert_eq!(
+        (&g["ranks"], &g["missing_ranks"]),
+        (&json!([2, 3]), &json!([3]))
+    );
+}

@@ -419,7 +419,8 @@ impl Groups {
                 members: pg.ranks.clone(),
                 source: GroupSource::Declared,
             });
-            if pg.description == "default_pg" {
+            // PyTorch's world, and Ascend's (`parallel_group_info`).
+            if matches!(pg.description.as_str(), "default_pg" | "default_group") {
                 g.world = Some(idx);
             }
         }

@@ -69,6 +69,25 @@ pub fn parse(label: &str, text: &[u8]) -> Result<Vec<TransportUse>, Error> {
     Ok(out)
 }
 
+/// Each op's group (`hcom_allReduce__586_0_1@17522688603477080586` → the op and
+/// `17522688603477080586`, HCCL's hash of the group id), from the keys of every step.
+pub fn op_groups(path: &Path) -> Result<Vec<(String, String)>, Error> {
+    let (label, text) = crate::ingest::source::read_small(path)?;
+    let mut out = Vec::new();
+    for kinds in steps(&label, &text)?.values() {
+        for raw in kinds.values() {
+            let ops: BTreeMap<&str, serde::de::IgnoredAny> = fragment(&label, &text, raw)?;
+            out.extend(ops.keys().filter_map(|k| {
+                let (op, group) = k.split_once('@')?;
+                Some((op.to_string(), group.to_string()))
+            }));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 /// A fragment of `text` parsed, its errors at their line in the file, not in the fragment.
 pub(super) fn fragment<'a, T: Deserialize<'a>>(
     label: &str,

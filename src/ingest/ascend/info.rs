@@ -41,7 +41,7 @@ pub fn read(profiler_info: Option<&Path>, metadata: Option<&Path>) -> Result<Inf
         info.world_size = dist["world_size"]
             .as_u64()
             .and_then(|n| u32::try_from(n).ok());
-        info.groups = groups(&v["parallel_group_info"]);
+        info.groups = parallel_groups(&v["parallel_group_info"]);
         info.env = env(&v["ENV_VARIABLES"]);
     }
     Ok(info)
@@ -87,15 +87,29 @@ fn rank_in_name(path: &Path) -> Option<RankId> {
     digits.parse().ok().map(RankId)
 }
 
-/// `parallel_group_info`: `{group id: {group_name, group_rank, global_ranks}}`.
-fn groups(v: &Value) -> Vec<ProcessGroup> {
+/// HCCL's short name of a group id (`10.174.216.241%enp189s0f1_55000_0_1738895486152654`):
+/// msprof-analyze's `double_hash`, two 32-bit polynomial hashes of the id's characters side by
+/// side, in decimal. `communication.json` and `communication_matrix.json` name groups by it
+/// (`hcom_allReduce__586_0_1@17522688603477080586`), so every Ascend group is keyed by it.
+pub fn double_hash(id: &str) -> String {
+    let (mut a, mut b) = (0u32, 0u32);
+    for c in id.chars() {
+        a = a.wrapping_mul(29).wrapping_add(c as u32);
+        b = b.wrapping_mul(131).wrapping_add(c as u32);
+    }
+    ((u64::from(a) << 32) | u64::from(b)).to_string()
+}
+
+/// `parallel_group_info`: `{group id: {group_name, group_rank, global_ranks}}`, each group
+/// named by its [`double_hash`].
+pub fn parallel_groups(v: &Value) -> Vec<ProcessGroup> {
     let Some(map) = v.as_object() else {
         return Vec::new();
     };
     let mut out: Vec<ProcessGroup> = map
         .iter()
         .map(|(id, g)| ProcessGroup {
-            name: id.clone(),
+            name: double_hash(id),
             description: g["group_name"].as_str().unwrap_or("").to_string(),
             ranks: g["global_ranks"]
                 .as_array()
@@ -115,6 +129,20 @@ fn groups(v: &Value) -> Vec<ProcessGroup> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn group_ids_hash_as_msprof_analyze_does() {
+        // msprof-analyze's double_hash (cluster_analyse/recipes/hccl_sum) of these ids.
+        assert_eq!(
+            double_hash("10.174.216.241%enp189s0f1_55000_0_1738895486152654"),
+            "212011646445595226"
+        );
+        assert_eq!(
+            double_hash("90.91.105.46%enp189s0f0_60000_0_1736410538306028"),
+            "17148521525495523210"
+        );
+        assert_eq!(double_hash(""), "0");
+    }
 
     #[test]
     fn rank_forms() {
@@ -145,6 +173,7 @@ mod tests {
             i.env,
             Some(vec![("ASCEND_LAUNCH_BLOCKING".into(), "1".into())])
         );
+        assert_eq!(i.groups[0].name, double_hash("g1"));
         assert_eq!(i.groups[0].description, "tp");
         assert_eq!(i.groups[0].ranks, vec![RankId(2), RankId(3)]);
         std::fs::write(&p, "{\n\"a\": }").unwrap();

@@ -23,6 +23,7 @@ pub mod trace;
 use super::RankDraft;
 use super::source;
 use crate::error::Error;
+use crate::model::{Interner, Rank};
 pub use files::RankDir;
 use std::sync::atomic::AtomicU64;
 
@@ -48,7 +49,9 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
         d.declared_rank = info.rank.or(d.declared_rank);
         d.rank.env = info.env.or(d.rank.env.take());
         d.world_size = info.world_size;
-        d.groups = info.groups;
+        if !info.groups.is_empty() {
+            d.groups = info.groups;
+        }
         return Ok(d);
     };
     let src = source::open(&trace_path)?;
@@ -64,6 +67,8 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     }
     if let Some(p) = dir.output_file("communication.json") {
         d.rank.transports = communication::read(&p)?;
+        let groups = communication::op_groups(&p)?;
+        assign_groups(&mut d.rank, &mut d.strings, &groups);
     }
     if let Some(p) = dir.output_file("communication_matrix.json") {
         d.rank.links = matrix::read(&p)?;
@@ -83,6 +88,17 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     d.world_size = info.world_size;
     d.groups = info.groups;
     Ok(d)
+}
+
+/// Each HCCL op's group, by the op's name (`communication.json` names both; the trace only
+/// the op).
+fn assign_groups(rank: &mut Rank, strings: &mut Interner, groups: &[(String, String)]) {
+    for c in &mut rank.collectives {
+        let name = strings.resolve(rank.events.name[c.event.index()]);
+        if let Ok(k) = groups.binary_search_by(|(op, _)| op.as_str().cmp(name)) {
+            c.group = Some(strings.intern(&groups[k].1));
+        }
+    }
 }
 
 /// The processes of a trace when it is an Ascend `trace_view.json` (a bare array with
@@ -167,7 +183,7 @@ fn read_db(
         strings,
         declared_rank: r.rank_id.map(crate::model::RankId),
         world_size: None,
-        groups: Vec::new(),
+        groups: r.groups,
         warnings,
     })
 }

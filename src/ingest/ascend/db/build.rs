@@ -208,7 +208,13 @@ impl Builder<'_> {
             let by = self.issued_by.get(&r.corr).copied();
             self.issued(by);
             let dtype = r.data_type.as_deref();
-            let c = op_collective(EventIx::NONE, &op, r.count, dtype, self.strings);
+            let mut c = op_collective(EventIx::NONE, &op, r.count, dtype, self.strings);
+            // Groups are keyed by HCCL's hash of the id, as the text export names them.
+            let group = self.text(r.group);
+            if !group.is_empty() {
+                let hash = crate::ingest::ascend::info::double_hash(group);
+                c.group = Some(self.strings.intern(&hash));
+            }
             self.extra.collectives.push((at, c));
         }
     }

@@ -27,6 +27,8 @@ pub struct DbRank {
     pub device: Option<String>,
     /// `META_DATA` `ENV_VARIABLES`: the variables that were set, when recorded.
     pub env: Option<Vec<(String, String)>>,
+    /// `META_DATA` `parallel_group_info`, as the text export's metadata file has it.
+    pub groups: Vec<crate::model::ProcessGroup>,
     /// `COMPUTE_TASK_INFO` rows that match no device event.
     pub unmatched_tasks: usize,
 }
@@ -93,12 +95,21 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
     )?
     .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
     .and_then(|v| super::info::env(&v));
+    let groups = rows::first_text(
+        &db,
+        "META_DATA",
+        "SELECT value FROM META_DATA WHERE name = 'parallel_group_info' LIMIT 1",
+    )?
+    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    .map(|v| super::info::parallel_groups(&v))
+    .unwrap_or_default();
     Ok(DbRank {
         rank,
         strings,
         rank_id,
         device,
         env,
+        groups,
         unmatched_tasks,
     })
 }
