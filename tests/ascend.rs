@@ -684,3 +684,40 @@ fn hccl_ops_join_the_declared_parallel_groups() {
         (&json!([0, 1, 2, 3]), &json!([2, 3]))
     );
 }
+
+/// The `AI Core Freq` counter: the tiny job's ranks hold 1800 MHz; with rank 1 dropping to
+/// 1200 MHz at 1050 µs, its step [1000, 1100) µs averages (1800·50 + 1200·50) / 100 = 1500
+/// MHz, 16.7% below the job's top 1800. Its 40 µs of compute (35 alone, 5 under
+/// communication) would have taken 1500/1800 of that at the top clock: 6 666 ns lost, 3 333
+/// per rank of the two.
+#[test]
+fn a_dropped_device_clock_is_found_by_hand() {
+    let t = tempfile::tempdir().unwrap();
+    let job = t.path().join("job");
+    copy_dir(&tiny(), &job);
+    let trace =
+        job.join("host_101_20250101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let drop = r#", {"name": "AI Core Freq", "ts": "1050.000", "pid": 600, "tid": 0, "args": {"MHz": 1200}, "ph": "C"}]"#;
+    let text = format!("{}{drop}", text.trim_end().strip_suffix(']').unwrap());
+    std::fs::write(&trace, text).unwrap();
+    let r = report_json(&[&job], &[]);
+    let c = &r["clocks"];
+    assert_eq!(c["top_mhz"], 1800);
+    let d = &c["drops"][0];
+    assert_eq!(
+        (&d["rank"], &d["step"], &d["mean_mhz"]),
+        (&json!(1), &json!(3), &json!(1500.0))
+    );
+    assert_eq!(
+        (&d["min_mhz"], &d["compute_ns"], &d["lost_ns"]),
+        (&json!(1200), &json!(40_000), &json!(6_666))
+    );
+    let f = common::finding(&r, "clock_drop").expect("clock_drop");
+    assert_eq!(f["impact_ns"], 3_333);
+    assert_eq!(f["evidence"]["ranks"], json!([1]));
+    // The unchanged job holds its clock: nothing to say.
+    let r = report_json(&[&tiny()], &[]);
+    assert_eq!(r["clocks"]["drops"], json!([]));
+    assert!(common::finding(&r, "clock_drop").is_none());
+}

@@ -19,6 +19,7 @@
 pub mod advisor;
 pub mod affinity;
 pub mod breakdown;
+pub mod clocks;
 pub mod cluster;
 pub mod comm;
 pub mod critical_path;
@@ -95,6 +96,8 @@ pub struct Analysis {
     pub unaligned: comm::unaligned::Unaligned,
     /// Fused torch_npu APIs that replace runs of the job's operators (Ascend).
     pub affinity: Vec<affinity::AffinityMatch>,
+    /// Steps a rank's device clock ran below the job's top clock.
+    pub clocks: clocks::Clocks,
     /// Findings, largest impact first.
     pub findings: Vec<advisor::Finding>,
     /// Wall time of the analysis, ns.
@@ -227,6 +230,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         link_matrix: comm::link_matrix::link_matrix(job, scope.step),
         unaligned: comm::unaligned::unaligned(job, in_scope),
         affinity: affinity::affinity(job, in_scope),
+        clocks: clocks::clocks(job, &spans, &breakdown),
         findings: Vec::new(),
         critical_path,
         host,
@@ -298,6 +302,7 @@ impl Analysis {
             .links(&self.link_matrix)
             .unaligned(&self.unaligned)
             .affinity(&self.affinity)
+            .clocks(&self.clocks)
             .cluster(
                 &self.slow_steps,
                 &self.stragglers,

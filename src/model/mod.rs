@@ -14,7 +14,9 @@ pub use event::{Events, Kind, NO_STEP, RawSpan};
 pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
 pub use interner::{Interner, Sym};
 pub use lane::{Lane, LaneSide};
-pub use profiler::{Link, LinkUse, PeerWait, PlaneTransfer, ProfilerStep, Transport, TransportUse};
+pub use profiler::{
+    ClockSample, Link, LinkUse, PeerWait, PlaneTransfer, ProfilerStep, Transport, TransportUse,
+};
 pub use role::{
     CollOp, Family, GemmForm, GraphCall, HostCollective, OpFamily, PageableCopy, Role, SyncCall,
 };
@@ -85,6 +87,8 @@ pub struct Rank {
     pub profiler_steps: Vec<ProfilerStep>,
     /// Waits for named peers inside collectives (HCCL `Notify_Wait`), in start order.
     pub peer_waits: Vec<PeerWait>,
+    /// The accelerator's clock samples, in time order; empty when none were recorded.
+    pub clocks: Vec<ClockSample>,
     /// The data-moving tasks of HCCL ops, with their sizes and links, in start order.
     pub transfers: Vec<PlaneTransfer>,
     /// Traffic per HCCL op and transport as the profiler summed it (`communication.json`).

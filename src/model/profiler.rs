@@ -172,3 +172,13 @@ impl PlaneTransfer {
         })
     }
 }
+
+/// The accelerator's compute clock from one moment until the next sample (Ascend's `AI Core
+/// Freq` counter, db `AICORE_FREQ`): a clock below the job's top one runs every kernel slower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockSample {
+    /// When, ns.
+    pub at: Ns,
+    /// The clock, MHz.
+    pub mhz: u32,
+}

@@ -93,6 +93,10 @@ pub struct Report {
     /// neighbours (Ascend Level1 and above); absent when no rank recorded transfer sizes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unaligned_transfers: Option<crate::analysis::comm::unaligned::Unaligned>,
+    /// Steps a rank's device clock ran below the job's top one; absent when no rank recorded
+    /// its clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clocks: Option<crate::analysis::clocks::Clocks>,
     /// Fused torch_npu APIs that replace runs of the job's operators (Ascend); absent when
     /// none applies.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -208,6 +212,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         link_matrix: a.link_matrix.clone(),
         unaligned_transfers: a.unaligned.recorded.then(|| a.unaligned.clone()),
         affinity: a.affinity.clone(),
+        clocks: a.clocks.top_mhz.map(|_| a.clocks.clone()),
         tasks: (a.tasks.tasks > 0).then(|| a.tasks.clone()),
         schema: SCHEMA,
         job: job::job_info(loaded, a),
@@ -371,6 +376,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     out.extend(tasks::pmu(&r.roofline.roofline));
     out.extend(r.tasks.as_ref().and_then(tasks::tasks));
     out.extend(tasks::affinity(&r.affinity));
+    out.extend(r.clocks.as_ref().and_then(tasks::clocks));
     out.extend(advice::host(&r.host));
     out.extend(profiler_table(&r.profiler_checks));
     out.extend(transports::table(&r.transports));

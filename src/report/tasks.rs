@@ -120,3 +120,31 @@ pub fn affinity(a: &[crate::analysis::affinity::AffinityMatch]) -> Option<Table>
         notes: Vec::new(),
     })
 }
+
+/// The (rank, step)s whose device clock dropped; `None` when none did.
+pub fn clocks(c: &crate::analysis::clocks::Clocks) -> Option<Table> {
+    let top = c.top_mhz?;
+    if c.drops.is_empty() {
+        return None;
+    }
+    Some(Table {
+        title: format!("Device clock below the job's top {top} MHz (by more than 5%)"),
+        header: vec!["rank", "step", "mean MHz", "min MHz", "compute", "lost"],
+        rows: c
+            .drops
+            .iter()
+            .take(10)
+            .map(|d| {
+                vec![
+                    d.rank.to_string(),
+                    d.step.to_string(),
+                    format!("{:.0}", d.mean_mhz),
+                    d.min_mhz.to_string(),
+                    human(d.compute_ns),
+                    human(d.lost_ns),
+                ]
+            })
+            .collect(),
+        notes: vec!["lost: compute x (1 - mean / top), the time the slower clock added".into()],
+    })
+}

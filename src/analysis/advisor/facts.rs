@@ -3,6 +3,7 @@
 
 use crate::analysis::affinity::AffinityMatch;
 use crate::analysis::breakdown::Breakdown;
+use crate::analysis::clocks::{ClockDrop, Clocks};
 use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler};
 use crate::analysis::comm::link_matrix::LinkStat;
 use crate::analysis::comm::stalls::Stall;
@@ -53,6 +54,10 @@ pub struct Facts<'a> {
     pub tasks: Option<&'a Tasks>,
     /// Fused APIs the job could use (Ascend).
     pub affinity: &'a [AffinityMatch],
+    /// Steps run at a dropped device clock.
+    pub clock_drops: &'a [ClockDrop],
+    /// The job's top device clock, MHz.
+    pub top_mhz: Option<u32>,
 }
 
 impl<'a> Facts<'a> {
@@ -74,6 +79,13 @@ impl<'a> Facts<'a> {
     pub fn comm(mut self, types: &'a [TypeStats], slow_links: &'a [SlowLink]) -> Facts<'a> {
         self.comm = types;
         self.slow_links = slow_links;
+        self
+    }
+
+    /// With the device clock drops.
+    pub fn clocks(mut self, c: &'a Clocks) -> Facts<'a> {
+        self.clock_drops = &c.drops;
+        self.top_mhz = c.top_mhz;
         self
     }
 

@@ -7,6 +7,7 @@
 //! breakdown ([`step_trace`]). Where files are: [`files`].
 
 pub mod communication;
+pub mod counters;
 pub mod csv_text;
 pub mod db;
 pub mod dialect;

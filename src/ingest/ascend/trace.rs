@@ -78,6 +78,7 @@ pub fn read_with(
     rank.collectives.extend(hccl.collectives);
     rank.peer_waits = hccl.peer_waits;
     rank.transfers = hccl.transfers;
+    rank.clocks = super::counters::ai_core_clock(&src.text);
     rank.collectives.sort_by_key(|c| c.event);
     rank.shapes = args::shapes(&chunks, &m.final_index, &mut strings);
     rank.unknown_categories = merge::intern_categories(&mut strings, m.unknown_categories);

@@ -68,6 +68,13 @@ pub fn words(c: &Claim) -> Words {
             share,
         } => unbound(op, *core, pipe, *ratio, *ops, *share),
         Claim::DynamicShapes { tasks, led_by } => dynamic(*tasks, led_by.as_deref()),
+        Claim::ClockDrop {
+            rank,
+            step,
+            mean_mhz,
+            top_mhz,
+            drops,
+        } => clock_drop((*rank, *step), *mean_mhz, *top_mhz, *drops),
         Claim::AiCpu {
             op,
             tasks,
@@ -208,5 +215,28 @@ fn ai_cpu(op: &str, (tasks, max_ns): (u64, Ns), ops: usize, time_ns: Ns, double:
                 "index, nonzero, unique and argmin/argmax-style operators: keep shapes static (masks instead of nonzero) or move them out of the step",
             ]
         },
+    }
+}
+
+fn clock_drop(
+    (rank, step): (crate::model::RankId, crate::model::StepNo),
+    mean_mhz: f64,
+    top_mhz: u32,
+    drops: usize,
+) -> Words {
+    let more = match drops {
+        1 => String::new(),
+        n => format!(" ({} more rank-step(s) below it)", n - 1),
+    };
+    Words {
+        title: format!(
+            "rank {rank}'s device clock averaged {mean_mhz:.0} MHz in step {step}, {:.0}% below the job's top {top_mhz} MHz: its kernels ran that much slower{more}",
+            (1.0 - mean_mhz / f64::from(top_mhz)) * 100.0
+        ),
+        cause: "the device lowered its clock: temperature or power limits, a power cap, or a clock set below the others'",
+        suggestions: &[
+            "check the device's temperature, power and clock (npu-smi info -t temp/power/freq; nvidia-smi -q -d CLOCK,PERFORMANCE): throttle reasons, a failed fan, a cap",
+            "compare with the node's other devices; move the job off a node that keeps throttling",
+        ],
     }
 }

@@ -22,6 +22,11 @@ pub const RULES: &[Rule] = &[
         detect: dynamic_shapes,
     },
     Rule {
+        id: "clock_drop",
+        category: Category::Compute,
+        detect: clock_drop,
+    },
+    Rule {
         id: "ai_cpu_operators",
         category: Category::Compute,
         detect: ai_cpu_operators,
@@ -95,6 +100,40 @@ pub fn dynamic_shapes(f: &Facts, _: &Thresholds) -> Option<Draft> {
         Draft::new(0, crate::analysis::advisor::Claim::Compute(c))
             .ops(k.dynamic_ops.iter().map(|o| o.op.clone()))
             .number("dynamic_tasks", Quantity::Count(k.dynamic)),
+    )
+}
+
+/// Ranks whose device clock ran more than 5% below the job's top clock in a step
+/// (analysis/clocks.rs; msprof-analyze's AI Core frequency rule). Impact: the compute time
+/// the slower clock added, Σ over the drops, per rank.
+pub fn clock_drop(f: &Facts, _: &Thresholds) -> Option<Draft> {
+    let worst = f.clock_drops.first()?;
+    let lost: Ns = f.clock_drops.iter().map(|d| d.lost_ns).sum();
+    let c = Claim::ClockDrop {
+        rank: worst.rank,
+        step: worst.step,
+        mean_mhz: worst.mean_mhz,
+        top_mhz: f.top_mhz?,
+        drops: f.clock_drops.len(),
+    };
+    let mut ranks: Vec<_> = f.clock_drops.iter().map(|d| d.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut steps: Vec<_> = f.clock_drops.iter().map(|d| d.step).collect();
+    steps.sort_unstable();
+    steps.dedup();
+    Some(
+        Draft::new(
+            per_rank(lost, f),
+            crate::analysis::advisor::Claim::Compute(c),
+        )
+        .ranks(ranks)
+        .steps(steps)
+        .number("lost_ns", Quantity::Ns(lost))
+        .number(
+            "clock_ratio",
+            Quantity::Ratio(worst.mean_mhz / f64::from(f.top_mhz?)),
+        ),
     )
 }
 

@@ -4,7 +4,7 @@
 use super::{Rule, per_rank, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds, View};
 use crate::analysis::roofline::{Class, UnknownCause};
-use crate::model::Family;
+use crate::model::{Family, RankId, StepNo};
 use crate::time::Ns;
 
 /// The kernel rules.
@@ -93,6 +93,19 @@ pub enum Claim {
         tasks: u64,
         /// The operator type with the most dynamic time.
         led_by: Option<String>,
+    },
+    /// A rank whose device clock ran below the job's top clock (the worst (rank, step)).
+    ClockDrop {
+        /// The rank.
+        rank: RankId,
+        /// The step.
+        step: StepNo,
+        /// Its mean clock there, MHz.
+        mean_mhz: f64,
+        /// The job's top clock, MHz.
+        top_mhz: u32,
+        /// (rank, step)s with a drop.
+        drops: usize,
     },
     /// Operators that ran on the AI CPU, with a task of at least 20 µs.
     AiCpu {

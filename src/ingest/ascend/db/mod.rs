@@ -78,6 +78,9 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
         },
     };
     let (mut rank, mut strings) = build::rank(&tables);
+    if db.has_table("AICORE_FREQ")? {
+        rank.clocks = rows::clocks(&db)?;
+    }
     let rows = details::details(&db, &tables.strings)?;
     let unmatched_tasks = crate::ingest::ascend::tasks::attach(&mut rank, &mut strings, rows);
     let rank_id = rows::first_text(

@@ -195,6 +195,22 @@ pub fn host(db: &Db) -> Result<Vec<HostRow>, crate::error::Error> {
     Ok(out)
 }
 
+/// `AICORE_FREQ`: the AI Core clock samples, in time order.
+pub fn clocks(db: &Db) -> Result<Vec<crate::model::ClockSample>, crate::error::Error> {
+    let mut out = Vec::new();
+    let sql = "SELECT rowid, timestampNs, freq FROM AICORE_FREQ";
+    each(db, "AICORE_FREQ", sql, |r| {
+        let mhz = u32::try_from(int(col(r, 2)?)?).map_err(|_| "a negative clock".to_string())?;
+        out.push(crate::model::ClockSample {
+            at: int(col(r, 1)?)?,
+            mhz,
+        });
+        Ok(())
+    })?;
+    out.sort_by_key(|s| s.at);
+    Ok(out)
+}
+
 /// `CONNECTION_IDS`: (a framework record's key, a connection id of what it issued).
 pub fn connections(db: &Db) -> Result<Vec<(i64, i64)>, crate::error::Error> {
     let mut out = Vec::new();

@@ -125,3 +125,29 @@ fn ai_cpu_operators_need_a_task_of_20_us() {
         )
     ));
 }
+
+#[test]
+fn clock_drop_claims_the_compute_the_slower_clock_added() {
+    use crate::analysis::clocks::ClockDrop;
+    let w = World::new();
+    assert!(w.run(clock_drop).is_none());
+    let drop = |rank, lost_ns| ClockDrop {
+        rank: RankId(rank),
+        step: StepNo(1),
+        mean_mhz: 1500.0,
+        min_mhz: 1200,
+        compute_ns: 6 * lost_ns,
+        lost_ns,
+    };
+    let drops = [drop(1, 6 * MS), drop(0, 2 * MS)];
+    let f = w.facts();
+    let f = crate::analysis::advisor::Facts {
+        clock_drops: &drops,
+        top_mhz: Some(1800),
+        ..f
+    };
+    // 6 + 2 ms lost over 2 ranks.
+    let d = clock_drop(&f, &Thresholds::default()).unwrap();
+    assert_eq!(d.impact_ns, 4 * MS);
+    assert_eq!(d.evidence.ranks, ids(&[0, 1]));
+}

@@ -1,0 +1,115 @@
+//! The AI Core clock of a `trace_view.json`: the `AI Core Freq` counter (`ph: "C"`, `args:
+//! {"MHz": 1800}`), a sample each time the clock changes or the profiler checks it. The
+//! Chrome reader counts counter events without reading them; the few samples are found again
+//! by their name's text, each a small object read on its own.
+
+use crate::model::ClockSample;
+use crate::time::micros_text_to_ns;
+use memchr::memmem;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+#[derive(Deserialize)]
+struct Counter<'a> {
+    #[serde(borrow, default)]
+    ph: Option<&'a str>,
+    #[serde(borrow, default)]
+    ts: Option<&'a RawValue>,
+    #[serde(default)]
+    args: Option<Mhz>,
+}
+
+#[derive(Deserialize)]
+struct Mhz {
+    #[serde(rename = "MHz")]
+    mhz: Option<f64>,
+}
+
+/// The clock samples, in time order.
+pub fn ai_core_clock(text: &[u8]) -> Vec<ClockSample> {
+    let mut out = Vec::new();
+    for at in memmem::find_iter(text, b"\"AI Core Freq\"") {
+        let Some(open) = memchr::memrchr(b'{', &text[..at]) else {
+            continue;
+        };
+        let Some(close) = object_end(text, open) else {
+            continue;
+        };
+        let Ok(c) = serde_json::from_slice::<Counter>(&text[open..close]) else {
+            continue;
+        };
+        let (Some("C"), Some(ts), Some(mhz)) = (c.ph, c.ts, c.args.and_then(|a| a.mhz)) else {
+            continue;
+        };
+        let Ok(at) = micros_text_to_ns(ts.get().as_bytes()) else {
+            continue;
+        };
+        if mhz.is_finite() && mhz > 0.0 && mhz < f64::from(u32::MAX) {
+            out.push(ClockSample {
+                at,
+                mhz: mhz.round() as u32,
+            });
+        }
+    }
+    out.sort_by_key(|s| s.at);
+    out
+}
+
+/// The end (one past the `}`) of the JSON object starting at `open`, strings respected.
+fn object_end(text: &[u8], open: usize) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0u32, false, false);
+    for (i, &b) in text.iter().enumerate().skip(open) {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_the_counter_events_alone() {
+        let text = br#"[{"name": "process_name", "pid": 6, "tid": 0, "args": {"name": "AI Core Freq"}, "ph": "M"},
+{"name": "AI Core Freq", "ts": "2000.000", "pid": 6, "tid": 0, "args": {"MHz": 1200.0}, "ph": "C"},
+{"name": "AI Core Freq", "ts": "1000", "pid": 6, "tid": 0, "args": {"MHz": 1800}, "ph": "C"},
+{"name": "x}\"{", "ts": "3", "pid": 6, "tid": 0, "args": {"MHz": 1}, "ph": "C"}]"#;
+        let s = ai_core_clock(text);
+        assert_eq!(
+            s,
+            [
+                ClockSample {
+                    at: 1_000_000,
+                    mhz: 1800
+                },
+                ClockSample {
+                    at: 2_000_000,
+                    mhz: 1200
+                }
+            ]
+        );
+        assert_eq!(
+            object_end(br#"{"a": "}", "b": {"c": 1}} tail"#, 0),
+            Some(25)
+        );
+    }
+}
