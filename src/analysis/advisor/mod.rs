@@ -165,6 +165,8 @@ pub enum Claim {
     Host(rules::host::Claim),
     /// Kernel rules.
     Compute(rules::compute::Claim),
+    /// The accelerator's own tables (Ascend kernel table, clock, framework operators).
+    Accelerator(rules::accelerator::Claim),
 }
 
 /// One piece of advice.

@@ -1,6 +1,7 @@
 //! The words of each finding: its title (from what it claims), its cause and what to change.
 //! One file per rule category, like the rules.
 
+mod accelerator;
 mod communication;
 mod compute;
 mod host;
@@ -31,5 +32,6 @@ pub fn claim_words(c: &Claim) -> Words {
         Claim::Communication(c) => communication::words(c),
         Claim::Host(c) => host::words(c),
         Claim::Compute(c) => compute::words(c),
+        Claim::Accelerator(c) => accelerator::words(c),
     }
 }

@@ -3,10 +3,10 @@
 //! replaces — msprof-analyze's "operator no bound", "dynamic shape" and "affinity API" rules,
 //! with stepscope's evidence and impact.
 
-use super::compute::Claim;
 use super::{Rule, per_rank, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds, View};
 use crate::analysis::roofline::Class;
+use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 
 /// The kernel-table rules.
@@ -37,6 +37,73 @@ pub const RULES: &[Rule] = &[
         detect: affinity_apis,
     },
 ];
+
+/// What a kernel-table finding claims.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// Operator types whose PMU counters show no pipe busy at U (the one with the most
+    /// time first).
+    UnboundOperators {
+        /// The operator type.
+        op: String,
+        /// Its unit.
+        core: Option<&'static str>,
+        /// Its busiest pipe.
+        pipe: &'static str,
+        /// That pipe's mean ratio.
+        ratio: f64,
+        /// Operator types listed.
+        ops: usize,
+        /// Their share of kernel time.
+        share: f64,
+    },
+    /// Every recorded task ran compiled for dynamic shapes.
+    DynamicShapes {
+        /// Dynamic tasks.
+        tasks: u64,
+        /// The operator type with the most dynamic time.
+        led_by: Option<String>,
+    },
+    /// A rank whose device clock ran below the job's top clock (the worst (rank, step)).
+    ClockDrop {
+        /// The rank.
+        rank: RankId,
+        /// The step.
+        step: StepNo,
+        /// Its mean clock there, MHz.
+        mean_mhz: f64,
+        /// The job's top clock, MHz.
+        top_mhz: u32,
+        /// (rank, step)s with a drop.
+        drops: usize,
+    },
+    /// Operators that ran on the AI CPU, with a task of at least 20 µs.
+    AiCpu {
+        /// The operator type with the most time.
+        op: String,
+        /// Its tasks and longest task.
+        tasks: u64,
+        /// Its longest task.
+        max_ns: Ns,
+        /// Operator types listed.
+        ops: usize,
+        /// Σ their time.
+        time_ns: Ns,
+        /// Some of their tasks take a 64-bit float input.
+        double: bool,
+    },
+    /// Runs of framework operators that one fused torch_npu API replaces.
+    AffinityApis {
+        /// The API with the most host time in what it replaces.
+        api: String,
+        /// Its first matched run (`Optimizer.step#SGD.step`, `permute-contiguous-view`).
+        replaces: String,
+        /// Its runs.
+        count: u64,
+        /// APIs with a match.
+        apis: usize,
+    },
+}
 
 /// An operator's mean task must last this long to be worth tuning (msprof-analyze: 20 µs).
 pub const MIN_TASK_NS: Ns = 20_000;
@@ -75,7 +142,7 @@ pub fn unbound_operators(f: &Facts, t: &Thresholds) -> Option<Draft> {
     Some(
         Draft::new(
             per_rank(impact, f),
-            crate::analysis::advisor::Claim::Compute(c),
+            crate::analysis::advisor::Claim::Accelerator(c),
         )
         .ops(ops.iter().map(|o| o.op.clone()))
         .number("time_ns", Quantity::Ns(time))
@@ -97,7 +164,7 @@ pub fn dynamic_shapes(f: &Facts, _: &Thresholds) -> Option<Draft> {
         led_by: k.dynamic_ops.first().map(|o| o.op.clone()),
     };
     Some(
-        Draft::new(0, crate::analysis::advisor::Claim::Compute(c))
+        Draft::new(0, crate::analysis::advisor::Claim::Accelerator(c))
             .ops(k.dynamic_ops.iter().map(|o| o.op.clone()))
             .number("dynamic_tasks", Quantity::Count(k.dynamic)),
     )
@@ -125,7 +192,7 @@ pub fn clock_drop(f: &Facts, _: &Thresholds) -> Option<Draft> {
     Some(
         Draft::new(
             per_rank(lost, f),
-            crate::analysis::advisor::Claim::Compute(c),
+            crate::analysis::advisor::Claim::Accelerator(c),
         )
         .ranks(ranks)
         .steps(steps)
@@ -160,7 +227,7 @@ pub fn ai_cpu_operators(f: &Facts, _: &Thresholds) -> Option<Draft> {
     Some(
         Draft::new(
             per_rank(time_ns, f),
-            crate::analysis::advisor::Claim::Compute(c),
+            crate::analysis::advisor::Claim::Accelerator(c),
         )
         .ops(ops.iter().map(|o| o.op.clone()))
         .number("time_ns", Quantity::Ns(time_ns))
@@ -180,7 +247,7 @@ pub fn affinity_apis(f: &Facts, _: &Thresholds) -> Option<Draft> {
         apis: f.affinity.len(),
     };
     Some(
-        Draft::new(0, crate::analysis::advisor::Claim::Compute(c))
+        Draft::new(0, crate::analysis::advisor::Claim::Accelerator(c))
             .ranks(first.ranks.iter().copied())
             .steps(first.steps.iter().copied())
             .ops(f.affinity.iter().map(|a| a.api.clone()))

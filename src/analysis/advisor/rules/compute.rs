@@ -4,7 +4,7 @@
 use super::{Rule, per_rank, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds, View};
 use crate::analysis::roofline::{Class, UnknownCause};
-use crate::model::{Family, RankId, StepNo};
+use crate::model::Family;
 use crate::time::Ns;
 
 /// The kernel rules.
@@ -70,68 +70,6 @@ pub enum Claim {
         op_types: usize,
         /// Their time, per rank.
         time_ns: Ns,
-    },
-    /// Operator types whose PMU counters show no pipe busy at U (the one with the most
-    /// time first).
-    UnboundOperators {
-        /// The operator type.
-        op: String,
-        /// Its unit.
-        core: Option<&'static str>,
-        /// Its busiest pipe.
-        pipe: &'static str,
-        /// That pipe's mean ratio.
-        ratio: f64,
-        /// Operator types listed.
-        ops: usize,
-        /// Their share of kernel time.
-        share: f64,
-    },
-    /// Every recorded task ran compiled for dynamic shapes.
-    DynamicShapes {
-        /// Dynamic tasks.
-        tasks: u64,
-        /// The operator type with the most dynamic time.
-        led_by: Option<String>,
-    },
-    /// A rank whose device clock ran below the job's top clock (the worst (rank, step)).
-    ClockDrop {
-        /// The rank.
-        rank: RankId,
-        /// The step.
-        step: StepNo,
-        /// Its mean clock there, MHz.
-        mean_mhz: f64,
-        /// The job's top clock, MHz.
-        top_mhz: u32,
-        /// (rank, step)s with a drop.
-        drops: usize,
-    },
-    /// Operators that ran on the AI CPU, with a task of at least 20 µs.
-    AiCpu {
-        /// The operator type with the most time.
-        op: String,
-        /// Its tasks and longest task.
-        tasks: u64,
-        /// Its longest task.
-        max_ns: Ns,
-        /// Operator types listed.
-        ops: usize,
-        /// Σ their time.
-        time_ns: Ns,
-        /// Some of their tasks take a 64-bit float input.
-        double: bool,
-    },
-    /// Runs of framework operators that one fused torch_npu API replaces.
-    AffinityApis {
-        /// The API with the most host time in what it replaces.
-        api: String,
-        /// Its first matched run (`Optimizer.step#SGD.step`, `permute-contiguous-view`).
-        replaces: String,
-        /// Its runs.
-        count: u64,
-        /// APIs with a match.
-        apis: usize,
     },
     /// Kernel time the roofline cannot place.
     RooflineUnknown {

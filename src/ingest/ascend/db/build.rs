@@ -312,46 +312,27 @@ fn assemble(evs: Vec<Ev>, extra: Extra, strings: &mut Interner) -> Rank {
     }
     let ext: Vec<u64> = order.iter().map(|&i| evs[i].ext).collect();
     crate::ingest::link::link(&mut rank, &corr, &ext);
-    rank.collectives = extra
-        .collectives
-        .into_iter()
-        .map(|(i, mut c)| {
-            c.event = EventIx(new_ix[i]);
-            c
-        })
-        .collect();
+    let at = |i: usize| EventIx(new_ix[i]);
+    rank.collectives = placed(extra.collectives, |(i, c)| Collective { event: at(i), ..c });
     rank.collectives.sort_by_key(|c| c.event);
-    let starts = &rank.events.start;
-    rank.peer_waits = extra
-        .waits
-        .into_iter()
-        .map(|(i, peer)| PeerWait {
-            event: EventIx(new_ix[i]),
-            peer,
-        })
-        .collect();
-    rank.peer_waits
-        .sort_by_key(|w| (starts[w.event.0 as usize], w.event));
-    rank.shapes = extra
-        .shapes
-        .into_iter()
-        .map(|(i, s)| OpShape {
-            event: EventIx(new_ix[i]),
-            ..s
-        })
-        .collect();
+    rank.shapes = placed(extra.shapes, |(i, s)| OpShape { event: at(i), ..s });
     rank.shapes.sort_by_key(|s| s.event);
-    rank.transfers = extra
-        .transfers
-        .into_iter()
-        .map(|(i, t)| PlaneTransfer {
-            event: EventIx(new_ix[i]),
-            ..t
-        })
-        .collect();
+    let starts = &rank.events.start;
+    rank.peer_waits = placed(extra.waits, |(i, peer)| PeerWait { event: at(i), peer });
+    rank.peer_waits
+        .sort_by_key(|w| (starts[w.event.index()], w.event));
+    rank.transfers = placed(extra.transfers, |(i, t)| PlaneTransfer {
+        event: at(i),
+        ..t
+    });
     rank.transfers
-        .sort_by_key(|t| (starts[t.event.0 as usize], t.event));
+        .sort_by_key(|t| (starts[t.event.index()], t.event));
     rank
+}
+
+/// A side table's entries, each given its event's place after sorting.
+fn placed<T, U>(v: Vec<(usize, T)>, place: impl Fn((usize, T)) -> U) -> Vec<U> {
+    v.into_iter().map(place).collect()
 }
 
 fn push_event(ev: &mut Events, e: &Ev, lane: u16) {

@@ -33,6 +33,23 @@ pub struct DbRank {
     pub unmatched_tasks: usize,
 }
 
+/// The environment variables that were set, by name (`None`: none recorded).
+type Env = Option<Vec<(String, String)>>;
+
+/// `META_DATA`'s environment and parallel groups (as `profiler_metadata.json` has them).
+fn meta_data(db: &Db) -> Result<(Env, Vec<crate::model::ProcessGroup>), Error> {
+    let json = |name: &str| -> Result<Option<serde_json::Value>, Error> {
+        let sql = format!("SELECT value FROM META_DATA WHERE name = '{name}' LIMIT 1");
+        Ok(rows::first_text(db, "META_DATA", &sql)?
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()))
+    };
+    let env = json("ENV_VARIABLES")?.and_then(|v| super::info::env(&v));
+    let groups = json("parallel_group_info")?
+        .map(|v| super::info::parallel_groups(&v))
+        .unwrap_or_default();
+    Ok((env, groups))
+}
+
 /// Reads the events of one rank's database.
 pub fn read(path: &Path) -> Result<DbRank, Error> {
     let db = Db::open(path)?;
@@ -91,21 +108,7 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
     .and_then(|r| r.parse().ok());
     let device = rows::first_text(&db, "NPU_INFO", "SELECT name FROM NPU_INFO LIMIT 1")?
         .filter(|n| !n.trim().is_empty());
-    let env = rows::first_text(
-        &db,
-        "META_DATA",
-        "SELECT value FROM META_DATA WHERE name = 'ENV_VARIABLES' LIMIT 1",
-    )?
-    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-    .and_then(|v| super::info::env(&v));
-    let groups = rows::first_text(
-        &db,
-        "META_DATA",
-        "SELECT value FROM META_DATA WHERE name = 'parallel_group_info' LIMIT 1",
-    )?
-    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-    .map(|v| super::info::parallel_groups(&v))
-    .unwrap_or_default();
+    let (env, groups) = meta_data(&db)?;
     Ok(DbRank {
         rank,
         strings,

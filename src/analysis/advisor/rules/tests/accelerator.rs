@@ -116,8 +116,8 @@ fn ai_cpu_operators_need_a_task_of_20_us() {
     assert_eq!(d.evidence.ops, ["Cast", "NonZero"]);
     assert!(matches!(
         d.claim,
-        crate::analysis::advisor::Claim::Compute(
-            crate::analysis::advisor::rules::compute::Claim::AiCpu {
+        crate::analysis::advisor::Claim::Accelerator(
+            crate::analysis::advisor::rules::accelerator::Claim::AiCpu {
                 double: true,
                 ops: 2,
                 ..

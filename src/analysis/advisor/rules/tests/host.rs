@@ -17,14 +17,6 @@ fn host_rules() {
     w.host.launch.host_bound_ns = 40 * MS;
     // 40 ms host-bound minus 10 ms of data loading = 30 ms (7.5%).
     assert_eq!(w.run(launch_bound).unwrap().impact_ns, 15 * MS);
-    // No launch recorded (no runtime layer): device work still shows a device to feed; with
-    // neither, nothing says the host drives a device.
-    w.host.launch.launched = 0;
-    w.host.launch.device_work = 300;
-    assert_eq!(w.run(launch_bound).unwrap().impact_ns, 15 * MS);
-    w.host.launch.device_work = 0;
-    assert!(w.run(launch_bound).is_none());
-    w.host.launch.launched = 1000;
     w.host.launch.host_bound_ns = 20 * MS;
     assert!(w.run(launch_bound).is_none());
 
@@ -206,4 +198,19 @@ fn free_time_and_critical_path() {
     c.top_ops[0].data_loader = true;
     w.critical = Some(c);
     assert!(w.run(critical_path_host).is_none());
+}
+
+#[test]
+fn launch_bound_needs_a_device_to_feed() {
+    let mut w = World::new();
+    w.host.launch.span_ns = 400 * MS;
+    w.host.launch.host_bound_ns = 40 * MS;
+    // No launch recorded (no runtime layer, Ascend Level0's text export): device work still
+    // shows a device to feed; with neither, nothing says the host drives a device.
+    w.host.launch.device_work = 300;
+    assert_eq!(w.run(launch_bound).unwrap().impact_ns, 20 * MS);
+    w.host.launch.device_work = 0;
+    assert!(w.run(launch_bound).is_none());
+    w.host.launch.launched = 1000;
+    assert_eq!(w.run(launch_bound).unwrap().impact_ns, 20 * MS);
 }
