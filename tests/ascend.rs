@@ -636,7 +636,7 @@ fn affinity_apis_are_msprofs() {
 /// group by HCCL's hash of the id (`…@<double_hash>`). With the tiny job's metadata declaring a
 /// world of 4 and a `dp` group of ranks 0 and 1, and its all-reduce named in that group, the
 /// all-reduce is matched in `dp` — both its members loaded — not in a world with ranks 2 and
-/// 3 missing.
+/// 3 missing. Undeclared, the group's size comes from the link matrix.
 #[test]
 fn hccl_ops_join_the_declared_parallel_groups() {
     let dp = "10.0.0.1%eth0_60000_0_1";
@@ -649,8 +649,8 @@ fn hccl_ops_join_the_declared_parallel_groups() {
               "10.0.0.1%eth0_60000_0_0": {{"group_name": "default_group", "group_rank": 0, "global_ranks": [0, 1, 2, 3]}}}}}}"#
     );
     // The tiny job with that metadata; its all-reduce named in `dp`, or in a group (`99`)
-    // the metadata does not declare.
-    let job = |group: &str| {
+    // the metadata does not declare, with or without the link matrix.
+    let job = |group: &str, matrix: bool| {
         let t = tempfile::tempdir().unwrap();
         let job = t.path().join("job");
         copy_dir(&tiny(), &job);
@@ -660,11 +660,15 @@ fn hccl_ops_join_the_declared_parallel_groups() {
             let comm = dir.join("ASCEND_PROFILER_OUTPUT/communication.json");
             let text = std::fs::read_to_string(&comm).unwrap();
             std::fs::write(&comm, text.replace("@99", &format!("@{group}"))).unwrap();
+            if !matrix {
+                std::fs::remove_file(dir.join("ASCEND_PROFILER_OUTPUT/communication_matrix.json"))
+                    .unwrap();
+            }
         }
         let r = report_json(&[&job], &[]);
         r["communication"]["groups"].as_array().unwrap().clone()
     };
-    let groups = job(dp_hash);
+    let groups = job(dp_hash, true);
     assert_eq!(groups.len(), 1, "{groups:?}");
     let g = &groups[0];
     assert_eq!(g["name"], dp_hash);
@@ -676,8 +680,14 @@ fn hccl_ops_join_the_declared_parallel_groups() {
         (&g["ranks"], &g["missing_ranks"]),
         (&json!([0, 1]), &json!([]))
     );
-    // An undeclared group of unknown size is taken for the world: ranks 2 and 3 unseen.
-    let groups = job("99");
+    // An undeclared group: the link matrix names communicator ranks 0 and 1 alone, so it is
+    // no world of 4 but a group of the ranks calling it, none missing.
+    let groups = job("99", true);
+    let g = &groups[0];
+    assert_eq!((&g["name"], &g["ranks"]), (&json!("99"), &json!([0, 1])));
+    assert_eq!(g["missing_ranks"], json!([]));
+    // Of unknown size (no matrix), it is taken for the world: ranks 2 and 3 unseen.
+    let groups = job("99", false);
     let w = &groups[0];
     assert_eq!(
         (&w["ranks"], &w["missing_ranks"]),

@@ -73,6 +73,7 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     }
     if let Some(p) = dir.output_file("communication_matrix.json") {
         d.rank.links = matrix::read(&p)?;
+        group_sizes(&mut d.rank, &d.strings);
     }
     if let Some(p) = dir.output_file("kernel_details.csv") {
         let rows = kernel_details::read(&p)?;
@@ -98,6 +99,22 @@ fn assign_groups(rank: &mut Rank, strings: &mut Interner, groups: &[(String, Str
         let name = strings.resolve(rank.events.name[c.event.index()]);
         if let Ok(k) = groups.binary_search_by(|(op, _)| op.as_str().cmp(name)) {
             c.group = Some(strings.intern(&groups[k].1));
+        }
+    }
+}
+
+/// Each HCCL op's group size from the link matrix: its communicator ranks run 0..n, so the
+/// largest one named is n − 1. What tells a group of the whole world from a smaller one when
+/// no metadata declares it.
+fn group_sizes(rank: &mut Rank, strings: &Interner) {
+    let mut size: rustc_hash::FxHashMap<&str, u64> = Default::default();
+    for l in &rank.links {
+        let n = size.entry(l.group.as_str()).or_default();
+        *n = (*n).max(u64::from(l.src.max(l.dst)) + 1);
+    }
+    for c in &mut rank.collectives {
+        if let Some(&n) = c.group.and_then(|g| size.get(strings.resolve(g))) {
+            c.group_size = Some(n);
         }
     }
 }
@@ -173,6 +190,7 @@ fn read_db(
             rank.profiler_steps = db::step_trace(&p)?;
             rank.transports = db::transports(&p)?;
             rank.links = db::links(&p)?;
+            group_sizes(&mut rank, &strings);
         }
         None => warnings.push(format!(
             "{}: no analysis.db; the breakdown is not cross-checked against the profiler's",
