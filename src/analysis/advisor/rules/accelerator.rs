@@ -3,7 +3,7 @@
 //! replaces — msprof-analyze's "operator no bound", "dynamic shape" and "affinity API" rules,
 //! with stepscope's evidence and impact.
 
-use super::{Rule, per_rank, share};
+use super::{Rule, distinct, per_rank, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds, View};
 use crate::analysis::roofline::Class;
 use crate::model::{RankId, StepNo};
@@ -183,19 +183,13 @@ pub fn clock_drop(f: &Facts, _: &Thresholds) -> Option<Draft> {
         top_mhz: f.top_mhz?,
         drops: f.clock_drops.len(),
     };
-    let mut ranks: Vec<_> = f.clock_drops.iter().map(|d| d.rank).collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    let mut steps: Vec<_> = f.clock_drops.iter().map(|d| d.step).collect();
-    steps.sort_unstable();
-    steps.dedup();
     Some(
         Draft::new(
             per_rank(lost, f),
             crate::analysis::advisor::Claim::Accelerator(c),
         )
-        .ranks(ranks)
-        .steps(steps)
+        .ranks(distinct(f.clock_drops.iter().map(|d| d.rank)))
+        .steps(distinct(f.clock_drops.iter().map(|d| d.step)))
         .number("lost_ns", Quantity::Ns(lost))
         .number(
             "clock_ratio",
