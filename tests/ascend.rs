@@ -167,7 +167,11 @@ fn broken(rel: &str, text: &[u8]) -> (tempfile::TempDir, PathBuf) {
     for f in ["profiler_info_0.json", "profiler_metadata.json"] {
         std::fs::copy(src.join(f), root.join(f)).unwrap();
     }
-    for f in ["trace_view.json", "step_trace_time.csv"] {
+    for f in [
+        "trace_view.json",
+        "step_trace_time.csv",
+        "kernel_details.csv",
+    ] {
         let from = src.join("ASCEND_PROFILER_OUTPUT").join(f);
         std::fs::copy(from, out.join(f)).unwrap();
     }
@@ -730,4 +734,39 @@ fn a_dropped_device_clock_is_found_by_hand() {
     let r = report_json(&[&tiny()], &[]);
     assert_eq!(r["clocks"]["drops"], json!([]));
     assert!(common::finding(&r, "clock_drop").is_none());
+}
+
+/// `op_statistic.csv` is the profiler's own sum of its kernel table per operator type and
+/// unit. On the shared level1 and level2 text exports the tasks stepscope read (durations
+/// from trace_view.json, each to the ns) reproduce every one of its 33 rows on both ranks:
+/// the same count, the same total within 1 ns per task. A row that does not agree is named.
+#[test]
+fn the_kernel_table_reproduces_op_statistic() {
+    if let Some(s) = shared() {
+        for dir in &ascend_levels(&s, "text")[1..] {
+            let r = report_json(&[dir], &[]);
+            let checks = r["op_stat_checks"].as_array().unwrap();
+            assert_eq!(checks.len(), 2, "{}", dir.display());
+            for c in checks {
+                assert_eq!((&c["rows"], &c["agree"]), (&json!(33), &json!(33)), "{c}");
+            }
+        }
+    }
+    // Tiny rank 0 ran one MatMulV2 of 30 µs and one Add of 10 µs; a table claiming two Adds
+    // disagrees on that row alone.
+    let table = "OP Type,Core Type,Count,Total Time(us)\nMatMulV2,AI_CORE,1,30.000\n\
+                 Add,AI_VECTOR_CORE,2,20.000\n";
+    let (_t, root) = broken("ASCEND_PROFILER_OUTPUT/op_statistic.csv", table.as_bytes());
+    let r = report_json(&[&root], &[]);
+    let c = &r["op_stat_checks"][0];
+    assert_eq!((&c["rows"], &c["agree"]), (&json!(2), &json!(1)));
+    let d = &c["differ"][0];
+    assert_eq!(
+        (&d["op"], &d["core"]),
+        (&json!("Add"), &json!("AI_VECTOR_CORE"))
+    );
+    assert_eq!(
+        (&d["count"], &d["time_ns"]),
+        (&json!([2, 1]), &json!([20_000, 10_000]))
+    );
 }

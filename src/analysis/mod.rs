@@ -98,6 +98,8 @@ pub struct Analysis {
     pub affinity: Vec<affinity::AffinityMatch>,
     /// Steps a rank's device clock ran below the job's top clock.
     pub clocks: clocks::Clocks,
+    /// The kernel table's sums against the profiler's own (`op_statistic.csv`).
+    pub op_stat_checks: Vec<tasks::OpStatCheck>,
     /// Findings, largest impact first.
     pub findings: Vec<advisor::Finding>,
     /// Wall time of the analysis, ns.
@@ -231,6 +233,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         unaligned: comm::unaligned::unaligned(job, in_scope),
         affinity: affinity::affinity(job, in_scope),
         clocks: clocks::clocks(job, &spans, &breakdown),
+        op_stat_checks: tasks::op_stat_checks(job),
         findings: Vec::new(),
         critical_path,
         host,

@@ -101,3 +101,76 @@ fn top(job: &Job, ops: Ops) -> Vec<TaskOp> {
     v.truncate(TOP);
     v
 }
+
+/// One rank's kernel table summed per operator type against the profiler's own sums
+/// (`op_statistic.csv`), over the whole profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OpStatCheck {
+    /// The rank.
+    pub rank: RankId,
+    /// Rows of the profiler's table.
+    pub rows: u64,
+    /// Of those, rows whose count is ours and whose total is ours within 1 ns per task (each
+    /// side rounds every task to the ns once).
+    pub agree: u64,
+    /// The rows that do not.
+    pub differ: Vec<OpStatDiff>,
+}
+
+/// A row where the profiler's sum and the tasks' differ.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OpStatDiff {
+    /// Operator type.
+    pub op: String,
+    /// Unit (`AI_CORE`, …).
+    pub core: &'static str,
+    /// (theirs, ours) task counts.
+    pub count: (u64, u64),
+    /// (theirs, ours) Σ time.
+    pub time_ns: (Ns, Ns),
+}
+
+/// Every rank that has both a kernel table and the profiler's sums of it.
+pub fn op_stat_checks(job: &Job) -> Vec<OpStatCheck> {
+    let mut out = Vec::new();
+    for rank in job
+        .ranks
+        .iter()
+        .filter(|r| !r.op_stats.is_empty() && !r.tasks.is_empty())
+    {
+        let mut ours: FxHashMap<(&str, Core), (u64, Ns)> = FxHashMap::default();
+        for d in &rank.tasks {
+            let i = d.event.index();
+            let op = job
+                .strings
+                .resolve(d.op_type.unwrap_or(rank.events.name[i]));
+            let e = ours.entry((op, d.core.unwrap_or_default())).or_default();
+            e.0 += 1;
+            e.1 += rank.events.dur[i];
+        }
+        let mut check = OpStatCheck {
+            rank: rank.id,
+            rows: rank.op_stats.len() as u64,
+            agree: 0,
+            differ: Vec::new(),
+        };
+        for s in &rank.op_stats {
+            let (n, ns) = ours
+                .get(&(s.op_type.as_str(), s.core))
+                .copied()
+                .unwrap_or_default();
+            if n == s.count && ns.abs_diff(s.total_ns) <= n + 1 {
+                check.agree += 1;
+            } else {
+                check.differ.push(OpStatDiff {
+                    op: s.op_type.clone(),
+                    core: s.core.as_str(),
+                    count: (s.count, n),
+                    time_ns: (s.total_ns, ns),
+                });
+            }
+        }
+        out.push(check);
+    }
+    out
+}

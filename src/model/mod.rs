@@ -15,7 +15,8 @@ pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
 pub use interner::{Interner, Sym};
 pub use lane::{Lane, LaneSide};
 pub use profiler::{
-    ClockSample, Link, LinkUse, PeerWait, PlaneTransfer, ProfilerStep, Transport, TransportUse,
+    ClockSample, Link, LinkUse, OpStat, PeerWait, PlaneTransfer, ProfilerStep, Transport,
+    TransportUse,
 };
 pub use role::{
     CollOp, Family, GemmForm, GraphCall, HostCollective, OpFamily, PageableCopy, Role, SyncCall,
@@ -87,6 +88,8 @@ pub struct Rank {
     pub profiler_steps: Vec<ProfilerStep>,
     /// Waits for named peers inside collectives (HCCL `Notify_Wait`), in start order.
     pub peer_waits: Vec<PeerWait>,
+    /// The profiler's per-operator-type sums of its kernel table (`op_statistic.csv`).
+    pub op_stats: Vec<OpStat>,
     /// The accelerator's clock samples, in time order; empty when none were recorded.
     pub clocks: Vec<ClockSample>,
     /// The data-moving tasks of HCCL ops, with their sizes and links, in start order.

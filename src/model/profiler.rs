@@ -182,3 +182,17 @@ pub struct ClockSample {
     /// The clock, MHz.
     pub mhz: u32,
 }
+
+/// The profiler's own sum of its kernel table for one operator type on one unit
+/// (`op_statistic.csv`): what the tasks' own sums are checked against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpStat {
+    /// `OP Type`.
+    pub op_type: String,
+    /// `Core Type`.
+    pub core: super::Core,
+    /// `Count`.
+    pub count: u64,
+    /// `Total Time(us)`, in ns.
+    pub total_ns: Ns,
+}

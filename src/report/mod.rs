@@ -93,6 +93,10 @@ pub struct Report {
     /// neighbours (Ascend Level1 and above); absent when no rank recorded transfer sizes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unaligned_transfers: Option<crate::analysis::comm::unaligned::Unaligned>,
+    /// The kernel table's sums against the profiler's own (`op_statistic.csv`); absent
+    /// without one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub op_stat_checks: Vec<crate::analysis::tasks::OpStatCheck>,
     /// Steps a rank's device clock ran below the job's top one; absent when no rank recorded
     /// its clock.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -213,6 +217,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         unaligned_transfers: a.unaligned.recorded.then(|| a.unaligned.clone()),
         affinity: a.affinity.clone(),
         clocks: a.clocks.top_mhz.map(|_| a.clocks.clone()),
+        op_stat_checks: a.op_stat_checks.clone(),
         tasks: (a.tasks.tasks > 0).then(|| a.tasks.clone()),
         schema: SCHEMA,
         job: job::job_info(loaded, a),
@@ -377,6 +382,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     out.extend(r.tasks.as_ref().and_then(tasks::tasks));
     out.extend(tasks::affinity(&r.affinity));
     out.extend(r.clocks.as_ref().and_then(tasks::clocks));
+    out.extend(tasks::op_stat_checks(&r.op_stat_checks));
     out.extend(advice::host(&r.host));
     out.extend(profiler_table(&r.profiler_checks));
     out.extend(transports::table(&r.transports));

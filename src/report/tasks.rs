@@ -148,3 +148,45 @@ pub fn clocks(c: &crate::analysis::clocks::Clocks) -> Option<Table> {
         notes: vec!["lost: compute x (1 - mean / top), the time the slower clock added".into()],
     })
 }
+
+/// Per rank, how many of the profiler's per-type sums (`op_statistic.csv`) the tasks
+/// reproduce; the rows that differ as notes. `None` without the file.
+pub fn op_stat_checks(c: &[crate::analysis::tasks::OpStatCheck]) -> Option<Table> {
+    if c.is_empty() {
+        return None;
+    }
+    let notes = c
+        .iter()
+        .flat_map(|k| {
+            k.differ.iter().take(5).map(move |d| {
+                format!(
+                    "rank {}: {} on {}: {} task(s) in {} there, {} in {} here",
+                    k.rank,
+                    d.op,
+                    d.core,
+                    d.count.0,
+                    human(d.time_ns.0),
+                    d.count.1,
+                    human(d.time_ns.1)
+                )
+            })
+        })
+        .collect();
+    Some(Table {
+        title: "Kernel table against op_statistic.csv (count, and time within 1 ns per task)"
+            .into(),
+        header: vec!["rank", "types", "agree", "differ"],
+        rows: c
+            .iter()
+            .map(|k| {
+                vec![
+                    k.rank.to_string(),
+                    k.rows.to_string(),
+                    k.agree.to_string(),
+                    k.differ.len().to_string(),
+                ]
+            })
+            .collect(),
+        notes,
+    })
+}

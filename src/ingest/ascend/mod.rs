@@ -17,6 +17,7 @@ pub mod hccl;
 pub mod info;
 pub mod kernel_details;
 pub mod matrix;
+pub mod op_statistic;
 pub mod step_trace;
 pub mod tasks;
 pub mod trace;
@@ -74,6 +75,9 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     if let Some(p) = dir.output_file("communication_matrix.json") {
         d.rank.links = matrix::read(&p)?;
         group_sizes(&mut d.rank, &d.strings);
+    }
+    if let Some(p) = dir.output_file("op_statistic.csv") {
+        d.rank.op_stats = op_statistic::read(&p)?;
     }
     if let Some(p) = dir.output_file("kernel_details.csv") {
         let rows = kernel_details::read(&p)?;
