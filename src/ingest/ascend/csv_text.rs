@@ -45,6 +45,22 @@ impl<'a> Lines<'a> {
     }
 }
 
+/// A CSV reader over `bytes` and its header names, trimmed (torch_npu's files are read by
+/// header name: columns move between versions).
+pub fn with_header<'a>(
+    label: &str,
+    bytes: &'a [u8],
+) -> Result<(csv::Reader<&'a [u8]>, Vec<String>), Error> {
+    let mut r = csv::ReaderBuilder::new().from_reader(bytes);
+    let header = r
+        .headers()
+        .map_err(|e| csv_error(label, bytes, &e))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    Ok((r, header))
+}
+
 /// A CSV error of the file `label` (whose text is `text`) as a one-line input error at its
 /// line.
 pub fn csv_error(label: &str, text: &[u8], e: &csv::Error) -> Error {

@@ -3,7 +3,7 @@
 //! `aic_metrics` was PipeUtilization. Read by header name: the columns move between versions
 //! (`Device_id` first or second, `Block Num` for `Block Dim`, Level0's eight columns).
 
-use super::csv_text::{Lines, csv_error};
+use super::csv_text::{Lines, csv_error, with_header};
 use super::tasks::TaskRow;
 use crate::error::{Error, Position};
 use crate::model::{Core, Pipe, Pipes};
@@ -54,13 +54,7 @@ impl Columns {
 
 /// Parses the text of a `kernel_details.csv`.
 pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<TaskRow>, Error> {
-    let mut r = csv::ReaderBuilder::new().from_reader(bytes);
-    let header: Vec<String> = r
-        .headers()
-        .map_err(|e| csv_error(label, bytes, &e))?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
+    let (mut r, header) = with_header(label, bytes)?;
     let c = Columns::of(&header).map_err(|m| Error::input_pos(label, Position::Line(1), m))?;
     let mut rows = Vec::new();
     let mut lines = Lines::new(bytes);

@@ -2,7 +2,7 @@
 //! (count and total time), read by header name and kept beside the tasks so that the report
 //! can check its sums against the tasks themselves (docs/metrics.md "Device tasks").
 
-use super::csv_text::{Lines, csv_error};
+use super::csv_text::{Lines, csv_error, with_header};
 use crate::error::{Error, Position};
 use crate::model::{Core, OpStat};
 use crate::time::micros_text_to_ns;
@@ -16,14 +16,8 @@ pub fn read(path: &Path) -> Result<Vec<OpStat>, Error> {
 
 /// Parses the text of an `op_statistic.csv`.
 pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<OpStat>, Error> {
-    let mut r = csv::ReaderBuilder::new().from_reader(bytes);
+    let (mut r, header) = with_header(label, bytes)?;
     let at_line = |line: u32, msg: String| Error::input_pos(label, Position::Line(line), msg);
-    let header: Vec<String> = r
-        .headers()
-        .map_err(|e| csv_error(label, bytes, &e))?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
     let col = |name: &str| {
         header
             .iter()

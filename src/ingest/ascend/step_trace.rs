@@ -2,7 +2,7 @@
 //! move between versions: `Device_id` first in CANN 8.3, `Preparing` only since 2025), values
 //! in decimal µs converted to integer ns exactly.
 
-use super::csv_text::{Lines, csv_error};
+use super::csv_text::{Lines, csv_error, with_header};
 use crate::error::{Error, Position};
 use crate::model::{ProfilerStep, StepNo};
 use crate::time::{Ns, micros_text_to_ns};
@@ -30,14 +30,8 @@ pub fn read(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
 
 /// Parses the text of a `step_trace_time.csv`.
 pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<ProfilerStep>, Error> {
-    let mut r = csv::ReaderBuilder::new().from_reader(bytes);
+    let (mut r, header) = with_header(label, bytes)?;
     let at_line = |line: u32, msg: String| Error::input_pos(label, Position::Line(line), msg);
-    let header = r
-        .headers()
-        .map_err(|e| csv_error(label, bytes, &e))?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect::<Vec<_>>();
     let col = |name: &str| header.iter().position(|h| h == name);
     let mut required = [0usize; REQUIRED.len()];
     for (slot, name) in required.iter_mut().zip(REQUIRED) {
