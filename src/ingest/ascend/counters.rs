@@ -5,7 +5,6 @@
 
 use crate::model::ClockSample;
 use crate::time::micros_text_to_ns;
-use memchr::memmem;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -28,14 +27,8 @@ struct Mhz {
 /// The clock samples, in time order.
 pub fn ai_core_clock(text: &[u8]) -> Vec<ClockSample> {
     let mut out = Vec::new();
-    for at in memmem::find_iter(text, b"\"AI Core Freq\"") {
-        let Some(open) = memchr::memrchr(b'{', &text[..at]) else {
-            continue;
-        };
-        let Some(close) = object_end(text, open) else {
-            continue;
-        };
-        let Ok(c) = serde_json::from_slice::<Counter>(&text[open..close]) else {
+    for object in super::objects::holding(text, b"\"AI Core Freq\"") {
+        let Ok(c) = serde_json::from_slice::<Counter>(object) else {
             continue;
         };
         let (Some("C"), Some(ts), Some(mhz)) = (c.ph, c.ts, c.args.and_then(|a| a.mhz)) else {
@@ -53,34 +46,6 @@ pub fn ai_core_clock(text: &[u8]) -> Vec<ClockSample> {
     }
     out.sort_by_key(|s| s.at);
     out
-}
-
-/// The end (one past the `}`) of the JSON object starting at `open`, strings respected.
-fn object_end(text: &[u8], open: usize) -> Option<usize> {
-    let (mut depth, mut in_string, mut escaped) = (0u32, false, false);
-    for (i, &b) in text.iter().enumerate().skip(open) {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' => depth += 1,
-            b'}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -106,10 +71,6 @@ mod tests {
                     mhz: 1200
                 }
             ]
-        );
-        assert_eq!(
-            object_end(br#"{"a": "}", "b": {"c": 1}} tail"#, 0),
-            Some(25)
         );
     }
 }

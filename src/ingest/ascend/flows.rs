@@ -10,7 +10,6 @@
 
 use crate::model::{EventIx, Interner, Kind, Rank};
 use crate::time::{Ns, micros_text_to_ns};
-use memchr::memmem;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -80,14 +79,8 @@ pub fn link_ops(rank: &mut Rank, text: &[u8], strings: &Interner) -> usize {
 /// The `async_npu` flows' starts by id, and their finishes.
 fn flow_ends(text: &[u8]) -> (FxHashMap<String, At>, Vec<(String, At)>) {
     let (mut starts, mut finishes) = (FxHashMap::default(), Vec::new());
-    for at in memmem::find_iter(text, b"\"async_npu\"") {
-        let Some(open) = memchr::memrchr(b'{', &text[..at]) else {
-            continue;
-        };
-        let Some(close) = memchr::memchr(b'}', &text[at..]).map(|c| at + c + 1) else {
-            continue;
-        };
-        let Ok(f) = serde_json::from_slice::<FlowEnd>(&text[open..close]) else {
+    for object in super::objects::holding(text, b"\"async_npu\"") {
+        let Ok(f) = serde_json::from_slice::<FlowEnd>(object) else {
             continue;
         };
         let Ok(ts) = micros_text_to_ns(f.ts.get().as_bytes()) else {

@@ -17,6 +17,7 @@ pub mod hccl;
 pub mod info;
 pub mod kernel_details;
 pub mod matrix;
+mod objects;
 pub mod op_statistic;
 pub mod step_trace;
 pub mod tasks;
