@@ -51,6 +51,8 @@ pub fn clocks(job: &Job, spans: &[Vec<StepSpan>], rows: &[Breakdown]) -> Clocks 
     let Some(top_mhz) = top else {
         return Clocks::default();
     };
+    let by_step: rustc_hash::FxHashMap<(RankId, StepNo), &Breakdown> =
+        rows.iter().map(|b| ((b.rank, b.step), b)).collect();
     let mut drops = Vec::new();
     for (r, rank) in job.ranks.iter().enumerate() {
         for span in &spans[r] {
@@ -60,10 +62,7 @@ pub fn clocks(job: &Job, spans: &[Vec<StepSpan>], rows: &[Breakdown]) -> Clocks 
             if mean >= f64::from(top_mhz) * (1.0 - DROP) {
                 continue;
             }
-            let Some(row) = rows
-                .iter()
-                .find(|b| b.rank == rank.id && b.step == span.number)
-            else {
+            let Some(row) = by_step.get(&(rank.id, span.number)) else {
                 continue;
             };
             let compute_ns = row.compute_ns + row.overlap_ns;
