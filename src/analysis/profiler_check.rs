@@ -110,14 +110,17 @@ fn recompute(job: &Job, rank: &Rank) -> Vec<ProfilerStep> {
             _ => {}
         }
     }
+    // Preparing is the device's start after the host step's; a rank with no host side (a
+    // kernel table alone) has no host step to measure from.
+    let host = rank.stepping_lane.is_some();
     work.into_iter()
         .zip(&rank.steps)
-        .map(|(w, s)| row(w, s.number, s.start))
+        .map(|(w, s)| row(w, s.number, host.then_some(s.start)))
         .collect()
 }
 
 /// The columns of one step's gathered work.
-fn row(w: StepWork, step: StepNo, host_start: Ns) -> ProfilerStep {
+fn row(w: StepWork, step: StepNo, host_start: Option<Ns>) -> ProfilerStep {
     let Some((lo, hi)) = w.window else {
         return ProfilerStep {
             step: Some(step),
@@ -139,7 +142,7 @@ fn row(w: StepWork, step: StepNo, host_start: Ns) -> ProfilerStep {
         stage: (hi - lo) - w.bubble,
         bubble: w.bubble,
         comm_not_overlapped_excl_receive: Some(exposed.saturating_sub(w.bubble)),
-        preparing: Some(lo - host_start),
+        preparing: host_start.map(|h| lo - h),
     }
 }
 

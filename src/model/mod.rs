@@ -15,8 +15,8 @@ pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
 pub use interner::{Interner, Sym};
 pub use lane::{Lane, LaneSide};
 pub use profiler::{
-    ClockSample, Link, LinkUse, OpStat, PeerWait, PlaneTransfer, ProfilerStep, Transport,
-    TransportUse,
+    ClockSample, HcclOpTime, Link, LinkUse, OpStat, PeerWait, PlaneTransfer, ProfilerStep,
+    Transport, TransportUse,
 };
 pub use role::{
     CollOp, Family, GemmForm, GraphCall, HostCollective, OpFamily, PageableCopy, Role, SyncCall,
@@ -96,6 +96,8 @@ pub struct Rank {
     pub transfers: Vec<PlaneTransfer>,
     /// Traffic per HCCL op and transport as the profiler summed it (`communication.json`).
     pub transports: Vec<TransportUse>,
+    /// Each HCCL op's elapse and transit as HCCL split them, by (op, step).
+    pub hccl_times: Vec<HcclOpTime>,
     /// Traffic per link as the profiler's matrix summed it (`communication_matrix.json`).
     pub links: Vec<LinkUse>,
     /// The environment variables the profiler recorded (Ascend `ENV_VARIABLES`): `None` when

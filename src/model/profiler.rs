@@ -119,6 +119,22 @@ pub struct TransportUse {
     pub time_ns: Ns,
 }
 
+/// One HCCL op's time as HCCL split it (`communication.json` `Communication Time Info`, db
+/// `CommAnalyzerTime`): the op's elapse, of which its data-moving tasks' transit. Kept to set
+/// beside the split measured across ranks, which cannot see a rank that is not loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HcclOpTime {
+    /// The step (`step50` → 50).
+    pub step: Option<StepNo>,
+    /// The op (`hcom_allReduce__586_0_1`).
+    pub op: String,
+    /// `Elapse Time(ms)` in ns, rounded to the ns.
+    pub elapse_ns: Ns,
+    /// `Transit Time(ms)` in ns. (Its `Wait Time(ms)` is not kept: some versions write it
+    /// wrong, and elapse − transit is the time the op did not move data, whatever it did.)
+    pub transit_ns: Ns,
+}
+
 /// What a collective's data transfer ran over (HCCL's `link type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Link {

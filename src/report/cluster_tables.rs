@@ -7,6 +7,7 @@ use super::table::Table;
 use crate::analysis::cluster::Imbalance;
 use crate::analysis::comm::RankCount;
 use crate::analysis::comm::align::{Align, Offset};
+use crate::analysis::comm::hccl_split;
 use crate::analysis::comm::stalls::STALL_RATIO;
 use crate::analysis::comm::stats::WORST;
 use crate::format::{bytes, gbps, human, join, pct};
@@ -194,7 +195,25 @@ fn comm_types(cm: &CommSection) -> Option<Table> {
         if s.wait_dominated {
             t.notes.push(format!(
                 "{name}: wait-dominated ({} waiting): the cause is upstream, a straggler, not the network",
-                s.wait_ratio.map_or("-".into(), pct)
+                s.waiting_ratio.map_or("-".into(), pct)
+            ));
+        }
+        if let Some(h) = s
+            .hccl
+            .filter(|h| (h.not_transfer - s.wait_ratio.unwrap_or(0.0)).abs() > hccl_split::DISAGREE)
+        {
+            t.notes.push(format!(
+                "{name}: HCCL's own split: {} of {} moving data ({} not); across the loaded ranks \
+                 {} waiting{}",
+                human(h.transit_ns),
+                human(h.elapse_ns),
+                pct(h.not_transfer),
+                s.wait_ratio.map_or("-".into(), pct),
+                match s.unloaded_members {
+                    0 => String::new(),
+                    n =>
+                        format!(" ({n} member(s) not loaded, whose lateness the skew cannot show)"),
+                }
             ));
         }
         if s.small_flag {

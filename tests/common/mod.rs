@@ -58,17 +58,20 @@ where
 
 /// `stepscope report PATH... --format json` parsed; panics on a non-zero exit.
 pub fn report_json(paths: &[&Path], extra: &[&str]) -> serde_json::Value {
+    report_json_and_stderr(paths, extra).0
+}
+
+/// The JSON report of `paths` and what the run wrote to stderr (warnings, skipped ranks).
+pub fn report_json_and_stderr(paths: &[&Path], extra: &[&str]) -> (serde_json::Value, String) {
     let mut args: Vec<std::ffi::OsString> = vec!["report".into()];
     args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
     args.extend(["--format".into(), "json".into()]);
     args.extend(extra.iter().map(|s| (*s).into()));
     let out = run(&args);
-    assert!(
-        out.status.success(),
-        "stepscope failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON report")
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "stepscope failed: {err}");
+    let json = serde_json::from_slice(&out.stdout).expect("valid JSON report");
+    (json, err)
 }
 
 /// The breakdown row of (step, rank).

@@ -185,6 +185,7 @@ mod tests {
             wait_ratio: 0.8,
             late: None,
             late_entry: false,
+            unloaded: None,
         };
         finding("comm_wait_dominated", 6 * MS, c, ranks)
     }

@@ -381,12 +381,18 @@ impl Enclosing {
 }
 
 /// The world when no trace states its size: the loaded ranks, and every rank the loaded
-/// ranks' collectives waited for by name (HCCL peers are communicator ranks: up to the
-/// largest communicator's size, the world's when the job has a world collective).
+/// ranks' collectives waited for by name or sent to in HCCL's link matrix (HCCL peers are
+/// communicator ranks: up to the largest communicator's size, the world's when the job has a
+/// world collective).
 fn unstated_world(job: &Job) -> Vec<RankId> {
     let mut ranks: std::collections::BTreeSet<RankId> = job.ranks.iter().map(|r| r.id).collect();
     let peers = job.ranks.iter().flat_map(|r| &r.peer_waits).map(|w| w.peer);
-    if let Some(max) = peers.max() {
+    let linked = job
+        .ranks
+        .iter()
+        .flat_map(|r| &r.links)
+        .map(|l| l.src.max(l.dst));
+    if let Some(max) = peers.chain(linked).max() {
         ranks.extend((0..=max).map(RankId));
     }
     ranks.into_iter().collect()

@@ -14,6 +14,11 @@ use std::collections::BTreeMap;
 /// Links of a transport in a group needed to call one slow.
 pub const MIN_LINKS: usize = 3;
 
+/// The mean bytes per op a link must move for its bandwidth to be judged: below it a transfer
+/// takes about the link's latency (1 MiB at 20 GB/s is 52 µs against a few µs of setup), and
+/// its GB/s measures that latency, not the link.
+pub const JUDGED_BYTES_PER_OP: u64 = 1 << 20;
+
 /// One link's traffic.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LinkStat {
@@ -38,6 +43,17 @@ pub struct LinkStat {
     pub median_gbps: Option<f64>,
     /// Slower than the median by more than [`SLOW_LINK_RATIO`].
     pub slow: bool,
+    /// The ops whose traffic it sums (what the mean transfer size is over; not in the JSON).
+    #[serde(skip)]
+    pub ops: u64,
+}
+
+impl LinkStat {
+    /// Whether its transfers are large enough for their bandwidth to say something of the
+    /// link ([`JUDGED_BYTES_PER_OP`]).
+    pub fn judged(&self) -> bool {
+        self.bytes >= JUDGED_BYTES_PER_OP * self.ops.max(1)
+    }
 }
 
 impl LinkStat {
@@ -54,7 +70,7 @@ impl LinkStat {
 /// order. A link two ranks' files both report is counted once.
 pub fn link_matrix(job: &Job, step: Option<StepNo>) -> Vec<LinkStat> {
     type Key = (String, Transport, u32, u32);
-    let mut acc: BTreeMap<Key, (u64, Ns)> = BTreeMap::new();
+    let mut acc: BTreeMap<Key, (u64, Ns, u64)> = BTreeMap::new();
     let mut seen = std::collections::BTreeSet::new();
     for r in &job.ranks {
         for l in r.links.iter().filter(|l| step.is_none() || l.step == step) {
@@ -73,13 +89,13 @@ pub fn link_matrix(job: &Job, step: Option<StepNo>) -> Vec<LinkStat> {
             let e = acc
                 .entry((l.group.clone(), l.transport, l.src, l.dst))
                 .or_default();
-            *e = (e.0 + l.bytes, e.1 + l.time_ns);
+            *e = (e.0 + l.bytes, e.1 + l.time_ns, e.2 + 1);
         }
     }
     let mut out: Vec<LinkStat> = acc
         .into_iter()
         .map(
-            |((group, transport, src, dst), (bytes, time_ns))| LinkStat {
+            |((group, transport, src, dst), (bytes, time_ns, ops))| LinkStat {
                 group,
                 src,
                 dst,
@@ -89,6 +105,7 @@ pub fn link_matrix(job: &Job, step: Option<StepNo>) -> Vec<LinkStat> {
                 gbps: (time_ns > 0).then(|| bytes as f64 / time_ns as f64),
                 median_gbps: None,
                 slow: false,
+                ops,
             },
         )
         .collect();
@@ -96,7 +113,8 @@ pub fn link_matrix(job: &Job, step: Option<StepNo>) -> Vec<LinkStat> {
     out
 }
 
-/// Sets each link's median and slow flag within its (group, transport).
+/// Sets each link's median and slow flag within its (group, transport), over the links whose
+/// transfers are large enough to judge.
 fn judge(links: &mut [LinkStat]) {
     let mut i = 0;
     while i < links.len() {
@@ -104,12 +122,18 @@ fn judge(links: &mut [LinkStat]) {
             .iter()
             .position(|l| l.group != links[i].group || l.transport != links[i].transport)
             .map_or(links.len(), |k| i + k);
-        let mut bws: Vec<f64> = links[i..j].iter().filter_map(|l| l.gbps).collect();
+        let judged = |l: &&LinkStat| l.judged();
+        let mut bws: Vec<f64> = links[i..j]
+            .iter()
+            .filter(judged)
+            .filter_map(|l| l.gbps)
+            .collect();
         bws.sort_by(f64::total_cmp);
         let median = median_f64(&bws);
         for l in &mut links[i..j] {
             l.median_gbps = median;
             l.slow = bws.len() >= MIN_LINKS
+                && l.judged()
                 && matches!((l.gbps, median), (Some(g), Some(m)) if g * SLOW_LINK_RATIO < m);
         }
         i = j;
@@ -131,6 +155,7 @@ mod tests {
             gbps: Some(bytes as f64 / time_ns as f64),
             median_gbps: None,
             slow: false,
+            ops: 1,
         }
     }
 
@@ -138,20 +163,43 @@ mod tests {
     fn a_link_below_the_median_by_half_again_is_slow() {
         // 20, 18, 17 and 10 GB/s: median 17.5; 10 × 1.5 = 15 < 17.5 → slow; 17 is not.
         let mut v = vec![
-            link(0, 1, 20_000, 1_000),
-            link(0, 2, 18_000, 1_000),
-            link(0, 3, 17_000, 1_000),
-            link(0, 4, 10_000, 1_000),
+            link(0, 1, 20_000_000, 1_000_000),
+            link(0, 2, 18_000_000, 1_000_000),
+            link(0, 3, 17_000_000, 1_000_000),
+            link(0, 4, 10_000_000, 1_000_000),
         ];
         judge(&mut v);
         let slow: Vec<u32> = v.iter().filter(|l| l.slow).map(|l| l.dst).collect();
         assert_eq!(slow, [4]);
         assert_eq!(v[3].median_gbps, Some(17.5));
-        // 10 000 B at 17.5 GB/s take 571 ns: 429 ns beyond.
-        assert_eq!(v[3].excess_ns(), 429);
+        // 10 MB at 17.5 GB/s take 571 428.6 ns: 428 572 ns beyond.
+        assert_eq!(v[3].excess_ns(), 428_572);
         // Two links are too few to compare.
-        let mut two = vec![link(0, 1, 20_000, 1_000), link(0, 2, 1_000, 1_000)];
+        let mut two = vec![
+            link(0, 1, 20_000_000, 1_000_000),
+            link(0, 2, 1_000_000, 1_000_000),
+        ];
         judge(&mut two);
         assert!(two.iter().all(|l| !l.slow));
+    }
+
+    #[test]
+    fn transfers_of_latency_size_are_not_judged() {
+        // The shared GPT-3 sample's HCCS links each move ~100 B per op: their GB/s is the
+        // link's latency. 112 B in 4.52 µs is not slow beside 120 B in 1 µs.
+        let mut v = vec![
+            link(1, 0, 112, 4_520),
+            link(1, 2, 120, 1_000),
+            link(1, 3, 104, 1_000),
+            link(1, 4, 96, 1_000),
+        ];
+        judge(&mut v);
+        assert!(v.iter().all(|l| !l.slow && l.median_gbps.is_none()));
+        // A link's mean per op is what counts: 3 MiB over 2 ops is judged, over 4 ops not.
+        let mut l = link(0, 1, 3 << 20, 1_000_000);
+        l.ops = 2;
+        assert!(l.judged());
+        l.ops = 4;
+        assert!(!l.judged());
     }
 }

@@ -20,6 +20,7 @@
 
 pub mod align;
 pub mod calls;
+pub mod hccl_split;
 pub mod link_matrix;
 pub mod links;
 pub mod matching;

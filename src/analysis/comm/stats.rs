@@ -5,8 +5,10 @@
 //! - `total_ns`: Σ over ranks of call durations; `exposed_ns`: Σ over ranks of the union of
 //!   the calls' intervals not covered by compute (C of the breakdown);
 //!   `share_of_step` = exposed / Σ step spans of the calling ranks.
-//! - `wait_ratio` = Σ wait / (Σ wait + Σ transit) over instance members; above
-//!   [`WAIT_DOMINATED`] the cause is upstream (a straggler), not the network.
+//! - `wait_ratio` = Σ wait / (Σ wait + Σ transit) over instance members; `waiting_ratio`
+//!   the same, or HCCL's not-transfer share where members are not loaded
+//!   ([`super::hccl_split`]); above [`WAIT_DOMINATED`] the cause is upstream (a straggler),
+//!   not the network.
 //! - `busbw_gbps`: median busbw over instances, against the peak of the link the group
 //!   crosses.
 //! - Sizes are over calls (every rank's), so a single-rank trace still shows them. Small
@@ -16,6 +18,7 @@
 
 use super::TimedInstance;
 use super::calls::{Calls, CommGroup};
+use super::hccl_split::{HcclSplit, OpTimes, waiting};
 use super::links::Topology;
 use super::matching::Instance;
 use super::op::bus_factor;
@@ -128,7 +131,16 @@ pub struct TypeStats {
     /// wait / (wait + transit).
     #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
     pub wait_ratio: Option<f64>,
-    /// wait_ratio > [`WAIT_DOMINATED`].
+    /// HCCL's own split of the calls' time, where it recorded one (Ascend).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hccl: Option<HcclSplit>,
+    /// Members of the group that are not loaded.
+    pub unloaded_members: u32,
+    /// The waiting share the verdicts use ([`super::hccl_split::waiting`]): `wait_ratio`,
+    /// or HCCL's not-transfer share where unloaded members hide their lateness.
+    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
+    pub waiting_ratio: Option<f64>,
+    /// waiting_ratio > [`WAIT_DOMINATED`].
     pub wait_dominated: bool,
     /// Median instance busbw, GB/s.
     #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
@@ -257,6 +269,8 @@ struct Acc {
     busbw: Vec<f64>,
     /// Each call's (duration, bytes).
     durations: Vec<(Ns, Option<u64>)>,
+    /// HCCL's split of the calls.
+    hccl: HcclSplit,
 }
 
 /// Per type/group stats, most exposed time first. `compute` is each rank's C set; `span_ns`
@@ -287,9 +301,14 @@ pub fn type_stats(
     for (key, w) in transit.totals() {
         acc.entry(key).or_default().transit = w;
     }
+    let loaded: std::collections::BTreeSet<RankId> = job.ranks.iter().map(|r| r.id).collect();
     let mut out: Vec<TypeStats> = acc
         .into_iter()
-        .map(|((g, op), a)| summary(&m.calls.groups[g as usize], op, a, topo))
+        .map(|((g, op), a)| {
+            let group = &m.calls.groups[g as usize];
+            let unloaded = group.members.iter().filter(|r| !loaded.contains(r)).count();
+            summary(group, op, a, topo, unloaded as u32)
+        })
         .collect();
     // Costliest first: what a reader should look at.
     out.sort_by_key(|t| std::cmp::Reverse(t.exposed_ns));
@@ -305,6 +324,7 @@ fn call_times(
     span_ns: &[Ns],
 ) -> BTreeMap<(u32, CollOp), Acc> {
     let mut acc: BTreeMap<(u32, CollOp), Acc> = BTreeMap::new();
+    let times = OpTimes::of(job);
     for (r, rc) in m.calls.per_rank.iter().enumerate() {
         let ev = &job.ranks[r].events;
         let mut per: BTreeMap<(u32, CollOp), Vec<(Ns, Ns)>> = BTreeMap::new();
@@ -315,6 +335,9 @@ fn call_times(
             let a = acc.entry(key).or_default();
             a.sizes.extend(c.bytes);
             a.durations.push((ev.dur[e], c.bytes));
+            if let Some(t) = times.get(r, job.strings.resolve(ev.name[e]), c.step) {
+                a.hccl.add(t);
+            }
         }
         for (key, iv) in per {
             let a = acc.entry(key).or_default();
@@ -330,7 +353,7 @@ fn call_times(
 }
 
 /// The summary of one (group, type): its placement and link, sizes, wait vs transit, busbw.
-fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology) -> TypeStats {
+fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology, unloaded: u32) -> TypeStats {
     let link = topo.link(&group.members);
     let intra = topo.intra_node(&group.members);
     let placement = match (topo.host_only, intra) {
@@ -360,6 +383,8 @@ fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology) -> TypeSt
         .map(|d| d.0.min(fastest))
         .sum();
     let wait_ratio = (a.wait + a.transit > 0).then(|| a.wait as f64 / (a.wait + a.transit) as f64);
+    let hccl = a.hccl.finish();
+    let waiting_ratio = waiting(wait_ratio, hccl, unloaded);
     TypeStats {
         op,
         group: group.name.clone(),
@@ -375,7 +400,10 @@ fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology) -> TypeSt
         wait_ns: a.wait,
         transit_ns: a.transit,
         wait_ratio,
-        wait_dominated: wait_ratio.is_some_and(|w| w > WAIT_DOMINATED),
+        hccl,
+        unloaded_members: unloaded,
+        waiting_ratio,
+        wait_dominated: waiting_ratio.is_some_and(|w| w > WAIT_DOMINATED),
         busbw_gbps: busbw,
         link: link.map(|l| l.name.clone()),
         peak_gbps: link.map(|l| l.peak_gbps),

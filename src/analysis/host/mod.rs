@@ -188,6 +188,10 @@ pub struct Host {
     /// Environment settings advised against (Ascend's recorded `ENV_VARIABLES`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<env::EnvSetting>,
+    /// Ranks whose input records no host thread (an Ascend kernel table alone): their free
+    /// time is the device's idle time, with nothing to say what the host did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unrecorded_ranks: Vec<RankId>,
 }
 
 /// Runs the host analyses over the ranks and steps `in_scope` accepts. `busy` and `spans` are
@@ -222,6 +226,12 @@ pub fn host(
         merge_syncs(&mut syncs, s);
     }
     h.allocator_every_call = job.ranks.iter().all(|r| r.steps.len() <= 1);
+    h.unrecorded_ranks = job
+        .ranks
+        .iter()
+        .filter(|r| r.lanes.iter().all(|l| l.side != LaneSide::Cpu))
+        .map(|r| r.id)
+        .collect();
     if h.gc.iter().any(|g| g.recorded) {
         h.gc.retain(|g| g.recorded);
     }

@@ -5,7 +5,8 @@
 //! default 0.8): **memory-bound** if AI ≤ ridge and B ≥ U·B_peak; **compute-bound** if
 //! AI > ridge and P ≥ U·P_peak; else **under-utilized**. Bytes-only operators (norms,
 //! elementwise) have AI ≈ 0: memory-bound or under-utilized by bandwidth alone. Kernels
-//! without shapes, or on an unknown device, are **unknown** (counted, with their time). Which
+//! without shapes, on an unknown device, or fp32 on a device with no fp32 peak, are
+//! **unknown** (counted, with their time). Which
 //! operators have a FLOP rule is a role (`op_family`, from the role tables). Tasks with the
 //! accelerator's own counters (Ascend PMU ratios) are classified by them instead ([`pmu`]),
 //! on any device.
@@ -245,15 +246,18 @@ pub fn classify(
             }
         }
         Some(f) => {
+            let (Some(peak), Some(ridge)) = (dev.peak_tflops(dtype), dev.ridge(dtype)) else {
+                return Class::Unknown;
+            };
             let ai = f / bytes;
             let p = f / secs / 1e12; // TFLOP/s
-            if ai <= dev.ridge(dtype) {
+            if ai <= ridge {
                 if bw >= u * b_peak {
                     Class::MemoryBound
                 } else {
                     Class::UnderUtilized
                 }
-            } else if p >= u * dev.peak_tflops(dtype) {
+            } else if p >= u * peak {
                 Class::ComputeBound
             } else {
                 Class::UnderUtilized
@@ -407,7 +411,9 @@ fn op_rows(job: &Job, merged: &Partial, dev: &Device, u: f64) -> Vec<OpRoof> {
             let gbps = a.bytes / secs / 1e9;
             OpRoof {
                 class: classify(dev, dtype.as_deref(), flops, a.bytes, time, u),
-                flops_of_peak: tflops.map(|t| t / dev.peak_tflops(dtype.as_deref())),
+                flops_of_peak: tflops
+                    .zip(dev.peak_tflops(dtype.as_deref()))
+                    .map(|(t, p)| t / p),
                 bw_of_peak: Some(gbps / dev.hbm_gbps),
                 ai: flops.map(|f| f / a.bytes),
                 op,
@@ -468,6 +474,18 @@ mod tests {
         // No time or no bytes: nothing to place.
         assert_eq!(classify(&d, None, Some(1e9), 1e9, 0, 0.8), Class::Unknown);
         assert_eq!(c(None, Some(1e9), 0.0), Class::Unknown);
-        assert_eq!((d.ridge(None), d.ridge(Some("float32"))), (100.0, 50.0));
+        assert_eq!(
+            (d.ridge(None), d.ridge(Some("float32"))),
+            (Some(100.0), Some(50.0))
+        );
+        // No fp32 figure: an fp32 kernel with FLOPs is not placed against the bf16 peak.
+        let no_fp32 = Device {
+            fp32_tflops: None,
+            ..device()
+        };
+        let c = |dtype, flops| classify(&no_fp32, dtype, flops, 1e9, 1_000_000_000, 0.8);
+        assert_eq!(c(Some("FLOAT"), Some(1e12)), Class::Unknown);
+        assert_eq!(c(Some("DT_BF16"), Some(1e12)), Class::UnderUtilized);
+        assert_eq!(c(Some("FLOAT"), None), Class::UnderUtilized);
     }
 }

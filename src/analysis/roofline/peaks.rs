@@ -36,20 +36,25 @@ pub struct Device {
 }
 
 impl Device {
-    /// Peak FLOP/s (as TFLOP/s) for an element type (`float` → fp32, else bf16/fp16).
-    pub fn peak_tflops(&self, dtype: Option<&str>) -> f64 {
+    /// Peak FLOP/s (as TFLOP/s) for an element type (`float` → fp32, else bf16/fp16); `None`
+    /// for fp32 on a device with no fp32 figure, which the bf16 peak would overstate by the
+    /// whole ratio between the two.
+    pub fn peak_tflops(&self, dtype: Option<&str>) -> Option<f64> {
         let d = dtype.unwrap_or("").to_ascii_lowercase();
-        let fp32 = matches!(d.as_str(), "float" | "float32" | "c10::float");
+        let fp32 = matches!(
+            d.as_str(),
+            "float" | "float32" | "c10::float" | "dt_float" | "fp32"
+        );
         if fp32 {
-            self.fp32_tflops.unwrap_or(self.bf16_tflops)
+            self.fp32_tflops
         } else {
-            self.bf16_tflops
+            Some(self.bf16_tflops)
         }
     }
 
-    /// Ridge point for an element type, FLOP per byte.
-    pub fn ridge(&self, dtype: Option<&str>) -> f64 {
-        self.peak_tflops(dtype) * 1e3 / self.hbm_gbps
+    /// Ridge point for an element type, FLOP per byte (`None` with no peak for it).
+    pub fn ridge(&self, dtype: Option<&str>) -> Option<f64> {
+        Some(self.peak_tflops(dtype)? * 1e3 / self.hbm_gbps)
     }
 }
 
@@ -136,9 +141,9 @@ mod tests {
         assert_eq!(pick("Ascend910B3"), Some("Ascend910B3"));
         assert_eq!(pick("Tesla T4"), None);
         let h100 = by_name(&t, "h100-sxm").unwrap();
-        assert_eq!(h100.peak_tflops(Some("c10::BFloat16")), 989.4);
-        assert_eq!(h100.peak_tflops(Some("float")), 66.9);
-        assert!((h100.ridge(None) - 295.343).abs() < 0.01);
+        assert_eq!(h100.peak_tflops(Some("c10::BFloat16")), Some(989.4));
+        assert_eq!(h100.peak_tflops(Some("float")), Some(66.9));
+        assert!((h100.ridge(None).unwrap() - 295.343).abs() < 0.01);
     }
 
     #[test]

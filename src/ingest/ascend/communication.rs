@@ -1,10 +1,11 @@
 //! `communication.json`: HCCL's per-op summary, step by step — here, each op's bytes and
-//! transfer time per transport (`Communication Bandwidth Info`). Numbers are read from their
+//! transfer time per transport (`Communication Bandwidth Info`) and its elapse and transit
+//! (`Communication Time Info`). Numbers are read from their
 //! decimal text (MB and ms, with Python's float noise: `28.647232000000002`) and rounded once
 //! to whole bytes and ns. `Total Op Info` is the profiler's own sum and is skipped.
 
 use crate::error::{Error, Position};
-use crate::model::{StepNo, Transport, TransportUse};
+use crate::model::{HcclOpTime, StepNo, Transport, TransportUse};
 use crate::time::Ns;
 use crate::time::unit_text_to_ns;
 use serde::Deserialize;
@@ -20,6 +21,26 @@ pub(super) const TOTAL: &str = "Total Op Info";
 struct Op<'a> {
     #[serde(rename = "Communication Bandwidth Info", borrow, default)]
     bandwidth: BTreeMap<&'a str, Link<'a>>,
+    #[serde(rename = "Communication Time Info", borrow, default)]
+    time: Option<Times<'a>>,
+}
+
+/// An op's time split.
+#[derive(Deserialize)]
+struct Times<'a> {
+    #[serde(rename = "Elapse Time(ms)", borrow)]
+    elapse_ms: Option<&'a RawValue>,
+    #[serde(rename = "Transit Time(ms)", borrow)]
+    transit_ms: Option<&'a RawValue>,
+}
+
+/// What a `communication.json` gives.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Each op's traffic per transport.
+    pub transports: Vec<TransportUse>,
+    /// Each op's elapse and transit.
+    pub times: Vec<HcclOpTime>,
 }
 
 /// One transport of an op.
@@ -32,14 +53,15 @@ struct Link<'a> {
 }
 
 /// Reads the file at `path`.
-pub fn read(path: &Path) -> Result<Vec<TransportUse>, Error> {
+pub fn read(path: &Path) -> Result<Summary, Error> {
     let (label, text) = crate::ingest::source::read_small(path)?;
     parse(&label, &text)
 }
 
-/// The traffic of every op of every step, in file order of steps and op name order.
-pub fn parse(label: &str, text: &[u8]) -> Result<Vec<TransportUse>, Error> {
-    let mut out = Vec::new();
+/// The traffic and time split of every op of every step, in file order of steps and op name
+/// order.
+pub fn parse(label: &str, text: &[u8]) -> Result<Summary, Error> {
+    let mut out = Summary::default();
     for (step_key, kinds) in &steps(label, text)? {
         let step = step_no(step_key);
         for raw in kinds.values() {
@@ -47,6 +69,14 @@ pub fn parse(label: &str, text: &[u8]) -> Result<Vec<TransportUse>, Error> {
             for (key, op) in ops.iter().filter(|(k, _)| **k != TOTAL) {
                 // `hcom_allReduce__586_0_1@17522688603477080586`: the op, then its group.
                 let name = key.split('@').next().unwrap_or(key);
+                if let Some(t) = op.time.as_ref().filter(|t| t.elapse_ms.is_some()) {
+                    out.times.push(HcclOpTime {
+                        step,
+                        op: name.to_string(),
+                        elapse_ns: millions(label, t.elapse_ms, "Elapse Time(ms)", name)?,
+                        transit_ns: millions(label, t.transit_ms, "Transit Time(ms)", name)?,
+                    });
+                }
                 for (t, link) in &op.bandwidth {
                     let Some(transport) = Transport::of(t) else {
                         continue;
@@ -54,7 +84,7 @@ pub fn parse(label: &str, text: &[u8]) -> Result<Vec<TransportUse>, Error> {
                     let what = format!("{name} {t}");
                     let (bytes, time_ns) = size_and_time(label, link.size_mb, link.time_ms, &what)?;
                     if bytes > 0 || time_ns > 0 {
-                        out.push(TransportUse {
+                        out.transports.push(TransportUse {
                             step,
                             op: name.to_string(),
                             transport,
@@ -134,21 +164,21 @@ pub(super) fn size_and_time(
     time_ms: Option<&RawValue>,
     what: &str,
 ) -> Result<(u64, Ns), Error> {
-    // MB and ms are both 10⁶ of the units kept (bytes, ns).
-    let num = |v: Option<&RawValue>, col: &str| -> Result<i64, Error> {
-        let Some(v) = v else { return Ok(0) };
-        unit_text_to_ns(v.get().as_bytes(), 6)
-            .map_err(|e| Error::input(label, format!("{what}: `{col}` {}: {e}", v.get())))
-    };
-    let bytes = num(size_mb, "Transit Size(MB)")?;
-    let time_ns = num(time_ms, "Transit Time(ms)")?;
-    if bytes < 0 || time_ns < 0 {
-        return Err(Error::input(
-            label,
-            format!("{what}: a negative size or time"),
-        ));
-    }
+    let bytes = millions(label, size_mb, "Transit Size(MB)", what)?;
+    let time_ns = millions(label, time_ms, "Transit Time(ms)", what)?;
     Ok((bytes as u64, time_ns))
+}
+
+/// A value in MB or ms as whole bytes or ns (both 10⁶ of the unit kept), from its decimal
+/// text, rounded once; absent is 0, negative an error naming column `col` of entry `what`.
+fn millions(label: &str, v: Option<&RawValue>, col: &str, what: &str) -> Result<i64, Error> {
+    let Some(v) = v else { return Ok(0) };
+    let n = unit_text_to_ns(v.get().as_bytes(), 6)
+        .map_err(|e| Error::input(label, format!("{what}: `{col}` {}: {e}", v.get())))?;
+    if n < 0 {
+        return Err(Error::input(label, format!("{what}: `{col}` is negative")));
+    }
+    Ok(n)
 }
 
 /// serde's message without its own position (the error carries the file's line).
@@ -172,7 +202,7 @@ mod tests {
                 "LOCAL": {"Transit Size(MB)": 4.1, "Transit Time(ms)": 0.01}}},
             "Total Op Info": {"Communication Bandwidth Info": {
                 "HCCS": {"Transit Size(MB)": 999, "Transit Time(ms)": 1}}}}}}"#;
-        let v = parse("c.json", text).unwrap();
+        let v = parse("c.json", text).unwrap().transports;
         assert_eq!(v.len(), 1);
         let u = &v[0];
         assert_eq!(
@@ -183,6 +213,30 @@ mod tests {
             (u.transport, u.bytes, u.time_ns),
             (Transport::Hccs, 28_647_232, 1_816_836)
         );
+    }
+
+    #[test]
+    fn each_op_keeps_its_elapse_and_transit() {
+        // Level1 rank 0's first all-reduce: 79.09 ms elapsed, 0.24 ms of it moving data.
+        let text = br#"{"step50": {"collective": {
+            "hcom_allReduce__586_0_1@175": {"Communication Time Info": {
+                "Start Timestamp(us)": 1736408883732241.5, "Elapse Time(ms)": 79.09015640625,
+                "Transit Time(ms)": 0.2386845625, "Wait Time(ms)": 5.64705}},
+            "Total Op Info": {"Communication Time Info": {"Elapse Time(ms)": 105.99}}}}}"#;
+        let t = parse("c.json", text).unwrap().times;
+        assert_eq!(
+            t,
+            [HcclOpTime {
+                step: Some(StepNo(50)),
+                op: "hcom_allReduce__586_0_1".into(),
+                elapse_ns: 79_090_156,
+                transit_ns: 238_685,
+            }]
+        );
+        let bad = br#"{"step1": {"collective": {"x@1": {"Communication Time Info": {
+            "Elapse Time(ms)": -1}}}}}"#;
+        let e = parse("c.json", bad).unwrap_err().to_string();
+        assert!(e.contains("`Elapse Time(ms)` is negative"), "{e}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! (`Device_id` first or second, `Block Num` for `Block Dim`, Level0's eight columns).
 
 use super::csv_text::{Lines, csv_error, with_header};
-use super::tasks::TaskRow;
+use super::tasks::{Placement, TaskRow};
 use crate::error::{Error, Position};
 use crate::model::{Core, Pipe, Pipes};
 use crate::time::micros_text_to_ns;
@@ -20,6 +20,10 @@ pub fn read(path: &Path) -> Result<Vec<TaskRow>, Error> {
 struct Columns {
     name: usize,
     start: usize,
+    /// `Duration(us)`, `Stream ID`, `Step Id`: where the task sits without the trace.
+    dur: Option<usize>,
+    stream: Option<usize>,
+    step: Option<usize>,
     op_type: Option<usize>,
     core: Option<usize>,
     state: Option<usize>,
@@ -40,6 +44,9 @@ impl Columns {
         Ok(Columns {
             name: need("Name")?,
             start: need("Start Time(us)")?,
+            dur: col("Duration(us)"),
+            stream: col("Stream ID"),
+            step: col("Step Id"),
             op_type: col("Type"),
             core: col("Accelerator Core"),
             state: col("OP State"),
@@ -70,15 +77,21 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<TaskRow>, Error> {
         };
         let start = micros_text_to_ns(cell(&rec, c.start).as_bytes())
             .map_err(|e| at(c.start, &e.to_string()))?;
+        let placement = match c.dur {
+            Some(i) => Some(Placement {
+                dur: micros_text_to_ns(cell(&rec, i).as_bytes())
+                    .map_err(|e| at(i, &e.to_string()))?,
+                stream: parsed(&rec, c.stream).map_err(|i| at(i, "not a stream id"))?,
+                step: parsed(&rec, c.step).map_err(|i| at(i, "not a step number"))?,
+            }),
+            None => None,
+        };
         let mut pipes = [None, None];
         for (u, slot) in pipes.iter_mut().enumerate() {
             *slot = unit_pipes(&rec, c.unit_time[u], &c.ratios[u])
                 .map_err(|i| at(i, "not a number"))?;
         }
-        let block_dim = match c.block_dim.map(|i| (i, known(&rec, Some(i)))) {
-            Some((i, Some(v))) => Some(v.parse().map_err(|_| at(i, "not a count"))?),
-            _ => None,
-        };
+        let block_dim = parsed(&rec, c.block_dim).map_err(|i| at(i, "not a count"))?;
         rows.push(TaskRow {
             start,
             name: cell(&rec, c.name).to_string(),
@@ -90,6 +103,7 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<TaskRow>, Error> {
             input_types: known(&rec, c.types).map(str::to_string),
             cube: pipes[0],
             vector: pipes[1],
+            placement,
         });
     }
     Ok(rows)
@@ -104,6 +118,17 @@ fn cell(rec: &csv::StringRecord, i: usize) -> &str {
 fn known(rec: &csv::StringRecord, i: Option<usize>) -> Option<&str> {
     let v = cell(rec, i?);
     (!v.is_empty() && v != "N/A").then_some(v)
+}
+
+/// A known cell parsed as a number; the column when it is not one.
+fn parsed<T: std::str::FromStr>(
+    rec: &csv::StringRecord,
+    i: Option<usize>,
+) -> Result<Option<T>, usize> {
+    match (i, known(rec, i)) {
+        (Some(i), Some(v)) => v.parse().map(Some).map_err(|_| i),
+        _ => Ok(None),
+    }
 }
 
 /// One unit's pipe ratios when the unit ran the task (its time is above 0) and the file has

@@ -10,12 +10,14 @@ pub mod communication;
 pub mod counters;
 pub mod csv_text;
 pub mod db;
+pub mod device_only;
 pub mod dialect;
 pub mod files;
 pub mod flows;
 pub mod hccl;
 pub mod info;
 pub mod kernel_details;
+pub mod lanes;
 pub mod matrix;
 mod objects;
 pub mod op_statistic;
@@ -40,14 +42,29 @@ pub struct ReadOptions<'a> {
     pub python_stacks: bool,
 }
 
-/// Reads one rank directory. Files that are missing degrade what can be computed and are
-/// named in the warnings; a rank with no timed events at all is an error.
+/// Reads one rank directory: its `trace_view.json`, else its profiler database, else its
+/// kernel table alone. Files that are missing degrade what can be computed and are named in
+/// the warnings; a rank with no timed events at all is an error.
 pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     let info = info::read(dir.profiler_info().as_deref(), dir.metadata().as_deref())?;
-    let Some(trace_path) = dir.output_file("trace_view.json") else {
-        let Some(db) = dir.profiler_db() else {
-            return Err(no_trace(dir));
-        };
+    let mut d = if let Some(trace_path) = dir.output_file("trace_view.json") {
+        let src = source::open(&trace_path)?;
+        let processes = dialect::scan_processes(&src.text);
+        let mut d = read_trace(&src, &processes, opts)?;
+        d.rank.source.path = dir.label();
+        if let Some(p) = dir.output_file("kernel_details.csv") {
+            let rows = kernel_details::read(&p)?;
+            let unmatched = tasks::attach(&mut d.rank, &mut d.strings, rows);
+            if unmatched > 0 {
+                d.warnings.push(format!(
+                    "{}: {unmatched} kernel_details.csv row(s) match no device task of \
+                     trace_view.json",
+                    dir.label()
+                ));
+            }
+        }
+        d
+    } else if let Some(db) = dir.profiler_db() {
         let mut d = read_db(dir, &db, opts)?;
         d.declared_rank = info.rank.or(d.declared_rank);
         d.rank.env = info.env.or(d.rank.env.take());
@@ -56,11 +73,22 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
             d.groups = info.groups;
         }
         return Ok(d);
+    } else if let Some(k) = dir.output_file("kernel_details.csv") {
+        read_kernel_table(dir, &k, opts)?
+    } else {
+        return Err(no_trace(dir));
     };
-    let src = source::open(&trace_path)?;
-    let processes = dialect::scan_processes(&src.text);
-    let mut d = read_trace(&src, &processes, opts)?;
-    d.rank.source.path = dir.label();
+    read_summaries(dir, &mut d)?;
+    d.declared_rank = info.rank;
+    d.rank.env = info.env;
+    d.world_size = info.world_size;
+    d.groups = info.groups;
+    Ok(d)
+}
+
+/// The text export's summaries beside the timeline: the profiler's step summary (to
+/// cross-check), HCCL's traffic and groups, the link matrix, the operator statistics.
+fn read_summaries(dir: &RankDir, d: &mut RankDraft) -> Result<(), Error> {
     match dir.output_file("step_trace_time.csv") {
         Some(p) => d.rank.profiler_steps = step_trace::read(&p)?,
         None => d.warnings.push(format!(
@@ -69,7 +97,9 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
         )),
     }
     if let Some(p) = dir.output_file("communication.json") {
-        d.rank.transports = communication::read(&p)?;
+        let summary = communication::read(&p)?;
+        d.rank.transports = summary.transports;
+        d.rank.hccl_times = summary.times;
         let groups = communication::op_groups(&p)?;
         assign_groups(&mut d.rank, &mut d.strings, &groups);
     }
@@ -80,21 +110,41 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     if let Some(p) = dir.output_file("op_statistic.csv") {
         d.rank.op_stats = op_statistic::read(&p)?;
     }
-    if let Some(p) = dir.output_file("kernel_details.csv") {
-        let rows = kernel_details::read(&p)?;
-        let unmatched = tasks::attach(&mut d.rank, &mut d.strings, rows);
-        if unmatched > 0 {
-            d.warnings.push(format!(
-                "{}: {unmatched} kernel_details.csv row(s) match no device task of trace_view.json",
-                dir.label()
-            ));
-        }
-    }
-    d.declared_rank = info.rank;
-    d.rank.env = info.env;
-    d.world_size = info.world_size;
-    d.groups = info.groups;
-    Ok(d)
+    Ok(())
+}
+
+/// A rank whose export kept the kernel table but not `trace_view.json`: the device timeline
+/// alone ([`device_only`]), said in the warnings.
+fn read_kernel_table(
+    dir: &RankDir,
+    path: &std::path::Path,
+    opts: &ReadOptions<'_>,
+) -> Result<RankDraft, Error> {
+    let rows = kernel_details::read(path)?;
+    let mut strings = Interner::default();
+    let label = path.display().to_string();
+    let mut rank =
+        device_only::rank(rows, &mut strings, opts.roles).map_err(|m| Error::input(&label, &m))?;
+    rank.source = crate::model::SourceInfo {
+        path: dir.label(),
+        file_bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
+        format: crate::model::SourceFormat::Ascend,
+        ..crate::model::SourceInfo::default()
+    };
+    rank.devices = vec![strings.intern("Ascend NPU")];
+    let warnings = vec![format!(
+        "{}: no trace_view.json; the device timeline comes from kernel_details.csv alone (no \
+         host side: no launches, host-bound or data-loading analysis)",
+        dir.label()
+    )];
+    Ok(RankDraft {
+        rank,
+        strings,
+        declared_rank: None,
+        world_size: None,
+        groups: Vec::new(),
+        warnings,
+    })
 }
 
 /// Each HCCL op's group, by the op's name (`communication.json` names both; the trace only
@@ -163,7 +213,8 @@ pub fn read_trace(
     })
 }
 
-/// Reads a rank's db export: its profiler database, and `analysis.db` for the step summary.
+/// Reads a rank's db export: its profiler database, and `analysis.db` (MindSpore:
+/// `communication_analyzer.db`, the same tables) for the step summary and the traffic.
 fn read_db(
     dir: &RankDir,
     path: &std::path::Path,
@@ -190,15 +241,20 @@ fn read_db(
             r.unmatched_tasks
         ));
     }
-    match dir.output_file("analysis.db") {
+    let summary = dir
+        .output_file("analysis.db")
+        .or_else(|| dir.output_file("communication_analyzer.db"));
+    match summary {
         Some(p) => {
             rank.profiler_steps = db::step_trace(&p)?;
             rank.transports = db::transports(&p)?;
+            rank.hccl_times = db::op_times(&p)?;
             rank.links = db::links(&p)?;
             group_sizes(&mut rank, &strings);
         }
         None => warnings.push(format!(
-            "{}: no analysis.db; the breakdown is not cross-checked against the profiler's",
+            "{}: no analysis.db or communication_analyzer.db; the breakdown is not cross-checked \
+             against the profiler's",
             dir.label()
         )),
     }
@@ -216,7 +272,7 @@ fn read_db(
 fn no_trace(dir: &RankDir) -> Error {
     Error::input(
         &dir.output.display().to_string(),
-        "no trace_view.json and no ascend_*_profiler_*.db in the profiler output (profile with \
-         the NPU and CPU activities)",
+        "no trace_view.json, ascend_*_profiler_*.db or kernel_details.csv in the profiler output \
+         (profile with the NPU and CPU activities)",
     )
 }

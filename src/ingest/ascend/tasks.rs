@@ -29,6 +29,21 @@ pub struct TaskRow {
     pub cube: Option<Pipes>,
     /// Vector unit's pipe ratios, when it ran there.
     pub vector: Option<Pipes>,
+    /// Where the kernel table is the only record of the task (no trace): its duration,
+    /// stream and step.
+    pub placement: Option<Placement>,
+}
+
+/// What the kernel table says of a task's place in time, beside its start: enough to build
+/// the device timeline without the trace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// `Duration(us)`, ns.
+    pub dur: Ns,
+    /// `Stream ID`; `None` when not recorded (Level0) or `N/A` (HCCL ops).
+    pub stream: Option<i64>,
+    /// `Step Id`; `None` outside the profiled steps.
+    pub step: Option<u32>,
 }
 
 /// Attaches rows (communication rows left out) to the rank's device events with the same

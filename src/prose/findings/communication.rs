@@ -31,8 +31,28 @@ pub fn words(c: &Claim) -> Words {
         Claim::WaitDominated {
             of,
             wait_ratio,
+            late: None,
+            unloaded: Some(n),
+            ..
+        } => Words {
+            title: format!(
+                "{} in group {} is {:.0}% waiting by HCCL's own split, for one of the {n} rank(s) not loaded: fix the late rank, not the network",
+                of.op.as_str(),
+                of.group,
+                wait_ratio * 100.0,
+            ),
+            cause: "HCCL's ops spent that share of their time not moving data while every loaded rank waited alike: the rank they waited for is not among those loaded",
+            suggestions: &[
+                "load the group's other ranks (or their kernel tables): the one that arrives last is the one to fix",
+                "faster links or HCCL tuning will not help while ranks arrive late",
+            ],
+        },
+        Claim::WaitDominated {
+            of,
+            wait_ratio,
             late,
             late_entry,
+            ..
         } => Words {
             title: format!(
                 "{} in group {} is {:.0}% waiting{}: fix the late rank, not the network",

@@ -152,7 +152,10 @@ pub fn words(c: &Claim) -> Words {
                 "check CPU oversubscription: ranks or data workers sharing cores, pinned threads (OMP_NUM_THREADS)",
             ],
         },
-        Claim::FreeTime { share } => Words {
+        Claim::FreeTime {
+            share,
+            host_recorded: true,
+        } => Words {
             title: format!(
                 "{:.1}% of the step is free: neither the device nor the launching threads work",
                 share * 100.0
@@ -161,6 +164,20 @@ pub fn words(c: &Claim) -> Words {
             suggestions: &[
                 "profile with with_stack=True to see the Python between ops",
                 "move logging, checkpointing and metrics out of the step or make them asynchronous",
+            ],
+        },
+        Claim::FreeTime {
+            share,
+            host_recorded: false,
+        } => Words {
+            title: format!(
+                "{:.1}% of the step the device is idle, and no host thread is recorded to say why",
+                share * 100.0
+            ),
+            cause: "the input holds the device's tasks only (an Ascend kernel table without trace_view.json): the idle time may be host dispatch, data loading or waits, which it cannot tell apart",
+            suggestions: &[
+                "keep trace_view.json (or export the db) and load it, to see what the host did meanwhile",
+                "profile with the CPU activity on (torch_npu: ProfilerActivity.CPU)",
             ],
         },
         Claim::CriticalPathHost {

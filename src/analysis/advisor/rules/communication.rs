@@ -84,6 +84,9 @@ pub enum Claim {
         late: Option<(RankId, u64, u64)>,
         /// Most of that wait was there before the step began: the rank entered it late.
         late_entry: bool,
+        /// Set when HCCL's own split measured the waiting: the group's members that are not
+        /// loaded, one of which the loaded ranks waited for alike.
+        unloaded: Option<u32>,
     },
     /// Transfers that took many times what their size needs at the best bandwidth their
     /// type reached, every loaded rank present (the worst instance).
@@ -213,7 +216,7 @@ pub fn poor_overlap(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let waiting = f
         .comm
         .iter()
-        .map(|c| c.wait_ratio.unwrap_or(0.0))
+        .map(|c| c.waiting_ratio.unwrap_or(0.0))
         .fold(0.0, f64::max);
     let impact = per_rank((exposed as f64 * (1.0 - waiting)) as Ns, f);
     let c = Claim::PoorOverlap {
@@ -250,7 +253,7 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
         .iter()
         .map(|c| {
             per_calling_rank(
-                (c.exposed_ns as f64 * c.wait_ratio.unwrap_or(0.0)) as Ns,
+                (c.exposed_ns as f64 * c.waiting_ratio.unwrap_or(0.0)) as Ns,
                 c,
                 f,
             )
@@ -268,14 +271,20 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
     if share(impact, per_rank(rows_span(f), f)) < t.exposed_comm_share / 5.0 {
         return None;
     }
-    let wait_ratio = worst.wait_ratio.unwrap_or(0.0);
+    let wait_ratio = worst.waiting_ratio.unwrap_or(0.0);
+    // HCCL's split set the ratio: the loaded ranks could not see who was late, and the last
+    // of them to arrive is not who they waited for.
+    let by_hccl = worst.waiting_ratio > worst.wait_ratio;
     // Stragglers are sorted by imposed wait within a group: the first is who it waited for.
-    let late = f.stragglers.iter().find(|s| s.group == worst.group);
+    let late = (!by_hccl)
+        .then(|| f.stragglers.iter().find(|s| s.group == worst.group))
+        .flatten();
     let c = Claim::WaitDominated {
         of: type_in(worst.op, &worst.group),
         wait_ratio,
         late: late.map(|s| (s.rank, s.last_arrivals, s.instances)),
         late_entry: late.is_some_and(|s| s.late_entry_wait_ns * 2 >= s.imposed_wait_ns),
+        unloaded: by_hccl.then_some(worst.unloaded_members),
     };
     Some(
         Draft::new(impact, claim(c))

@@ -159,6 +159,9 @@ pub enum Claim {
     FreeTime {
         /// Free / span.
         share: f64,
+        /// False when some rank in scope records no host thread: there, free is only the
+        /// device's idle time.
+        host_recorded: bool,
     },
     /// Host work on the critical path.
     CriticalPathHost {
@@ -443,8 +446,15 @@ pub fn free_time(f: &Facts, t: &Thresholds) -> Option<Draft> {
         return None;
     }
     let worst = f.rows.iter().max_by_key(|b| b.free_ns)?;
+    let host_recorded = f
+        .host
+        .is_none_or(|h| f.rows.iter().all(|b| !h.unrecorded_ranks.contains(&b.rank)));
+    let cl = Claim::FreeTime {
+        share: s,
+        host_recorded,
+    };
     Some(
-        Draft::new(per_rank(free, f), claim(Claim::FreeTime { share: s }))
+        Draft::new(per_rank(free, f), claim(cl))
             .ranks([worst.rank])
             .steps([worst.step])
             .number("free_share", Quantity::Ratio(s))

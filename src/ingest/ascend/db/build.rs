@@ -5,15 +5,12 @@
 use super::rows::{CannRow, HostRow, OpRow, TaskRow};
 use crate::ingest::ascend::dialect::task_class;
 use crate::ingest::ascend::hccl::op_collective;
+use crate::ingest::ascend::lanes::{Ev, Extra, LaneKey, assemble};
 use crate::ingest::chrome::Class;
 use crate::ingest::chrome::chunk::NO_ID;
-use crate::model::{
-    Collective, Dropped, EventIx, Events, Interner, Kind, Lane, LaneSide, NO_STEP, OpShape,
-    PeerWait, PlaneTransfer, Rank, RawSpan, Sym,
-};
+use crate::model::{Dropped, EventIx, Interner, Kind, OpShape, PlaneTransfer, Rank, Sym};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
 
 /// The rows of one rank's database.
 pub struct Tables {
@@ -31,38 +28,6 @@ pub struct Tables {
     pub connections: Vec<(i64, i64)>,
     /// `OVERLAP_ANALYSIS` rows: the profiler's derived tracks, counted, not stored.
     pub derived: u64,
-}
-
-/// Where an event goes, in the order lanes are listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum LaneKey {
-    Stream(i64),
-    Group(i64),
-    Plane(i64),
-    Host(i64),
-    Cann(i64),
-}
-
-/// An event before the events are grouped by lane.
-struct Ev {
-    lane: LaneKey,
-    start: Ns,
-    dur: Ns,
-    name: Sym,
-    kind: Kind,
-    corr: u64,
-    /// The framework operator's key it belongs to (operators: their own), as the text
-    /// export's `async_npu` flows link them.
-    ext: u64,
-}
-
-/// What is built beside the events, by the event's position before sorting.
-#[derive(Default)]
-struct Extra {
-    collectives: Vec<(usize, Collective)>,
-    waits: Vec<(usize, u32)>,
-    transfers: Vec<(usize, PlaneTransfer)>,
-    shapes: Vec<(usize, OpShape)>,
 }
 
 /// A rank (id unset) and its string table from the rows.
@@ -118,6 +83,7 @@ impl Builder<'_> {
             kind,
             corr,
             ext: NO_ID,
+            step: crate::model::NO_STEP,
         });
     }
 
@@ -288,112 +254,4 @@ fn issued_by(t: &Tables) -> FxHashMap<i64, i64> {
         .filter(|(key, _)| ops.contains(key))
         .map(|&(key, conn)| (conn, key))
         .collect()
-}
-
-/// Groups the events by lane (in start order within each), names the lanes, links launches
-/// and finds the steps' events.
-fn assemble(evs: Vec<Ev>, extra: Extra, strings: &mut Interner) -> Rank {
-    let mut order: Vec<usize> = (0..evs.len()).collect();
-    order.sort_by_key(|&i| (evs[i].lane, evs[i].start, i));
-    let mut lanes: BTreeMap<LaneKey, u16> = BTreeMap::new();
-    let mut rank = Rank::default();
-    let mut new_ix = vec![0u32; evs.len()];
-    let mut corr = Vec::with_capacity(evs.len());
-    for (k, &i) in order.iter().enumerate() {
-        let e = &evs[i];
-        let lane = *lanes.entry(e.lane).or_insert_with(|| {
-            rank.lanes.push(lane_of(e.lane, k as u32, strings));
-            (rank.lanes.len() - 1) as u16
-        });
-        rank.lanes[lane as usize].count += 1;
-        new_ix[i] = k as u32;
-        push_event(&mut rank.events, e, lane);
-        corr.push(e.corr);
-    }
-    let ext: Vec<u64> = order.iter().map(|&i| evs[i].ext).collect();
-    crate::ingest::link::link(&mut rank, &corr, &ext);
-    let at = |i: usize| EventIx(new_ix[i]);
-    rank.collectives = placed(extra.collectives, |(i, c)| Collective { event: at(i), ..c });
-    rank.collectives.sort_by_key(|c| c.event);
-    rank.shapes = placed(extra.shapes, |(i, s)| OpShape { event: at(i), ..s });
-    rank.shapes.sort_by_key(|s| s.event);
-    let starts = &rank.events.start;
-    rank.peer_waits = placed(extra.waits, |(i, peer)| PeerWait { event: at(i), peer });
-    rank.peer_waits
-        .sort_by_key(|w| (starts[w.event.index()], w.event));
-    rank.transfers = placed(extra.transfers, |(i, t)| PlaneTransfer {
-        event: at(i),
-        ..t
-    });
-    rank.transfers
-        .sort_by_key(|t| (starts[t.event.index()], t.event));
-    rank
-}
-
-/// A side table's entries, each given its event's place after sorting.
-fn placed<T, U>(v: Vec<(usize, T)>, place: impl Fn((usize, T)) -> U) -> Vec<U> {
-    v.into_iter().map(place).collect()
-}
-
-fn push_event(ev: &mut Events, e: &Ev, lane: u16) {
-    ev.start.push(e.start);
-    ev.dur.push(e.dur);
-    ev.name.push(e.name);
-    ev.lane.push(lane);
-    ev.kind.push(e.kind);
-    ev.step.push(NO_STEP);
-    ev.link.push(EventIx::NONE);
-    ev.op.push(EventIx::NONE);
-    ev.raw.push(RawSpan::default());
-}
-
-/// A lane as the text export names it: `NPU Stream 2`, `HCCL Plane 3`, `Python Thread 77`.
-fn lane_of(key: LaneKey, first: u32, strings: &mut Interner) -> Lane {
-    let thread = |g: i64| (g >> 32, g & 0xffff_ffff);
-    let (side, pid, tid, name) = match key {
-        LaneKey::Stream(s) => (
-            LaneSide::Device,
-            "0".into(),
-            s.to_string(),
-            format!("NPU Stream {s}"),
-        ),
-        LaneKey::Group(g) => (
-            LaneSide::Device,
-            "HCCL".into(),
-            g.to_string(),
-            "HCCL Group Communication".to_string(),
-        ),
-        LaneKey::Plane(p) => (
-            LaneSide::Device,
-            "HCCL".into(),
-            format!("plane {p}"),
-            format!("HCCL Plane {p}"),
-        ),
-        LaneKey::Host(g) => {
-            let (p, t) = thread(g);
-            (
-                LaneSide::Cpu,
-                p.to_string(),
-                t.to_string(),
-                format!("Python Thread {t}"),
-            )
-        }
-        LaneKey::Cann(g) => {
-            let (p, t) = thread(g);
-            (
-                LaneSide::Cpu,
-                format!("CANN {p}"),
-                t.to_string(),
-                format!("CANN Thread {t}"),
-            )
-        }
-    };
-    Lane {
-        side,
-        pid: strings.intern(&pid),
-        tid: strings.intern(&tid),
-        name: strings.intern(&name),
-        first,
-        count: 0,
-    }
 }

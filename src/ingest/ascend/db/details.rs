@@ -63,6 +63,7 @@ pub fn details(
             input_types: text(opt_int(col(r, 7)?)?),
             cube,
             vector,
+            placement: None,
         });
         Ok(())
     })?;

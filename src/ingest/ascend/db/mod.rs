@@ -216,6 +216,30 @@ pub fn transports(path: &Path) -> Result<Vec<TransportUse>, Error> {
     Ok(out)
 }
 
+/// `analysis.db` `CommAnalyzerTime`: each HCCL op's elapse and transit, as
+/// `communication.json`'s `Communication Time Info`; empty without the table.
+pub fn op_times(path: &Path) -> Result<Vec<crate::model::HcclOpTime>, Error> {
+    let db = Db::open(path)?;
+    if !db.has_table("CommAnalyzerTime")? {
+        return Ok(Vec::new());
+    }
+    let sql = "SELECT rowid, CAST(step AS TEXT), hccl_op_name, CAST(elapse_time AS TEXT), \
+               CAST(transit_time AS TEXT) FROM CommAnalyzerTime \
+               WHERE hccl_op_name <> 'Total Op Info' ORDER BY rowid";
+    let mut out = Vec::new();
+    rows::each(&db, "CommAnalyzerTime", sql, |r| {
+        let text = |i: usize| text_at(r, i);
+        out.push(crate::model::HcclOpTime {
+            step: text(1).trim_start_matches("step").parse().ok().map(StepNo),
+            op: text(2),
+            elapse_ns: size_or_time(&text(3))?,
+            transit_ns: size_or_time(&text(4))?,
+        });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 /// `analysis.db` `CommAnalyzerMatrix`: the db's `communication_matrix.json` (the same
 /// entries read, `LOCAL` and self links left out); empty without the table.
 pub fn links(path: &Path) -> Result<Vec<crate::model::LinkUse>, Error> {

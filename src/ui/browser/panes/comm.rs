@@ -198,7 +198,7 @@ fn types(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
                     rpad(&t.calls.to_string(), 7),
                     rpad(&human(t.total_ns), 9),
                     rpad(
-                        &t.wait_ratio
+                        &t.waiting_ratio
                             .map_or("-".into(), |x| format!("{:.0}%", x * 100.0)),
                         7
                     ),

@@ -56,6 +56,7 @@ fn slow_transport_link_claims_the_time_beyond_the_median() {
         gbps: Some(gbps),
         median_gbps: Some(16.0),
         slow,
+        ops: 1,
     };
     w.links = vec![
         link(1, 16.0, false),
@@ -122,4 +123,46 @@ fn unaligned_transfers_claim_their_tails_and_overrule_the_collective_sizes() {
     );
     // 12 MB in 1.5 ms unaligned, 72 MB in 4.5 ms aligned.
     assert_eq!(gbps, (Some(8.0), Some(16.0)));
+}
+
+#[test]
+fn waiting_seen_only_by_hccl_names_no_loaded_rank() {
+    // Two of eight ranks loaded; they wait alike for a rank that is not: the skew says 3%,
+    // HCCL's split 96%. The last loaded rank to arrive is not who they waited for.
+    let mut w = World::new();
+    w.comm = vec![super::comm(|c| {
+        (c.wait_ratio, c.waiting_ratio) = (Some(0.03), Some(0.96));
+        c.wait_dominated = true;
+        c.unloaded_members = 6;
+    })];
+    w.stragglers = vec![crate::analysis::cluster::Straggler {
+        group: "0".into(),
+        rank: RankId(1),
+        ..Default::default()
+    }];
+    // 20 ms exposed × 0.96 over 2 calling ranks.
+    let d = w.run(comm_wait_dominated).unwrap();
+    assert_eq!(d.impact_ns, 9_600_000);
+    assert!(d.evidence.ranks.is_empty());
+    let crate::analysis::advisor::Claim::Communication(
+        crate::analysis::advisor::rules::communication::Claim::WaitDominated {
+            late, unloaded, ..
+        },
+    ) = d.claim
+    else {
+        panic!("{:?}", d.claim)
+    };
+    assert_eq!((late, unloaded), (None, Some(6)));
+    // Measured by the skew itself: the loaded straggler is named, HCCL is not mentioned.
+    w.comm[0].wait_ratio = Some(0.96);
+    let d = w.run(comm_wait_dominated).unwrap();
+    let crate::analysis::advisor::Claim::Communication(
+        crate::analysis::advisor::rules::communication::Claim::WaitDominated {
+            late, unloaded, ..
+        },
+    ) = d.claim
+    else {
+        panic!("{:?}", d.claim)
+    };
+    assert_eq!((late.map(|l| l.0), unloaded), (Some(RankId(1)), None));
 }

@@ -145,7 +145,7 @@ fn overlap_wait_bandwidth_small_misaligned() {
 
     w.comm = vec![comm(|c| {
         c.wait_dominated = true;
-        c.wait_ratio = Some(0.5);
+        (c.wait_ratio, c.waiting_ratio) = (Some(0.5), Some(0.5));
     })];
     assert_eq!(w.run(comm_wait_dominated).unwrap().impact_ns, 5 * MS);
     w.slow_steps = vec![SlowStep::default()];
@@ -413,7 +413,7 @@ fn comm_impacts_are_per_calling_rank_under_a_rank_scope() {
     w.rows.retain(|b| b.rank == RankId(0));
     w.comm = vec![comm(|c| {
         c.wait_dominated = true;
-        c.wait_ratio = Some(0.5);
+        (c.wait_ratio, c.waiting_ratio) = (Some(0.5), Some(0.5));
     })];
     assert_eq!(w.run(comm_wait_dominated).unwrap().impact_ns, 5 * MS);
     w.comm = vec![comm(|c| {
@@ -533,7 +533,9 @@ fn communication_rules_at_their_thresholds() {
     // Exposed 20 ms over 4 rows, per rank 10 ms; a type waiting half the time leaves 5 ms
     // of transfer to overlap.
     assert_eq!(d.impact_ns, 10 * MS);
-    w.comm = vec![comm(|c| c.wait_ratio = Some(0.5))];
+    w.comm = vec![comm(|c| {
+        (c.wait_ratio, c.waiting_ratio) = (Some(0.5), Some(0.5))
+    })];
     assert_eq!(w.run(poor_overlap).unwrap().impact_ns, 5 * MS);
 
     // Wait-dominated: per calling rank exposed × wait / 2 against 1% of the 200 ms per-rank
@@ -541,7 +543,7 @@ fn communication_rules_at_their_thresholds() {
     let waiting = |exposed| {
         comm(|c| {
             c.wait_dominated = true;
-            c.wait_ratio = Some(0.5);
+            (c.wait_ratio, c.waiting_ratio) = (Some(0.5), Some(0.5));
             c.exposed_ns = exposed;
         })
     };
