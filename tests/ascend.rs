@@ -845,3 +845,55 @@ fn the_gpt3_kernel_tables_load_or_name_their_bad_line() {
     // Its HCCS links move ~100 B per op: latency, never a slow link.
     assert!(common::finding(&r, "slow_transport_link").is_none());
 }
+
+/// Ascend writes a thread's AscendCL calls under the CANN process, apart from its operators:
+/// the stream syncs are blamed on the operator of the same thread id around them. Level1,
+/// both ranks: ten syncs inside `aten::item` (177.6 ms blocked: the step's `.item()` waits
+/// out the all-reduce that waits for rank 5) and four inside `aten::to`.
+#[test]
+fn ascend_syncs_are_blamed_on_their_threads_operator() {
+    let Some(s) = shared() else { return };
+    let r = report_json(&[&ascend_levels(&s, "text")[1]], &[]);
+    let syncs: Vec<(String, u64, i64)> = r["host"]["syncs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["caused_by"].as_str().unwrap().to_string(),
+                x["count"].as_u64().unwrap(),
+                x["blocked_ns"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(syncs[0], ("aten::item".to_string(), 10, 177_631_250));
+    assert_eq!((syncs[1].0.as_str(), syncs[1].1), ("aten::to", 4));
+    let f = common::finding(&r, "sync_points").expect("sync_points");
+    assert!(
+        f["title"].as_str().unwrap().contains("from aten::to"),
+        "{f}"
+    );
+}
+
+/// Level1 dispatches 19 operators per rank through `aclopCompileAndExecute` (one short of
+/// msprof-analyze's 20, which stays silent): 28.7 ms of host time over both ranks, 10.3 ms of
+/// it with the device idle — 3.8% of each rank's step, a cost of its own, taken out of
+/// launch-bound's share.
+#[test]
+fn run_time_compiles_are_measured_by_the_idle_they_cause() {
+    let Some(s) = shared() else { return };
+    let r = report_json(&[&ascend_levels(&s, "text")[1]], &[]);
+    let d = &r["host"]["op_dispatch"];
+    assert_eq!(
+        (&d["count"], &d["total_ns"], &d["device_idle_ns"]),
+        (&json!(38), &json!(28_692_600), &json!(10_334_000))
+    );
+    let f = common::finding(&r, "op_dispatch").expect("op_dispatch");
+    assert_eq!(f["impact_ns"], 5_167_000);
+    let launch = common::finding(&r, "launch_bound").unwrap();
+    let host_bound = r["host"]["launch"]["host_bound_ns"].as_i64().unwrap();
+    let named = launch["evidence"]["numbers"]["host_bound_ns"]
+        .as_f64()
+        .unwrap() as i64;
+    assert!(named <= host_bound - 10_334_000, "{named} of {host_bound}");
+}

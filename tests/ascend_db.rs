@@ -197,9 +197,10 @@ fn real_db_exports_reproduce_analysis_db_exactly() {
 
 /// The shared text and db exports are two profiling runs of one job (their timestamps and
 /// op ids differ), so their times differ; what must agree is the model — the same events of
-/// each kind, the same collectives and sizes — and the verdict: the same rules in the same
-/// order, and each level's first finding is about the same kind of cause (on level1/level2 a rank that is not loaded:
-/// rank 5 in the text runs, 6 and 4 in the db runs, each checked in its own HCCL waits).
+/// each kind, the same collectives and sizes — and the verdict: the same rules, and each
+/// level's first finding is about the same kind of cause (on level1/level2 a rank that is not
+/// loaded: rank 5 in the text runs, 6 and 4 in the db runs, each checked in its own HCCL
+/// waits).
 #[test]
 fn text_and_db_exports_give_the_same_model_and_verdict() {
     let Some(s) = shared() else { return };
@@ -225,18 +226,32 @@ fn text_and_db_exports_give_the_same_model_and_verdict() {
             )
         };
         assert_eq!(first(&rt), first(&rd), "{}", d.display());
-        // The whole verdict, rule by rule, in order; `dynamic_shapes` needs the `OP State`
-        // column, which only the text export writes. Level0's text export records no runtime
-        // layer (no launches), yet it is host-bound like its db twin.
-        let rules = |r: &Value| -> Vec<String> {
+        // The whole verdict, rule by rule; `dynamic_shapes` needs the `OP State` column, which
+        // only the text export writes. Level0's text export records no runtime layer (no
+        // launches), yet it is host-bound like its db twin; its db twin's CANN_API does hold
+        // the stream syncs and the run-time compiles, which only it can blame. Two profiling
+        // runs: two causes within a few percent of each other (the syncs' 6.2 and the
+        // compiles' 5.2 ms in the text run of level1, 6.7 and 6.8 ms in the db run) may trade
+        // places, so the rules are compared as a set, the first finding above as such.
+        let level0_db_only = ["sync_points", "op_dispatch"];
+        let rules = |r: &Value| -> std::collections::BTreeSet<String> {
             let fs = r["findings"].as_array().unwrap();
             fs.iter()
                 .map(|f| f["rule"].as_str().unwrap().to_string())
                 .filter(|rule| rule != "dynamic_shapes")
+                .filter(|rule| !(level0_db_only.contains(&rule.as_str()) && d.ends_with("level0")))
                 .collect()
         };
         assert_eq!(rules(&rt), rules(&rd), "{}", d.display());
-        assert!(rules(&rt).contains(&"launch_bound".to_string()));
+        assert!(rules(&rt).contains("launch_bound"));
+        // Both name the layer of each CANN call alike (`AscendCL@…`), so the syncs are the
+        // same calls from the same operators.
+        let syncs =
+            |r: &Value| common::finding(r, "sync_points").map(|f| f["evidence"]["ops"].clone());
+        if !d.ends_with("level0") {
+            assert_eq!(syncs(&rt), syncs(&rd), "{}", d.display());
+            assert!(syncs(&rt).is_some());
+        }
     }
     // msprof-analyze's environment rule, on both exports of level1: three settings advised
     // against, read from profiler_metadata.json (text) and META_DATA (db).

@@ -194,6 +194,9 @@ pub struct Role {
     pub gc: bool,
     /// A framework operator (`aten::*`): what a blocking call is attributed to.
     pub framework_op: bool,
+    /// An operator run through a runtime's compile-at-run-time path (Ascend's
+    /// `aclopCompileAndExecute`) rather than a prebuilt kernel.
+    pub online_compile: bool,
 }
 
 impl Role {

@@ -39,6 +39,10 @@ pub struct Thresholds {
     pub unknown_share: f64,
     /// unbound_operators: share of kernel time in operators no pipe bounds (PMU counters).
     pub unbound_share: f64,
+    /// op_dispatch: operators compiled at run time per rank (msprof-analyze: 20) …
+    pub op_dispatch_calls: u64,
+    /// … or the device idle inside them, share of the step.
+    pub op_dispatch_share: f64,
 }
 
 impl Default for Thresholds {
@@ -59,6 +63,8 @@ impl Default for Thresholds {
             critical_cpu_share: 0.5,
             unknown_share: 0.5,
             unbound_share: 0.05,
+            op_dispatch_calls: 20,
+            op_dispatch_share: 0.02,
         }
     }
 }

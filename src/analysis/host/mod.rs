@@ -17,10 +17,13 @@
 //!   profiled step, when the caching allocator should be warm; every call when the rank has
 //!   one step or none (nothing tells warm-up from steady state then), with the device idle
 //!   time inside them.
+//! - **Operator dispatch**: calls that compile an operator at run time (role
+//!   `online_compile`, Ascend's `aclopCompileAndExecute`), with the device idle time inside.
 //! - **Graphs**: capture windows and replays ([`graphs`]).
 //! - **Pageable copies**: copies from or to pageable host memory, which are staged and
 //!   synchronous.
 
+mod blocking;
 pub mod env;
 mod gaps;
 pub mod graphs;
@@ -172,6 +175,9 @@ pub struct Host {
     pub gc: Vec<GcPause>,
     /// Allocator calls after each rank's first step (every call of a rank with ≤ 1 step).
     pub allocator: CallStat,
+    /// Operators dispatched through a compile-at-run-time path (Ascend's
+    /// `aclopCompileAndExecute`): calls, host time, device idle inside them.
+    pub op_dispatch: CallStat,
     /// Every rank has one step or none, so every allocator call counted (not in the JSON).
     #[serde(skip)]
     pub allocator_every_call: bool,
@@ -277,6 +283,7 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
             launch_calls,
             loaders,
             allocs,
+            compiles,
             work,
         } = self.events(&mut h);
         let idle_in = |iv: Vec<(Ns, Ns)>| {
@@ -287,6 +294,7 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
         h.data_loading.per_step = self.loading_per_step(&loaders);
         h.data_loading.device_idle_ns += idle_in(loaders);
         h.allocator.device_idle_ns += idle_in(allocs);
+        h.op_dispatch.device_idle_ns += idle_in(compiles);
         let (g, windows) = graphs::scan(self.job, self.rank, &|i| self.ok(i));
         h.graphs = g;
         h.graphs.capture_idle_ns = idle_in(windows);
@@ -306,6 +314,7 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
         let mut launch_calls = Vec::new();
         let mut loaders = Vec::new();
         let mut allocs = Vec::new();
+        let mut compiles = Vec::new();
         let mut work = Vec::new();
         for i in 0..ev.len() {
             if !self.ok(i) {
@@ -360,6 +369,10 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
                 add(&mut h.allocator, rank.id, ev.dur[i]);
                 allocs.push((ev.start[i], ev.end(i)));
             }
+            if k == Kind::Launch && role.online_compile {
+                add(&mut h.op_dispatch, rank.id, ev.dur[i]);
+                compiles.push((ev.start[i], ev.end(i)));
+            }
             match (k, role.pageable) {
                 (Kind::Memcpy, Some(PageableCopy::HostToDevice)) => {
                     add(&mut h.pageable_h2d, rank.id, ev.dur[i])
@@ -374,6 +387,7 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
             launch_calls,
             loaders,
             allocs,
+            compiles,
             work,
         }
     }
@@ -406,7 +420,7 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
         let mut syncs = Syncs::new();
         let rank = self.rank;
         let device = &self.busy.device;
-        for_blocking_calls(self.job, rank, &|i| self.ok(i), |call, cause, dur, end| {
+        blocking::for_blocking_calls(self.job, rank, &|i| self.ok(i), |call, cause, dur, end| {
             // Within the call's step span: the next step's own idle is its own business.
             let horizon = self
                 .spans
@@ -480,6 +494,7 @@ fn merge(h: &mut Host, p: Host) {
     h.gaps_in_host_bound_ns += p.gaps_in_host_bound_ns;
     for (a, b) in [
         (&mut h.allocator, p.allocator),
+        (&mut h.op_dispatch, p.op_dispatch),
         (&mut h.pageable_h2d, p.pageable_h2d),
         (&mut h.pageable_d2h, p.pageable_d2h),
     ] {
@@ -502,6 +517,8 @@ struct Scanned {
     loaders: Intervals,
     /// Allocator calls counted.
     allocs: Intervals,
+    /// Operators compiled at run time (Ascend's single-operator mode).
+    compiles: Intervals,
     /// Work on CPU threads (ops, runtime calls, loading, transfers).
     work: Intervals,
 }
@@ -515,37 +532,5 @@ fn add(s: &mut CallStat, rank: RankId, dur: Ns) {
     s.total_ns += dur;
     if s.ranks.last() != Some(&rank) {
         s.ranks.push(rank);
-    }
-}
-
-/// Calls `f(call, cause, duration, end)` for every blocking call in scope, with the outermost
-/// framework op enclosing it on its thread (`-` when none).
-fn for_blocking_calls(
-    job: &Job,
-    rank: &Rank,
-    ok: &dyn Fn(usize) -> bool,
-    mut f: impl FnMut(&str, &str, Ns, Ns),
-) {
-    let ev = &rank.events;
-    for (l, lane) in rank.lanes.iter().enumerate() {
-        if lane.side != LaneSide::Cpu {
-            continue;
-        }
-        let mut open: Vec<usize> = Vec::new();
-        for i in rank.lane_events(l as u16) {
-            while open.last().is_some_and(|&p| ev.end(p) <= ev.start[i]) {
-                open.pop();
-            }
-            if job.role(ev.name[i]).is_blocking() && ev.kind[i] == Kind::Launch && ok(i) {
-                let cause = open
-                    .iter()
-                    .find(|&&p| job.role(ev.name[p]).framework_op)
-                    .map_or("-", |&p| job.strings.resolve(ev.name[p]));
-                f(job.strings.resolve(ev.name[i]), cause, ev.dur[i], ev.end(i));
-            }
-            if matches!(ev.kind[i], Kind::HostOp | Kind::Annotation | Kind::Launch) {
-                open.push(i);
-            }
-        }
     }
 }

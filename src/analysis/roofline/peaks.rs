@@ -133,6 +133,9 @@ mod tests {
         // Ascend: the suffix decides; `Ascend910B` alone (NPU_INFO) is no particular part.
         assert_eq!(pick("Ascend910B3"), Some("Ascend910B3"));
         assert_eq!(pick("Ascend910B"), None);
+        // A 910C die is its own device; only the part with a published peak matches.
+        assert_eq!(pick("Ascend910_9392"), Some("Ascend910_9392"));
+        assert_eq!(pick("Ascend910_9391"), None);
         assert_eq!(pick("NVIDIA H100 PCIe"), Some("H100-PCIe"));
         assert_eq!(pick("NVIDIA H100 NVL"), Some("H100-NVL"));
         assert_eq!(pick("NVIDIA A100-SXM4-80GB"), Some("A100-80GB"));

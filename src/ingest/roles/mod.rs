@@ -122,6 +122,7 @@ struct File {
     data_loader: Entry,
     gc: Entry,
     framework_op: Entry,
+    online_compile: Entry,
     sync: SyncFile,
     graph: GraphFile,
     pageable_copy: PageableFile,
@@ -140,6 +141,7 @@ pub struct RoleTable {
     data_loader: Patterns,
     gc: Patterns,
     framework_op: Patterns,
+    online_compile: Patterns,
     sync: Keyed<SyncCall>,
     graph: Keyed<GraphCall>,
     pageable: Keyed<PageableCopy>,
@@ -207,6 +209,7 @@ impl RoleTable {
         add(&mut self.data_loader, &f.data_loader);
         add(&mut self.gc, &f.gc);
         add(&mut self.framework_op, &f.framework_op);
+        add(&mut self.online_compile, &f.online_compile);
         add_keyed(&mut self.sync, SyncCall::Device, &f.sync.device);
         add_keyed(&mut self.sync, SyncCall::Stream, &f.sync.stream);
         add_keyed(&mut self.sync, SyncCall::Query, &f.sync.query);
@@ -358,6 +361,7 @@ impl RoleTable {
             kernel_launch: self.kernel_launch.matches(b),
             gc: self.gc.matches(b),
             framework_op: self.framework_op.matches(b),
+            online_compile: self.online_compile.matches(b),
         }
     }
 

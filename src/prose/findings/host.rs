@@ -212,8 +212,24 @@ pub fn words(c: &Claim) -> Words {
             ),
             cause: "the caching allocator keeps returning and requesting memory: fragmentation or varying shapes",
             suggestions: &[
-                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; avoid torch.cuda.empty_cache() in the loop",
+                "PYTORCH_CUDA_ALLOC_CONF (Ascend: PYTORCH_NPU_ALLOC_CONF)=expandable_segments:True; avoid torch.cuda/npu.empty_cache() in the loop",
                 "keep shapes static (pad to buckets) so blocks are reused",
+            ],
+        },
+        Claim::OpDispatch {
+            calls,
+            total_ns,
+            idle_ns,
+        } => Words {
+            title: format!(
+                "{calls} operator call(s) compiled at run time (aclopCompileAndExecute) take {} on the host; the device idles {} inside them",
+                human(*total_ns),
+                human(*idle_ns)
+            ),
+            cause: "these operators go through Ascend's single-operator mode, which compiles or looks up each one as it is called, instead of a prebuilt aclnn kernel",
+            suggestions: &[
+                "torch_npu.npu.set_compile_mode(jit_compile=False) and torch_npu.npu.config.allow_internal_format = False",
+                "update torch_npu and CANN: newer versions run more operators through aclnn",
             ],
         },
         Claim::PageableCopies { copies, total_ns } => Words {

@@ -286,17 +286,22 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
         late_entry: late.is_some_and(|s| s.late_entry_wait_ns * 2 >= s.imposed_wait_ns),
         unloaded: by_hccl.then_some(worst.unloaded_members),
     };
-    Some(
-        Draft::new(impact, claim(c))
-            .ranks(late.map(|s| s.rank))
-            .ops(w.iter().map(|c| describe(c.op, &c.group)))
-            .number("wait_ratio", Quantity::Ratio(wait_ratio))
-            .number("exposed_ns", Quantity::Ns(worst.exposed_ns))
-            .number("wait_ns", Quantity::Ns(worst.wait_ns))
-            .number("transit_ns", Quantity::Ns(worst.transit_ns))
-            .number("critical_wait_ns", Quantity::Ns(on_path))
-            .focus(Focus::Comm),
-    )
+    let mut d = Draft::new(impact, claim(c))
+        .ranks(late.map(|s| s.rank))
+        .ops(w.iter().map(|c| describe(c.op, &c.group)))
+        .number("wait_ratio", Quantity::Ratio(wait_ratio))
+        .number("exposed_ns", Quantity::Ns(worst.exposed_ns))
+        .number("wait_ns", Quantity::Ns(worst.wait_ns))
+        .number("transit_ns", Quantity::Ns(worst.transit_ns))
+        .number("critical_wait_ns", Quantity::Ns(on_path))
+        .focus(Focus::Comm);
+    // What HCCL itself measured: the evidence of a ratio the skew could not show.
+    if let Some(h) = worst.hccl {
+        d = d
+            .number("hccl_elapse_ns", Quantity::Ns(h.elapse_ns))
+            .number("hccl_transit_ns", Quantity::Ns(h.transit_ns));
+    }
+    Some(d)
 }
 
 /// Transfers that stalled after every loaded rank arrived: the time went to a rank that is

@@ -62,6 +62,11 @@ pub const RULES: &[Rule] = &[
         detect: allocator_churn,
     },
     Rule {
+        id: "op_dispatch",
+        category: Category::Cpu,
+        detect: op_dispatch,
+    },
+    Rule {
         id: "pageable_memcpy",
         category: Category::Memory,
         detect: pageable_memcpy,
@@ -181,6 +186,15 @@ pub enum Claim {
         /// The trace has one step or none, so every call counted.
         every_call: bool,
     },
+    /// Operators compiled at run time (Ascend's single-operator mode).
+    OpDispatch {
+        /// Calls in scope.
+        calls: u64,
+        /// Their host time.
+        total_ns: Ns,
+        /// The device idle inside them.
+        idle_ns: Ns,
+    },
     /// Host → device copies from pageable memory.
     PageableCopies {
         /// Pageable host → device copies.
@@ -290,6 +304,7 @@ fn dispatch_ns(h: &crate::analysis::host::Host) -> Ns {
     let named = h.data_loading.device_idle_ns
         + h.graphs.capture_idle_ns
         + h.allocator.device_idle_ns
+        + h.op_dispatch.device_idle_ns
         + syncs
         + gaps;
     (h.launch.host_bound_ns - named).max(0)
@@ -516,6 +531,32 @@ pub fn allocator_churn(f: &Facts, _: &Thresholds) -> Option<Draft> {
             .number("calls", Quantity::Count(a.count))
             .number("total_ns", Quantity::Ns(a.total_ns))
             .number("device_idle_ns", Quantity::Ns(a.device_idle_ns)),
+    )
+}
+
+/// Operators dispatched through a compile-at-run-time path (msprof-analyze's operator
+/// dispatch rule: ≥ 20 `aclopCompileAndExecute`), or whose dispatch idles the device for a
+/// share of the step. Impact: the device idle inside the calls, per rank.
+pub fn op_dispatch(f: &Facts, t: &Thresholds) -> Option<Draft> {
+    let d = &f.host?.op_dispatch;
+    let ranks = (d.ranks.len() as u64).max(1);
+    let idle = per_rank(d.device_idle_ns, f);
+    let many = d.count >= t.op_dispatch_calls * ranks;
+    if d.count == 0 || !(many || share(idle, per_rank(rows_span(f), f)) >= t.op_dispatch_share) {
+        return None;
+    }
+    let c = Claim::OpDispatch {
+        calls: d.count,
+        total_ns: d.total_ns,
+        idle_ns: d.device_idle_ns,
+    };
+    Some(
+        Draft::new(idle, claim(c))
+            .ranks(d.ranks.iter().copied())
+            .steps(f.steps.iter().map(|s| s.step))
+            .number("calls", Quantity::Count(d.count))
+            .number("total_ns", Quantity::Ns(d.total_ns))
+            .number("device_idle_ns", Quantity::Ns(d.device_idle_ns)),
     )
 }
 

@@ -141,10 +141,16 @@ impl Builder<'_> {
         }
     }
 
-    /// AscendCL and runtime calls: the launches, by connection id.
+    /// AscendCL and runtime calls: the launches, by connection id. Named as the text export
+    /// names them, their layer first (`AscendCL@aclrtSynchronizeStream`, `Node@launch`), so
+    /// the role tables read both exports alike.
     fn cann(&mut self) {
         for r in &self.t.cann {
-            let name = self.name(r.name);
+            let text = self.text(r.name);
+            let name = match r.level.and_then(layer) {
+                Some(l) => self.strings.intern(&format!("{l}@{text}")),
+                None => self.name(r.name),
+            };
             self.push(
                 LaneKey::Cann(r.tid),
                 r.start,
@@ -238,6 +244,18 @@ impl Builder<'_> {
             self.issued(by);
         }
     }
+}
+
+/// The text export's prefix for a CANN layer (`ENUM_API_TYPE`).
+fn layer(level: i64) -> Option<&'static str> {
+    Some(match level {
+        5000 => "Runtime",
+        5500 => "Hccl",
+        10000 => "Node",
+        15000 => "Model",
+        20000 => "AscendCL",
+        _ => return None,
+    })
 }
 
 /// Connection id → the `CONNECTION_IDS` key of the framework operator that issued it (the

@@ -39,6 +39,8 @@ pub struct CannRow {
     pub corr: i64,
     /// Name (a string id).
     pub name: i64,
+    /// `type` (`ENUM_API_TYPE`: 20000 acl, 10000 node, 5000 runtime, …), when recorded.
+    pub level: Option<i64>,
 }
 
 /// A plane task's HCCL facts (`COMMUNICATION_TASK_INFO`).
@@ -225,8 +227,14 @@ pub fn connections(db: &Db) -> Result<Vec<(i64, i64)>, crate::error::Error> {
 /// `CANN_API`.
 pub fn cann(db: &Db) -> Result<Vec<CannRow>, crate::error::Error> {
     let mut out = Vec::new();
-    let sql = "SELECT rowid, startNs, endNs, globalTid, connectionId, name FROM CANN_API";
-    each(db, "CANN_API", sql, |r| {
+    let level = match db.has_column("CANN_API", "type")? {
+        true => "type",
+        false => "NULL",
+    };
+    let sql = format!(
+        "SELECT rowid, startNs, endNs, globalTid, connectionId, name, {level} FROM CANN_API"
+    );
+    each(db, "CANN_API", &sql, |r| {
         let (start, end) = span(r, 1)?;
         out.push(CannRow {
             start,
@@ -234,6 +242,7 @@ pub fn cann(db: &Db) -> Result<Vec<CannRow>, crate::error::Error> {
             tid: int(col(r, 3)?)?,
             corr: int(col(r, 4)?)?,
             name: int(col(r, 5)?)?,
+            level: opt_int(col(r, 6)?)?,
         });
         Ok(())
     })?;

@@ -140,9 +140,19 @@ fn waiting_seen_only_by_hccl_names_no_loaded_rank() {
         rank: RankId(1),
         ..Default::default()
     }];
+    w.comm[0].hccl = Some(crate::analysis::comm::hccl_split::HcclSplit {
+        calls: 10,
+        elapse_ns: 25 * MS,
+        transit_ns: MS,
+        not_transfer: 0.96,
+    });
     // 20 ms exposed × 0.96 over 2 calling ranks.
     let d = w.run(comm_wait_dominated).unwrap();
     assert_eq!(d.impact_ns, 9_600_000);
+    assert_eq!(
+        d.evidence.numbers["hccl_transit_ns"],
+        crate::analysis::advisor::Quantity::Ns(MS)
+    );
     assert!(d.evidence.ranks.is_empty());
     let crate::analysis::advisor::Claim::Communication(
         crate::analysis::advisor::rules::communication::Claim::WaitDominated {
