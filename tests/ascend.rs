@@ -897,3 +897,16 @@ fn run_time_compiles_are_measured_by_the_idle_they_cause() {
         .unwrap() as i64;
     assert!(named <= host_bound - 10_334_000, "{named} of {host_bound}");
 }
+
+/// A rank whose raw data was never parsed (`analyse_flag=False`, common on large jobs) holds
+/// only `PROF_*` folders: the error says to parse it first, and how.
+#[test]
+fn an_unparsed_rank_says_how_to_parse_it() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("node1_123_ascend_pt");
+    std::fs::create_dir_all(root.join("PROF_000001_20250101_abc/device_0/data")).unwrap();
+    std::fs::write(root.join("profiler_info_3.json"), r#"{"rank_id": 3}"#).unwrap();
+    let e = one_line_error(&root);
+    assert!(e.contains("node1_123_ascend_pt"), "{e}");
+    assert!(e.contains("PROF_*") && e.contains("profiler.analyse"), "{e}");
+}

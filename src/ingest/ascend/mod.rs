@@ -268,11 +268,21 @@ fn read_db(
     })
 }
 
-/// Why a rank with neither `trace_view.json` nor a profiler database cannot be read.
+/// Why a rank with no timeline file cannot be read: its raw data was never parsed (only
+/// `PROF_*` folders, as with `analyse_flag=False` on a large job), or nothing was recorded.
 fn no_trace(dir: &RankDir) -> Error {
-    Error::input(
-        &dir.output.display().to_string(),
+    let raw = std::fs::read_dir(&dir.root).is_ok_and(|rd| {
+        rd.flatten().any(|e| {
+            e.path().is_dir() && e.file_name().to_str().is_some_and(|n| n.starts_with("PROF_"))
+        })
+    });
+    let why = if raw {
+        "only the profiler's raw data (PROF_*): parse it first, with torch_npu's \
+         `torch_npu.profiler.profiler.analyse(\"DIR\")` (MindSpore: \
+         `mindspore.profiler.profiler.analyse`), then load the ASCEND_PROFILER_OUTPUT it writes"
+    } else {
         "no trace_view.json, ascend_*_profiler_*.db or kernel_details.csv in the profiler output \
-         (profile with the NPU and CPU activities)",
-    )
+         (profile with the NPU and CPU activities)"
+    };
+    Error::input(&dir.output.display().to_string(), why)
 }
