@@ -908,5 +908,8 @@ fn an_unparsed_rank_says_how_to_parse_it() {
     std::fs::write(root.join("profiler_info_3.json"), r#"{"rank_id": 3}"#).unwrap();
     let e = one_line_error(&root);
     assert!(e.contains("node1_123_ascend_pt"), "{e}");
-    assert!(e.contains("PROF_*") && e.contains("profiler.analyse"), "{e}");
+    assert!(
+        e.contains("PROF_*") && e.contains("profiler.analyse"),
+        "{e}"
+    );
 }

@@ -305,17 +305,14 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
     }
 
     /// One pass over the events in scope: launches, data loading, recorded GC, allocator
-    /// calls and pageable copies; returns the intervals the rest of the scan needs.
+    /// calls, run-time compiles and pageable copies; returns the intervals the rest of the
+    /// scan needs.
     fn events(&self, h: &mut Host) -> Scanned {
         let (job, rank) = (self.job, self.rank);
         let ev = &rank.events;
         // With one step or none, warm-up cannot be told apart: every call counts.
         let warm_up = (rank.steps.len() > 1).then(|| rank.steps[0].number);
-        let mut launch_calls = Vec::new();
-        let mut loaders = Vec::new();
-        let mut allocs = Vec::new();
-        let mut compiles = Vec::new();
-        let mut work = Vec::new();
+        let mut s = Scanned::default();
         for i in 0..ev.len() {
             if !self.ok(i) {
                 continue;
@@ -327,30 +324,20 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
             let runs = matches!(k, Kind::HostOp | Kind::Launch)
                 || (k == Kind::Annotation && (role.data_loader || role.host_collective.is_some()));
             if runs && is_cpu(rank, i) {
-                work.push((ev.start[i], ev.end(i)));
+                s.work.push((ev.start[i], ev.end(i)));
             }
             h.launch.device_work += u64::from(k.is_device_work() && !is_cpu(rank, i));
             if let Some(l) = ev.link[i].get().filter(|_| k.is_device_work()) {
                 h.launch.launched += 1;
                 h.launch.shorter_than_launch += u64::from(ev.dur[i] < ev.dur[l]);
                 h.launch.launch_call_ns += ev.dur[l];
-                launch_calls.push((ev.start[l], ev.end(l)));
+                s.launch_calls.push((ev.start[l], ev.end(l)));
             }
             // Old Kineto records `enumerate(DataLoader)#…` as an operator, newer as a
             // user annotation.
             let marks = matches!(k, Kind::Annotation | Kind::HostOp);
             if marks && role.data_loader && is_cpu(rank, i) {
-                loaders.push((ev.start[i], ev.end(i)));
-                let d = &mut h.data_loading;
-                d.count += 1;
-                d.total_ns += ev.dur[i];
-                if ev.dur[i] > d.max_ns {
-                    d.max_ns = ev.dur[i];
-                    d.max_at = rank.step_of(i).map(|step| RankStep {
-                        rank: rank.id,
-                        step,
-                    });
-                }
+                self.loading(h, &mut s, i);
             }
             if role.gc && is_cpu(rank, i) {
                 h.gc.push(GcPause {
@@ -362,33 +349,49 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
                     within: None,
                 });
             }
-            if k == Kind::Launch
-                && role.allocator
-                && (warm_up.is_none() || rank.step_of(i) != warm_up)
-            {
-                add(&mut h.allocator, rank.id, ev.dur[i]);
-                allocs.push((ev.start[i], ev.end(i)));
-            }
-            if k == Kind::Launch && role.online_compile {
-                add(&mut h.op_dispatch, rank.id, ev.dur[i]);
-                compiles.push((ev.start[i], ev.end(i)));
-            }
-            match (k, role.pageable) {
-                (Kind::Memcpy, Some(PageableCopy::HostToDevice)) => {
-                    add(&mut h.pageable_h2d, rank.id, ev.dur[i])
-                }
-                (Kind::Memcpy, Some(PageableCopy::DeviceToHost)) => {
-                    add(&mut h.pageable_d2h, rank.id, ev.dur[i])
-                }
-                _ => {}
-            }
+            self.costly_call(h, &mut s, i, warm_up);
         }
-        Scanned {
-            launch_calls,
-            loaders,
-            allocs,
-            compiles,
-            work,
+        s
+    }
+
+    /// A data-loader event.
+    fn loading(&self, h: &mut Host, s: &mut Scanned, i: usize) {
+        let (rank, ev) = (self.rank, &self.rank.events);
+        s.loaders.push((ev.start[i], ev.end(i)));
+        let d = &mut h.data_loading;
+        d.count += 1;
+        d.total_ns += ev.dur[i];
+        if ev.dur[i] > d.max_ns {
+            d.max_ns = ev.dur[i];
+            d.max_at = rank.step_of(i).map(|step| RankStep {
+                rank: rank.id,
+                step,
+            });
+        }
+    }
+
+    /// Allocator calls after warm-up, run-time compiles and pageable copies.
+    fn costly_call(&self, h: &mut Host, s: &mut Scanned, i: usize, warm_up: Option<StepNo>) {
+        let (rank, ev) = (self.rank, &self.rank.events);
+        let role = self.job.role(ev.name[i]);
+        let (k, iv) = (ev.kind[i], (ev.start[i], ev.end(i)));
+        if k == Kind::Launch && role.allocator && (warm_up.is_none() || rank.step_of(i) != warm_up)
+        {
+            add(&mut h.allocator, rank.id, ev.dur[i]);
+            s.allocs.push(iv);
+        }
+        if k == Kind::Launch && role.online_compile {
+            add(&mut h.op_dispatch, rank.id, ev.dur[i]);
+            s.compiles.push(iv);
+        }
+        match (k, role.pageable) {
+            (Kind::Memcpy, Some(PageableCopy::HostToDevice)) => {
+                add(&mut h.pageable_h2d, rank.id, ev.dur[i])
+            }
+            (Kind::Memcpy, Some(PageableCopy::DeviceToHost)) => {
+                add(&mut h.pageable_d2h, rank.id, ev.dur[i])
+            }
+            _ => {}
         }
     }
 
@@ -510,6 +513,7 @@ fn merge(h: &mut Host, p: Host) {
 type Intervals = Vec<(Ns, Ns)>;
 
 /// What one pass over a rank's events collects for the rest of its scan.
+#[derive(Default)]
 struct Scanned {
     /// Launch calls of device work.
     launch_calls: Intervals,

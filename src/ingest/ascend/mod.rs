@@ -125,12 +125,7 @@ fn read_kernel_table(
     let label = path.display().to_string();
     let mut rank =
         device_only::rank(rows, &mut strings, opts.roles).map_err(|m| Error::input(&label, &m))?;
-    rank.source = crate::model::SourceInfo {
-        path: dir.label(),
-        file_bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
-        format: crate::model::SourceFormat::Ascend,
-        ..crate::model::SourceInfo::default()
-    };
+    rank.source = source_of(dir, path);
     rank.devices = vec![strings.intern("Ascend NPU")];
     let warnings = vec![format!(
         "{}: no trace_view.json; the device timeline comes from kernel_details.csv alone (no \
@@ -222,12 +217,7 @@ fn read_db(
 ) -> Result<RankDraft, Error> {
     let r = db::read(path)?;
     let (mut rank, mut strings) = (r.rank, r.strings);
-    rank.source = crate::model::SourceInfo {
-        path: dir.label(),
-        file_bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
-        format: crate::model::SourceFormat::Ascend,
-        ..crate::model::SourceInfo::default()
-    };
+    rank.source = source_of(dir, path);
     crate::ingest::steps::find_steps(&mut rank, &strings, opts.roles);
     crate::ingest::steps::assign_steps(&mut rank);
     rank.env = r.env;
@@ -268,12 +258,25 @@ fn read_db(
     })
 }
 
+/// A rank read from one table file (`path`): named by its directory, sized by that file.
+fn source_of(dir: &RankDir, path: &std::path::Path) -> crate::model::SourceInfo {
+    crate::model::SourceInfo {
+        path: dir.label(),
+        file_bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
+        format: crate::model::SourceFormat::Ascend,
+        ..crate::model::SourceInfo::default()
+    }
+}
+
 /// Why a rank with no timeline file cannot be read: its raw data was never parsed (only
 /// `PROF_*` folders, as with `analyse_flag=False` on a large job), or nothing was recorded.
 fn no_trace(dir: &RankDir) -> Error {
     let raw = std::fs::read_dir(&dir.root).is_ok_and(|rd| {
         rd.flatten().any(|e| {
-            e.path().is_dir() && e.file_name().to_str().is_some_and(|n| n.starts_with("PROF_"))
+            e.path().is_dir()
+                && e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with("PROF_"))
         })
     });
     let why = if raw {

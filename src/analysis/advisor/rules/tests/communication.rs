@@ -154,25 +154,25 @@ fn waiting_seen_only_by_hccl_names_no_loaded_rank() {
         crate::analysis::advisor::Quantity::Ns(MS)
     );
     assert!(d.evidence.ranks.is_empty());
-    let crate::analysis::advisor::Claim::Communication(
-        crate::analysis::advisor::rules::communication::Claim::WaitDominated {
-            late, unloaded, ..
-        },
-    ) = d.claim
-    else {
-        panic!("{:?}", d.claim)
-    };
+    let (late, unloaded) = waited_for(d);
     assert_eq!((late, unloaded), (None, Some(6)));
     // Measured by the skew itself: the loaded straggler is named, HCCL is not mentioned.
     w.comm[0].wait_ratio = Some(0.96);
     let d = w.run(comm_wait_dominated).unwrap();
-    let crate::analysis::advisor::Claim::Communication(
-        crate::analysis::advisor::rules::communication::Claim::WaitDominated {
-            late, unloaded, ..
-        },
-    ) = d.claim
-    else {
-        panic!("{:?}", d.claim)
-    };
+    let (late, unloaded) = waited_for(d);
     assert_eq!((late.map(|l| l.0), unloaded), (Some(RankId(1)), None));
+}
+
+/// The late rank and the unloaded members a wait-dominated draft names.
+fn waited_for(d: Draft) -> (Option<(RankId, u64, u64)>, Option<u32>) {
+    match d.claim {
+        crate::analysis::advisor::Claim::Communication(
+            crate::analysis::advisor::rules::communication::Claim::WaitDominated {
+                late,
+                unloaded,
+                ..
+            },
+        ) => (late, unloaded),
+        c => panic!("{c:?}"),
+    }
 }

@@ -214,3 +214,33 @@ fn launch_bound_needs_a_device_to_feed() {
     w.host.launch.launched = 1000;
     assert_eq!(w.run(launch_bound).unwrap().impact_ns, 20 * MS);
 }
+
+#[test]
+fn op_dispatch_by_count_or_by_idle() {
+    use crate::analysis::host::CallStat;
+    let mut w = World::new();
+    let calls = |count, idle| CallStat {
+        count,
+        total_ns: 14 * MS,
+        ranks: vec![RankId(0), RankId(1)],
+        device_idle_ns: idle,
+    };
+    // 38 calls over 2 ranks (19 each, under msprof-analyze's 20) idling the device 2 ms per
+    // rank: 1% of the 200 ms span, under 2%: no finding.
+    w.host = Host {
+        op_dispatch: calls(38, 4 * MS),
+        ..Host::default()
+    };
+    assert!(w.run(op_dispatch).is_none());
+    // 40 calls (20 per rank): msprof-analyze's count; the impact is the idle per rank.
+    w.host.op_dispatch = calls(40, 4 * MS);
+    assert_eq!(w.run(op_dispatch).unwrap().impact_ns, 2 * MS);
+    // 19 per rank idling 4 ms per rank (2% of the span): fires by its cost.
+    w.host.op_dispatch = calls(38, 8 * MS);
+    assert_eq!(w.run(op_dispatch).unwrap().impact_ns, 4 * MS);
+    // launch_bound leaves that time to it.
+    w.host.launch.host_bound_ns = 30 * MS;
+    w.host.launch.span_ns = 400 * MS;
+    w.host.launch.launched = 10;
+    assert_eq!(w.run(launch_bound).unwrap().impact_ns, 11 * MS);
+}
