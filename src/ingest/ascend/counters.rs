@@ -1,7 +1,7 @@
 //! The AI Core clock of a `trace_view.json`: the `AI Core Freq` counter (`ph: "C"`, `args:
 //! {"MHz": 1800}`), a sample each time the clock changes or the profiler checks it. The
-//! Chrome reader counts counter events without reading them; the few samples are found again
-//! by their name's text, each a small object read on its own.
+//! Chrome reader counts counter events without reading them, keeping their byte spans (the
+//! Ascend dialect asks it to); each is a small object read here on its own.
 
 use crate::model::ClockSample;
 use crate::time::micros_text_to_ns;
@@ -12,6 +12,8 @@ use serde_json::value::RawValue;
 struct Counter<'a> {
     #[serde(borrow, default)]
     ph: Option<&'a str>,
+    #[serde(borrow, default)]
+    name: Option<&'a str>,
     #[serde(borrow, default)]
     ts: Option<&'a RawValue>,
     #[serde(default)]
@@ -24,13 +26,16 @@ struct Mhz {
     mhz: Option<f64>,
 }
 
-/// The clock samples, in time order.
-pub fn ai_core_clock(text: &[u8]) -> Vec<ClockSample> {
+/// The clock samples among `objects` (the event texts the reader kept), in time order.
+pub fn ai_core_clock<'a>(objects: impl Iterator<Item = &'a [u8]>) -> Vec<ClockSample> {
     let mut out = Vec::new();
-    for object in super::objects::holding(text, b"\"AI Core Freq\"") {
+    for object in objects {
         let Ok(c) = serde_json::from_slice::<Counter>(object) else {
             continue;
         };
+        if c.name != Some("AI Core Freq") {
+            continue;
+        }
         let (Some("C"), Some(ts), Some(mhz)) = (c.ph, c.ts, c.args.and_then(|a| a.mhz)) else {
             continue;
         };
@@ -58,7 +63,7 @@ mod tests {
 {"name": "AI Core Freq", "ts": "2000.000", "pid": 6, "tid": 0, "args": {"MHz": 1200.0}, "ph": "C"},
 {"name": "AI Core Freq", "ts": "1000", "pid": 6, "tid": 0, "args": {"MHz": 1800}, "ph": "C"},
 {"name": "x}\"{", "ts": "3", "pid": 6, "tid": 0, "args": {"MHz": 1}, "ph": "C"}]"#;
-        let s = ai_core_clock(text);
+        let s = ai_core_clock(super::super::objects::each(text));
         assert_eq!(
             s,
             [

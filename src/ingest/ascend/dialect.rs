@@ -163,6 +163,13 @@ impl Dialect for Ascend<'_> {
     fn side_table(&self, class: Class, name: NameFacts, args: &OpArgs<'_>) -> Option<SideTable> {
         self.kineto.side_table(class, name, args)
     }
+
+    /// Counters (the device clock is one of them) and flows (the `async_npu` ones link
+    /// operators to their device tasks): read again by [`super::counters`] and
+    /// [`super::flows`], which pick theirs by their text.
+    fn reread(&self, ph: &[u8]) -> bool {
+        matches!(ph, b"C" | b"s" | b"f")
+    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,9 @@
 //! the operator view read (`Events::op`). The db export has the same links in
 //! `CONNECTION_IDS`.
 //!
-//! The Chrome reader counts flows without reading them; the few hundred per step are found
-//! again here by their category's text, each a flat object read on its own.
+//! The Chrome reader counts flows without reading them, keeping the byte span of each
+//! `async_npu` one (the Ascend dialect asks it to); the few hundred per step are read here,
+//! each a flat object on its own.
 
 use crate::model::{EventIx, Interner, Kind, Rank};
 use crate::time::{Ns, micros_text_to_ns};
@@ -19,6 +20,8 @@ use serde_json::value::RawValue;
 struct FlowEnd<'a> {
     #[serde(borrow)]
     ph: &'a str,
+    #[serde(borrow, default)]
+    cat: Option<&'a str>,
     #[serde(borrow)]
     id: &'a RawValue,
     #[serde(borrow)]
@@ -32,10 +35,14 @@ struct FlowEnd<'a> {
 /// A flow end's lane key (pid and tid as their text, unquoted) and time.
 type At = ((String, String), Ns);
 
-/// Sets each device task's operator from the `async_npu` flows of `text`, where the reader
-/// found none. Returns the number of tasks linked.
-pub fn link_ops(rank: &mut Rank, text: &[u8], strings: &Interner) -> usize {
-    let (starts, finishes) = flow_ends(text);
+/// Sets each device task's operator from the `async_npu` flows among `objects` (the event
+/// texts the reader kept), where the reader found none. Returns the number of tasks linked.
+pub fn link_ops<'a>(
+    rank: &mut Rank,
+    objects: impl Iterator<Item = &'a [u8]>,
+    strings: &Interner,
+) -> usize {
+    let (starts, finishes) = flow_ends(objects);
     if finishes.is_empty() {
         return 0;
     }
@@ -77,12 +84,17 @@ pub fn link_ops(rank: &mut Rank, text: &[u8], strings: &Interner) -> usize {
 }
 
 /// The `async_npu` flows' starts by id, and their finishes.
-fn flow_ends(text: &[u8]) -> (FxHashMap<String, At>, Vec<(String, At)>) {
+fn flow_ends<'a>(
+    objects: impl Iterator<Item = &'a [u8]>,
+) -> (FxHashMap<String, At>, Vec<(String, At)>) {
     let (mut starts, mut finishes) = (FxHashMap::default(), Vec::new());
-    for object in super::objects::holding(text, b"\"async_npu\"") {
+    for object in objects {
         let Ok(f) = serde_json::from_slice::<FlowEnd>(object) else {
             continue;
         };
+        if f.cat != Some("async_npu") {
+            continue;
+        }
         let Ok(ts) = micros_text_to_ns(f.ts.get().as_bytes()) else {
             continue;
         };
@@ -129,7 +141,7 @@ mod tests {
 {"ph": "s", "bp": "e", "name": "torch_to_npu", "id": 99, "pid": 7, "tid": 7, "ts": "10.500", "cat": "async_npu"},
 {"ph": "f", "bp": "e", "name": "torch_to_npu", "id": 99, "pid": "8", "tid": 2, "ts": "20.000001", "cat": "async_npu"},
 {"ph": "s", "name": "other", "id": 5, "pid": 7, "tid": 7, "ts": "1", "cat": "async_task_queue"}]"#;
-        let (starts, finishes) = flow_ends(text);
+        let (starts, finishes) = flow_ends(super::super::objects::each(text));
         assert_eq!(starts.len(), 1);
         assert_eq!(starts["99"], (("7".into(), "7".into()), 10_500));
         assert_eq!(

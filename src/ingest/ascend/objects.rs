@@ -1,65 +1,36 @@
-//! The few small JSON objects of a large trace text that hold a given text (a category, a
-//! counter's name): what the Ascend reader reads again beside the Chrome reader, which only
-//! counts flows and counters. Each object is found from its match: back to the nearest `{`,
-//! then forward to its matching `}`.
+//! The few untimed events of a large trace text that the Ascend reader reads again beside
+//! the Chrome reader (its counters and operator flows, which that reader only counts): the
+//! reader keeps their byte spans as it parses ([`crate::ingest::chrome::Dialect::reread`]),
+//! and each is read here from its span alone, with no search of the text.
 
-use memchr::memmem;
+use crate::ingest::chrome::chunk::Chunk;
+use crate::model::RawSpan;
 
-/// The innermost objects around each occurrence of `needle`, in text order.
-pub fn holding<'a>(text: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
-    memmem::find_iter(text, needle).filter_map(move |at| {
-        let open = memchr::memrchr(b'{', &text[..at])?;
-        Some(&text[open..object_end(text, open)?])
-    })
+/// The text of every event the chunks kept that holds `needle` (a counter's name, a flow's
+/// category: found in each small object before it is parsed), in chunk order.
+pub fn kept<'a>(
+    text: &'a [u8],
+    chunks: &'a [Chunk<'_>],
+    needle: &'a [u8],
+) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let finder = memchr::memmem::Finder::new(needle);
+    chunks
+        .iter()
+        .flat_map(|c| &c.reread)
+        .filter_map(move |s: &RawSpan| {
+            let start = usize::try_from(s.offset).ok()?;
+            let object = text.get(start..start.checked_add(s.len as usize)?)?;
+            finder.find(object).map(|_| object)
+        })
 }
 
-/// The end (one past the `}`) of the JSON object starting at `open`, strings respected.
-fn object_end(text: &[u8], open: usize) -> Option<usize> {
-    let (mut depth, mut in_string, mut escaped) = (0u32, false, false);
-    for (i, &b) in text.iter().enumerate().skip(open) {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' => depth += 1,
-            b'}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
+/// Test texts written one event per line (`[{…},` / `{…},` / `{…}]`): each line's object.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn objects_end_at_their_own_brace() {
-        assert_eq!(
-            object_end(br#"{"a": "}", "b": {"c": 1}} tail"#, 0),
-            Some(25)
-        );
-        assert_eq!(object_end(br#"{"a": "\"}"#, 0), None);
-        let text = br#"[{"cat": "x", "id": 1}, {"id": 2, "cat": "x"}]"#;
-        let found: Vec<&[u8]> = holding(text, b"\"x\"").collect();
-        assert_eq!(
-            found,
-            [
-                &br#"{"cat": "x", "id": 1}"#[..],
-                &br#"{"id": 2, "cat": "x"}"#[..]
-            ]
-        );
-    }
+pub fn each(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    text.split(|&b| b == b'\n').map(|line| {
+        let t = line.trim_ascii();
+        let t = t.strip_prefix(b"[").unwrap_or(t);
+        let t = t.strip_suffix(b",").unwrap_or(t);
+        t.strip_suffix(b"]").unwrap_or(t)
+    })
 }

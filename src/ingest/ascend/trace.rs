@@ -78,12 +78,13 @@ pub fn read_with(
     rank.collectives.extend(hccl.collectives);
     rank.peer_waits = hccl.peer_waits;
     rank.transfers = hccl.transfers;
-    rank.clocks = super::counters::ai_core_clock(&src.text);
+    let kept = |needle| super::objects::kept(&src.text, &chunks, needle);
+    rank.clocks = super::counters::ai_core_clock(kept(b"\"AI Core Freq\""));
     rank.collectives.sort_by_key(|c| c.event);
     rank.shapes = args::shapes(&chunks, &m.final_index, &mut strings);
     rank.unknown_categories = merge::intern_categories(&mut strings, m.unknown_categories);
     crate::ingest::link::link(&mut rank, &m.corr, &m.ext);
-    super::flows::link_ops(&mut rank, &src.text, &strings);
+    super::flows::link_ops(&mut rank, kept(b"\"async_npu\""), &strings);
     crate::ingest::steps::find_steps(&mut rank, &strings, opts.roles);
     crate::ingest::steps::assign_steps(&mut rank);
     Ok(TraceRank {

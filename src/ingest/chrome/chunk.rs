@@ -89,6 +89,8 @@ pub struct Chunk<'a> {
     pub stack_frames: bool,
     /// Events whose negative duration was clamped to 0: count and the first offset.
     pub negative_dur: (u64, u64),
+    /// Byte spans of the untimed events the dialect reads again itself ([`Dialect::reread`]).
+    pub reread: Vec<RawSpan>,
 }
 
 /// A problem with one event: where it starts and what is wrong.
@@ -169,7 +171,14 @@ impl<'a> Chunk<'a> {
         len: usize,
         d: &dyn Dialect,
     ) -> Result<(), EventError> {
-        if ev.ph.as_ref().map(|p| &*p.0) != Some(b"X") {
+        let ph = ev.ph.as_ref().map_or(&b""[..], |p| &*p.0);
+        if ph != b"X" {
+            if d.reread(ph) {
+                self.reread.push(RawSpan {
+                    offset,
+                    len: u32::try_from(len).unwrap_or(u32::MAX),
+                });
+            }
             self.drop_phase(ev);
             return Ok(());
         }

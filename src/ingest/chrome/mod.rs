@@ -120,4 +120,12 @@ pub trait Dialect: Sync {
 
     /// Where an event's operator args are kept, if anywhere (`name`: its name's facts).
     fn side_table(&self, class: Class, name: NameFacts, args: &OpArgs<'_>) -> Option<SideTable>;
+
+    /// True for the untimed events of phase `ph` whose text the dialect reads again after
+    /// the parse (Ascend: counters and flows): their byte spans are kept, so the reader need
+    /// not search the text for them. By phase alone: the fast path stops at the phase, and
+    /// the category or name may come after it.
+    fn reread(&self, _ph: &[u8]) -> bool {
+        false
+    }
 }
