@@ -824,6 +824,14 @@ fn a_kernel_table_alone_gives_the_device_timeline_and_the_same_verdict() {
     let free = common::finding(&r, "free_time").expect("free_time");
     assert!(free["title"].as_str().unwrap().contains("no host thread"));
     assert!(common::finding(&r, "launch_bound").is_none());
+    // The text report marks the wait% that HCCL's split set, and says so.
+    let out = common::run([Path::new("report"), t.path()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("96.3%*"), "{text}");
+    assert!(
+        text.contains("HCCL's own split (the starred wait%)"),
+        "{text}"
+    );
 }
 
 /// The GPT-3 sample's ranks kept no trace: rank 1 loads from its kernel table (20 tasks and

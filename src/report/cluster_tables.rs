@@ -186,7 +186,10 @@ fn comm_types(cm: &CommSection) -> Option<Table> {
             s.instances.to_string(),
             human(s.exposed_ns),
             pct(s.share_of_step),
-            s.wait_ratio.map_or("-".into(), pct),
+            match s.waiting() {
+                (Some(w), true) => format!("{}*", pct(w)),
+                (w, _) => w.map_or("-".into(), pct),
+            },
             s.busbw_gbps.map_or("-".into(), gbps),
             s.busbw_of_peak.map_or("-".into(), pct),
             s.bytes.as_ref().map_or("-".into(), |b| bytes(b.median)),
@@ -198,13 +201,14 @@ fn comm_types(cm: &CommSection) -> Option<Table> {
                 s.waiting_ratio.map_or("-".into(), pct)
             ));
         }
-        if let Some(h) = s
-            .hccl
-            .filter(|h| (h.not_transfer - s.wait_ratio.unwrap_or(0.0)).abs() > hccl_split::DISAGREE)
-        {
+        let starred = s.waiting().1;
+        if let Some(h) = s.hccl.filter(|h| {
+            starred || (h.not_transfer - s.wait_ratio.unwrap_or(0.0)).abs() > hccl_split::DISAGREE
+        }) {
             t.notes.push(format!(
-                "{name}: HCCL's own split: {} of {} moving data ({} not); across the loaded ranks \
-                 {} waiting{}",
+                "{name}: HCCL's own split{}: {} of {} moving data ({} not); across the loaded \
+                 ranks {} waiting{}",
+                if starred { " (the starred wait%)" } else { "" },
                 human(h.transit_ns),
                 human(h.elapse_ns),
                 pct(h.not_transfer),

@@ -170,6 +170,14 @@ pub struct TypeStats {
     pub misaligned_calls: u64,
 }
 
+impl TypeStats {
+    /// The waiting share the verdicts use, and whether HCCL's own split set it (members not
+    /// loaded hid their lateness from the measured one).
+    pub fn waiting(&self) -> (Option<f64>, bool) {
+        (self.waiting_ratio, self.waiting_ratio > self.wait_ratio)
+    }
+}
+
 /// An instance in the worst list.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct WorstInstance {

@@ -198,8 +198,12 @@ fn types(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
                     rpad(&t.calls.to_string(), 7),
                     rpad(&human(t.total_ns), 9),
                     rpad(
-                        &t.waiting_ratio
-                            .map_or("-".into(), |x| format!("{:.0}%", x * 100.0)),
+                        &match t.waiting() {
+                            (Some(x), hccl) => {
+                                format!("{:.0}%{}", x * 100.0, if hccl { "*" } else { "" })
+                            }
+                            (None, _) => "-".into(),
+                        },
                         7
                     ),
                     rpad(
@@ -226,7 +230,11 @@ fn types(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
             " no collectives matched across ranks",
         ));
     }
-    let title = "collectives by type (no point-to-point traffic)";
+    let title = if comm.types.iter().any(|t| t.waiting().1) {
+        "collectives by type (no point-to-point traffic; wait* = HCCL's own split: ranks not loaded)"
+    } else {
+        "collectives by type (no point-to-point traffic)"
+    };
     f.render_widget(Paragraph::new(lines).block(block(&ctx.theme, title)), area);
 }
 
