@@ -154,6 +154,21 @@ pub struct RankDraft {
     pub warnings: Vec<String>,
 }
 
+impl RankDraft {
+    /// A rank whose input states no rank id, world size or groups (a caller that reads them
+    /// elsewhere sets them after).
+    pub fn undeclared(rank: Rank, strings: Interner, warnings: Vec<String>) -> RankDraft {
+        RankDraft {
+            rank,
+            strings,
+            declared_rank: None,
+            world_size: None,
+            groups: Vec::new(),
+            warnings,
+        }
+    }
+}
+
 /// A loaded job and what did not load.
 #[derive(Debug)]
 pub struct Loaded {

@@ -132,14 +132,7 @@ fn read_kernel_table(
          host side: no launches, host-bound or data-loading analysis)",
         dir.label()
     )];
-    Ok(RankDraft {
-        rank,
-        strings,
-        declared_rank: None,
-        world_size: None,
-        groups: Vec::new(),
-        warnings,
-    })
+    Ok(RankDraft::undeclared(rank, strings, warnings))
 }
 
 /// Each HCCL op's group, by the op's name (`communication.json` names both; the trace only
@@ -198,14 +191,7 @@ pub fn read_trace(
     let mut strings = t.strings;
     let mut rank = t.rank;
     rank.devices = vec![strings.intern("Ascend NPU")];
-    Ok(RankDraft {
-        rank,
-        strings,
-        declared_rank: None,
-        world_size: None,
-        groups: Vec::new(),
-        warnings: t.warnings,
-    })
+    Ok(RankDraft::undeclared(rank, strings, t.warnings))
 }
 
 /// Reads a rank's db export: its profiler database, and `analysis.db` (MindSpore:
@@ -249,12 +235,9 @@ fn read_db(
         )),
     }
     Ok(RankDraft {
-        rank,
-        strings,
         declared_rank: r.rank_id.map(crate::model::RankId),
-        world_size: None,
         groups: r.groups,
-        warnings,
+        ..RankDraft::undeclared(rank, strings, warnings)
     })
 }
 

@@ -274,7 +274,7 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let wait_ratio = worst.waiting_ratio.unwrap_or(0.0);
     // HCCL's split set the ratio: the loaded ranks could not see who was late, and the last
     // of them to arrive is not who they waited for.
-    let by_hccl = worst.waiting_ratio > worst.wait_ratio;
+    let by_hccl = worst.waiting().1;
     // Stragglers are sorted by imposed wait within a group: the first is who it waited for.
     let late = (!by_hccl)
         .then(|| f.stragglers.iter().find(|s| s.group == worst.group))
