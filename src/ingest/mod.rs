@@ -248,8 +248,8 @@ fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<RankDr
     }
     let src = input.open()?;
     // A `trace_view.json` under another name is told by its processes.
-    if let Some(processes) = ascend::sniff(&src) {
-        return ascend::read_trace(&src, &processes, &ascend_opts);
+    if ascend::sniff(&src) {
+        return ascend::read_trace(&src, &ascend_opts);
     }
     match input.format {
         Format::Kineto => kineto::read(

@@ -1,13 +1,22 @@
 //! `trace_view.json` as a Chrome-JSON dialect. Host events carry Kineto's categories, but the
 //! device, CANN, HCCL and `Overlap Analysis` events carry none: what they are follows from
-//! their process (`process_name` metadata, resolved before the parallel parse because the
-//! metadata is interleaved with the events) and, on a device stream, from their `Task Type`.
+//! their process and, on a device stream, from their `Task Type`. The `process_name`
+//! metadata is interleaved with the events, so those events are classified once the parse
+//! has seen all of it ([`settle`]).
 
-use crate::ingest::chrome::raw::{Args, Id, OpArgs, RawEvent};
-use crate::ingest::chrome::{Class, Dialect, NameFacts, SideTable};
+use crate::ingest::chrome::chunk::{Chunk, MetaKind};
+use crate::ingest::chrome::raw::{Args, Id, OpArgs, RawEvent, Str};
+use crate::ingest::chrome::{Class, Dialect, NameFacts, SideTable, Uncategorised};
 use crate::ingest::kineto::Kineto;
 use crate::ingest::roles::RoleTable;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+
+/// The name of the AI Core clock counter (`ph: "C"`, MHz).
+pub const CLOCK_COUNTER: &[u8] = b"AI Core Freq";
+
+/// The category of the flows from a framework operator to its device tasks.
+pub const OPERATOR_FLOWS: &[u8] = b"async_npu";
 
 /// An Ascend trace process, by its `process_name`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,25 +52,34 @@ impl Process {
 /// The processes of a trace by pid, with their names.
 pub type Processes = FxHashMap<Id<'static>, (Process, String)>;
 
-/// Finds every `process_name` metadata event without parsing the rest: a substring search,
-/// then the enclosing object. The key can follow a nested `args` object, so up to a few
-/// opening braces back are tried.
-pub fn scan_processes(buf: &[u8]) -> Processes {
-    let mut out = Processes::default();
-    for hit in memchr::memmem::find_iter(buf, b"\"process_name\"") {
+/// The processes the parsed chunks' `process_name` metadata names.
+pub fn processes(chunks: &[Chunk<'_>]) -> Processes {
+    chunks
+        .iter()
+        .flat_map(|c| &c.meta)
+        .filter(|m| m.what == MetaKind::ProcessName)
+        .map(|m| (m.pid.clone(), (Process::of(&m.value), m.value.clone())))
+        .collect()
+}
+
+/// True when a trace names one of Ascend's own processes (device, CANN, HCCL, overlap), found
+/// without parsing the rest: a substring search for `process_name`, then the enclosing
+/// object. The key can follow a nested `args` object, so up to a few opening braces back
+/// are tried.
+pub fn names_ascend_process(buf: &[u8]) -> bool {
+    memchr::memmem::find_iter(buf, b"\"process_name\"").any(|hit| {
         let mut end = hit;
         for _ in 0..3 {
             let Some(open) = memchr::memrchr(b'{', &buf[..end]) else {
                 break;
             };
-            if let Some((pid, name)) = meta_at(buf, open) {
-                out.insert(pid, (Process::of(&name), name));
-                break;
+            if let Some((_, name)) = meta_at(buf, open) {
+                return !matches!(Process::of(&name), Process::Host | Process::Other);
             }
             end = open;
         }
-    }
-    out
+        false
+    })
 }
 
 /// The (pid, process name) of the `process_name` event starting at `buf[at]`, if it is one.
@@ -84,20 +102,46 @@ fn meta_at(buf: &[u8], at: usize) -> Option<(Id<'static>, String)> {
 /// rest.
 pub struct Ascend<'r> {
     kineto: Kineto<'r>,
-    processes: &'r Processes,
-    /// The trace has an HCCL process: its ops are the collectives, and the HCCL tasks on
-    /// compute streams are their parts (kept, but not counted twice).
-    hccl_ops: bool,
 }
 
 impl<'r> Ascend<'r> {
-    /// The dialect for a trace with these processes.
-    pub fn new(roles: &'r RoleTable, processes: &'r Processes) -> Self {
+    /// The dialect with these role tables.
+    pub fn new(roles: &'r RoleTable) -> Self {
         Ascend {
             kineto: Kineto::new(roles),
-            processes,
-            hccl_ops: processes.values().any(|p| p.0 == Process::Hccl),
         }
+    }
+}
+
+/// Classifies the uncategorised events of parsed chunks by their process, once `processes`
+/// holds all of the trace's.
+pub fn settle(chunks: &mut [Chunk<'_>], processes: &Processes) {
+    // With an HCCL process, its ops are the collectives, and the HCCL tasks on compute
+    // streams are their parts (kept, but not counted twice).
+    let hccl_ops = processes.values().any(|p| p.0 == Process::Hccl);
+    let process_of = |pid: &Id<'_>| {
+        processes
+            .get(&pid.clone().into_owned())
+            .map_or(Process::Other, |p| p.0)
+    };
+    chunks
+        .par_iter_mut()
+        .for_each(|c| c.settle(process_of, |p, task| class_in(p, task, hccl_ops)));
+}
+
+/// The class of an uncategorised event of `process` whose `Task Type` has class `task`.
+fn class_in(process: Process, task: Option<Class>, hccl_ops: bool) -> Class {
+    match process {
+        Process::Hardware => match task.unwrap_or(Class::Kernel) {
+            Class::CommKernel if hccl_ops => Class::Trace,
+            c => c,
+        },
+        // Plane tasks carry a `task type`; the collective ops themselves do not.
+        Process::Hccl if task.is_some() => Class::Trace,
+        Process::Hccl => Class::CommKernel,
+        Process::Cann => Class::Runtime,
+        Process::Overlap => Class::Derived,
+        Process::Host | Process::Other => Class::Unknown,
     }
 }
 
@@ -129,23 +173,9 @@ impl Dialect for Ascend<'_> {
         }
     }
 
-    fn uncategorised(&self, pid: Option<&Id<'_>>, args: Option<&Args<'_>>) -> Class {
-        let process = pid
-            .and_then(|p| self.processes.get(&p.clone().into_owned()))
-            .map_or(Process::Other, |p| p.0);
-        let task_type = args.and_then(|a| a.task_type.as_ref());
-        match process {
-            Process::Hardware => match task_type.map_or(Class::Kernel, |t| task_class(&t.0)) {
-                Class::CommKernel if self.hccl_ops => Class::Trace,
-                c => c,
-            },
-            // Plane tasks carry a `task type`; the collective ops themselves do not.
-            Process::Hccl if task_type.is_some() => Class::Trace,
-            Process::Hccl => Class::CommKernel,
-            Process::Cann => Class::Runtime,
-            Process::Overlap => Class::Derived,
-            Process::Host | Process::Other => Class::Unknown,
-        }
+    fn uncategorised(&self, args: Option<&Args<'_>>) -> Uncategorised {
+        let task = args.and_then(|a| a.task_type.as_ref());
+        Uncategorised::ByProcess(task.map(|t| task_class(&t.0)))
     }
 
     fn stack_frame_category(&self) -> &'static [u8] {
@@ -164,11 +194,18 @@ impl Dialect for Ascend<'_> {
         self.kineto.side_table(class, name, args)
     }
 
-    /// Counters (the device clock is one of them) and flows (the `async_npu` ones link
-    /// operators to their device tasks): read again by [`super::counters`] and
-    /// [`super::flows`], which pick theirs by their text.
-    fn reread(&self, ph: &[u8]) -> bool {
-        matches!(ph, b"C" | b"s" | b"f")
+    /// The device clock counter and the flows that link operators to their device tasks:
+    /// read again by [`super::counters`] and [`super::flows`]. Most counters are PMU and
+    /// bandwidth samples; torch_npu writes a counter's name before its phase, a flow's
+    /// category after it.
+    fn reread(&self, ev: &RawEvent<'_>) -> bool {
+        let is =
+            |field: &Option<Str<'_>>, want: &[u8]| field.as_ref().is_none_or(|f| *f.0 == *want);
+        match ev.ph.as_ref().map_or(&b""[..], |p| &*p.0) {
+            b"C" => is(&ev.name, CLOCK_COUNTER),
+            b"s" | b"f" => is(&ev.cat, OPERATOR_FLOWS),
+            _ => false,
+        }
     }
 }
 
@@ -177,17 +214,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn processes_are_found_whatever_the_key_order() {
-        let buf = br#"[{"name": "process_name", "pid": 7, "tid": 0, "args": {"name": "Ascend Hardware"}, "ph": "M"},
-            {"args": {"name": "CANN"}, "ph": "M", "pid": "800", "name": "process_name"},
-            {"ph": "X", "name": "process_name", "pid": 9, "ts": 1, "dur": 1}]"#;
-        let p = scan_processes(buf);
-        assert_eq!(p.len(), 2);
-        assert_eq!(p[&Id::Int(7)].0, Process::Hardware);
-        assert_eq!(
-            p[&Id::Text(std::borrow::Cow::Borrowed(b"800"))].0,
-            Process::Cann
-        );
+    fn ascend_processes_are_found_whatever_the_key_order() {
+        let hardware = br#"[{"name": "process_name", "pid": 7, "tid": 0, "args": {"name": "Python"}, "ph": "M"},
+            {"args": {"name": "Ascend Hardware"}, "ph": "M", "pid": "800", "name": "process_name"}]"#;
+        assert!(names_ascend_process(hardware));
+        let host_only = br#"[{"name": "process_name", "pid": 7, "tid": 0, "args": {"name": "Python"}, "ph": "M"},
+            {"ph": "X", "name": "process_name", "pid": 9, "ts": 1, "dur": 1, "args": {"name": "CANN"}}]"#;
+        assert!(!names_ascend_process(host_only));
     }
 
     #[test]

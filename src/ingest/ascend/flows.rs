@@ -33,7 +33,7 @@ struct FlowEnd<'a> {
 }
 
 /// A flow end's lane key (pid and tid as their text, unquoted) and time.
-type At = ((String, String), Ns);
+type At<'a> = ((&'a str, &'a str), Ns);
 
 /// Sets each device task's operator from the `async_npu` flows among `objects` (the event
 /// texts the reader kept), where the reader found none. Returns the number of tasks linked.
@@ -57,7 +57,7 @@ pub fn link_ops<'a>(
             )
         })
         .collect();
-    let lane_of = |(pid, tid): &(String, String)| lanes.get(&(pid.as_str(), tid.as_str())).copied();
+    let lane_of = |key: &(&str, &str)| lanes.get(key).copied();
     let mut found = Vec::new();
     for (id, (key, ts)) in &finishes {
         let Some(((skey, sts), task_lane)) = starts.get(id).zip(lane_of(key)) else {
@@ -86,7 +86,7 @@ pub fn link_ops<'a>(
 /// The `async_npu` flows' starts by id, and their finishes.
 fn flow_ends<'a>(
     objects: impl Iterator<Item = &'a [u8]>,
-) -> (FxHashMap<String, At>, Vec<(String, At)>) {
+) -> (FxHashMap<&'a str, At<'a>>, Vec<(&'a str, At<'a>)>) {
     let (mut starts, mut finishes) = (FxHashMap::default(), Vec::new());
     for object in objects {
         let Ok(f) = serde_json::from_slice::<FlowEnd>(object) else {
@@ -111,12 +111,11 @@ fn flow_ends<'a>(
 }
 
 /// A JSON scalar's text without its quotes (ids and pids are numbers or strings).
-fn unquoted(v: &RawValue) -> String {
+fn unquoted(v: &RawValue) -> &str {
     let t = v.get();
     t.strip_prefix('"')
         .and_then(|t| t.strip_suffix('"'))
         .unwrap_or(t)
-        .to_string()
 }
 
 /// The innermost event of `kind` on `lane` whose span holds `ts` (the latest to start; a
@@ -143,10 +142,7 @@ mod tests {
 {"ph": "s", "name": "other", "id": 5, "pid": 7, "tid": 7, "ts": "1", "cat": "async_task_queue"}]"#;
         let (starts, finishes) = flow_ends(super::super::objects::each(text));
         assert_eq!(starts.len(), 1);
-        assert_eq!(starts["99"], (("7".into(), "7".into()), 10_500));
-        assert_eq!(
-            finishes,
-            [("99".to_string(), (("8".into(), "2".into()), 20_000))]
-        );
+        assert_eq!(starts["99"], (("7", "7"), 10_500));
+        assert_eq!(finishes, [("99", (("8", "2"), 20_000))]);
     }
 }

@@ -9,6 +9,7 @@ use super::dialect::Process;
 use crate::model::{Collective, EventIx, Interner, Kind, PeerWait, PlaneTransfer, Rank};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
+use std::borrow::Cow;
 
 /// The HCCL facts of one rank.
 #[derive(Debug, Default)]
@@ -30,18 +31,19 @@ pub fn hccl_type(op: &str) -> &str {
 
 /// An HCCL event's own args.
 #[derive(Deserialize)]
-struct HcclEvent {
-    #[serde(default)]
-    args: HcclArgs,
+struct HcclEvent<'a> {
+    #[serde(default, borrow)]
+    args: HcclArgs<'a>,
 }
 
+/// Its texts borrow from the trace unless escaped: tens of thousands are read per rank.
 #[derive(Deserialize, Default)]
-struct HcclArgs {
+struct HcclArgs<'a> {
     /// An op's element count.
     #[serde(default)]
     count: Option<u64>,
-    #[serde(default)]
-    data_type: Option<String>,
+    #[serde(default, borrow)]
+    data_type: Option<Cow<'a, str>>,
     /// A plane task's own rank and its peer, in the communicator.
     #[serde(default, rename = "src rank")]
     src_rank: Option<u64>,
@@ -50,10 +52,10 @@ struct HcclArgs {
     /// A plane task's bytes, engine and link.
     #[serde(default, rename = "size(Byte)")]
     size: Option<u64>,
-    #[serde(default, rename = "transport type")]
-    transport: Option<String>,
-    #[serde(default, rename = "link type")]
-    link: Option<String>,
+    #[serde(default, borrow, rename = "transport type")]
+    transport: Option<Cow<'a, str>>,
+    #[serde(default, borrow, rename = "link type")]
+    link: Option<Cow<'a, str>>,
 }
 
 /// HCCL writes this for "no peer" (u32::MAX).

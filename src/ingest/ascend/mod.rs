@@ -49,8 +49,7 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     let info = info::read(dir.profiler_info().as_deref(), dir.metadata().as_deref())?;
     let mut d = if let Some(trace_path) = dir.output_file("trace_view.json") {
         let src = source::open(&trace_path)?;
-        let processes = dialect::scan_processes(&src.text);
-        let mut d = read_trace(&src, &processes, opts)?;
+        let mut d = read_trace(&src, opts)?;
         d.rank.source.path = dir.label();
         if let Some(p) = dir.output_file("kernel_details.csv") {
             let rows = kernel_details::read(&p)?;
@@ -162,26 +161,17 @@ fn group_sizes(rank: &mut Rank, strings: &Interner) {
     }
 }
 
-/// The processes of a trace when it is an Ascend `trace_view.json` (a bare array with
-/// Ascend's processes), whatever its name; `None` for anything else.
-pub fn sniff(src: &source::Source) -> Option<dialect::Processes> {
-    let first = src.text.iter().find(|b| !b.is_ascii_whitespace())?;
-    if *first != b'[' {
-        return None;
-    }
-    let p = dialect::scan_processes(&src.text);
-    trace::is_ascend(&p).then_some(p)
+/// True when a trace is an Ascend `trace_view.json` (a bare array naming Ascend's processes),
+/// whatever its name.
+pub fn sniff(src: &source::Source) -> bool {
+    let first = src.text.iter().find(|b| !b.is_ascii_whitespace());
+    first == Some(&b'[') && dialect::names_ascend_process(&src.text)
 }
 
 /// Reads a `trace_view.json` alone (found by name in a rank directory, or by content).
-pub fn read_trace(
-    src: &source::Source,
-    processes: &dialect::Processes,
-    opts: &ReadOptions<'_>,
-) -> Result<RankDraft, Error> {
+pub fn read_trace(src: &source::Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     let t = trace::read_with(
         src,
-        processes,
         &trace::TraceOptions {
             roles: opts.roles,
             bytes_done: opts.bytes_done,

@@ -6,14 +6,15 @@
 use crate::ingest::chrome::chunk::Chunk;
 use crate::model::RawSpan;
 
-/// The text of every event the chunks kept that holds `needle` (a counter's name, a flow's
-/// category: found in each small object before it is parsed), in chunk order.
+/// The text of every event the chunks kept that holds the string `value` (a counter's name,
+/// a flow's category: found in each small object before it is parsed), in chunk order.
 pub fn kept<'a>(
     text: &'a [u8],
     chunks: &'a [Chunk<'_>],
-    needle: &'a [u8],
+    value: &[u8],
 ) -> impl Iterator<Item = &'a [u8]> + 'a {
-    let finder = memchr::memmem::Finder::new(needle);
+    let quoted = [&b"\""[..], value, b"\""].concat();
+    let finder = memchr::memmem::Finder::new(&quoted).into_owned();
     chunks
         .iter()
         .flat_map(|c| &c.reread)

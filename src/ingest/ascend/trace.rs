@@ -34,29 +34,20 @@ pub struct TraceRank {
     pub warnings: Vec<String>,
 }
 
-/// True when a trace's processes are Ascend's (a `trace_view.json` under another name).
-pub fn is_ascend(processes: &Processes) -> bool {
-    processes
-        .values()
-        .any(|(p, _)| !matches!(p, Process::Host | Process::Other))
-}
-
-/// Reads one `trace_view.json` whose processes were already found.
-pub fn read_with(
-    src: &Source,
-    processes: &Processes,
-    opts: &TraceOptions<'_>,
-) -> Result<TraceRank, Error> {
+/// Reads one `trace_view.json`.
+pub fn read_with(src: &Source, opts: &TraceOptions<'_>) -> Result<TraceRank, Error> {
     let label = &src.label;
-    let dialect = Ascend::new(opts.roles, processes);
+    let dialect = Ascend::new(opts.roles);
     let parse = ParseOptions {
         dialect: &dialect,
         bytes_done: opts.bytes_done,
         stack_frames: opts.python_stacks,
     };
     // trace_view.json is a bare array; an object is read for its `traceEvents` alone.
-    let chunks = document::parse(label, &src.text, &parse, &mut |_, _, _| Ok(()))?
+    let mut chunks = document::parse(label, &src.text, &parse, &mut |_, _, _| Ok(()))?
         .ok_or_else(|| Error::input_at(label, 0, "no `traceEvents`: not a trace_view.json"))?;
+    let processes = &super::dialect::processes(&chunks);
+    super::dialect::settle(&mut chunks, processes);
     let m = merge::merge(label, &chunks, None)?;
     let mut strings = m.strings;
     let mut rank = Rank {
@@ -78,13 +69,13 @@ pub fn read_with(
     rank.collectives.extend(hccl.collectives);
     rank.peer_waits = hccl.peer_waits;
     rank.transfers = hccl.transfers;
-    let kept = |needle| super::objects::kept(&src.text, &chunks, needle);
-    rank.clocks = super::counters::ai_core_clock(kept(b"\"AI Core Freq\""));
+    let kept = |value| super::objects::kept(&src.text, &chunks, value);
+    rank.clocks = super::counters::ai_core_clock(kept(super::dialect::CLOCK_COUNTER));
     rank.collectives.sort_by_key(|c| c.event);
     rank.shapes = args::shapes(&chunks, &m.final_index, &mut strings);
     rank.unknown_categories = merge::intern_categories(&mut strings, m.unknown_categories);
     crate::ingest::link::link(&mut rank, &m.corr, &m.ext);
-    super::flows::link_ops(&mut rank, kept(b"\"async_npu\""), &strings);
+    super::flows::link_ops(&mut rank, kept(super::dialect::OPERATOR_FLOWS), &strings);
     crate::ingest::steps::find_steps(&mut rank, &strings, opts.roles);
     crate::ingest::steps::assign_steps(&mut rank);
     Ok(TraceRank {
@@ -124,5 +115,65 @@ fn name_lanes(rank: &mut Rank, strings: &mut Interner, processes: &Processes, ch
             None => continue,
         };
         lane.name = strings.intern(&name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Kind, LaneSide};
+
+    /// Events before the metadata that names their processes, as torch_npu interleaves them.
+    const LATE_NAMES: &str = r#"[{"name": "MatMul", "pid": 20, "tid": 2, "ts": "1000.000", "dur": "5.000", "args": {"Task Type": "AI_CORE"}, "ph": "X"},
+{"name": "Notify_Wait", "pid": 20, "tid": 2, "ts": "1006.000", "dur": "1.000", "args": {"Task Type": "Notify Wait"}, "ph": "X"},
+{"name": "hcom_allReduce__1_0_1", "pid": 30, "tid": 0, "ts": "1006.000", "dur": "2.000", "args": {"count": 4, "data_type": "FP32"}, "ph": "X"},
+{"name": "Computing", "pid": 40, "tid": 0, "ts": "1000.000", "dur": "5.000", "ph": "X"},
+{"name": "AscendCL@aclnnMatmul", "pid": 10, "tid": 3, "ts": "999.000", "dur": "1.000", "args": {"connection_id": 7}, "ph": "X"},
+{"ph": "X", "name": "aten::mm", "pid": 50, "tid": 50, "ts": "998.000", "dur": "3.000", "cat": "cpu_op", "args": {"Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"]}},
+{"name": "process_name", "pid": 20, "tid": 0, "args": {"name": "Ascend Hardware"}, "ph": "M"},
+{"name": "process_name", "pid": 30, "tid": 0, "args": {"name": "HCCL"}, "ph": "M"},
+{"name": "process_name", "pid": 40, "tid": 0, "args": {"name": "Overlap Analysis"}, "ph": "M"},
+{"name": "process_name", "pid": 10, "tid": 0, "args": {"name": "CANN"}, "ph": "M"}]"#;
+
+    fn read(text: &str) -> TraceRank {
+        let src = crate::ingest::source::from_memory("t.json", text.as_bytes().to_vec()).unwrap();
+        let opts = TraceOptions {
+            roles: &RoleTable::embedded(),
+            bytes_done: &AtomicU64::new(0),
+            python_stacks: false,
+        };
+        read_with(&src, &opts).unwrap()
+    }
+
+    #[test]
+    fn events_are_classified_by_processes_named_after_them() {
+        let t = read(LATE_NAMES);
+        let (ev, s) = (&t.rank.events, &t.strings);
+        let kinds: FxHashMap<&str, Kind> = (0..ev.len())
+            .map(|i| (s.resolve(ev.name[i]), ev.kind[i]))
+            .collect();
+        assert_eq!(kinds["MatMul"], Kind::Compute);
+        // A part of the HCCL op, which is the one counted.
+        assert_eq!(kinds["Notify_Wait"], Kind::Other);
+        assert_eq!(kinds["hcom_allReduce__1_0_1"], Kind::Comm);
+        assert_eq!(kinds["AscendCL@aclnnMatmul"], Kind::Launch);
+        // The overlap track is derived: dropped, with its lane.
+        assert!(!kinds.contains_key("Computing"));
+        assert_eq!(t.rank.dropped.derived, 1);
+        let pids: Vec<(&str, LaneSide)> = t
+            .rank
+            .lanes
+            .iter()
+            .map(|l| (s.resolve(l.pid), l.side))
+            .collect();
+        assert_eq!(pids.len(), 4, "{pids:?}");
+        assert!(pids.contains(&("20", LaneSide::Device)));
+        assert!(pids.contains(&("10", LaneSide::Cpu)));
+        assert!(!pids.iter().any(|p| p.0 == "40"));
+        assert_eq!(t.rank.collectives.len(), 1);
+        // Stored after the dropped event: its shapes still point at it.
+        let shape = &t.rank.shapes[0];
+        assert_eq!(s.resolve(ev.name[shape.event.index()]), "aten::mm");
+        assert_eq!(shape.dims.map(|d| s.resolve(d)), Some("[[2, 3], [3, 4]]"));
     }
 }

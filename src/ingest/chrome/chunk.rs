@@ -1,8 +1,8 @@
 //! Accumulates the events of one chunk of a `traceEvents` array into columns, with chunk-local
 //! name and lane tables (merged per rank afterwards, so chunks never contend on shared maps).
 
-use super::raw::{Args, Id, NumText, OpArgs, RawEvent, Str};
-use super::{Class, Dialect, NameFacts, SideTable};
+use super::raw::{Id, NumText, OpArgs, RawEvent, Str};
+use super::{Class, Dialect, NameFacts, SideTable, Uncategorised};
 use crate::model::{Dropped, Kind, RawSpan};
 use crate::time::{Ns, micros_text_to_ns};
 use rustc_hash::FxHashMap;
@@ -91,6 +91,19 @@ pub struct Chunk<'a> {
     pub negative_dur: (u64, u64),
     /// Byte spans of the untimed events the dialect reads again itself ([`Dialect::reread`]).
     pub reread: Vec<RawSpan>,
+    /// Stored events whose process decides their class ([`Uncategorised::ByProcess`]).
+    pending: Vec<Pending>,
+}
+
+/// A stored event classified once the trace's processes are known.
+#[derive(Debug)]
+struct Pending {
+    /// Its index in the columns.
+    at: u32,
+    /// The class its args suggest.
+    hint: Option<Class>,
+    /// Whether it would be communication as a kernel (see [`Chunk::kind_of`]).
+    comm_named: bool,
 }
 
 /// A problem with one event: where it starts and what is wrong.
@@ -173,7 +186,7 @@ impl<'a> Chunk<'a> {
     ) -> Result<(), EventError> {
         let ph = ev.ph.as_ref().map_or(&b""[..], |p| &*p.0);
         if ph != b"X" {
-            if d.reread(ph) {
+            if d.reread(&ev) {
                 self.reread.push(RawSpan {
                     offset,
                     len: u32::try_from(len).unwrap_or(u32::MAX),
@@ -182,9 +195,13 @@ impl<'a> Chunk<'a> {
             self.drop_phase(ev);
             return Ok(());
         }
-        let class = match &ev.cat {
-            Some(c) => d.class(&c.0),
-            None => d.uncategorised(ev.pid.as_ref(), ev.args.as_ref()),
+        let (class, by_process) = match &ev.cat {
+            Some(c) => (d.class(&c.0), None),
+            None => match d.uncategorised(ev.args.as_ref()) {
+                Uncategorised::Known(c) => (c, None),
+                // Kind other, no lane side, until settled.
+                Uncategorised::ByProcess(hint) => (Class::Trace, Some(hint)),
+            },
         };
         if class == Class::StackFrame && !self.stack_frames {
             self.dropped.python_function += 1;
@@ -200,13 +217,17 @@ impl<'a> Chunk<'a> {
         let tid = ev.tid.unwrap_or(Id::Text(Cow::Borrowed(b"")));
         let lane = self.lane_id(pid, tid);
         let mut args = ev.args.unwrap_or_default();
-        let kind = self.kind_of(class, &args, name, ev.cat, d);
-        let l = &mut self.lanes[lane as usize];
-        if class.is_device() {
-            l.device_events += 1;
-        } else if class.is_cpu() {
-            l.cpu_events += 1;
+        let comm_named = (class == Class::Kernel || by_process.is_some())
+            && (args.collective || self.facts(name, d).comm_kernel);
+        let kind = self.kind_of(class, comm_named, ev.cat);
+        if let Some(hint) = by_process {
+            self.pending.push(Pending {
+                at: self.cols.start.len() as u32,
+                hint,
+                comm_named,
+            });
         }
+        self.count_side(lane as usize, class);
         let c = &mut self.cols;
         c.start.push(start);
         c.dur.push(dur);
@@ -228,6 +249,106 @@ impl<'a> Chunk<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Counts an event of `class` on `lane` towards the lane's side (device stream or host
+    /// thread).
+    fn count_side(&mut self, lane: usize, class: Class) {
+        let l = &mut self.lanes[lane];
+        if class.is_device() {
+            l.device_events += 1;
+        } else if class.is_cpu() {
+            l.cpu_events += 1;
+        }
+    }
+
+    /// Classifies the events whose process decides their class, once the trace's processes
+    /// are known (all chunks parsed): `process_of` a lane's pid, asked once per lane, and
+    /// `class_of` that process and an event's hint. `Derived` events are removed, and so are
+    /// the lanes they leave empty.
+    pub fn settle<P: Copy>(
+        &mut self,
+        process_of: impl Fn(&Id<'_>) -> P,
+        class_of: impl Fn(P, Option<Class>) -> Class,
+    ) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let process: Vec<P> = self.lanes.iter().map(|l| process_of(&l.pid)).collect();
+        let mut gone = Vec::new();
+        for p in std::mem::take(&mut self.pending) {
+            let at = p.at as usize;
+            let lane = self.cols.lane[at] as usize;
+            let class = class_of(process[lane], p.hint);
+            if class == Class::Derived {
+                self.dropped.derived += 1;
+                gone.push(p.at);
+                continue;
+            }
+            self.cols.kind[at] = self.kind_of(class, p.comm_named, None);
+            self.count_side(lane, class);
+        }
+        if !gone.is_empty() {
+            self.remove(&gone);
+        }
+    }
+
+    /// Removes the events at the indices `gone`, and the lanes left without events.
+    fn remove(&mut self, gone: &[u32]) {
+        let n = self.cols.start.len();
+        let mut keep = vec![true; n];
+        for &g in gone {
+            keep[g as usize] = false;
+        }
+        let mut new_at = vec![u32::MAX; n];
+        let kept = keep.iter().enumerate().filter(|(_, k)| **k);
+        for (next, (i, _)) in kept.enumerate() {
+            new_at[i] = next as u32;
+        }
+        let c = &mut self.cols;
+        retain(&mut c.start, &keep);
+        retain(&mut c.dur, &keep);
+        retain(&mut c.name, &keep);
+        retain(&mut c.lane, &keep);
+        retain(&mut c.kind, &keep);
+        retain(&mut c.corr, &keep);
+        retain(&mut c.ext, &keep);
+        retain(&mut c.raw, &keep);
+        for side in [&mut self.coll, &mut self.shapes] {
+            side.retain_mut(|(at, _)| {
+                *at = new_at[*at as usize];
+                *at != u32::MAX
+            });
+        }
+        self.drop_empty_lanes();
+    }
+
+    /// Drops the lanes no stored event is on, renumbering the rest.
+    fn drop_empty_lanes(&mut self) {
+        let mut count = vec![0u32; self.lanes.len()];
+        for &l in &self.cols.lane {
+            count[l as usize] += 1;
+        }
+        if count.iter().all(|&c| c > 0) {
+            return;
+        }
+        let mut renumber = vec![u32::MAX; count.len()];
+        let mut lanes = Vec::with_capacity(count.len());
+        for (i, l) in std::mem::take(&mut self.lanes).into_iter().enumerate() {
+            if count[i] > 0 {
+                renumber[i] = lanes.len() as u32;
+                lanes.push(l);
+            }
+        }
+        for l in &mut self.cols.lane {
+            *l = renumber[*l as usize];
+        }
+        self.lane_ids = lanes
+            .iter()
+            .enumerate()
+            .map(|(i, l)| ((l.pid.clone(), l.tid.clone()), i as u32))
+            .collect();
+        self.lanes = lanes;
     }
 
     /// Counts an event that is not a complete event (`ph` other than `X`); metadata events
@@ -290,28 +411,16 @@ impl<'a> Chunk<'a> {
     }
 
     /// The model's kind of an event of `class`: kernels are communication when they carry
-    /// collective metadata or have a communication kernel's name; unknown categories are
-    /// counted by name.
+    /// collective metadata or have a communication kernel's name (`comm_named`); unknown
+    /// categories are counted by name.
     #[inline]
-    fn kind_of(
-        &mut self,
-        class: Class,
-        args: &Args<'_>,
-        name: u32,
-        cat: Option<Str<'_>>,
-        d: &dyn Dialect,
-    ) -> Kind {
+    fn kind_of(&mut self, class: Class, comm_named: bool, cat: Option<Str<'_>>) -> Kind {
         match class {
             Class::HostOp => Kind::HostOp,
             Class::Annotation | Class::DeviceAnnotation => Kind::Annotation,
             Class::Runtime => Kind::Launch,
-            Class::Kernel => {
-                if args.collective || self.facts(name, d).comm_kernel {
-                    Kind::Comm
-                } else {
-                    Kind::Compute
-                }
-            }
+            Class::Kernel if comm_named => Kind::Comm,
+            Class::Kernel => Kind::Compute,
             Class::CommKernel => Kind::Comm,
             Class::Memcpy => Kind::Memcpy,
             Class::Memset => Kind::Memset,
@@ -350,6 +459,12 @@ impl<'a> Chunk<'a> {
             value: String::from_utf8_lossy(&value.0).trim().to_string(),
         });
     }
+}
+
+/// Keeps the items of `v` whose flag in `keep` is set.
+fn retain<T>(v: &mut Vec<T>, keep: &[bool]) {
+    let mut flags = keep.iter();
+    v.retain(|_| flags.next().copied().unwrap_or(true));
 }
 
 /// Shortens a value quoted in an error message.

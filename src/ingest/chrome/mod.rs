@@ -17,7 +17,7 @@ pub mod merge;
 pub mod raw;
 pub mod scan;
 
-use raw::{Args, Id, OpArgs};
+use raw::{Args, OpArgs, RawEvent};
 
 /// What events of a category are, as far as the model cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +75,18 @@ impl Class {
     }
 }
 
+/// What a dialect makes of an event without a category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Uncategorised {
+    /// Its class.
+    Known(Class),
+    /// Its process decides, with the class its args suggest, if any (an Ascend device task's
+    /// `Task Type`). A process is named by metadata events anywhere in the trace, so such
+    /// events are classified after the parse ([`chunk::Chunk::settle`]); until then they are
+    /// stored as kind other.
+    ByProcess(Option<Class>),
+}
+
 /// Which side table an event's operator args go to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SideTable {
@@ -102,10 +114,10 @@ pub trait Dialect: Sync {
     /// What events of category `cat` are.
     fn class(&self, cat: &[u8]) -> Class;
 
-    /// What an event without a category is, from its process and args (Ascend's device,
-    /// CANN and HCCL events carry none); Kineto writes a category on every timed event.
-    fn uncategorised(&self, _pid: Option<&Id<'_>>, _args: Option<&Args<'_>>) -> Class {
-        Class::Unknown
+    /// What an event without a category is, as far as its args tell (Ascend's device, CANN
+    /// and HCCL events carry none; Kineto writes a category on every timed event).
+    fn uncategorised(&self, _args: Option<&Args<'_>>) -> Uncategorised {
+        Uncategorised::Known(Class::Unknown)
     }
 
     /// The category of stack-frame events, skipped by the fast path unless they are kept.
@@ -121,11 +133,12 @@ pub trait Dialect: Sync {
     /// Where an event's operator args are kept, if anywhere (`name`: its name's facts).
     fn side_table(&self, class: Class, name: NameFacts, args: &OpArgs<'_>) -> Option<SideTable>;
 
-    /// True for the untimed events of phase `ph` whose text the dialect reads again after
-    /// the parse (Ascend: counters and flows): their byte spans are kept, so the reader need
-    /// not search the text for them. By phase alone: the fast path stops at the phase, and
-    /// the category or name may come after it.
-    fn reread(&self, _ph: &[u8]) -> bool {
+    /// True for the untimed events (`ph` other than `X`) whose text the dialect reads again
+    /// after the parse (Ascend: its clock counter and operator flows): their byte spans are
+    /// kept, so the reader need not search the text for them. The fast path stops reading a
+    /// counted event at its phase, so a name or category that came after it is absent: such
+    /// an event must be kept when the phase alone may be one of them.
+    fn reread(&self, _ev: &RawEvent<'_>) -> bool {
         false
     }
 }

@@ -329,10 +329,16 @@ pub(super) fn num(b: &[u8], i: usize) -> Option<(NumText<'_>, usize)> {
 #[inline]
 pub(super) fn loose_value(b: &[u8], i: usize) -> Option<(Loose<'_>, usize)> {
     match b.get(i)? {
-        b'"' => {
-            let (s, e) = plain_string(b, i)?;
-            Some((Loose::Text(Str(Cow::Borrowed(s))), e))
-        }
+        b'"' => match plain_string(b, i) {
+            Some((s, e)) => Some((Loose::Text(Str(Cow::Borrowed(s))), e)),
+            // torch_npu writes `Input Dims` with `\r\n` escapes: the string alone is decoded
+            // as the serde path would, rather than the whole event; invalid text gives up.
+            None => {
+                let e = skip_string(b, i)?;
+                let s: Str<'_> = serde_json::from_slice(&b[i..e]).ok()?;
+                Some((Loose::Text(s), e))
+            }
+        },
         b'-' | b'0'..=b'9' => {
             let (n, e) = num(b, i)?;
             Some((Loose::Number(n.0), e))
