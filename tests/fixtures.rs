@@ -217,3 +217,28 @@ fn analysis_scope_filters_rows() {
     let total: i64 = a.top_ops.iter().map(|o| o.total_ns).sum();
     assert_eq!(total, 33_000);
 }
+
+/// `sync_then_compile.json`: `gemm_a` runs [10,480); `aten::item` [300,490) syncs
+/// [305,485); the device then idles until `add_b` at 700, while the host works through
+/// `aten::add` [495,695), which compiles its operator at run time [500,680). The sync's cost
+/// is the host-busy part of the catch-up gap [485,700): [485,490) + [495,695) = 205. The
+/// compile lies inside that gap: the sync's time, not the compile's (without the sync the
+/// queue would have run ahead of it), so op_dispatch claims no idle and does not fire —
+/// the two findings never count the same idle twice.
+#[test]
+fn a_compile_in_a_syncs_catch_up_is_the_syncs_cost() {
+    let r = report_json(&[&testdata("sync_then_compile.json")], &[]);
+    let sync = &r["host"]["syncs"][0];
+    assert_eq!(
+        (&sync["caused_by"], &sync["device_idle_after_ns"]),
+        (
+            &serde_json::json!("aten::item"),
+            &serde_json::json!(205_000)
+        )
+    );
+    let d = &r["host"]["op_dispatch"];
+    assert_eq!((&d["count"], &d["total_ns"]), (&1.into(), &180_000.into()));
+    assert_eq!(d["device_idle_ns"], 0);
+    assert_eq!(finding(&r, "sync_points").unwrap()["impact_ns"], 205_000);
+    assert!(finding(&r, "op_dispatch").is_none());
+}

@@ -176,7 +176,8 @@ pub struct Host {
     /// Allocator calls after each rank's first step (every call of a rank with ≤ 1 step).
     pub allocator: CallStat,
     /// Operators dispatched through a compile-at-run-time path (Ascend's
-    /// `aclopCompileAndExecute`): calls, host time, device idle inside them.
+    /// `aclopCompileAndExecute`): calls, host time, device idle inside them outside the
+    /// catch-up after a sync (which the sync point counts).
     pub op_dispatch: CallStat,
     /// Every rank has one step or none, so every allocator call counted (not in the JSON).
     #[serde(skip)]
@@ -294,12 +295,18 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
         h.data_loading.per_step = self.loading_per_step(&loaders);
         h.data_loading.device_idle_ns += idle_in(loaders);
         h.allocator.device_idle_ns += idle_in(allocs);
-        h.op_dispatch.device_idle_ns += idle_in(compiles);
+        let (syncs, catch_up) = self.sync_points();
+        // A compile in the catch-up after a sync is the sync's cost: without the sync the
+        // queue would have run ahead of it.
+        let compiles = IntervalSet::from_intervals(compiles);
+        h.op_dispatch.device_idle_ns += compiles.total()
+            - compiles
+                .intersect(&self.busy.device.union(&catch_up))
+                .total();
         let (g, windows) = graphs::scan(self.job, self.rank, &|i| self.ok(i));
         h.graphs = g;
         h.graphs.capture_idle_ns = idle_in(windows);
         let worked = IntervalSet::from_intervals(work).union(&self.busy.device);
-        let syncs = self.sync_points();
         self.host_gaps(&mut h, &worked);
         (h, syncs)
     }
@@ -418,9 +425,11 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
         out
     }
 
-    /// Blocking calls in scope by (call, cause), with the device idle time after each.
-    fn sync_points(&self) -> Syncs {
+    /// Blocking calls in scope by (call, cause), with the device idle time after each; and
+    /// those idle gaps (the catch-up after each call).
+    fn sync_points(&self) -> (Syncs, IntervalSet) {
         let mut syncs = Syncs::new();
+        let mut catch_up = Vec::new();
         let rank = self.rank;
         let device = &self.busy.device;
         blocking::for_blocking_calls(self.job, rank, &|i| self.ok(i), |call, cause, dur, end| {
@@ -433,11 +442,13 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
             // The device idles after the call until it has work again; what the sync costs is
             // the part of that gap in which the host is busy catching up (queueing the next
             // work). A gap with the host idle too is free time, its cause unrecorded.
-            let idle_after = device
+            let gap = device
                 .gaps_within(end, horizon)
                 .first()
                 .filter(|g| g.0 == end)
-                .map_or(0, |g| self.busy.busy.measure_within(g.0, g.1));
+                .copied();
+            catch_up.extend(gap);
+            let idle_after = gap.map_or(0, |g| self.busy.busy.measure_within(g.0, g.1));
             let e = syncs
                 .entry((call.to_string(), cause.to_string()))
                 .or_insert_with(|| SyncPoint {
@@ -455,7 +466,7 @@ impl<F: Fn(RankId, StepNo) -> bool> RankScan<'_, F> {
                 e.ranks.push(rank.id);
             }
         });
-        syncs
+        (syncs, IntervalSet::from_intervals(catch_up))
     }
 }
 
