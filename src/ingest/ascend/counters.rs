@@ -33,7 +33,7 @@ pub fn ai_core_clock<'a>(objects: impl Iterator<Item = &'a [u8]>) -> Vec<ClockSa
         let Ok(c) = serde_json::from_slice::<Counter>(object) else {
             continue;
         };
-        if c.name != Some("AI Core Freq") {
+        if c.name.map(str::as_bytes) != Some(super::dialect::CLOCK_COUNTER) {
             continue;
         }
         let (Some("C"), Some(ts), Some(mhz)) = (c.ph, c.ts, c.args.and_then(|a| a.mhz)) else {

@@ -92,7 +92,7 @@ fn flow_ends<'a>(
         let Ok(f) = serde_json::from_slice::<FlowEnd>(object) else {
             continue;
         };
-        if f.cat != Some("async_npu") {
+        if f.cat.map(str::as_bytes) != Some(super::dialect::OPERATOR_FLOWS) {
             continue;
         }
         let Ok(ts) = micros_text_to_ns(f.ts.get().as_bytes()) else {
