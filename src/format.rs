@@ -2,6 +2,8 @@
 //! with a unit that keeps 3–4 significant digits, percentages, bandwidth, bytes, rank lists,
 //! and names cut to a width. One home, so a number reads the same everywhere.
 
+pub mod json;
+
 use crate::time::Ns;
 use std::fmt::{Display, Write};
 
@@ -153,31 +155,74 @@ pub fn plain(v: f64) -> String {
     }
 }
 
-/// A character that must not reach a terminal raw: a control character (ESC, CSI, BEL,
-/// backspace; newline and tab aside) or a bidirectional override that reorders what follows.
+/// A character that must not reach a terminal raw inside a name (trace and log content is
+/// untrusted): a control character (ESC and the C1 controls start escape sequences, BEL rings,
+/// backspace overwrites, a newline or tab inside a name forges a line or a column) or an
+/// [`invisible`] one.
 pub fn unsafe_char(c: char) -> bool {
-    let bidi =
-        matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-    (c.is_control() && c != '\n' && c != '\t') || bidi
+    c.is_control() || invisible(c)
 }
 
-/// `s` safe to print on a terminal (trace content is untrusted): every control character but
-/// newline and tab (ESC and the C1 controls start escape sequences; BEL rings, backspace
-/// overwrites) and every bidirectional override or isolate (they reorder what follows) is
-/// written visibly as an escape — `\x1b`, `\u{202e}` — so the name stays recognisable.
+/// A character that changes how text around it reads without showing itself: bidirectional
+/// overrides and isolates (they reorder what follows: `gpj.exe` shows as `exe.jpg`),
+/// zero-width spaces and joiners, the byte-order mark, line and paragraph separators (some
+/// terminals and editors break lines at them), invisible operators, interlinear annotation
+/// marks and the tag characters (invisible ASCII look-alikes).
+pub fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{61c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+    )
+}
+
+/// A character that JSON output writes as a `\uXXXX` escape although JSON allows it raw: the
+/// C1 controls (U+009B is a CSI under `cat`) and the [`invisible`] characters. serde_json
+/// already escapes the C0 controls.
+pub fn json_unsafe(c: char) -> bool {
+    ('\u{80}'..='\u{9f}').contains(&c) || invisible(c)
+}
+
+/// `s` safe to print on a terminal as one field (a name, a path, a log line): every
+/// [`unsafe_char`] is written as a visible escape — `\n`, `\t`, `\x1b`, `\u{202e}` — so
+/// the name stays recognisable and cannot forge a line, a column or an escape sequence. The
+/// one escaping function of every face; [`printable_lines`] is its form for whole documents.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.contains(unsafe_char) {
+    escape_where(s, unsafe_char)
+}
+
+/// A whole rendered document (a report, a message) safe to print: like [`printable`], but
+/// its own line breaks stay. Names inside it must have been made [`printable`] where they
+/// were placed; this pass is the last defence against what was not.
+pub fn printable_lines(s: &str) -> std::borrow::Cow<'_, str> {
+    escape_where(s, |c| c != '\n' && unsafe_char(c))
+}
+
+fn escape_where(s: &str, bad: impl Fn(char) -> bool + Copy) -> std::borrow::Cow<'_, str> {
+    if !s.contains(bad) {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        match c as u32 {
-            _ if !unsafe_char(c) => out.push(c),
-            n @ 0..=0xff => {
-                let _ = write!(out, "\\x{n:02x}");
+        match c {
+            _ if !bad(c) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            _ if (c as u32) <= 0xff => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            n => {
-                let _ = write!(out, "\\u{{{n:04x}}}");
+            _ => {
+                let _ = write!(out, "\\u{{{:04x}}}", c as u32);
             }
         }
     }
@@ -215,7 +260,19 @@ mod tests {
 
     #[test]
     fn printable_escapes_control_and_bidi_characters_visibly() {
-        assert_eq!(printable("aten::mm\tx\n"), "aten::mm\tx\n");
+        // Inside a name a newline or tab would forge a line or a column.
+        assert_eq!(
+            printable("aten::mm\tx\n  1. [HIGH] fake\r"),
+            "aten::mm\\tx\\n  1. [HIGH] fake\\r"
+        );
+        assert_eq!(printable_lines("a\nb\tc\u{1b}"), "a\nb\\tc\\x1b");
+        // Zero-width characters and the byte-order mark hide text or split look-alikes.
+        assert_eq!(
+            printable("a\u{200b}b\u{200d}c\u{feff}d\u{2028}e\u{e0041}"),
+            "a\\u{200b}b\\u{200d}c\\u{feff}d\\u{2028}e\\u{e0041}"
+        );
+        assert!(json_unsafe('\u{9b}') && json_unsafe('\u{202e}') && json_unsafe('\u{200b}'));
+        assert!(!json_unsafe('\u{a0}') && !json_unsafe('µ') && !json_unsafe('步'));
         assert_eq!(
             printable("evil\u{1b}[31mred\u{9b}2J\u{7}\u{8}"),
             "evil\\x1b[31mred\\x9b2J\\x07\\x08"

@@ -12,6 +12,36 @@ pub enum TimeError {
     NotANumber,
     /// The value does not fit in i64 nanoseconds.
     Overflow,
+    /// The value fits, but lies outside [`MIN_NS`, `MAX_NS`]: no clock a profiler uses
+    /// gives it, and differences of such values would overflow.
+    OutOfRange,
+}
+
+/// The earliest instant an event may start: 2^60 ns (36.5 years) before its clock's zero.
+/// With [`MAX_NS`], any difference of two instants fits in i64 with room to spare (2^62 +
+/// 2^60 < 2^63), so spans, gaps, offsets and pixel positions computed from them cannot overflow.
+pub const MIN_NS: Ns = -(1 << 60);
+
+/// The latest instant an event may end: 2^62 ns (146 years) after its clock's zero; epoch
+/// clocks reach it in 2116.
+pub const MAX_NS: Ns = 1 << 62;
+
+/// The widest one rank's events may spread, first start to last end: 2^50 ns (13 days). A
+/// profile covers seconds to hours; an event days away from the others has a corrupt
+/// timestamp (or another unit), and would stretch every span it falls in.
+pub const MAX_RANK_EXTENT_NS: Ns = 1 << 50;
+
+/// The end of an event starting at `start` lasting `dur` (≥ 0), when both ends lie within
+/// [`MIN_NS`, `MAX_NS`] and the event is no longer than [`MAX_RANK_EXTENT_NS`].
+pub fn event_end(start: Ns, dur: Ns) -> Result<Ns, TimeError> {
+    if !(MIN_NS..=MAX_NS).contains(&start) || !(0..=MAX_RANK_EXTENT_NS).contains(&dur) {
+        return Err(TimeError::OutOfRange);
+    }
+    let end = start + dur;
+    if end > MAX_NS {
+        return Err(TimeError::OutOfRange);
+    }
+    Ok(end)
 }
 
 impl std::fmt::Display for TimeError {
@@ -19,6 +49,10 @@ impl std::fmt::Display for TimeError {
         match self {
             TimeError::NotANumber => f.write_str("not a number"),
             TimeError::Overflow => f.write_str("out of range for 64-bit nanoseconds"),
+            TimeError::OutOfRange => f.write_str(
+                "out of range: an event must lie within 2^60 ns before and 2^62 ns after its \
+                 clock's zero, and last at most 2^50 ns (13 days)",
+            ),
         }
     }
 }
@@ -192,6 +226,27 @@ fn scaled(mant: i128, shift: i32) -> Result<i128, TimeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_ends_within_the_documented_range() {
+        assert_eq!(event_end(10, 5), Ok(15));
+        assert_eq!(event_end(MIN_NS, 0), Ok(MIN_NS));
+        assert_eq!(event_end(MAX_NS - 5, 5), Ok(MAX_NS));
+        assert_eq!(event_end(MAX_NS - 5, 6), Err(TimeError::OutOfRange));
+        assert_eq!(event_end(MIN_NS - 1, 0), Err(TimeError::OutOfRange));
+        assert_eq!(
+            event_end(0, MAX_RANK_EXTENT_NS + 1),
+            Err(TimeError::OutOfRange)
+        );
+        assert_eq!(event_end(0, -1), Err(TimeError::OutOfRange));
+        assert_eq!(event_end(i64::MAX, i64::MAX), Err(TimeError::OutOfRange));
+        // Any two instants in range are a difference that fits, with room for an extent.
+        assert!(
+            (MAX_NS - MIN_NS)
+                .checked_add(MAX_RANK_EXTENT_NS * 1024)
+                .is_some()
+        );
+    }
 
     #[test]
     fn decimal_micros_are_exact() {

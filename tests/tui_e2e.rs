@@ -222,16 +222,29 @@ fn a_panic_restores_the_terminal() {
     }
     let s = Session::start(
         "panic",
-        &wrapped("STEPSCOPE_TEST_PANIC=1 \"$BIN\" 2>\"$OUT.err\""),
+        &wrapped(
+            "STEPSCOPE_TEST_PANIC=1 RUST_BACKTRACE=0 TMPDIR=\"$(dirname \"$OUT\")\" \"$BIN\" 2>\"$OUT.err\"",
+        ),
     );
-    s.wait_for("exit=101");
-    assert!(s.out().contains("exit=101 tty=restored"), "{}", s.out());
+    s.wait_for("exit=70");
+    assert!(s.out().contains("exit=70 tty=restored"), "{}", s.out());
     assert_eq!(
         tmux(&["display", "-p", "-t", &s.name, "#{alternate_on}"]).trim(),
         "0"
     );
+    // One line: what failed, where, and the file that holds the backtrace.
     let err = std::fs::read_to_string(s.dir.path().join("out.err")).unwrap();
-    assert!(err.contains("a panic after the first frame"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: internal error") && err.contains("a panic after the first frame"),
+        "{err}"
+    );
+    let file = err.trim_end().rsplit("details in ").next().unwrap();
+    let details = std::fs::read_to_string(file).unwrap();
+    assert!(
+        details.contains("panicked: STEPSCOPE_TEST_PANIC") && details.contains("after_frame"),
+        "{details}"
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 mod args;
 mod commands;
+mod panic;
 
 use args::{DemoArgs, Global, ReportArgs, SnapshotArgs, WatchArgs};
 use clap::{Parser, Subcommand};
@@ -23,7 +24,7 @@ pub const EXIT_FINDINGS: i32 = 1;
 #[derive(Debug, Parser)]
 #[command(name = "stepscope", version)]
 #[command(
-    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n  stepscope --scenario straggler         a demo job with one canonical problem (see --scenario)\n  tail -F train.log | stepscope watch -  slow steps and ranks from a live training log\n\nExit codes: 0 ok, 1 --fail-on tripped, 2 bad input or usage."
+    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n  stepscope --scenario straggler         a demo job with one canonical problem (see --scenario)\n  tail -F train.log | stepscope watch -  slow steps and ranks from a live training log\n\nExit codes:\n  0   ok\n  1   --fail-on tripped (a finding at or above the severity)\n  2   bad input, usage or configuration (one line on stderr: the file and the position)\n  70  internal error, a bug: one line on stderr names the file holding the backtrace\n  74  the terminal could not be set up or drawn on"
 )]
 pub struct Cli {
     /// Trace files (.json, .json.gz), directories searched recursively, or - for stdin.
@@ -53,18 +54,37 @@ pub enum Command {
     Watch(WatchArgs),
 }
 
+/// A clap usage error on one line: its message, possible values and tip joined, the usage
+/// block and the pointer to `--help` replaced by one short hint.
+fn one_line(rendered: &str) -> String {
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .collect();
+    let mut line = parts.join("; ").replace(":;", ":");
+    if !line.starts_with("error:") {
+        line = format!("error: {line}");
+    }
+    format!("{} (stepscope --help)", printable(&line))
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn main() -> i32 {
+    panic::install();
+    panic::test_switch();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            eprintln!("{}", one_line(&e.render().to_string()));
+            return ErrorKind::Usage.exit_code();
+        }
         Err(e) => {
-            let code = if e.use_stderr() {
-                ErrorKind::Usage.exit_code()
-            } else {
-                0
-            };
+            // --help and --version.
             let _ = e.print();
-            return code;
+            return 0;
         }
     };
     if let Some(n) = cli.global.threads {

@@ -39,7 +39,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
         }
         let mut found = Found::default();
         walk(p, &mut found).map_err(|e| Error::input(&label, format!("cannot list: {e}")))?;
-        if found.traces.is_empty() && found.ascend.is_empty() {
+        if found.traces.is_empty() && found.ascend.is_empty() && found.odd.is_empty() {
             return Err(Error::input(
                 &label,
                 "no trace files (*.json, *.json.gz) or Ascend profiler output in this directory",
@@ -47,8 +47,13 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
         }
         found.traces.sort();
         found.ascend.sort();
+        found.odd.sort();
         out.extend(found.traces.into_iter().map(Input::file));
         out.extend(found.ascend.into_iter().map(ascend_input));
+        out.extend(found.odd.into_iter().map(|(p, kind)| Input {
+            origin: Origin::NotRegular(p, kind),
+            format: Format::Kineto,
+        }));
     }
     dedup_ascend(&mut out);
     check_not_mixed(&out)?;
@@ -93,6 +98,8 @@ fn check_not_mixed(inputs: &[Input]) -> Result<(), Error> {
 struct Found {
     traces: Vec<PathBuf>,
     ascend: Vec<RankDir>,
+    /// Trace-named entries that are not regular files, with what they are.
+    odd: Vec<(PathBuf, &'static str)>,
 }
 
 /// Folders of derived outputs, never per-rank traces (msprof-analyze's cluster results).
@@ -116,8 +123,15 @@ fn walk(dir: &Path, found: &mut Found) -> std::io::Result<()> {
                 None => walk(&path, found)?,
             }
         } else if is_trace_name(&name) {
-            // Symlinks and unreadable files are kept: opening them reports the problem.
-            found.traces.push(path);
+            // Symlinks and unreadable files are kept: opening them reports the problem. A
+            // FIFO, socket or device is never opened: it could block or never end.
+            match std::fs::metadata(&path)
+                .ok()
+                .and_then(|m| super::source::file_kind(&m))
+            {
+                Some(kind) if kind != "a directory" => found.odd.push((path, kind)),
+                _ => found.traces.push(path),
+            }
         }
     }
     Ok(())

@@ -9,6 +9,7 @@
 
 pub mod ascend;
 mod assemble;
+mod bounds;
 pub mod chrome;
 pub mod demo;
 pub mod discover;
@@ -43,6 +44,9 @@ pub enum Origin {
     Demo(Arc<DemoJob>, u32),
     /// An Ascend rank directory (`*_ascend_pt/`, or a folder holding its files).
     Ascend(ascend::RankDir),
+    /// A trace-named entry of a searched directory that is not a regular file (a FIFO, a
+    /// socket, a device): never opened (it could block or never end), listed as skipped.
+    NotRegular(PathBuf, &'static str),
 }
 
 /// What format an input is in.
@@ -87,6 +91,7 @@ impl Input {
             Origin::Stdin => "-".to_string(),
             Origin::Demo(_, r) => format!("demo:rank-{r}"),
             Origin::Ascend(d) => d.label(),
+            Origin::NotRegular(p, _) => p.display().to_string(),
         }
     }
 
@@ -105,6 +110,10 @@ impl Input {
             Origin::Stdin => source::stdin(),
             Origin::Demo(job, r) => Ok(job.source(*r)),
             Origin::Ascend(d) => Err(Error::input(&d.label(), "is a directory")),
+            Origin::NotRegular(p, kind) => Err(Error::input(
+                &p.display().to_string(),
+                format!("not a regular file ({kind})"),
+            )),
         }
     }
 
@@ -115,6 +124,7 @@ impl Input {
             Origin::Ascend(d) => source::event_text(&d.output.join("trace_view.json"), raw)
                 .map_err(|e| e.to_string()),
             Origin::Stdin => Err("stdin is not kept after loading".into()),
+            Origin::NotRegular(..) => Err("not a regular file".into()),
             Origin::Demo(job, r) => {
                 let t = job.rank_text(*r);
                 let (a, b) = (raw.offset as usize, raw.offset as usize + raw.len as usize);
@@ -225,6 +235,7 @@ pub fn load_counted(
         .map(|(i, input)| {
             counted(counters, i, || {
                 let mut d = read(input, opts, counters)?;
+                bounds::check(&d)?;
                 d.rank.source.input = i;
                 Ok(d)
             })

@@ -1,5 +1,7 @@
 //! Bytes of one input: plain files are memory-mapped (zero copy, paged in on demand), gzip is
-//! inflated once into a buffer sized from the gzip trailer, stdin is read to a buffer.
+//! inflated once into a buffer sized from the gzip trailer, stdin and other streams (a FIFO,
+//! `<(zcat …)`) are read to a buffer, checked as they stream: a first byte that cannot start
+//! JSON or gzip fails at once, and no more than [`max_text`] bytes are ever held.
 
 use crate::error::{Error, Position};
 use flate2::bufread::MultiGzDecoder;
@@ -41,23 +43,101 @@ pub struct Source {
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// A small side file (a CSV, a JSON summary) read whole, with its label for messages.
+/// The cap on text held in memory when it cannot be mapped: stdin and other streams, and
+/// what gzip inflates to — 8 GiB unless `STEPSCOPE_MAX_INPUT` says otherwise (bytes, or with
+/// a `K`/`M`/`G` suffix). Plain files are mapped, not copied, and have no cap.
+pub fn max_text() -> u64 {
+    std::env::var("STEPSCOPE_MAX_INPUT")
+        .ok()
+        .and_then(|v| parse_size(&v))
+        .unwrap_or(DEFAULT_MAX_TEXT)
+}
+
+/// [`max_text`] by default.
+pub const DEFAULT_MAX_TEXT: u64 = 8 << 30;
+
+/// `123`, `64K`, `512M`, `8G` (binary units) as bytes.
+fn parse_size(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let (digits, shift) = match v.as_bytes().last()?.to_ascii_uppercase() {
+        b'K' => (&v[..v.len() - 1], 10),
+        b'M' => (&v[..v.len() - 1], 20),
+        b'G' => (&v[..v.len() - 1], 30),
+        _ => (v, 0),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+/// Whether `path` (followed through links) is a regular file; an error naming what it is
+/// instead (reading a FIFO or a device from a directory would block or never end).
+pub fn check_regular(path: &Path) -> Result<(), Error> {
+    let label = path.display().to_string();
+    let meta =
+        std::fs::metadata(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+    match file_kind(&meta) {
+        None => Ok(()),
+        Some(kind) => Err(Error::input(&label, format!("not a regular file ({kind})"))),
+    }
+}
+
+/// What a non-regular file is (`None` for a regular file).
+pub fn file_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    Some(if t.is_file() {
+        return None;
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a file"
+    })
+}
+
+/// A small side file (a CSV, a JSON summary) read whole, with its label for messages: only
+/// a regular file, and no larger than [`max_text`].
 pub fn read_small(path: &Path) -> Result<(String, Vec<u8>), Error> {
     let label = path.display().to_string();
+    check_regular(path)?;
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if len > max_text() {
+        return Err(too_big(&label, len));
+    }
     let bytes =
         std::fs::read(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
     Ok((label, bytes))
 }
 
+fn too_big(label: &str, bytes: u64) -> Error {
+    Error::input(
+        label,
+        format!(
+            "more than {} to hold in memory ({}); raise STEPSCOPE_MAX_INPUT, or give a plain file \
+             (files are mapped, not copied)",
+            crate::format::bytes(max_text()),
+            crate::format::bytes(bytes)
+        ),
+    )
+}
+
 /// Opens a trace file: mmap when plain, inflate when gzip (detected by magic bytes, not name).
+/// A FIFO or a character device named on the command line (`<(zcat …)`, `/dev/stdin`) is
+/// read as a stream, as stdin is.
 pub fn open(path: &Path) -> Result<Source, Error> {
     let label = path.display().to_string();
-    let file = File::open(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
     if meta.is_dir() {
         return Err(Error::input(&label, "is a directory, not a trace file"));
+    }
+    let file = File::open(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+    if !meta.is_file() {
+        return stream(label, file);
     }
     if meta.len() == 0 {
         return Err(Error::input_at(&label, 0, "empty file"));
@@ -72,18 +152,74 @@ pub fn open(path: &Path) -> Result<Source, Error> {
     from_bytes(label, Text::Mapped(map), meta.len())
 }
 
-/// Reads all of stdin (plain or gzip).
+/// Reads all of stdin (plain or gzip), checked as it streams.
 pub fn stdin() -> Result<Source, Error> {
-    let mut buf = Vec::new();
-    std::io::stdin()
-        .lock()
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::input("-", format!("cannot read stdin: {e}")))?;
-    if buf.is_empty() {
-        return Err(Error::input_at("-", 0, "empty input on stdin"));
+    stream("-".to_string(), std::io::stdin().lock())
+}
+
+/// Reads a stream to its end into memory: its first significant byte is checked as soon as
+/// it arrives (`{`, `[` or gzip's magic, else an error at once — `/dev/zero` is not read for
+/// minutes), and more than [`max_text`] bytes is an error.
+fn stream(label: String, mut r: impl Read) -> Result<Source, Error> {
+    const READ: usize = 1 << 20;
+    let cap = max_text();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut checked = false;
+    loop {
+        let at = buf.len();
+        buf.resize(at + READ, 0);
+        let n = loop {
+            match r.read(&mut buf[at..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::input(&label, format!("cannot read: {e}"))),
+            }
+        };
+        buf.truncate(at + n);
+        if n == 0 {
+            break;
+        }
+        if !checked {
+            checked = first_byte(&label, &buf)?;
+        }
+        if buf.len() as u64 > cap {
+            return Err(too_big(&label, buf.len() as u64));
+        }
+    }
+    if buf.iter().all(u8::is_ascii_whitespace) {
+        let what = if buf.is_empty() {
+            "empty input"
+        } else {
+            "empty input (only whitespace)"
+        };
+        return Err(Error::input_at(&label, 0, what));
     }
     let len = buf.len() as u64;
-    from_bytes("-".to_string(), Text::Owned(buf), len)
+    from_bytes(label, Text::Owned(buf), len)
+}
+
+/// Whether the start of a stream is decided: `Ok(true)` when it can start a trace (JSON's
+/// `{` or `[` after whitespace, or gzip's magic), `Ok(false)` when only whitespace (or half
+/// of gzip's magic) has arrived, an error at the first byte that cannot.
+fn first_byte(label: &str, buf: &[u8]) -> Result<bool, Error> {
+    if buf.starts_with(&GZIP_MAGIC) {
+        return Ok(true);
+    }
+    if buf == [GZIP_MAGIC[0]] {
+        return Ok(false);
+    }
+    match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+        None => Ok(false),
+        Some(i) if matches!(buf[i], b'{' | b'[') => Ok(true),
+        Some(i) => Err(Error::input_at(
+            label,
+            i as u64,
+            format!(
+                "not a JSON trace or gzip: it starts with byte 0x{:02x}, not `{{`, `[` or gzip's magic",
+                buf[i]
+            ),
+        )),
+    }
 }
 
 /// Wraps bytes already in memory (generated demo traces, tests).
@@ -120,10 +256,22 @@ fn inflate(label: &str, gz: &[u8]) -> Result<Vec<u8>, Error> {
         .checked_sub(4)
         .map(|at| u32::from_le_bytes([gz[at], gz[at + 1], gz[at + 2], gz[at + 3]]) as usize)
         .unwrap_or(0);
-    let cap = hint.min(gz.len().saturating_mul(64)).max(gz.len());
+    let limit = max_text();
+    let cap = hint
+        .min(gz.len().saturating_mul(64))
+        .max(gz.len())
+        .min(usize::try_from(limit).unwrap_or(usize::MAX));
     let mut out = Vec::with_capacity(cap);
     let mut dec = MultiGzDecoder::new(Cursor::new(gz));
-    if let Err(e) = dec.read_to_end(&mut out) {
+    // One byte past the cap tells a stream that exceeds it (a gzip bomb) from one that fits.
+    let read = dec
+        .by_ref()
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut out);
+    if out.len() as u64 > limit {
+        return Err(too_big(label, out.len() as u64));
+    }
+    if let Err(e) = read {
         let at = dec.get_ref().position();
         let what = if e.kind() == std::io::ErrorKind::UnexpectedEof {
             "truncated gzip stream".to_string()

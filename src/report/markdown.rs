@@ -2,6 +2,7 @@
 
 use super::text::{MAX_RANK_ROWS, TOP_OPS};
 use super::{Report, closing_lists, nonzero_counts, rows_of_step, timings_line};
+use crate::format::printable;
 use crate::model::StepNo;
 use std::fmt::Write;
 
@@ -22,7 +23,7 @@ pub fn render(r: &Report) -> String {
         if !lines.is_empty() {
             let _ = writeln!(o, "\n## {title}\n");
             for l in lines {
-                let _ = writeln!(o, "- {l}");
+                let _ = writeln!(o, "- {}", printable(&l));
             }
         }
     }
@@ -50,12 +51,12 @@ fn header(o: &mut String, r: &Report) {
         }
     );
     for d in &j.devices {
-        let _ = writeln!(o, "- **device**: {} (x{})", d.name, d.ranks);
+        let _ = writeln!(o, "- **device**: {} (x{})", printable(&d.name), d.ranks);
     }
     let kinds = nonzero_counts(&j.events);
     let _ = writeln!(o, "- **events**: {}", kinds.join(", "));
     for n in &j.notes {
-        let _ = writeln!(o, "- **note**: {n}");
+        let _ = writeln!(o, "- **note**: {}", printable(n));
     }
 }
 
@@ -103,7 +104,7 @@ fn top_ops(o: &mut String, r: &Report) {
     let _ = writeln!(o, "| name | kind | count | total | mean | share |");
     let _ = writeln!(o, "|---|---|---:|---:|---:|---:|");
     for op in r.top_ops.iter().take(TOP_OPS) {
-        let name = op.name.replace('|', "\\|").replace('`', "'");
+        let name = printable(&op.name).replace('|', "\\|").replace('`', "'");
         let _ = writeln!(o, "| `{name}` | {} |", op.cells().join(" | "));
     }
 }
@@ -112,7 +113,7 @@ fn top_ops(o: &mut String, r: &Report) {
 /// numbered `k. ` is an ordered item; an indented note belongs to the item above it and is
 /// nested under it (so a finding's evidence, cause and advice stay one item in a PR comment).
 fn table(o: &mut String, t: &super::table::Table) {
-    let _ = writeln!(o, "\n## {}\n", t.title);
+    let _ = writeln!(o, "\n## {}\n", printable(&t.title));
     if !t.header.is_empty() {
         let heads: Vec<&str> = t.header.iter().map(|h| h.trim_start_matches('<')).collect();
         let _ = writeln!(o, "| {} |", heads.join(" | "));
@@ -123,7 +124,10 @@ fn table(o: &mut String, t: &super::table::Table) {
             .collect();
         let _ = writeln!(o, "|{}|", aligns.join("|"));
         for row in t.rows.iter().take(super::table::TABLE_ROWS) {
-            let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+            let cells: Vec<String> = row
+                .iter()
+                .map(|c| printable(c).replace('|', "\\|"))
+                .collect();
             let _ = writeln!(o, "| {} |", cells.join(" | "));
         }
         if !t.notes.is_empty() {
@@ -135,8 +139,9 @@ fn table(o: &mut String, t: &super::table::Table) {
     }
 }
 
-/// One note as a markdown list line.
+/// One note as a markdown list line (a line break inside it, a trace name's, is escaped).
 fn list_item(note: &str) -> String {
+    let note = &*printable(note);
     let body = note.trim_start();
     if body.len() < note.len() {
         // Four spaces nest under both `- ` and `10. ` items without starting a code block.

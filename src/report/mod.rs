@@ -279,11 +279,13 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
 }
 
 /// Renders the report in a format. Text and markdown are printed on terminals: trace names
-/// in them are made [`printable`](crate::format::printable). JSON escapes them itself.
+/// in them are made [`printable`](crate::format::printable) where they are placed, and the
+/// whole document passes [`printable_lines`](crate::format::printable_lines) last. JSON keeps
+/// names and escapes what a terminal must not see raw ([`crate::format::json`]).
 pub fn render(r: &Report, format: Format) -> String {
     // The whole report is copied only when it holds something to escape.
     let printable = |s: String| {
-        match crate::format::printable(&s) {
+        match crate::format::printable_lines(&s) {
             std::borrow::Cow::Owned(escaped) => Some(escaped),
             std::borrow::Cow::Borrowed(_) => None,
         }
@@ -293,7 +295,7 @@ pub fn render(r: &Report, format: Format) -> String {
         Format::Text => printable(text::render(r)),
         Format::Md => printable(markdown::render(r)),
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(r).expect("the report serializes");
+            let mut s = crate::format::json::to_string_pretty(r).expect("the report serializes");
             s.push('\n');
             s
         }

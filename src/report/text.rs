@@ -1,7 +1,7 @@
 //! Plain-text report: what a person reads in a terminal or a CI log; fits 100 columns.
 
 use super::{Report, closing_lists, nonzero_counts, rows_of_step, timings_line};
-use crate::format::fit;
+use crate::format::{fit, printable};
 use std::fmt::Write;
 
 /// Ranks listed in the per-step breakdown before the rest are summarized.
@@ -25,7 +25,7 @@ pub fn render(r: &Report) -> String {
         if !lines.is_empty() {
             let _ = writeln!(o, "\n{title}");
             for l in lines {
-                let _ = writeln!(o, "  {l}");
+                let _ = writeln!(o, "  {}", printable(&l));
             }
         }
     }
@@ -47,7 +47,7 @@ fn header(o: &mut String, r: &Report) {
         j.steps.len()
     );
     for d in &j.devices {
-        let _ = writeln!(o, "  device: {} (x{})", d.name, d.ranks);
+        let _ = writeln!(o, "  device: {} (x{})", printable(&d.name), d.ranks);
     }
     let kinds = nonzero_counts(&j.events);
     let total: u64 = j.events.values().sum();
@@ -155,7 +155,7 @@ fn top_ops(o: &mut String, r: &Report) {
         let _ = writeln!(
             o,
             "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}",
-            fit(&op.name, NAME_WIDTH),
+            fit(&printable(&op.name), NAME_WIDTH),
             c[0],
             c[1],
             c[2],
@@ -166,13 +166,17 @@ fn top_ops(o: &mut String, r: &Report) {
 }
 
 /// Writes a table: columns padded to their widest cell (headers starting with `<` are
-/// left-aligned), at most `TABLE_ROWS` rows, then its notes wrapped at 100 columns.
+/// left-aligned), at most `TABLE_ROWS` rows, then its notes wrapped at 100 columns. Cells
+/// hold trace names: each is made printable before it is measured.
 fn table(o: &mut String, t: &super::table::Table) {
     use super::table::TABLE_ROWS;
-    let _ = writeln!(o, "\n{}", t.title);
+    let _ = writeln!(o, "\n{}", printable(&t.title));
     if !t.header.is_empty() {
         let heads: Vec<&str> = t.header.iter().map(|h| h.trim_start_matches('<')).collect();
-        let rows = &t.rows[..t.rows.len().min(TABLE_ROWS)];
+        let rows: Vec<Vec<String>> = t.rows[..t.rows.len().min(TABLE_ROWS)]
+            .iter()
+            .map(|r| r.iter().map(|c| printable(c).into_owned()).collect())
+            .collect();
         let width: Vec<usize> = (0..heads.len())
             .map(|c| {
                 rows.iter()
@@ -195,7 +199,7 @@ fn table(o: &mut String, t: &super::table::Table) {
             fit(l.trim_end(), 100)
         };
         let _ = writeln!(o, "{}", line(&heads));
-        for r in rows {
+        for r in &rows {
             let cells: Vec<&str> = r.iter().map(String::as_str).collect();
             let _ = writeln!(o, "{}", line(&cells));
         }
@@ -212,8 +216,10 @@ fn table(o: &mut String, t: &super::table::Table) {
     }
 }
 
-/// Writes `text` word-wrapped at 100 columns, every line starting with `indent`.
+/// Writes `text` word-wrapped at 100 columns, every line starting with `indent`; a line
+/// break or tab inside `text` (a trace name's) is written as an escape, never obeyed.
 fn wrap_words(o: &mut String, indent: &str, text: &str) {
+    let text = &*printable(text);
     // A number and its unit ("1.56 ms") stay on one line.
     const UNITS: [&str; 9] = ["ns", "µs", "ms", "s", "B", "KiB", "MiB", "GiB", "GB/s"];
     let mut words: Vec<String> = Vec::new();
@@ -252,10 +258,11 @@ fn wrap_list(o: &mut String, prefix: &str, items: &[String]) {
     let mut line = prefix.to_string();
     let mut first = true;
     for (k, item) in items.iter().enumerate() {
+        let item = printable(item);
         let piece = if k + 1 < items.len() {
             format!("{item},")
         } else {
-            item.clone()
+            item.into_owned()
         };
         let sep = if first { "" } else { " " };
         if !first && line.chars().count() + sep.len() + piece.chars().count() > WIDTH {

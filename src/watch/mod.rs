@@ -225,7 +225,7 @@ fn alerts(out: &mut impl Write, alerts: &[Alert]) -> Result<(), Error> {
 }
 
 fn line(out: &mut impl Write, o: &Out) -> Result<(), Error> {
-    let mut s = serde_json::to_string(o).map_err(|e| Error::internal(e.to_string()))?;
+    let mut s = crate::format::json::to_string(o).map_err(|e| Error::internal(e.to_string()))?;
     s.push('\n');
     out.write_all(s.as_bytes()).map_err(io)
 }

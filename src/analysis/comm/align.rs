@@ -47,6 +47,38 @@ pub struct Offset {
 
 /// Offsets of every rank, in `job.ranks` order.
 pub fn offsets(job: &Job, calls: &Calls, instances: &[Instance], align: Align) -> Vec<Offset> {
+    let mut out = estimated(job, calls, instances, align);
+    keep_in_range(job, &mut out);
+    out
+}
+
+/// A rank whose shifted events would leave the time range (`crate::time`) keeps its own
+/// clock: every aligned time then lies in the range, so no difference of two overflows. Only
+/// corrupt or hostile clocks get here (offsets of a real job are seconds to months).
+fn keep_in_range(job: &Job, out: &mut [Offset]) {
+    use crate::time::{MAX_NS, MIN_NS};
+    for (o, r) in out.iter_mut().zip(&job.ranks) {
+        if o.offset_ns == 0 {
+            continue;
+        }
+        let e = &r.events;
+        let lo = e.start.iter().copied().min().unwrap_or(0);
+        let hi = (0..e.len()).map(|i| e.end(i)).max().unwrap_or(0);
+        let off = i128::from(o.offset_ns);
+        let range = i128::from(MIN_NS)..=i128::from(MAX_NS);
+        if !range.contains(&(i128::from(lo) + off)) || !range.contains(&(i128::from(hi) + off)) {
+            *o = Offset {
+                rank: o.rank,
+                offset_ns: 0,
+                via: None,
+                samples: 0,
+            };
+        }
+    }
+}
+
+/// Offsets as the shared collectives give them.
+fn estimated(job: &Job, calls: &Calls, instances: &[Instance], align: Align) -> Vec<Offset> {
     let n = job.ranks.len();
     let mut out: Vec<Offset> = job
         .ranks
@@ -80,7 +112,7 @@ pub fn offsets(job: &Job, calls: &Calls, instances: &[Instance], align: Align) -
                 continue;
             };
             let a = anchor.rank.get();
-            let anchor_end = end(anchor) + out[a].offset_ns;
+            let anchor_end = end(anchor).saturating_add(out[a].offset_ns);
             for m in &inst.members {
                 let r = m.rank.get();
                 if aligned[r] || samples[r].len() >= SAMPLES {
@@ -90,7 +122,7 @@ pub fn offsets(job: &Job, calls: &Calls, instances: &[Instance], align: Align) -
                     continue;
                 }
                 via[r] = Some(a);
-                samples[r].push(anchor_end - end(m));
+                samples[r].push(anchor_end.saturating_sub(end(m)));
             }
         }
         let mut progress = false;

@@ -10,6 +10,7 @@ use crate::time::Ns;
 use crate::time::unit_text_to_ns;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -20,7 +21,7 @@ pub(super) const TOTAL: &str = "Total Op Info";
 #[derive(Deserialize)]
 struct Op<'a> {
     #[serde(rename = "Communication Bandwidth Info", borrow, default)]
-    bandwidth: BTreeMap<&'a str, Link<'a>>,
+    bandwidth: BTreeMap<Cow<'a, str>, Link<'a>>,
     #[serde(rename = "Communication Time Info", borrow, default)]
     time: Option<Times<'a>>,
 }
@@ -65,8 +66,9 @@ pub fn parse(label: &str, text: &[u8]) -> Result<Summary, Error> {
     for (step_key, kinds) in &steps(label, text)? {
         let step = step_no(step_key);
         for raw in kinds.values() {
-            let ops: BTreeMap<&str, Op> = fragment(label, text, raw)?;
-            for (key, op) in ops.iter().filter(|(k, _)| **k != TOTAL) {
+            // Keys are owned where the file escapes them (Python writes `\u` escapes).
+            let ops: BTreeMap<Cow<str>, Op> = fragment(label, text, raw)?;
+            for (key, op) in ops.iter().filter(|(k, _)| *k != TOTAL) {
                 // `hcom_allReduce__586_0_1@17522688603477080586`: the op, then its group.
                 let name = key.split('@').next().unwrap_or(key);
                 if let Some(t) = op.time.as_ref().filter(|t| t.elapse_ms.is_some()) {
@@ -106,7 +108,7 @@ pub fn op_groups(path: &Path) -> Result<Vec<(String, String)>, Error> {
     let mut out = Vec::new();
     for kinds in steps(&label, &text)?.values() {
         for raw in kinds.values() {
-            let ops: BTreeMap<&str, serde::de::IgnoredAny> = fragment(&label, &text, raw)?;
+            let ops: BTreeMap<Cow<str>, serde::de::IgnoredAny> = fragment(&label, &text, raw)?;
             out.extend(ops.keys().filter_map(|k| {
                 let (op, group) = k.split_once('@')?;
                 Some((op.to_string(), group.to_string()))
@@ -137,7 +139,7 @@ pub(super) fn fragment<'a, T: Deserialize<'a>>(
 
 /// The steps of a file (`step50` → 50): step key → kind (`collective`, `p2p`) → its raw
 /// object; an empty kind is written `[]` and left out.
-pub(super) type Steps<'a> = BTreeMap<&'a str, BTreeMap<&'a str, &'a RawValue>>;
+pub(super) type Steps<'a> = BTreeMap<Cow<'a, str>, BTreeMap<Cow<'a, str>, &'a RawValue>>;
 
 /// Parses the outer levels of a per-step file.
 pub(super) fn steps<'a>(label: &str, text: &'a [u8]) -> Result<Steps<'a>, Error> {

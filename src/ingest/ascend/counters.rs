@@ -11,9 +11,9 @@ use serde_json::value::RawValue;
 #[derive(Deserialize)]
 struct Counter<'a> {
     #[serde(borrow, default)]
-    ph: Option<&'a str>,
+    ph: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
-    name: Option<&'a str>,
+    name: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     ts: Option<&'a RawValue>,
     #[serde(default)]
@@ -33,13 +33,16 @@ pub fn ai_core_clock<'a>(objects: impl Iterator<Item = &'a [u8]>) -> Vec<ClockSa
         let Ok(c) = serde_json::from_slice::<Counter>(object) else {
             continue;
         };
-        if c.name.map(str::as_bytes) != Some(super::dialect::CLOCK_COUNTER) {
+        if c.name.as_deref().map(str::as_bytes) != Some(super::dialect::CLOCK_COUNTER) {
             continue;
         }
-        let (Some("C"), Some(ts), Some(mhz)) = (c.ph, c.ts, c.args.and_then(|a| a.mhz)) else {
+        let (Some("C"), Some(ts), Some(mhz)) = (c.ph.as_deref(), c.ts, c.args.and_then(|a| a.mhz))
+        else {
             continue;
         };
-        let Ok(at) = micros_text_to_ns(ts.get().as_bytes()) else {
+        // A sample out of the time range (`crate::time`) is as unreadable as a malformed one.
+        let at = micros_text_to_ns(ts.get().as_bytes()).and_then(|t| crate::time::event_end(t, 0));
+        let Ok(at) = at else {
             continue;
         };
         if mhz.is_finite() && mhz > 0.0 && mhz < f64::from(u32::MAX) {

@@ -19,9 +19,9 @@ use serde_json::value::RawValue;
 #[derive(Deserialize)]
 struct FlowEnd<'a> {
     #[serde(borrow)]
-    ph: &'a str,
+    ph: std::borrow::Cow<'a, str>,
     #[serde(borrow, default)]
-    cat: Option<&'a str>,
+    cat: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow)]
     id: &'a RawValue,
     #[serde(borrow)]
@@ -92,14 +92,14 @@ fn flow_ends<'a>(
         let Ok(f) = serde_json::from_slice::<FlowEnd>(object) else {
             continue;
         };
-        if f.cat.map(str::as_bytes) != Some(super::dialect::OPERATOR_FLOWS) {
+        if f.cat.as_deref().map(str::as_bytes) != Some(super::dialect::OPERATOR_FLOWS) {
             continue;
         }
         let Ok(ts) = micros_text_to_ns(f.ts.get().as_bytes()) else {
             continue;
         };
         let end = ((unquoted(f.pid), unquoted(f.tid)), ts);
-        match f.ph {
+        match &*f.ph {
             "s" => {
                 starts.insert(unquoted(f.id), end);
             }

@@ -10,8 +10,17 @@ use crate::model::{Core, Pipe, Pipes};
 use crate::time::micros_text_to_ns;
 use std::path::Path;
 
+/// The rows of a kernel table and what a user must know about them.
+#[derive(Debug, Default)]
+pub struct KernelTable {
+    /// One row per task.
+    pub rows: Vec<TaskRow>,
+    /// Rows that could be read only in part (a negative duration, counted and set to 0).
+    pub warnings: Vec<String>,
+}
+
 /// Reads the file at `path`.
-pub fn read(path: &Path) -> Result<Vec<TaskRow>, Error> {
+pub fn read(path: &Path) -> Result<KernelTable, Error> {
     let (label, bytes) = crate::ingest::source::read_small(path)?;
     parse(&label, &bytes)
 }
@@ -59,11 +68,13 @@ impl Columns {
     }
 }
 
-/// Parses the text of a `kernel_details.csv`.
-pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<TaskRow>, Error> {
+/// Parses the text of a `kernel_details.csv`. A negative duration is set to 0 and counted
+/// in a warning naming its first line (as a Chrome trace's are).
+pub fn parse(label: &str, bytes: &[u8]) -> Result<KernelTable, Error> {
     let (mut r, header) = with_header(label, bytes)?;
     let c = Columns::of(&header).map_err(|m| Error::input_pos(label, Position::Line(1), m))?;
     let mut rows = Vec::new();
+    let mut negative: (u64, u32) = (0, 0);
     let mut lines = Lines::new(bytes);
     for rec in r.records() {
         let rec = rec.map_err(|e| csv_error(label, bytes, &e))?;
@@ -78,13 +89,27 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<TaskRow>, Error> {
         let start = micros_text_to_ns(cell(&rec, c.start).as_bytes())
             .map_err(|e| at(c.start, &e.to_string()))?;
         let placement = match c.dur {
-            Some(i) => Some(Placement {
-                dur: micros_text_to_ns(cell(&rec, i).as_bytes())
-                    .map_err(|e| at(i, &e.to_string()))?,
-                stream: parsed(&rec, c.stream).map_err(|i| at(i, "not a stream id"))?,
-                step: parsed(&rec, c.step).map_err(|i| at(i, "not a step number"))?,
-            }),
-            None => None,
+            Some(i) => {
+                let mut dur = micros_text_to_ns(cell(&rec, i).as_bytes())
+                    .map_err(|e| at(i, &e.to_string()))?;
+                if dur < 0 {
+                    negative = (
+                        negative.0 + 1,
+                        if negative.0 == 0 { line } else { negative.1 },
+                    );
+                    dur = 0;
+                }
+                crate::time::event_end(start, dur).map_err(|e| at(i, &e.to_string()))?;
+                Some(Placement {
+                    dur,
+                    stream: parsed(&rec, c.stream).map_err(|i| at(i, "not a stream id"))?,
+                    step: parsed(&rec, c.step).map_err(|i| at(i, "not a step number"))?,
+                })
+            }
+            None => {
+                crate::time::event_end(start, 0).map_err(|e| at(c.start, &e.to_string()))?;
+                None
+            }
         };
         let mut pipes = [None, None];
         for (u, slot) in pipes.iter_mut().enumerate() {
@@ -106,7 +131,14 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<TaskRow>, Error> {
             placement,
         });
     }
-    Ok(rows)
+    let mut warnings = Vec::new();
+    if negative.0 > 0 {
+        warnings.push(format!(
+            "{label}: line {}: {} task(s) with a negative `Duration(us)`, read as 0",
+            negative.1, negative.0
+        ));
+    }
+    Ok(KernelTable { rows, warnings })
 }
 
 /// A cell, trimmed (start times carry a trailing TAB).
@@ -169,8 +201,9 @@ mod tests {
 
     #[test]
     fn a_level1_table_gives_units_types_and_pipes() {
-        let rows = parse("k", LEVEL1.as_bytes()).unwrap();
-        let (v, m) = (&rows[0], &rows[1]);
+        let table = parse("k", LEVEL1.as_bytes()).unwrap();
+        assert!(table.warnings.is_empty());
+        let (v, m) = (&table.rows[0], &table.rows[1]);
         assert_eq!(
             (v.start, v.name.as_str()),
             (1_736_408_883_704_643_212, "trans_TransData_0")
@@ -204,7 +237,7 @@ mod tests {
     fn level0_rows_say_nothing_of_units() {
         let t = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim\n\
                  50,trans_TransData_0,N/A,N/A,1736405443881410.320\t,50.621,0,0\n";
-        let r = &parse("k", t.as_bytes()).unwrap()[0];
+        let r = &parse("k", t.as_bytes()).unwrap().rows[0];
         assert_eq!((r.op_type.as_ref(), r.core, r.dynamic), (None, None, None));
         assert_eq!((r.block_dim, r.cube, r.vector), (Some(0), None, None));
     }
@@ -213,8 +246,36 @@ mod tests {
     fn other_metrics_give_no_pipes() {
         let t = "Name,Start Time(us),Accelerator Core,aicore_time(us),aic_mac_fp16_ratio\n\
                  ZerosLike,1695115378713661,AI_CORE,982.72,0.5\n";
-        let r = &parse("k", t.as_bytes()).unwrap()[0];
+        let r = &parse("k", t.as_bytes()).unwrap().rows[0];
         assert_eq!((r.core, r.cube, r.vector), (Some(Core::AiCore), None, None));
+    }
+
+    #[test]
+    fn negative_durations_are_read_as_zero_and_said() {
+        let t = "Name,Start Time(us),Duration(us)\n\
+                 a,100,5\nb,200,-3\nc,300,-1.5\n";
+        let table = parse("k.csv", t.as_bytes()).unwrap();
+        let durs: Vec<_> = table
+            .rows
+            .iter()
+            .map(|r| r.placement.unwrap().dur)
+            .collect();
+        assert_eq!(durs, [5_000, 0, 0]);
+        assert_eq!(
+            table.warnings,
+            ["k.csv: line 3: 2 task(s) with a negative `Duration(us)`, read as 0"]
+        );
+        // A start out of the time range is an error at its line.
+        let e = parse(
+            "k.csv",
+            b"Name,Start Time(us),Duration(us)\na,9000000000000000,1\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("k.csv: line 2:") && e.contains("out of range"),
+            "{e}"
+        );
     }
 
     #[test]

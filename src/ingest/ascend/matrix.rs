@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::model::{LinkUse, Transport};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -19,7 +20,7 @@ const STATS: [&str; 5] = ["top1", "middle", "bottom1", "bottom2", "bottom3"];
 #[derive(Deserialize)]
 struct Cell<'a> {
     #[serde(rename = "Transport Type", borrow)]
-    transport: &'a str,
+    transport: Cow<'a, str>,
     #[serde(rename = "Transit Size(MB)", borrow)]
     size_mb: Option<&'a RawValue>,
     #[serde(rename = "Transit Time(ms)", borrow)]
@@ -38,11 +39,12 @@ pub fn parse(label: &str, text: &[u8]) -> Result<Vec<LinkUse>, Error> {
     for (step_key, kinds) in &steps(label, text)? {
         let step = step_no(step_key);
         for raw in kinds.values() {
-            let entries: BTreeMap<&str, BTreeMap<&str, Cell>> = fragment(label, text, raw)?;
+            // Owned where the file escapes a key (Python writes `\u` escapes by default).
+            let entries: BTreeMap<Cow<str>, BTreeMap<Cow<str>, Cell>> = fragment(label, text, raw)?;
             for (key, cells) in entries.iter().filter(|(k, _)| wanted(k)) {
                 let group = key.split_once('@').map_or("", |x| x.1);
                 for (pair, cell) in cells {
-                    let Some(transport) = Transport::of(cell.transport) else {
+                    let Some(transport) = Transport::of(&cell.transport) else {
                         continue;
                     };
                     let Some((src, dst)) = ranks(pair) else {
@@ -93,6 +95,24 @@ fn ranks(pair: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_and_values_with_json_escapes_are_read() {
+        // Python's json.dump escapes non-ASCII by default; any key or value may carry `\u`.
+        let text = br#"{"step1": {"collective": {
+            "allreduce-total@17\u0035": {"0-1": {"Transport Type": "HC\u0043S", "Transit Size(MB)": 2, "Transit Time(ms)": 1}},
+            "allreduce-total@176": {"0\u002d1": {"Transport Type": "LOC\u0041L", "Transit Size(MB)": 2, "Transit Time(ms)": 1}}}}}"#;
+        let v = parse("m.json", text).unwrap();
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(
+            (v[0].group.as_str(), v[0].transport),
+            ("175", Transport::Hccs)
+        );
+        assert_eq!(
+            (v[0].src, v[0].dst, v[0].bytes, v[0].time_ns),
+            (0, 1, 2_000_000, 1_000_000)
+        );
+    }
 
     #[test]
     fn totals_and_old_per_op_entries_are_read() {

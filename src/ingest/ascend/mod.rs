@@ -48,12 +48,15 @@ pub struct ReadOptions<'a> {
 pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     let info = info::read(dir.profiler_info().as_deref(), dir.metadata().as_deref())?;
     let mut d = if let Some(trace_path) = dir.output_file("trace_view.json") {
+        // Found in a directory, not named: only a regular file is read (a FIFO would block).
+        source::check_regular(&trace_path)?;
         let src = source::open(&trace_path)?;
         let mut d = read_trace(&src, opts)?;
         d.rank.source.path = dir.label();
         if let Some(p) = dir.output_file("kernel_details.csv") {
-            let rows = kernel_details::read(&p)?;
-            let unmatched = tasks::attach(&mut d.rank, &mut d.strings, rows);
+            let table = kernel_details::read(&p)?;
+            d.warnings.extend(table.warnings);
+            let unmatched = tasks::attach(&mut d.rank, &mut d.strings, table.rows);
             if unmatched > 0 {
                 d.warnings.push(format!(
                     "{}: {unmatched} kernel_details.csv row(s) match no device task of \
@@ -89,7 +92,16 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
 /// cross-check), HCCL's traffic and groups, the link matrix, the operator statistics.
 fn read_summaries(dir: &RankDir, d: &mut RankDraft) -> Result<(), Error> {
     match dir.output_file("step_trace_time.csv") {
-        Some(p) => d.rank.profiler_steps = step_trace::read(&p)?,
+        Some(p) => {
+            d.rank.profiler_steps = step_trace::read(&p)?;
+            if d.rank.profiler_steps.is_empty() {
+                d.warnings.push(format!(
+                    "{}: step_trace_time.csv has no step rows (it ends in or after its header: \
+                     cut short?); the breakdown is not cross-checked against the profiler's",
+                    p.display()
+                ));
+            }
+        }
         None => d.warnings.push(format!(
             "{}: no step_trace_time.csv; the breakdown is not cross-checked against the profiler's",
             dir.label()
@@ -119,18 +131,19 @@ fn read_kernel_table(
     path: &std::path::Path,
     opts: &ReadOptions<'_>,
 ) -> Result<RankDraft, Error> {
-    let rows = kernel_details::read(path)?;
+    let table = kernel_details::read(path)?;
     let mut strings = Interner::default();
     let label = path.display().to_string();
-    let mut rank =
-        device_only::rank(rows, &mut strings, opts.roles).map_err(|m| Error::input(&label, &m))?;
+    let mut rank = device_only::rank(table.rows, &mut strings, opts.roles)
+        .map_err(|m| Error::input(&label, &m))?;
     rank.source = source_of(dir, path);
     rank.devices = vec![strings.intern("Ascend NPU")];
-    let warnings = vec![format!(
+    let mut warnings = vec![format!(
         "{}: no trace_view.json; the device timeline comes from kernel_details.csv alone (no \
          host side: no launches, host-bound or data-loading analysis)",
         dir.label()
     )];
+    warnings.extend(table.warnings);
     Ok(RankDraft::undeclared(rank, strings, warnings))
 }
 
@@ -199,7 +212,7 @@ fn read_db(
     rank.env = r.env;
     let device = r.device.as_deref().unwrap_or("Ascend NPU");
     rank.devices = vec![strings.intern(device)];
-    let mut warnings = Vec::new();
+    let mut warnings = r.warnings;
     if r.unmatched_tasks > 0 {
         warnings.push(format!(
             "{}: {} COMPUTE_TASK_INFO row(s) match no device task",
@@ -213,6 +226,13 @@ fn read_db(
     match summary {
         Some(p) => {
             rank.profiler_steps = db::step_trace(&p)?;
+            if rank.profiler_steps.is_empty() {
+                warnings.push(format!(
+                    "{}: no StepTraceTime rows; the breakdown is not cross-checked against the \
+                     profiler's",
+                    p.display()
+                ));
+            }
             rank.transports = db::transports(&p)?;
             rank.hccl_times = db::op_times(&p)?;
             rank.links = db::links(&p)?;

@@ -380,7 +380,8 @@ impl<'a> Chunk<'a> {
     }
 
     /// Start and duration in integer ns from their decimal µs text; a negative duration is
-    /// counted and clamped to 0; an end past 64-bit ns is an error.
+    /// counted and clamped to 0; an event outside the range of [`crate::time::event_end`]
+    /// is an error at its position.
     #[inline]
     fn times(
         &mut self,
@@ -392,6 +393,7 @@ impl<'a> Chunk<'a> {
         let dur = dur.ok_or_else(|| (offset, "complete event (ph X) without `dur`".to_string()))?;
         let start =
             micros_text_to_ns(ts.0).map_err(|e| (offset, format!("`ts` {}: {e}", clip(ts.0))))?;
+        let dur_text = dur.0;
         let mut dur = micros_text_to_ns(dur.0)
             .map_err(|e| (offset, format!("`dur` {}: {e}", clip(dur.0))))?;
         if dur < 0 {
@@ -401,11 +403,12 @@ impl<'a> Chunk<'a> {
             self.negative_dur.0 += 1;
             dur = 0;
         }
-        start.checked_add(dur).ok_or_else(|| {
-            (
-                offset,
-                "`ts` + `dur` overflows 64-bit nanoseconds".to_string(),
-            )
+        crate::time::event_end(start, dur).map_err(|e| {
+            let what = match crate::time::event_end(start, 0) {
+                Err(_) => format!("`ts` {}", clip(ts.0)),
+                Ok(_) => format!("`ts` {} + `dur` {}", clip(ts.0), clip(dur_text)),
+            };
+            (offset, format!("{what}: {e}"))
         })?;
         Ok((start, dur))
     }

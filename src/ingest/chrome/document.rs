@@ -271,6 +271,15 @@ fn check_not_empty(label: &str, open: usize, chunks: &[Chunk<'_>]) -> Result<(),
 /// Candidate chunk starts: the array body, then the first `{` of a `}` `,` `{` sequence after
 /// each multiple of the chunk size.
 fn split_points(buf: &[u8], body: usize) -> Vec<usize> {
+    split_points_with(buf, body, &next_boundary)
+}
+
+/// [`split_points`] with the boundary search given (a test counts the searches).
+fn split_points_with(
+    buf: &[u8],
+    body: usize,
+    next_boundary: &dyn Fn(&[u8], usize) -> Option<usize>,
+) -> Vec<usize> {
     let mut starts = vec![body];
     let len = buf.len() - body;
     let n = len / CHUNK_BYTES;
@@ -279,10 +288,12 @@ fn split_points(buf: &[u8], body: usize) -> Vec<usize> {
         if target <= *starts.last().unwrap() {
             continue;
         }
-        if let Some(s) = next_boundary(buf, target) {
-            if s > *starts.last().unwrap() {
-                starts.push(s);
-            }
+        match next_boundary(buf, target) {
+            Some(s) if s > *starts.last().unwrap() => starts.push(s),
+            Some(_) => {}
+            // No boundary after this target means none after any later one: searching again
+            // from each would scan the rest once per chunk (quadratic on one huge token).
+            None => break,
         }
     }
     starts
@@ -292,7 +303,7 @@ fn split_points(buf: &[u8], body: usize) -> Vec<usize> {
 fn next_boundary(buf: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
     while i < buf.len() {
-        let close = i + buf[i..].iter().position(|&b| b == b'}')?;
+        let close = i + memchr::memchr(b'}', &buf[i..])?;
         let comma = skip_ws(buf, close + 1);
         if buf.get(comma) == Some(&b',') {
             let open = skip_ws(buf, comma + 1);
@@ -419,6 +430,21 @@ mod tests {
         }
         text.push_str("]}");
         assert_eq!(events_of(&text), n);
+    }
+
+    #[test]
+    fn one_huge_token_is_split_once_not_searched_per_chunk() {
+        // 64 MiB of NULs after the array start: no event boundary anywhere. Every split
+        // target would search to the end; the search stops at the first that finds none.
+        let mut text = b"{\"traceEvents\": [".to_vec();
+        text.resize(text.len() + (64 << 20), 0);
+        let searched = std::cell::Cell::new(0);
+        let starts = split_points_with(&text, 17, &|buf, from| {
+            searched.set(searched.get() + 1);
+            next_boundary(buf, from)
+        });
+        assert_eq!(starts, [17]);
+        assert_eq!(searched.get(), 1);
     }
 
     #[test]

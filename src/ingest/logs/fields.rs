@@ -47,6 +47,17 @@ impl<'a> Iterator for Pairs<'a> {
     }
 }
 
+/// The longest prefix of `s` of at most `n` bytes that ends on a character boundary: log
+/// lines are any UTF-8 (CJK logs, tqdm's block characters), so a byte count can fall
+/// inside a character.
+pub fn head(s: &str, n: usize) -> &str {
+    let mut end = n.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// A number at the start of `v`: thousands separators removed, a unit suffix (`ms`, `%`,
 /// `GiB`, `T` …) ignored; `nan` and `inf` accepted.
 pub fn number(v: &str) -> Option<f64> {
@@ -54,7 +65,10 @@ pub fn number(v: &str) -> Option<f64> {
     // Words only when the text starts like one: no lower-casing copy per number.
     if matches!(v.as_bytes().first(), Some(b'n' | b'N' | b'i' | b'I' | b'-')) {
         let head = v.get(..4).unwrap_or(v);
-        let word = |w: &str| head.len() >= w.len() && head[..w.len()].eq_ignore_ascii_case(w);
+        let word = |w: &str| {
+            head.get(..w.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(w))
+        };
         if word("nan") || word("-nan") {
             return Some(f64::NAN);
         }
@@ -186,6 +200,17 @@ mod tests {
         assert!(number("nan").unwrap().is_nan());
         assert_eq!(number("-inf"), Some(f64::NEG_INFINITY));
         assert_eq!(number("N/A"), None);
+        // A word test on text whose 3rd byte is inside a character (`n€`).
+        assert_eq!(number("n\u{20ac}"), None);
+    }
+
+    #[test]
+    fn heads_end_on_character_boundaries() {
+        assert_eq!(head("训练开始", 4), "训");
+        assert_eq!(head("训练开始", 6), "训练");
+        assert_eq!(head("ab", 32), "ab");
+        assert_eq!(head("Training:  70%|███", 16), "Training:  70%|");
+        assert_eq!(head("", 3), "");
     }
 
     #[test]

@@ -191,7 +191,7 @@ fn dmon_row(s: &str, columns: &[String]) -> Option<Sample> {
             .zip(cells.iter().copied()),
     );
     if let (Some(d), Some(t)) = (at("Date"), at("Time")) {
-        if d.len() == 8 {
+        if d.len() == 8 && d.bytes().all(|b| b.is_ascii_digit()) {
             out.at_ns = timestamp(&format!("{}-{}-{} {t}", &d[..4], &d[4..6], &d[6..]));
         }
     }

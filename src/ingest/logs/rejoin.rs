@@ -151,7 +151,7 @@ impl Fragments {
 fn fresh(text: &str) -> bool {
     const LEVELS: &[&str] = &["INFO", "WARNING", "WARN", "ERROR", "DEBUG", "CRITICAL"];
     let t = text.trim_start();
-    let head = &t[..t.len().min(32)];
+    let head = super::fields::head(t, 32);
     t.starts_with('[')
         || LEVELS.iter().any(|w| t.starts_with(w))
         || head.bytes().take(2).any(|c| c.is_ascii_digit())
@@ -206,6 +206,23 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn lines_cut_inside_a_character_at_byte_32_are_read() {
+        // Byte 32 falls inside `据` and inside a block of the tqdm bar.
+        assert!(!fresh("训练开始，正在加载数据集，请稍候片刻"));
+        assert!(!fresh("Training:  70%|███████   | 700/1000 [00:10<00:04]"));
+        assert!(fresh(
+            "2024-05-01 12:00:00 训练开始，正在加载数据集，请稍候"
+        ));
+        let mut f = Fragments::default();
+        assert_eq!(
+            offer(&mut f, None, "训练开始，正在加载数据集，请稍候片刻")
+                .0
+                .len(),
+            0
+        );
     }
 
     #[test]

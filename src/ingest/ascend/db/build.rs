@@ -53,6 +53,23 @@ pub fn rank(t: &Tables) -> (Rank, Interner) {
     (rank, strings)
 }
 
+/// How many name ids the rows use that `STRING_IDS` does not have.
+pub fn missing_names(t: &Tables) -> usize {
+    let ids = t
+        .host
+        .iter()
+        .map(|r| r.name)
+        .chain(t.cann.iter().map(|r| r.name))
+        .chain(
+            t.tasks
+                .iter()
+                .flat_map(|r| [Some(r.task_type), r.kernel])
+                .flatten(),
+        )
+        .chain(t.ops.iter().flat_map(|r| [r.name, r.group]));
+    ids.filter(|id| !t.strings.contains_key(id)).count()
+}
+
 struct Builder<'a> {
     t: &'a Tables,
     /// Connection id → the key of the framework operator that issued it.

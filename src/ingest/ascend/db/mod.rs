@@ -31,6 +31,9 @@ pub struct DbRank {
     pub groups: Vec<crate::model::ProcessGroup>,
     /// `COMPUTE_TASK_INFO` rows that match no device event.
     pub unmatched_tasks: usize,
+    /// What a user must know about the rows (an empty `TASK`, names missing from
+    /// `STRING_IDS`, duplicated tasks read once).
+    pub warnings: Vec<String>,
 }
 
 /// The environment variables that were set, by name (`None`: none recorded).
@@ -94,6 +97,8 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
             None => 0,
         },
     };
+    let mut tables = tables;
+    let warnings = row_warnings(&db.label, &mut tables);
     let (mut rank, mut strings) = build::rank(&tables);
     if db.has_table("AICORE_FREQ")? {
         rank.clocks = rows::clocks(&db)?;
@@ -117,7 +122,39 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
         env,
         groups,
         unmatched_tasks,
+        warnings,
     })
+}
+
+/// What the rows hold that would otherwise pass unsaid: an empty `TASK` table (no device
+/// timeline), name ids `STRING_IDS` lacks (their names read as empty), duplicated `TASK` rows
+/// (removed: one stream cannot run the same task twice at one time).
+fn row_warnings(label: &str, t: &mut build::Tables) -> Vec<String> {
+    let mut out = Vec::new();
+    if t.tasks.is_empty() {
+        out.push(format!(
+            "{label}: the TASK table is empty: no device timeline"
+        ));
+    }
+    let before = t.tasks.len();
+    let mut seen = rustc_hash::FxHashSet::default();
+    t.tasks
+        .retain(|r| seen.insert((r.start, r.end, r.stream, r.corr, r.task_type, r.kernel)));
+    if t.tasks.len() < before {
+        out.push(format!(
+            "{label}: {} duplicated TASK row(s) (same start, end, stream, connection and type) \
+             read once",
+            before - t.tasks.len()
+        ));
+    }
+    let missing = build::missing_names(t);
+    if missing > 0 {
+        out.push(format!(
+            "{label}: {missing} name id(s) are not in STRING_IDS ({} entries): those names are empty",
+            t.strings.len()
+        ));
+    }
+    out
 }
 
 /// `analysis.db` `StepTraceTime`: the step summary, µs values converted to ns exactly from

@@ -22,16 +22,23 @@ impl Db {
     /// Opens `path` after checking its header and that no write is pending beside it.
     pub fn open(path: &Path) -> Result<Db, Error> {
         let label = path.display().to_string();
+        crate::ingest::source::check_regular(path)?;
         let header = read_header(path, &label)?;
         if header.len() < 100 || &header[..16] != MAGIC {
             return Err(Error::input_at(&label, 0, "not an SQLite database"));
         }
+        // The profiler writes its log beside the database itself: through a link, that is
+        // beside the file the link points to (both places are checked).
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         for (suffix, what) in [
             ("-wal", "a write-ahead log"),
             ("-journal", "a rollback journal"),
         ] {
-            let side = sidecar(path, suffix);
-            if std::fs::metadata(&side).is_ok_and(|m| m.len() > 0) {
+            let beside = [sidecar(path, suffix), sidecar(&real, suffix)];
+            let pending = beside
+                .into_iter()
+                .find(|side| std::fs::metadata(side).is_ok_and(|m| m.len() > 0));
+            if let Some(side) = pending {
                 return Err(Error::input(
                     &label,
                     format!(

@@ -162,6 +162,11 @@ fn span(row: &rusqlite::Row<'_>, at: usize) -> Result<(Ns, Ns), String> {
     if end < start {
         return Err(format!("ends at {end} before it starts at {start}"));
     }
+    let dur = end
+        .checked_sub(start)
+        .ok_or(crate::time::TimeError::Overflow);
+    dur.and_then(|d| crate::time::event_end(start, d))
+        .map_err(|e| format!("startNs {start}, endNs {end}: {e}"))?;
     Ok((start, end))
 }
 
@@ -203,10 +208,9 @@ pub fn clocks(db: &Db) -> Result<Vec<crate::model::ClockSample>, crate::error::E
     let sql = "SELECT rowid, timestampNs, freq FROM AICORE_FREQ";
     each(db, "AICORE_FREQ", sql, |r| {
         let mhz = u32::try_from(int(col(r, 2)?)?).map_err(|_| "a negative clock".to_string())?;
-        out.push(crate::model::ClockSample {
-            at: int(col(r, 1)?)?,
-            mhz,
-        });
+        let at = int(col(r, 1)?)?;
+        crate::time::event_end(at, 0).map_err(|e| format!("timestampNs {at}: {e}"))?;
+        out.push(crate::model::ClockSample { at, mhz });
         Ok(())
     })?;
     out.sort_by_key(|s| s.at);

@@ -339,7 +339,9 @@ fn breakdown_bars(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         ];
         match row {
             Some(row) => {
-                let w = (row.span_ns as u128 * bw as u128 / longest as u128) as usize;
+                // A bar never outgrows its column, whatever the spans hold.
+                let w = (row.span_ns.max(0) as u128 * bw as u128 / longest as u128).min(bw as u128)
+                    as usize;
                 let p = parts(row);
                 let segs: Vec<(u64, Color, char)> = (0..6)
                     .map(|i| (p[i], t.part(Part::ALL[i]), part_glyph(t, i)))

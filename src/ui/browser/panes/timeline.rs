@@ -324,38 +324,45 @@ fn connector(
     Line::from(spans)
 }
 
-/// A tick step from 1-2-5 × 10ⁿ ns giving ticks at least `min_cells` apart.
+/// A tick step from 1-2-5 × 10ⁿ ns giving ticks at least `min_cells` apart (saturating: a
+/// window wider than any such step gets the widest).
 fn tick_step(width_ns: Ns, cells: usize, min_cells: usize) -> Ns {
-    let want = (width_ns as i128 * min_cells as i128 / cells.max(1) as i128).max(1) as Ns;
-    let mut p: Ns = 1;
-    loop {
-        for m in [1, 2, 5] {
-            if p * m >= want {
-                return p * m;
-            }
+    let want = (i128::from(width_ns.max(0)) * min_cells as i128 / cells.max(1) as i128).max(1);
+    let mut p: i128 = 1;
+    while p <= i128::from(Ns::MAX) {
+        if let Some(m) = [1, 2, 5].into_iter().find(|m| p * m >= want) {
+            return Ns::try_from(p * m).unwrap_or(Ns::MAX);
         }
         p *= 10;
     }
+    Ns::MAX
 }
 
 fn ruler(th: &Theme, t: &Timeline, a: Ns, b: Ns, cells: usize, label_w: usize) -> Line<'static> {
-    let step = tick_step(b - a, cells, 14);
+    let width = b.saturating_sub(a).max(1);
+    let step = tick_step(width, cells, 14);
     let mut text: Vec<char> = vec![' '; cells];
-    let first = (a - t.start).div_euclid(step) * step + step;
-    let mut tick = if (a - t.start) % step == 0 {
-        a - t.start
-    } else {
-        first
-    };
-    while t.start + tick < b {
-        let x = ((t.start + tick - a) as i128 * cells as i128 / (b - a).max(1) as i128) as usize;
+    let from = a.saturating_sub(t.start);
+    let first = from
+        .div_euclid(step)
+        .saturating_mul(step)
+        .saturating_add(step);
+    let mut tick = if from % step == 0 { from } else { first };
+    // At most one tick per cell: the loop ends even if the arithmetic saturates.
+    for _ in 0..=cells {
+        let at = t.start.saturating_add(tick);
+        if at >= b {
+            break;
+        }
+        let x = (i128::from(at) - i128::from(a)) * cells as i128 / i128::from(width);
+        let x = usize::try_from(x).unwrap_or(0);
         let label = format!("┊{}", human(tick));
         for (i, ch) in label.chars().enumerate() {
             if x + i < cells {
                 text[x + i] = ch;
             }
         }
-        tick += step;
+        tick = tick.saturating_add(step);
     }
     Line::from(vec![
         Span::styled(pad("+t", label_w), th.dim()),
