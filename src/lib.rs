@@ -11,6 +11,8 @@ pub mod analysis;
 pub mod config;
 pub mod error;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzz;
 mod ingest;
 pub mod model;
 pub mod prose;

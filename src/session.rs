@@ -87,6 +87,7 @@ impl Settings {
         Ok(LoadOptions {
             python_stacks: self.python_stacks,
             roles: Arc::new(RoleTable::load()?),
+            events: Default::default(),
         })
     }
 }

@@ -32,7 +32,7 @@ impl<F: Formatter> Formatter for Escaping<F> {
     fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
         let mut rest = s;
         while let Some(at) = rest.find(json_unsafe) {
-            w.write_all(rest[..at].as_bytes())?;
+            w.write_all(&rest.as_bytes()[..at])?;
             let c = rest[at..].chars().next().unwrap_or_default();
             let mut units = [0u16; 2];
             for u in c.encode_utf16(&mut units) {

@@ -32,6 +32,10 @@ pub fn assemble(
     }
     check_one_format(&drafts)?;
     let mut notes = resolve_ranks(&mut drafts)?;
+    skipped.extend(super::consistency::check(&mut drafts)?);
+    if drafts.is_empty() {
+        return Err(skipped.remove(0));
+    }
     drafts.sort_by_key(|(d, _)| d.rank.id);
     let mut job = Job::default();
     let mut warnings = Vec::new();

@@ -11,6 +11,7 @@ pub mod ascend;
 mod assemble;
 mod bounds;
 pub mod chrome;
+mod consistency;
 pub mod demo;
 pub mod discover;
 pub mod kineto;
@@ -44,6 +45,8 @@ pub enum Origin {
     Demo(Arc<DemoJob>, u32),
     /// An Ascend rank directory (`*_ascend_pt/`, or a folder holding its files).
     Ascend(ascend::RankDir),
+    /// Bytes already in memory, read as if from a file of this label (fuzz targets, tests).
+    Memory(String, Arc<[u8]>),
     /// A trace-named entry of a searched directory that is not a regular file (a FIFO, a
     /// socket, a device): never opened (it could block or never end), listed as skipped.
     NotRegular(PathBuf, &'static str),
@@ -92,6 +95,7 @@ impl Input {
             Origin::Demo(_, r) => format!("demo:rank-{r}"),
             Origin::Ascend(d) => d.label(),
             Origin::NotRegular(p, _) => p.display().to_string(),
+            Origin::Memory(label, _) => label.clone(),
         }
     }
 
@@ -110,6 +114,7 @@ impl Input {
             Origin::Stdin => source::stdin(),
             Origin::Demo(job, r) => Ok(job.source(*r)),
             Origin::Ascend(d) => Err(Error::input(&d.label(), "is a directory")),
+            Origin::Memory(label, bytes) => source::from_memory(label.clone(), bytes.to_vec()),
             Origin::NotRegular(p, kind) => Err(Error::input(
                 &p.display().to_string(),
                 format!("not a regular file ({kind})"),
@@ -125,6 +130,13 @@ impl Input {
                 .map_err(|e| e.to_string()),
             Origin::Stdin => Err("stdin is not kept after loading".into()),
             Origin::NotRegular(..) => Err("not a regular file".into()),
+            Origin::Memory(_, bytes) => {
+                let (a, b) = (raw.offset as usize, raw.offset as usize + raw.len as usize);
+                bytes
+                    .get(a..b)
+                    .map(|t| String::from_utf8_lossy(t).into_owned())
+                    .ok_or_else(|| "out of the input".to_string())
+            }
             Origin::Demo(job, r) => {
                 let t = job.rank_text(*r);
                 let (a, b) = (raw.offset as usize, raw.offset as usize + raw.len as usize);
@@ -200,6 +212,9 @@ pub struct LoadOptions {
     pub python_stacks: bool,
     /// The role tables names are read with.
     pub roles: Arc<RoleTable>,
+    /// Which parser reads trace events (the fast scanner unless a test or a fuzz target asks
+    /// for serde_json alone).
+    pub events: chrome::document::JsonEvents,
 }
 
 impl Default for LoadOptions {
@@ -207,8 +222,14 @@ impl Default for LoadOptions {
         LoadOptions {
             python_stacks: false,
             roles: Arc::new(RoleTable::embedded()),
+            events: Default::default(),
         }
     }
+}
+
+/// The time-range check every rank passes after its reader (`bounds.rs`).
+pub(crate) fn check_bounds(d: &RankDraft) -> Result<(), Error> {
+    bounds::check(d)
 }
 
 /// Loads inputs, showing progress on stderr when it is a terminal and the load is slow.
@@ -253,6 +274,7 @@ fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<RankDr
         roles: &opts.roles,
         bytes_done: &counters.bytes,
         python_stacks: opts.python_stacks,
+        events: opts.events,
     };
     if let Origin::Ascend(dir) = &input.origin {
         return ascend::read(dir, &ascend_opts);
@@ -269,6 +291,7 @@ fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<RankDr
                 roles: &opts.roles,
                 bytes_done: &counters.bytes,
                 python_stacks: opts.python_stacks,
+                events: opts.events,
             },
         ),
         Format::Ascend => Err(Error::input(&src.label, "not an Ascend rank directory")),

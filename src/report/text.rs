@@ -25,7 +25,7 @@ pub fn render(r: &Report) -> String {
         if !lines.is_empty() {
             let _ = writeln!(o, "\n{title}");
             for l in lines {
-                let _ = writeln!(o, "  {}", printable(&l));
+                let _ = writeln!(o, "  {}", printable(l));
             }
         }
     }

@@ -152,7 +152,7 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
         // The watchdog looks on its own clock: one busy source must not hide a silent one.
         let silent = engine.watchdog(opts.silence);
         if opts.jsonl && !silent.is_empty() {
-            alerts(out, &silent)?;
+            write_alerts(out, &silent)?;
         }
         // Records that waited for a second half long enough.
         engine.release(&mut |label, rec, alerts| {
@@ -185,7 +185,7 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     }
     let closing = engine.finish();
     if opts.jsonl {
-        alerts(out, &closing)?;
+        write_alerts(out, &closing)?;
     }
     if opts.summary {
         out.write_all(summary(&engine.live, &view::notes(&engine)).as_bytes())
@@ -200,7 +200,13 @@ pub const TICK: std::time::Duration = std::time::Duration::from_millis(250);
 /// The JSON-lines schema id.
 pub const SCHEMA: &str = "stepscope.watch/1";
 
-fn emit(out: &mut impl Write, source: &str, rec: &Record, alerts: &[Alert]) -> Result<(), Error> {
+/// One record and the alerts it raised as JSON lines.
+pub(crate) fn emit(
+    out: &mut impl Write,
+    source: &str,
+    rec: &Record,
+    alerts: &[Alert],
+) -> Result<(), Error> {
     line(
         out,
         &Out::Record {
@@ -209,11 +215,11 @@ fn emit(out: &mut impl Write, source: &str, rec: &Record, alerts: &[Alert]) -> R
             record: rec,
         },
     )?;
-    self::alerts(out, alerts)
+    write_alerts(out, alerts)
 }
 
 /// One JSON line per alert.
-fn alerts(out: &mut impl Write, alerts: &[Alert]) -> Result<(), Error> {
+pub(crate) fn write_alerts(out: &mut impl Write, alerts: &[Alert]) -> Result<(), Error> {
     for a in alerts {
         let o = Out::Alert {
             schema: SCHEMA,

@@ -105,10 +105,15 @@ pub fn parse(label: &str, text: &[u8]) -> Result<Summary, Error> {
 /// `17522688603477080586`, HCCL's hash of the group id), from the keys of every step.
 pub fn op_groups(path: &Path) -> Result<Vec<(String, String)>, Error> {
     let (label, text) = crate::ingest::source::read_small(path)?;
+    op_groups_of(&label, &text)
+}
+
+/// [`op_groups`] of a file's text.
+pub fn op_groups_of(label: &str, text: &[u8]) -> Result<Vec<(String, String)>, Error> {
     let mut out = Vec::new();
-    for kinds in steps(&label, &text)?.values() {
+    for kinds in steps(label, text)?.values() {
         for raw in kinds.values() {
-            let ops: BTreeMap<Cow<str>, serde::de::IgnoredAny> = fragment(&label, &text, raw)?;
+            let ops: BTreeMap<Cow<str>, serde::de::IgnoredAny> = fragment(label, text, raw)?;
             out.extend(ops.keys().filter_map(|k| {
                 let (op, group) = k.split_once('@')?;
                 Some((op.to_string(), group.to_string()))

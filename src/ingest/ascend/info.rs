@@ -26,16 +26,29 @@ pub struct Info {
 
 /// Reads whichever of the two files exist.
 pub fn read(profiler_info: Option<&Path>, metadata: Option<&Path>) -> Result<Info, Error> {
+    let small = |p: Option<&Path>| p.map(crate::ingest::source::read_small).transpose();
+    let (info, meta) = (small(profiler_info)?, small(metadata)?);
+    parse_files(
+        info.as_ref().map(|(l, b)| (l.as_str(), b.as_slice())),
+        meta.as_ref().map(|(l, b)| (l.as_str(), b.as_slice())),
+    )
+}
+
+/// [`read`] over the files' labels (paths, whose names can hold the rank) and texts.
+pub fn parse_files(
+    profiler_info: Option<(&str, &[u8])>,
+    metadata: Option<(&str, &[u8])>,
+) -> Result<Info, Error> {
     let mut info = Info::default();
-    if let Some(p) = profiler_info {
-        let v = json(p)?;
-        info.rank = rank_id(&v["rank_id"]).or_else(|| rank_in_name(p));
+    if let Some((label, text)) = profiler_info {
+        let v = json(label, text)?;
+        info.rank = rank_id(&v["rank_id"]).or_else(|| rank_in_name(Path::new(label)));
         info.level = v["config"]["experimental_config"]["_profiler_level"]
             .as_str()
             .map(str::to_string);
     }
-    if let Some(p) = metadata {
-        let v = json(p)?;
+    if let Some((label, text)) = metadata {
+        let v = json(label, text)?;
         let dist = &v["distributed_args"];
         info.rank = info.rank.or_else(|| rank_id(&dist["rank"]));
         info.world_size = dist["world_size"]
@@ -59,12 +72,11 @@ pub fn env(v: &Value) -> Option<Vec<(String, String)>> {
     Some(set)
 }
 
-/// A JSON file, or a one-line error at the line serde stopped on.
-fn json(path: &Path) -> Result<Value, Error> {
-    let (label, bytes) = crate::ingest::source::read_small(path)?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+/// A JSON file's value, or a one-line error at the line serde stopped on.
+fn json(label: &str, bytes: &[u8]) -> Result<Value, Error> {
+    serde_json::from_slice(bytes).map_err(|e| {
         Error::input_pos(
-            &label,
+            label,
             Position::Line(e.line() as u32),
             format!("not valid JSON: {e}"),
         )

@@ -40,6 +40,8 @@ pub struct ReadOptions<'a> {
     pub bytes_done: &'a AtomicU64,
     /// Keep `python_function` frames.
     pub python_stacks: bool,
+    /// Which event parser runs.
+    pub events: crate::ingest::chrome::document::JsonEvents,
 }
 
 /// Reads one rank directory: its `trace_view.json`, else its profiler database, else its
@@ -189,6 +191,7 @@ pub fn read_trace(src: &source::Source, opts: &ReadOptions<'_>) -> Result<RankDr
             roles: opts.roles,
             bytes_done: opts.bytes_done,
             python_stacks: opts.python_stacks,
+            events: opts.events,
         },
     )?;
     let mut strings = t.strings;

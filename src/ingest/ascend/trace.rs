@@ -22,6 +22,8 @@ pub struct TraceOptions<'a> {
     pub bytes_done: &'a AtomicU64,
     /// Keep `python_function` frames.
     pub python_stacks: bool,
+    /// Which event parser runs.
+    pub events: crate::ingest::chrome::document::JsonEvents,
 }
 
 /// A rank read from its trace, names in its own table.
@@ -42,6 +44,7 @@ pub fn read_with(src: &Source, opts: &TraceOptions<'_>) -> Result<TraceRank, Err
         dialect: &dialect,
         bytes_done: opts.bytes_done,
         stack_frames: opts.python_stacks,
+        events: opts.events,
     };
     // trace_view.json is a bare array; an object is read for its `traceEvents` alone.
     let mut chunks = document::parse(label, &src.text, &parse, &mut |_, _, _| Ok(()))?
@@ -141,6 +144,7 @@ mod tests {
             roles: &RoleTable::embedded(),
             bytes_done: &AtomicU64::new(0),
             python_stacks: false,
+            events: Default::default(),
         };
         read_with(&src, &opts).unwrap()
     }

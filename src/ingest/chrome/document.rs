@@ -25,6 +25,19 @@ pub struct ParseOptions<'a> {
     pub bytes_done: &'a AtomicU64,
     /// Keep stack frames (as events of kind other) instead of only counting them.
     pub stack_frames: bool,
+    /// Which event parser runs.
+    pub events: JsonEvents,
+}
+
+/// Which parser reads each event of `traceEvents`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JsonEvents {
+    /// The fast scanner, falling back to serde_json on what it does not handle.
+    #[default]
+    Fast,
+    /// serde_json for every event: the reference the fast scanner must agree with (fuzzing
+    /// runs both).
+    SerdeOnly,
 }
 
 impl ParseOptions<'_> {
@@ -359,7 +372,11 @@ fn parse_into<'a>(
                 "expected an event object in `traceEvents`",
             ));
         }
-        let (ev, len) = match fast::event(buf, pos, &reading) {
+        let fast = match opts.events {
+            JsonEvents::Fast => fast::event(buf, pos, &reading),
+            JsonEvents::SerdeOnly => None,
+        };
+        let (ev, len) = match fast {
             Some(found) => found,
             None => {
                 let mut it =
@@ -402,6 +419,7 @@ mod tests {
             dialect: &kineto,
             bytes_done: &done,
             stack_frames: false,
+            events: JsonEvents::Fast,
         };
         let chunks = parse("t", text.as_bytes(), &opts, &mut |_, _, _| Ok(()))
             .unwrap()

@@ -218,12 +218,37 @@ pub(super) fn token_end(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// JSON's number grammar exactly: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` — what
+/// serde_json accepts, so the fast path never reads a number serde would refuse (`099`,
+/// `.5`, `1.`, `+1`).
 #[inline]
 pub(super) fn is_number(t: &[u8]) -> bool {
-    !t.is_empty()
-        && t.iter()
-            .all(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
-        && t.iter().any(u8::is_ascii_digit)
+    let digits = |i: usize| t[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let mut i = usize::from(t.first() == Some(&b'-'));
+    match t.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i += digits(i),
+        _ => return false,
+    }
+    if t.get(i) == Some(&b'.') {
+        let n = digits(i + 1);
+        if n == 0 {
+            return false;
+        }
+        i += 1 + n;
+    }
+    if matches!(t.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(t.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let n = digits(i);
+        if n == 0 {
+            return false;
+        }
+        i += n;
+    }
+    i == t.len()
 }
 
 /// Skips one value of any type; `None` on anything malformed.
@@ -287,7 +312,9 @@ pub(super) fn digits(b: &[u8], i: usize) -> Option<(Option<u64>, usize)> {
         j += 1;
     }
     let ends = j == b.len() || CLASS[b[j] as usize] & TOKEN == 0;
-    (j > i && ends).then_some((v, j))
+    // A leading zero (`099`) is not JSON: serde_json decides.
+    let leading_zero = b[i..j].len() > 1 && b[i] == b'0';
+    (j > i && ends && !leading_zero).then_some((v, j))
 }
 
 #[inline]
@@ -322,7 +349,7 @@ pub(super) fn num(b: &[u8], i: usize) -> Option<(NumText<'_>, usize)> {
         j += 1;
     }
     let ends = j == b.len() || CLASS[b[j] as usize] & TOKEN == 0;
-    (digit != 0 && ends).then(|| (NumText(&b[i..j]), j))
+    (digit != 0 && ends && is_number(&b[i..j])).then(|| (NumText(&b[i..j]), j))
 }
 
 /// A collective metadata value at `i` (see [`Loose`]).
@@ -374,6 +401,23 @@ mod tests {
         // Bytes ≥ 0x80 (UTF-8) are ordinary string bytes.
         let utf8 = "\"héllo wörld, ünïcode names are fine\"";
         assert!(plain_string(utf8.as_bytes(), 0).is_some());
+    }
+
+    #[test]
+    fn numbers_follow_json_grammar_exactly() {
+        for ok in ["0", "-0", "12", "1.5", "-1.25e-3", "1E+9", "0.0", "10e5"] {
+            assert!(is_number(ok.as_bytes()), "{ok}");
+            serde_json::from_str::<f64>(ok).unwrap();
+        }
+        for bad in [
+            "", "-", "099", "00", ".5", "1.", "+1", "1e", "1e+", "1.2.3", "--1", "1-",
+        ] {
+            assert!(!is_number(bad.as_bytes()), "{bad}");
+            assert!(serde_json::from_str::<f64>(bad).is_err(), "{bad}");
+        }
+        assert_eq!(digits(b"099,", 0), None);
+        assert_eq!(digits(b"0,", 0), Some((Some(0), 1)));
+        assert!(num(b"099,", 0).is_none() && num(b".5,", 0).is_none());
     }
 
     #[test]

@@ -99,6 +99,8 @@ pub struct ReadOptions<'a> {
     pub bytes_done: &'a AtomicU64,
     /// Keep `python_function` frames (as events of kind other) instead of only counting them.
     pub python_stacks: bool,
+    /// Which event parser runs.
+    pub events: crate::ingest::chrome::document::JsonEvents,
 }
 
 /// Parses one rank's Kineto trace into a [`RankDraft`].
@@ -109,6 +111,7 @@ pub fn read(src: &Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
         dialect: &dialect,
         bytes_done: opts.bytes_done,
         stack_frames: opts.python_stacks,
+        events: opts.events,
     };
     let mut head = header::Header::default();
     let chunks = document::parse(label, &src.text, &parse, &mut |key, at, raw| {

@@ -164,8 +164,11 @@ fn timestamp_at(b: &[u8]) -> Option<Ns> {
         }
         frac_ns = v;
     }
-    let days = days_from_civil(y, mo, d);
-    Some(((days * 86_400 + h * 3600 + mi * 60 + s) * 1_000_000_000) + frac_ns)
+    // Years up to 9999 parse; those whose ns overflow, or leave the time range, are no
+    // timestamp.
+    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s;
+    let ns = secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)?;
+    crate::time::event_end(ns, 0).ok()
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
@@ -202,6 +205,16 @@ mod tests {
         assert_eq!(number("N/A"), None);
         // A word test on text whose 3rd byte is inside a character (`n€`).
         assert_eq!(number("n\u{20ac}"), None);
+    }
+
+    #[test]
+    fn timestamps_beyond_the_time_range_are_none() {
+        assert_eq!(timestamp("2262-04-11 23:47:16"), None);
+        assert_eq!(timestamp("9999-12-31 23:59:59.999999999 step 3"), None);
+        assert_eq!(
+            timestamp("2100-01-01 00:00:00"),
+            Some(4_102_444_800_000_000_000)
+        );
     }
 
     #[test]

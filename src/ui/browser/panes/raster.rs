@@ -19,6 +19,10 @@ pub fn mono_glyph(k: BandKind) -> char {
     }
 }
 
+/// The widest window (ns) and most half-cells whose positions are computed in i64.
+const FAST_W: Ns = 1 << 52;
+const FAST_HALVES: usize = 1 << 10;
+
 /// Coverage of half-cells by kind, summed over rows.
 pub struct Raster {
     a: Ns,
@@ -29,25 +33,37 @@ pub struct Raster {
 
 impl Raster {
     pub fn new(a: Ns, b: Ns, cells: usize) -> Raster {
+        let cells = cells.max(1);
         Raster {
             a,
-            w: (b - a).max(1),
+            w: b.saturating_sub(a).max(1),
             halves: cells * 2,
             cover: vec![[0; 6]; cells * 2],
         }
     }
 
-    // i64 is enough: (t − a) ≤ w and halves ≤ a few thousand, so the product stays far below
-    // 2⁶³ for windows up to weeks; i128 division would cost a library call per band.
+    fn fast(&self) -> bool {
+        self.w <= FAST_W && self.halves <= FAST_HALVES
+    }
+
+    // i64 is enough while (t − a) ≤ w ≤ 2^52 (52 days) and halves ≤ 2^10, and i128 division
+    // costs a library call per band; a wider window (ranks on clocks far apart, unaligned)
+    // takes the exact i128 path.
     fn half_of(&self, t: Ns) -> i64 {
-        ((t - self.a) * self.halves as i64).div_euclid(self.w)
+        if self.fast() {
+            ((t - self.a) * self.halves as i64).div_euclid(self.w)
+        } else {
+            let x = i128::from(t) - i128::from(self.a);
+            (x * self.halves as i128).div_euclid(i128::from(self.w)) as i64
+        }
     }
 
     /// Adds a row's bands (sorted by start; none longer than `max_len`).
     #[inline]
     pub fn add(&mut self, bands: &[Band], max_len: Ns) {
-        let b_end = self.a + self.w;
-        let first = bands.partition_point(|b| b.start < self.a - max_len);
+        let b_end = self.a.saturating_add(self.w);
+        let from = self.a.saturating_sub(max_len);
+        let first = bands.partition_point(|b| b.start < from);
         for b in &bands[first..] {
             if b.start >= b_end {
                 break;
@@ -63,13 +79,18 @@ impl Raster {
             let k = BandKind::ALL.iter().position(|x| *x == b.kind).unwrap_or(0);
             for h in h0..=h1 {
                 let (ha, hb) = (self.time_of(h), self.time_of(h + 1));
-                self.cover[h][k] += e.min(hb) - s.max(ha);
+                let c = &mut self.cover[h][k];
+                *c = c.saturating_add(e.min(hb) - s.max(ha));
             }
         }
     }
 
     fn time_of(&self, h: usize) -> Ns {
-        self.a + self.w * h as i64 / self.halves as i64
+        if self.fast() {
+            return self.a + self.w * h as i64 / self.halves as i64;
+        }
+        let off = i128::from(self.w) * h as i128 / self.halves as i128;
+        self.a.saturating_add(off as Ns)
     }
 
     /// The dominant kind of half `h` when it is at least a quarter covered per row.
@@ -81,10 +102,12 @@ impl Raster {
             .enumerate()
             .max_by_key(|(i, v)| (**v, std::cmp::Reverse(*i)))
             .expect("6 kinds");
-        let span = (self.time_of(h + 1) - self.time_of(h)).max(1) * rows as Ns;
+        let span = (self.time_of(h + 1) - self.time_of(h))
+            .max(1)
+            .saturating_mul(rows as Ns);
         let any = c.iter().any(|v| *v > 0);
         (
-            (*best * 4 >= span && *best > 0).then_some(BandKind::ALL[i]),
+            (best.saturating_mul(4) >= span && *best > 0).then_some(BandKind::ALL[i]),
             any,
         )
     }
@@ -169,5 +192,46 @@ mod tests {
         assert_eq!(r.kind(2, 1).0, Some(BandKind::Collective));
         assert_eq!(r.kind(4, 1), (None, false));
         assert_eq!(r.kind(9, 1), (None, true)); // 1 ns of 10: under a quarter
+    }
+
+    use crate::time::{MAX_NS, MIN_NS};
+    use proptest::prelude::*;
+
+    /// Instants of the time range, biased to its ends and to zero.
+    fn instant() -> impl Strategy<Value = Ns> {
+        prop_oneof![
+            MIN_NS..=MAX_NS,
+            MIN_NS..=MIN_NS + 1_000,
+            MAX_NS - 1_000..=MAX_NS,
+            -1_000i64..=1_000,
+        ]
+    }
+
+    proptest! {
+        /// Any window and any bands in the time range rasterize without overflow, and each
+        /// half's coverage never exceeds the half times the rows drawn.
+        #[test]
+        fn any_window_rasterizes(
+            a in instant(),
+            b in instant(),
+            cells in 1usize..300,
+            mut ends in proptest::collection::vec((instant(), instant()), 0..20),
+        ) {
+            let (a, b) = (a.min(b), a.max(b));
+            let mut r = Raster::new(a, b, cells);
+            ends.iter_mut().for_each(|(s, e)| if s > e { std::mem::swap(s, e) });
+            ends.sort();
+            let bands: Vec<Band> = ends
+                .iter()
+                .map(|&(s, e)| Band { start: s, end: e, kind: BandKind::Compute, name: 0, event: crate::model::EventIx(0) })
+                .collect();
+            let max_len = ends.iter().map(|(s, e)| e - s).max().unwrap_or(0);
+            r.add(&bands, max_len);
+            for h in 0..r.halves {
+                let (k, _) = r.kind(h, 1);
+                prop_assert!(k.is_none() || k == Some(BandKind::Compute));
+                prop_assert!(r.time_of(h) <= r.time_of(h + 1));
+            }
+        }
     }
 }

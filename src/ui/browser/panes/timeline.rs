@@ -446,5 +446,35 @@ mod tests {
         assert_eq!(tick_step(1_000_000, 100, 10), 100_000);
         assert_eq!(tick_step(1_000_000, 100, 14), 200_000);
         assert_eq!(tick_step(3_000, 10, 5), 2_000);
+        // The widest windows get the widest step instead of looping (the old loop
+        // multiplied past i64 and never returned).
+        assert_eq!(tick_step(Ns::MAX, 1, 14), Ns::MAX);
+        assert_eq!(tick_step(0, 0, 14), 1);
+    }
+
+    use crate::time::{MAX_NS, MIN_NS};
+    use proptest::prelude::*;
+
+    fn instant() -> impl Strategy<Value = Ns> {
+        prop_oneof![
+            MIN_NS..=MAX_NS,
+            MIN_NS..=MIN_NS + 10_000,
+            MAX_NS - 10_000..=MAX_NS
+        ]
+    }
+
+    proptest! {
+        /// The ruler of any window in the time range ends, fits its cells, and every tick it
+        /// labels lies in the window.
+        #[test]
+        fn any_window_gets_a_ruler(a in instant(), b in instant(), start in instant(), cells in 0usize..400) {
+            let (a, b) = (a.min(b), a.max(b).max(a.min(b) + 1));
+            let t = Timeline { step: crate::model::StepNo(1), start: start.min(a), end: b, rows: Vec::new() };
+            let line = ruler(&Theme::builtin("dark"), &t, a, b, cells, 4);
+            let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+            prop_assert_eq!(text.chars().count(), 4 + cells);
+            let step = tick_step(b - a, cells, 14);
+            prop_assert!(step >= 1);
+        }
     }
 }

@@ -126,38 +126,55 @@ pub fn default_op(t: &Timeline) -> Option<(Sym, usize)> {
 
 /// The visible window of the timeline.
 pub fn window(b: &Browser, t: &Timeline) -> (Ns, Ns) {
-    b.tl.zoom.unwrap_or((t.start, t.end.max(t.start + 1)))
+    b.tl.zoom.unwrap_or(full(t))
+}
+
+/// The whole step: never empty.
+fn full(t: &Timeline) -> (Ns, Ns) {
+    (t.start, t.end.max(t.start.saturating_add(1)))
 }
 
 /// Zoom and pan.
 pub fn zoom(b: &mut Browser, a: Action, size: (u16, u16)) {
     let Some(t) = b.timeline() else { return };
-    let (full_a, full_b) = (t.start, t.end.max(t.start + 1));
     let (a0, b0) = window(b, t);
-    let w = b0 - a0;
     let center =
         b.tl.op
             .and_then(|(s, k)| selected_band(b, t, s, k, size))
             .map(|(s, e)| s + (e - s) / 2)
-            .filter(|c| (a0..=b0).contains(c))
-            .unwrap_or(a0 + w / 2);
+            .filter(|c| (a0..=b0).contains(c));
+    b.tl.zoom = zoomed(a, (a0, b0), center, full(t));
+}
+
+/// The window after a zoom or pan of `(a0, b0)` around `center` (default: the middle),
+/// kept inside `full`; `None` when it covers all of it. Saturating: windows near the ends of
+/// the time range stay windows.
+pub fn zoomed(
+    a: Action,
+    (a0, b0): (Ns, Ns),
+    center: Option<Ns>,
+    full: (Ns, Ns),
+) -> Option<(Ns, Ns)> {
+    let w = b0.saturating_sub(a0).max(1);
+    let center = center.unwrap_or(a0.saturating_add(w / 2));
     let (na, nb) = match a {
         Action::ZoomIn => {
             let nw = (w / 2).max(1_000);
-            (center - nw / 2, center - nw / 2 + nw)
+            let na = center.saturating_sub(nw / 2);
+            (na, na.saturating_add(nw))
         }
-        Action::ZoomOut => (center - w, center + w),
-        Action::PanLeft => (a0 - w / 4, b0 - w / 4),
-        Action::PanRight => (a0 + w / 4, b0 + w / 4),
-        _ => (full_a, full_b),
+        Action::ZoomOut => (center.saturating_sub(w), center.saturating_add(w)),
+        Action::PanLeft => (a0.saturating_sub(w / 4), b0.saturating_sub(w / 4)),
+        Action::PanRight => (a0.saturating_add(w / 4), b0.saturating_add(w / 4)),
+        _ => full,
     };
-    b.tl.zoom = clamp(na, nb, full_a, full_b);
+    clamp(na, nb, full.0, full.1)
 }
 
 /// A window inside the step (shifted back in when panned out); `None` when it covers it.
 fn clamp(a: Ns, b: Ns, full_a: Ns, full_b: Ns) -> Option<(Ns, Ns)> {
-    let w = b - a;
-    if w >= full_b - full_a {
+    let w = b.saturating_sub(a);
+    if w >= full_b.saturating_sub(full_a) {
         return None;
     }
     let a = a.max(full_a).min(full_b - w);
@@ -260,5 +277,80 @@ pub fn resolve_focus(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
             b.tl.expanded = None;
             select_row(b, ri, ctx.size);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::{MAX_NS, MIN_NS};
+    use proptest::prelude::*;
+
+    fn instant() -> impl Strategy<Value = Ns> {
+        prop_oneof![
+            MIN_NS..=MAX_NS,
+            MIN_NS..=MIN_NS + 10_000,
+            MAX_NS - 10_000..=MAX_NS
+        ]
+    }
+
+    fn action() -> impl Strategy<Value = Action> {
+        prop_oneof![
+            Just(Action::ZoomIn),
+            Just(Action::ZoomOut),
+            Just(Action::PanLeft),
+            Just(Action::PanRight),
+            Just(Action::ZoomReset),
+        ]
+    }
+
+    proptest! {
+        /// Any sequence of zooms and pans over any step in the time range keeps a non-empty
+        /// window inside the step, or the whole step.
+        #[test]
+        fn zoom_and_pan_stay_inside_the_step(
+            a in instant(),
+            b in instant(),
+            center in proptest::option::of(instant()),
+            moves in proptest::collection::vec(action(), 1..30),
+        ) {
+            let full = (a.min(b), a.max(b).max(a.min(b) + 1));
+            let mut win = full;
+            for m in moves {
+                let c = center.filter(|c| (win.0..=win.1).contains(c));
+                match zoomed(m, win, c, full) {
+                    Some((x, y)) => {
+                        prop_assert!(full.0 <= x && x < y && y <= full.1, "{:?}", (x, y, full));
+                        win = (x, y);
+                    }
+                    None => win = full,
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn zooming_in_halves_the_window_around_its_centre() {
+        let full = (0, 1_000_000);
+        assert_eq!(
+            zoomed(Action::ZoomIn, full, None, full),
+            Some((250_000, 750_000))
+        );
+        assert_eq!(
+            zoomed(Action::ZoomIn, full, Some(0), full),
+            Some((0, 500_000))
+        );
+        assert_eq!(
+            zoomed(Action::ZoomOut, (250_000, 750_000), None, full),
+            None
+        );
+        assert_eq!(
+            zoomed(Action::PanRight, (0, 400_000), None, full),
+            Some((100_000, 500_000))
+        );
+        assert_eq!(
+            zoomed(Action::PanLeft, (0, 400_000), None, full),
+            Some((0, 400_000))
+        );
     }
 }

@@ -1,0 +1,288 @@
+//! The bodies of the fuzz targets (`fuzz/fuzz_targets/*.rs` call these; docs/testing.md):
+//! each takes arbitrary bytes and runs one reader or face the way a user's input reaches it,
+//! then checks what must hold on any input — no panic (the targets build with overflow
+//! checks, so arithmetic that overflows panics too), no hang, and nothing unsafe reaching a
+//! terminal. They live in the library so that `tests/fuzz_regressions.rs` replays every
+//! crash the fuzzers found, and a sample of their corpora, through the same code.
+
+use crate::analysis::Options;
+use crate::format::{json_unsafe, unsafe_char};
+use crate::ingest::chrome::document::JsonEvents;
+use crate::ingest::{Format, Input, LoadOptions, Origin, progress::Counters};
+use crate::session::Session;
+use crate::ui::browser::Pane;
+use crate::ui::shell::keymap::{Keymap, parse_script};
+use crate::ui::shell::snapshot;
+use crate::ui::shell::theme::Theme;
+use std::sync::Arc;
+
+/// The byte that separates ranks (or log sources) in a multi-input fuzz case: it never
+/// occurs in UTF-8 text, so seeds made of whole traces keep their structure.
+pub const SEPARATOR: u8 = 0xff;
+
+/// At most this many ranks or sources per case (more only slows the fuzzer).
+const MAX_PARTS: usize = 8;
+
+/// One Chrome/Kineto JSON trace through the fast event scanner, then the whole analysis and
+/// every report format; `true` when it loaded (the regression test checks fixtures do).
+pub fn trace(data: &[u8]) -> bool {
+    let s = session(vec![data.to_vec()], JsonEvents::Fast);
+    s.as_ref().map(reports).is_some()
+}
+
+/// One trace through serde_json alone and through the fast scanner: both must load the same
+/// events or both refuse (the fast path only ever gives up to serde). The one leniency the
+/// fast path is allowed (it skips what it does not read structurally, unvalidated) shows only
+/// on text that is not JSON at all.
+pub fn trace_serde(data: &[u8]) -> bool {
+    let serde = session(vec![data.to_vec()], JsonEvents::SerdeOnly);
+    let fast = session(vec![data.to_vec()], JsonEvents::Fast);
+    match (&serde, &fast) {
+        (Some(a), Some(b)) => {
+            let (a, b) = (&a.loaded.job.ranks[0].events, &b.loaded.job.ranks[0].events);
+            assert_eq!(a.start, b.start, "fast and serde starts differ");
+            assert_eq!(a.dur, b.dur, "fast and serde durations differ");
+            assert_eq!(a.kind, b.kind, "fast and serde kinds differ");
+            assert_eq!(a.link, b.link, "fast and serde links differ");
+        }
+        (None, None) => {}
+        (None, Some(_)) if serde_json::from_slice::<serde::de::IgnoredAny>(data).is_err() => {}
+        (None, Some(_)) => panic!("the fast path loaded valid JSON that serde refused"),
+        (Some(_), None) => panic!("the fast path refused what serde loaded"),
+    }
+    serde.as_ref().map(reports).is_some()
+}
+
+/// A trace given gzip-compressed (or not: the magic decides), as a `.json.gz` file is.
+pub fn gzip(data: &[u8]) -> bool {
+    session(vec![data.to_vec()], JsonEvents::Fast).is_some()
+}
+
+/// The Ascend CSV readers: the first byte picks `kernel_details.csv`, `step_trace_time.csv`
+/// or `op_statistic.csv`; the rest is the file.
+pub fn ascend_csv(data: &[u8]) {
+    let Some((&pick, text)) = data.split_first() else {
+        return;
+    };
+    let label = "fuzz.csv";
+    match pick % 3 {
+        0 => {
+            if let Ok(t) = crate::ingest::ascend::kernel_details::parse(label, text) {
+                let mut strings = crate::model::Interner::default();
+                let roles = crate::ingest::roles::RoleTable::embedded();
+                let _ = crate::ingest::ascend::device_only::rank(t.rows, &mut strings, &roles);
+            }
+        }
+        1 => {
+            let _ = crate::ingest::ascend::step_trace::parse(label, text);
+        }
+        _ => {
+            let _ = crate::ingest::ascend::op_statistic::parse(label, text);
+        }
+    }
+}
+
+/// The Ascend JSON side files: the first byte picks `communication.json` (its traffic and
+/// its groups), `communication_matrix.json`, `profiler_info_*.json` or
+/// `profiler_metadata.json`; the rest is the file.
+pub fn ascend_json(data: &[u8]) {
+    let Some((&pick, text)) = data.split_first() else {
+        return;
+    };
+    let label = "fuzz.json";
+    use crate::ingest::ascend::{communication, info, matrix};
+    match pick % 4 {
+        0 => {
+            let _ = communication::parse(label, text);
+        }
+        1 => {
+            let _ = communication::op_groups_of(label, text);
+        }
+        2 => {
+            let _ = matrix::parse(label, text);
+        }
+        _ => {
+            let _ = info::parse_files(Some((label, text)), Some((label, text)));
+        }
+    }
+}
+
+/// An Ascend profiler database: the bytes are the file (a real export's pages, mutated),
+/// read as a rank directory's `ascend_pytorch_profiler.db` is, then analysed.
+pub fn ascend_db(data: &[u8]) {
+    let Ok(dir) = tempfile_dir() else {
+        return;
+    };
+    let path = dir.join("ascend_pytorch_profiler_0.db");
+    if std::fs::write(&path, data).is_err() {
+        return;
+    }
+    if let Ok(r) = crate::ingest::ascend::db::read(&path) {
+        let draft = crate::ingest::RankDraft::undeclared(r.rank, r.strings, r.warnings);
+        let _ = crate::ingest::check_bounds(&draft);
+    }
+    let _ = crate::ingest::ascend::db::step_trace(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A fresh private directory for one case (the database reader needs a path).
+fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let base = std::env::temp_dir().join(format!(
+        "stepscope-fuzz-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&base)?;
+    Ok(base)
+}
+
+/// Training logs through `watch`: up to eight sources split at [`SEPARATOR`], fed in chunks
+/// whose size the first byte sets (lines cut anywhere), through the normaliser, the rejoin
+/// of cut lines, every recogniser (or the one the second byte picks) and the live analysis;
+/// then the JSON lines, the summary and the live screen at two sizes.
+pub fn logs(data: &[u8]) {
+    use crate::ingest::logs::RECOGNISERS;
+    let [a, b, rest @ ..] = data else {
+        return;
+    };
+    let chunk = 1 + usize::from(*a % 64);
+    let only = RECOGNISERS.get(usize::from(*b)).filter(|_| b % 2 == 1);
+    let parts = split(rest);
+    let labels: Vec<String> = (0..parts.len()).map(|i| format!("log{i}")).collect();
+    let paths: Vec<std::path::PathBuf> = labels.iter().map(Into::into).collect();
+    let mut engine = crate::watch::engine::Engine::new(labels, &paths, only);
+    let mut out = Vec::new();
+    let mut sink = |source: &str, rec: &crate::ingest::logs::Record, alerts: &[_]| {
+        let _ = crate::watch::emit(&mut out, source, rec, alerts);
+    };
+    let longest = parts.iter().map(Vec::len).max().unwrap_or(0);
+    for at in (0..longest).step_by(chunk) {
+        for (i, p) in parts.iter().enumerate() {
+            if let Some(bytes) = p.get(at..(at + chunk).min(p.len())) {
+                engine.feed(i, bytes, at + chunk >= p.len(), &mut sink);
+            }
+        }
+    }
+    engine.release(&mut sink);
+    let closing = engine.finish();
+    let _ = crate::watch::write_alerts(&mut out, &closing);
+    json_lines(&String::from_utf8_lossy(&out));
+    let summary = crate::watch::summary(&engine.live, &crate::watch::view::notes(&engine));
+    terminal_text(&summary);
+    let view = crate::watch::view::WatchView::of(&engine, 0.0);
+    for size in [(80, 24), (120, 40)] {
+        let screen = crate::ui::watch::WatchScreen {
+            view: Box::new(view.clone()),
+            ..Default::default()
+        };
+        let shell = crate::ui::shell::Shell::new(
+            screen,
+            Keymap::default_map(),
+            Theme::builtin("dark"),
+            false,
+            size,
+        );
+        terminal_text(&snapshot::render(&shell));
+    }
+}
+
+/// A job of up to eight ranks (traces split at [`SEPARATOR`]): loaded together (so the
+/// cross-rank checks, clock alignment and collective matching run), analysed, and written
+/// as the text, markdown and JSON reports.
+pub fn report(data: &[u8]) -> bool {
+    let s = session(split(data), JsonEvents::Fast);
+    s.as_ref().map(reports).is_some()
+}
+
+/// A job as in [`report`], drawn pane by pane at 80×24 and 120×40, each pane also after the
+/// keys a user presses first (move, zoom, pan, open, back).
+pub fn snapshot(data: &[u8]) -> bool {
+    let Some(s) = session(split(data), JsonEvents::Fast) else {
+        return false;
+    };
+    let mut shell = crate::ui::headless(
+        s,
+        Keymap::default_map(),
+        Theme::builtin("dark"),
+        false,
+        (120, 40),
+    );
+    let keys = parse_script("j+>l<enter>j-<esc>").unwrap_or_default();
+    for size in [(80, 24), (120, 40)] {
+        for pane in Pane::ALL {
+            shell.screen.stack.truncate(1);
+            shell.screen.pane = pane;
+            shell.ctx.size = size;
+            shell.refresh();
+            terminal_text(&snapshot::render(&shell));
+            for k in &keys {
+                shell.key(*k);
+            }
+            terminal_text(&snapshot::render(&shell));
+        }
+    }
+    std::mem::forget(shell);
+    true
+}
+
+/// `data` cut at [`SEPARATOR`] into at most [`MAX_PARTS`] parts.
+fn split(data: &[u8]) -> Vec<Vec<u8>> {
+    data.split(|&b| b == SEPARATOR)
+        .take(MAX_PARTS)
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// The inputs loaded as one job and analysed, as the command line does; `None` when the job
+/// is refused (every refusal must be an error value, never a panic).
+fn session(ranks: Vec<Vec<u8>>, events: JsonEvents) -> Option<Session> {
+    let inputs: Vec<Input> = ranks
+        .into_iter()
+        .enumerate()
+        .map(|(i, bytes)| Input {
+            origin: Origin::Memory(format!("rank-{i}.json"), Arc::from(bytes)),
+            format: Format::Kineto,
+        })
+        .collect();
+    let opts = LoadOptions {
+        events,
+        ..LoadOptions::default()
+    };
+    let counters = Counters::new(inputs.len());
+    let loaded = crate::ingest::load_counted(&inputs, &opts, &counters).ok()?;
+    Session::analyse(loaded, Options::default(), "fuzz".into(), inputs).ok()
+}
+
+/// Every report format: text and markdown fit a terminal, JSON parses.
+fn reports(s: &Session) {
+    use crate::report::{Format, build, render};
+    let r = build(&s.loaded, &s.analysis, s.opts.scope);
+    terminal_text(&render(&r, Format::Text));
+    terminal_text(&render(&r, Format::Md));
+    let json = render(&r, Format::Json);
+    assert!(!json.contains(json_unsafe), "raw unsafe character in JSON");
+    serde_json::from_str::<serde_json::Value>(&json).expect("the JSON report parses");
+}
+
+/// Text for a terminal: no line holds a control, bidi or invisible character.
+pub fn terminal_text(text: &str) {
+    for line in text.lines() {
+        assert!(
+            !line.contains(unsafe_char),
+            "unsafe character reached the terminal: {line:?}"
+        );
+    }
+}
+
+/// JSON lines: each parses, and none carries a raw C1, bidi or invisible character.
+fn json_lines(text: &str) {
+    for line in text.lines() {
+        assert!(
+            !line.contains(json_unsafe),
+            "raw unsafe character in JSON: {line:?}"
+        );
+        serde_json::from_str::<serde_json::Value>(line).expect("each JSON line parses");
+    }
+}

@@ -1,0 +1,406 @@
+//! Whether the ranks that loaded can be one job. Inputs of different jobs are never mixed
+//! silently: ranks that state different world sizes, declare one process group with
+//! different members, ran on different device models, were profiled hours apart on the
+//! wall clock, or — none naming its rank — share neither a step nor a collective are refused
+//! in one line naming two of the files; a rank whose events last about a thousand times its
+//! peers' (timestamps in another unit) is skipped, said, and not diagnosed.
+
+use super::RankDraft;
+use crate::error::Error;
+use crate::model::RankId;
+use crate::time::Ns;
+
+/// A wall-clock start after this (2001-09 in Unix-epoch ns) is on the epoch scale: ranks on
+/// such clocks can be compared across hosts.
+const EPOCH_NS: Ns = 1_000_000_000_000_000_000;
+
+/// Ranks profiled further apart than this on epoch clocks are not one job's (the ranks of a
+/// job profile the same steps, seconds apart).
+const APART_NS: Ns = 3_600_000_000_000;
+
+/// A rank whose typical event lasts this many times its peers' median, or that fraction of
+/// it, is in another time unit (ns written as µs is 1000×).
+const UNIT_RATIO: u128 = 300;
+
+/// A draft and the rank id its file name states.
+type Drafts = Vec<(RankDraft, Option<RankId>)>;
+
+/// Checks the drafts (their rank ids resolved) against each other: `Err` when they are not
+/// one job; otherwise the drafts that must be skipped (removed from `drafts`), with why.
+pub fn check(drafts: &mut Drafts) -> Result<Vec<Error>, Error> {
+    world_sizes(drafts)?;
+    groups(drafts)?;
+    devices(drafts)?;
+    wall_clocks(drafts)?;
+    anonymous(drafts)?;
+    Ok(time_units(drafts))
+}
+
+fn path(d: &RankDraft) -> &str {
+    &d.rank.source.path
+}
+
+/// Two files stating different things of one job: a usage error on `b` naming `a` —
+/// "`b`: {here}, but `a` {there}: …".
+fn different_jobs(a: &RankDraft, b: &RankDraft, here: String, there: String) -> Error {
+    Error::usage(
+        path(b),
+        format!(
+            "{here}, but {} {there}: inputs of different jobs; load each job on its own",
+            path(a)
+        ),
+    )
+}
+
+/// Every declared world size is the same, and no rank id is beyond it.
+fn world_sizes(drafts: &Drafts) -> Result<(), Error> {
+    let declared: Vec<(&RankDraft, u32)> = drafts
+        .iter()
+        .filter_map(|(d, _)| d.world_size.map(|w| (d, w)))
+        .collect();
+    if let Some(&(a, wa)) = declared.first() {
+        if let Some(&(b, wb)) = declared.iter().find(|(_, w)| *w != wa) {
+            return Err(different_jobs(
+                a,
+                b,
+                format!("states world size {wb}"),
+                format!("states {wa}"),
+            ));
+        }
+        // Ranks numbered in discovery order have no id of their own to contradict.
+        let stated =
+            |d: &RankDraft| d.rank.source.rank_from != crate::model::RankFrom::DiscoveryOrder;
+        if let Some((d, _)) = drafts.iter().find(|(d, _)| stated(d) && d.rank.id.0 >= wa) {
+            return Err(Error::usage(
+                path(d),
+                format!(
+                    "rank {} in a world of {wa} ({} says so): inputs of different jobs?",
+                    d.rank.id,
+                    path(a)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A process group declared by two ranks has the same members in both.
+fn groups(drafts: &Drafts) -> Result<(), Error> {
+    let mut seen: std::collections::BTreeMap<&str, (&RankDraft, &[RankId])> = Default::default();
+    for (d, _) in drafts {
+        for g in &d.groups {
+            match seen.get(g.name.as_str()) {
+                Some(&(a, ranks)) if ranks != g.ranks.as_slice() => {
+                    let ids =
+                        |v: &[RankId]| format!("{:?}", v.iter().map(|r| r.0).collect::<Vec<_>>());
+                    return Err(different_jobs(
+                        a,
+                        d,
+                        format!(
+                            "declares process group {} of ranks {}",
+                            g.name,
+                            ids(&g.ranks)
+                        ),
+                        format!("of ranks {}", ids(ranks)),
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert(&g.name, (d, &g.ranks));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Ranks that name their devices name the same model (a job does not span an A100 and a
+/// V100; two runs compared do).
+fn devices(drafts: &Drafts) -> Result<(), Error> {
+    let names = |d: &RankDraft| -> Vec<String> {
+        let mut v: Vec<String> = d
+            .rank
+            .devices
+            .iter()
+            .map(|s| d.strings.resolve(*s).to_string())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let named: Vec<(&RankDraft, Vec<String>)> = drafts
+        .iter()
+        .map(|(d, _)| (d, names(d)))
+        .filter(|(_, n)| !n.is_empty())
+        .collect();
+    let Some((a, na)) = named.first() else {
+        return Ok(());
+    };
+    match named
+        .iter()
+        .find(|(_, n)| n.iter().all(|x| !na.contains(x)))
+    {
+        Some((b, nb)) => Err(different_jobs(
+            a,
+            b,
+            format!("ran on {}", nb.join(", ")),
+            format!("on {}", na.join(", ")),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The first start and last end of a rank's events.
+fn window(d: &RankDraft) -> Option<(Ns, Ns)> {
+    let e = &d.rank.events;
+    let lo = e.start.iter().copied().min()?;
+    let hi = (0..e.len()).map(|i| e.end(i)).max()?;
+    Some((lo, hi))
+}
+
+/// Ranks on wall (epoch) clocks were profiled at about the same time.
+fn wall_clocks(drafts: &Drafts) -> Result<(), Error> {
+    let mut on_epoch: Vec<(&RankDraft, Ns, Ns)> = drafts
+        .iter()
+        .filter_map(|(d, _)| window(d).map(|(lo, hi)| (d, lo, hi)))
+        .filter(|&(_, lo, _)| lo >= EPOCH_NS)
+        .collect();
+    on_epoch.sort_by_key(|&(_, lo, _)| lo);
+    // After sorting by start, a gap shows between consecutive windows.
+    let mut reach = match on_epoch.first() {
+        Some(&(d, _, hi)) => (d, hi),
+        None => return Ok(()),
+    };
+    for &(d, lo, hi) in &on_epoch[1..] {
+        if lo - reach.1 > APART_NS {
+            let hours = (lo - reach.1) / APART_NS;
+            let apart = match hours {
+                0..48 => format!("{hours} hour(s)"),
+                _ => format!("{} days", hours / 24),
+            };
+            return Err(Error::usage(
+                path(d),
+                format!(
+                    "was profiled {apart} after {} ended (wall clock): inputs of different \
+                     jobs; load each job on its own",
+                    path(reach.0)
+                ),
+            ));
+        }
+        if hi > reach.1 {
+            reach = (d, hi);
+        }
+    }
+    Ok(())
+}
+
+/// Inputs of which none names its rank (no `distributedInfo`, no rank in the file name) are
+/// one job only if something joins them: a step number every one of them profiled, or
+/// collectives (a distributed job communicates). Unrelated traces in one folder share
+/// neither.
+fn anonymous(drafts: &Drafts) -> Result<(), Error> {
+    use crate::model::RankFrom;
+    let anonymous = drafts.len() >= 2
+        && drafts
+            .iter()
+            .all(|(d, _)| d.rank.source.rank_from == RankFrom::DiscoveryOrder);
+    if !anonymous || drafts.iter().any(|(d, _)| !d.rank.collectives.is_empty()) {
+        return Ok(());
+    }
+    let steps = |d: &RankDraft| -> Vec<u32> { d.rank.steps.iter().map(|s| s.number.0).collect() };
+    let (a, _) = &drafts[0];
+    let first = steps(a);
+    match drafts[1..]
+        .iter()
+        .find(|(d, _)| !steps(d).iter().any(|n| first.contains(n)))
+    {
+        Some((b, _)) => Err(Error::usage(
+            path(b),
+            format!(
+                "shares no step and no collective with {}, and no input names its rank: inputs \
+                 of different jobs; load each job on its own",
+                path(a)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A rank's typical event duration: the median of its events' nonzero durations.
+fn typical(d: &RankDraft) -> Option<Ns> {
+    let mut durs: Vec<Ns> = d
+        .rank
+        .events
+        .dur
+        .iter()
+        .copied()
+        .filter(|&x| x > 0)
+        .collect();
+    if durs.is_empty() {
+        return None;
+    }
+    let mid = durs.len() / 2;
+    Some(*durs.select_nth_unstable(mid).1)
+}
+
+/// Ranks (of three or more) whose typical event is ~1000× longer or shorter than the
+/// median rank's: skipped with the reason, so that no finding blames them for a unit.
+fn time_units(drafts: &mut Drafts) -> Vec<Error> {
+    let typ: Vec<Option<Ns>> = drafts.iter().map(|(d, _)| typical(d)).collect();
+    let mut known: Vec<Ns> = typ.iter().flatten().copied().collect();
+    if known.len() < 3 {
+        return Vec::new();
+    }
+    let mid = known.len() / 2;
+    let median = *known.select_nth_unstable(mid).1;
+    let odd = |t: Ns| {
+        let (t, m) = (t.unsigned_abs() as u128, median.unsigned_abs() as u128);
+        t > m * UNIT_RATIO || t * UNIT_RATIO < m
+    };
+    let mut skipped = Vec::new();
+    let mut i = 0;
+    drafts.retain(|(d, _)| {
+        let t = typ[i];
+        i += 1;
+        match t {
+            Some(t) if odd(t) => {
+                skipped.push(Error::input(
+                    path(d),
+                    format!(
+                        "its events last {} in the middle, its peers' {}: timestamps in \
+                         another unit (ns written as µs?); not analysed",
+                        crate::format::human(t),
+                        crate::format::human(median)
+                    ),
+                ));
+                false
+            }
+            _ => true,
+        }
+    });
+    skipped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{EventIx, Interner, Kind, ProcessGroup, Rank, RawSpan};
+
+    /// A draft of rank `id` from `path` with events `(start, dur)`.
+    fn draft(id: u32, path: &str, events: &[(Ns, Ns)]) -> (RankDraft, Option<RankId>) {
+        let mut r = Rank {
+            id: RankId(id),
+            ..Rank::default()
+        };
+        r.source.path = path.into();
+        r.source.rank_from = crate::model::RankFrom::DistributedInfo;
+        for &(s, d) in events {
+            let e = &mut r.events;
+            e.start.push(s);
+            e.dur.push(d);
+            e.name.push(0);
+            e.lane.push(0);
+            e.kind.push(Kind::Compute);
+            e.step.push(0);
+            e.link.push(EventIx::NONE);
+            e.op.push(EventIx::NONE);
+            e.raw.push(RawSpan::default());
+        }
+        (
+            RankDraft::undeclared(r, Interner::default(), Vec::new()),
+            None,
+        )
+    }
+
+    const EPOCH: Ns = 1_700_000_000_000_000_000;
+
+    #[test]
+    fn ranks_profiled_hours_apart_on_wall_clocks_are_two_jobs() {
+        let hour = APART_NS;
+        let mut ok = vec![
+            draft(0, "a", &[(EPOCH, 1_000)]),
+            draft(1, "b", &[(EPOCH + hour, 1_000)]),
+        ];
+        assert!(check(&mut ok).is_ok());
+        let mut apart = vec![
+            draft(0, "a", &[(EPOCH, 1_000)]),
+            draft(1, "b", &[(EPOCH + 3 * hour, 1_000)]),
+        ];
+        let e = check(&mut apart).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "b: was profiled 2 hour(s) after a ended (wall clock): inputs of different jobs; \
+             load each job on its own"
+        );
+        // Monotonic clocks (far below the epoch scale) differ by host uptime: no verdict.
+        let mut uptime = vec![
+            draft(0, "a", &[(1_000, 1_000)]),
+            draft(1, "b", &[(90 * 24 * hour, 1_000)]),
+        ];
+        assert!(check(&mut uptime).is_ok());
+    }
+
+    #[test]
+    fn disjoint_device_models_and_different_group_members_are_two_jobs() {
+        let mut v = vec![draft(0, "a", &[(0, 1)]), draft(1, "b", &[(0, 1)])];
+        let a100 = v[0].0.strings.intern("A100");
+        let v100 = v[1].0.strings.intern("V100");
+        v[0].0.rank.devices = vec![a100];
+        v[1].0.rank.devices = vec![v100];
+        let e = check(&mut v).unwrap_err().to_string();
+        assert!(
+            e.starts_with("b: ran on V100, but a on A100: inputs of different jobs"),
+            "{e}"
+        );
+        let group = |ranks: &[u32]| ProcessGroup {
+            name: "0".into(),
+            description: "default_pg".into(),
+            ranks: ranks.iter().map(|&r| RankId(r)).collect(),
+        };
+        let mut v = vec![draft(0, "a", &[(0, 1)]), draft(1, "b", &[(0, 1)])];
+        v[0].0.groups = vec![group(&[0, 1])];
+        v[1].0.groups = vec![group(&[0, 1, 2, 3])];
+        let e = check(&mut v).unwrap_err().to_string();
+        assert!(
+            e.contains("declares process group 0 of ranks [0, 1, 2, 3], but a of ranks [0, 1]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_rank_a_thousand_times_slower_is_skipped_only_among_three_or_more() {
+        let us = |id, p| draft(id, p, &[(0, 10_000), (20_000, 30_000), (60_000, 20_000)]);
+        // The same events written 1000× larger; median durations 20 µs and 20 ms.
+        let ns = |id, p| {
+            draft(
+                id,
+                p,
+                &[
+                    (0, 10_000_000),
+                    (20_000_000, 30_000_000),
+                    (60_000_000, 20_000_000),
+                ],
+            )
+        };
+        let mut v = vec![us(0, "a"), us(1, "b"), ns(2, "c"), us(3, "d")];
+        let skipped = check(&mut v).unwrap();
+        assert_eq!(skipped.len(), 1);
+        assert!(
+            skipped[0]
+                .to_string()
+                .starts_with("c: its events last 20.0 ms in the middle, its peers' 20.0 µs"),
+            "{}",
+            skipped[0]
+        );
+        assert_eq!(
+            v.iter().map(|(d, _)| d.rank.id.0).collect::<Vec<_>>(),
+            [0, 1, 3]
+        );
+        // 299× is another job's mix of work, not a unit.
+        let mut v = vec![us(0, "a"), us(1, "b"), draft(2, "c", &[(0, 20_000 * 299)])];
+        assert!(check(&mut v).unwrap().is_empty());
+        // Two ranks: which one is off cannot be told.
+        let mut v = vec![us(0, "a"), ns(1, "b")];
+        assert!(check(&mut v).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,80 @@
+//! Every input a fuzzer found a failure with (testdata/fuzz/TARGET/), replayed through the
+//! same target body (`stepscope::fuzz`) — each once panicked, hung or leaked something unsafe
+//! onto a terminal — and the seeds of every target, so a change that breaks a reader on a
+//! real input fails here before any fuzzing (docs/testing.md, "Fuzzing").
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+type Body = fn(&[u8]);
+
+/// The targets whose body says whether the input loaded, as plain bodies.
+fn body<T>(f: fn(&[u8]) -> T) -> impl Fn(&[u8]) {
+    move |d| {
+        f(d);
+    }
+}
+
+fn targets() -> Vec<(&'static str, Box<dyn Fn(&[u8])>)> {
+    use stepscope::fuzz as f;
+    vec![
+        ("trace", Box::new(body(f::trace))),
+        ("trace_serde", Box::new(body(f::trace_serde))),
+        ("gzip", Box::new(body(f::gzip))),
+        ("ascend_csv", Box::new(f::ascend_csv as Body)),
+        ("ascend_json", Box::new(f::ascend_json as Body)),
+        ("ascend_db", Box::new(f::ascend_db as Body)),
+        ("logs", Box::new(f::logs as Body)),
+        ("report", Box::new(body(f::report))),
+        ("snapshot", Box::new(body(f::snapshot))),
+    ]
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_crash_found_stays_fixed() {
+    let mut replayed = 0;
+    for (name, body) in targets() {
+        for f in files(&common::testdata("fuzz").join(name)) {
+            let data = std::fs::read(&f).unwrap();
+            // A panic names the file: the harness prints it with the failure.
+            eprintln!("replaying {}", f.display());
+            body(&data);
+            replayed += 1;
+        }
+    }
+    assert!(replayed > 0, "no regression inputs found");
+}
+
+/// Each target's body on fixtures framed as its seeds are (scripts/fuzz-seeds.py): valid
+/// inputs pass every check the targets make (JSON lines parse, no unsafe character reaches
+/// a terminal, the fast and serde parsers agree).
+#[test]
+fn every_target_accepts_its_kind_of_fixture() {
+    let read = |p: &str| std::fs::read(common::testdata(p)).unwrap();
+    let framed = |pick: u8, p: &str| [vec![pick], read(p)].concat();
+    let ascend = "ascend/tiny/host_100_20250101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/";
+    let job: Vec<u8> = (0..4)
+        .map(|r| read(&format!("cluster4/rank-{r}.json")))
+        .collect::<Vec<_>>()
+        .join(&stepscope::fuzz::SEPARATOR);
+    assert!(stepscope::fuzz::trace(&read("two_streams.json")));
+    assert!(stepscope::fuzz::trace_serde(&read("escape_names.json")));
+    assert!(stepscope::fuzz::gzip(&read("two_streams.json.gz")));
+    stepscope::fuzz::ascend_csv(&framed(0, &format!("{ascend}kernel_details.csv")));
+    stepscope::fuzz::ascend_csv(&framed(1, &format!("{ascend}step_trace_time.csv")));
+    stepscope::fuzz::ascend_json(&framed(0, &format!("{ascend}communication.json")));
+    stepscope::fuzz::ascend_json(&framed(2, &format!("{ascend}communication_matrix.json")));
+    let logs = [read("watch/rank0.log"), read("watch/rank1.log")].join(&stepscope::fuzz::SEPARATOR);
+    stepscope::fuzz::logs(&[&[7u8, 0][..], &logs].concat());
+    assert!(stepscope::fuzz::report(&job));
+    assert!(stepscope::fuzz::snapshot(&job));
+}
