@@ -16,7 +16,10 @@ fn body<T>(f: fn(&[u8]) -> T) -> impl Fn(&[u8]) {
     }
 }
 
-fn targets() -> Vec<(&'static str, Box<dyn Fn(&[u8])>)> {
+/// A target's name and its body.
+type Target = (&'static str, Box<dyn Fn(&[u8])>);
+
+fn targets() -> Vec<Target> {
     use stepscope::fuzz as f;
     vec![
         ("trace", Box::new(body(f::trace))),
