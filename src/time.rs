@@ -223,6 +223,23 @@ fn scaled(mant: i128, shift: i32) -> Result<i128, TimeError> {
     Ok((mant + p / 2) / p)
 }
 
+/// Strategies for property tests of time arithmetic (proptest).
+#[cfg(test)]
+pub mod strategies {
+    use super::{MAX_NS, MIN_NS, Ns};
+    use proptest::prelude::*;
+
+    /// Instants of the time range, biased to its ends and to zero.
+    pub fn instant() -> impl Strategy<Value = Ns> {
+        prop_oneof![
+            MIN_NS..=MAX_NS,
+            MIN_NS..=MIN_NS + 10_000,
+            MAX_NS - 10_000..=MAX_NS,
+            -10_000i64..=10_000,
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,26 +6,14 @@ mod common;
 
 use common::{
     ascend_levels, assert_partitions, one_line_error, report_json, report_leaving_input_unchanged,
-    row, shared, testdata,
+    row, shared,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 /// A rank directory holding the hand-made databases (built from their SQL).
 fn tiny_db() -> (tempfile::TempDir, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("r2_ascend_pt");
-    let out = root.join("ASCEND_PROFILER_OUTPUT");
-    std::fs::create_dir_all(&out).unwrap();
-    for (sql, db) in [
-        ("profiler.sql", "ascend_pytorch_profiler_2.db"),
-        ("analysis.sql", "analysis.db"),
-    ] {
-        let text = std::fs::read_to_string(testdata("ascend/tiny-db").join(sql)).unwrap();
-        let c = rusqlite::Connection::open(out.join(db)).unwrap();
-        c.execute_batch(&text).unwrap();
-    }
-    (t, root)
+    common::tiny_db_with("")
 }
 
 fn db_of(root: &Path) -> PathBuf {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{report_json_and_stderr, run, testdata};
+use common::{report_json_and_stderr, run, testdata, tiny_db_with};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -361,26 +361,6 @@ fn a_step_summary_cut_in_its_header_is_said() {
         "{:?}",
         warnings(&r)
     );
-}
-
-/// The hand-made db rank of tests/ascend_db.rs, with `sql` run on its profiler database.
-fn tiny_db_with(sql: &str) -> (tempfile::TempDir, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("r2_ascend_pt");
-    let out = root.join("ASCEND_PROFILER_OUTPUT");
-    std::fs::create_dir_all(&out).unwrap();
-    for (file, db) in [
-        ("profiler.sql", "ascend_pytorch_profiler_2.db"),
-        ("analysis.sql", "analysis.db"),
-    ] {
-        let text = std::fs::read_to_string(testdata("ascend/tiny-db").join(file)).unwrap();
-        let c = rusqlite::Connection::open(out.join(db)).unwrap();
-        c.execute_batch(&text).unwrap();
-        if file == "profiler.sql" {
-            c.execute_batch(sql).unwrap();
-        }
-    }
-    (t, root)
 }
 
 #[test]

@@ -284,3 +284,31 @@ fn watch_a_live_pipe_alert_lines_and_quit() {
     s.wait_for("exit=0");
     assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
 }
+
+/// A CJK log line and a tqdm bar (multi-byte characters where a line is cut for a look at
+/// its head) killed the watch engine's thread, after which the screen ignored `q`. Now they
+/// are read as lines like any other and `q` quits.
+#[test]
+fn watch_reads_cjk_and_tqdm_lines_and_quits() {
+    if !tmux_available() {
+        return;
+    }
+    let producer = "printf '训练开始，正在加载数据集，请稍候片刻\\n'; \
+         printf 'Training:  70%%|███████   | 700/1000 [00:10<00:04, 70.00it/s]\\n'; \
+         i=1; while [ $i -le 2000 ]; do \
+         echo \" iteration $i/ 2000 | elapsed time per iteration (ms): 1000.0 | lm loss: 2.0 |\"; \
+         i=$((i+1)); [ $i -gt 30 ] && sleep 0.1; done";
+    let s = Session::start(
+        "watch-cjk",
+        &wrapped(&format!("( {producer} ) | \"$BIN\" watch - 2>\"$OUT.err\"")),
+    );
+    // Both lines are read (and not recognised); the iterations after them are. After `q`
+    // the producer dies of SIGPIPE on its next write, so the pipeline ends.
+    s.wait_for("recognised · 2 unrecognised");
+    s.wait_for("steps 2–");
+    s.keys(&["q"]);
+    s.wait_for("exit=0");
+    assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
+    let err = std::fs::read_to_string(s.dir.path().join("out.err")).unwrap_or_default();
+    assert!(!err.contains("panicked"), "{err}");
+}

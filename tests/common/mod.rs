@@ -226,3 +226,24 @@ pub fn report_leaving_input_unchanged(dir: &Path) -> serde_json::Value {
     assert_eq!(listing(dir), before, "{}: the input changed", dir.display());
     r
 }
+
+/// A rank directory holding the hand-made Ascend databases of `testdata/ascend/tiny-db`
+/// (built from their SQL), with `sql` then run on the profiler database (to spoil it).
+pub fn tiny_db_with(sql: &str) -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("r2_ascend_pt");
+    let out = root.join("ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).unwrap();
+    for (file, db) in [
+        ("profiler.sql", "ascend_pytorch_profiler_2.db"),
+        ("analysis.sql", "analysis.db"),
+    ] {
+        let text = std::fs::read_to_string(testdata("ascend/tiny-db").join(file)).unwrap();
+        let c = rusqlite::Connection::open(out.join(db)).unwrap();
+        c.execute_batch(&text).unwrap();
+        if file == "profiler.sql" {
+            c.execute_batch(sql).unwrap();
+        }
+    }
+    (t, root)
+}

@@ -194,18 +194,8 @@ mod tests {
         assert_eq!(r.kind(9, 1), (None, true)); // 1 ns of 10: under a quarter
     }
 
-    use crate::time::{MAX_NS, MIN_NS};
+    use crate::time::strategies::instant;
     use proptest::prelude::*;
-
-    /// Instants of the time range, biased to its ends and to zero.
-    fn instant() -> impl Strategy<Value = Ns> {
-        prop_oneof![
-            MIN_NS..=MAX_NS,
-            MIN_NS..=MIN_NS + 1_000,
-            MAX_NS - 1_000..=MAX_NS,
-            -1_000i64..=1_000,
-        ]
-    }
 
     proptest! {
         /// Any window and any bands in the time range rasterize without overflow, and each

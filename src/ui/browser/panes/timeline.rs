@@ -452,16 +452,8 @@ mod tests {
         assert_eq!(tick_step(0, 0, 14), 1);
     }
 
-    use crate::time::{MAX_NS, MIN_NS};
+    use crate::time::strategies::instant;
     use proptest::prelude::*;
-
-    fn instant() -> impl Strategy<Value = Ns> {
-        prop_oneof![
-            MIN_NS..=MAX_NS,
-            MIN_NS..=MIN_NS + 10_000,
-            MAX_NS - 10_000..=MAX_NS
-        ]
-    }
 
     proptest! {
         /// The ruler of any window in the time range ends, fits its cells, and every tick it

@@ -283,16 +283,8 @@ pub fn resolve_focus(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::{MAX_NS, MIN_NS};
+    use crate::time::strategies::instant;
     use proptest::prelude::*;
-
-    fn instant() -> impl Strategy<Value = Ns> {
-        prop_oneof![
-            MIN_NS..=MAX_NS,
-            MIN_NS..=MIN_NS + 10_000,
-            MAX_NS - 10_000..=MAX_NS
-        ]
-    }
 
     fn action() -> impl Strategy<Value = Action> {
         prop_oneof![
