@@ -118,8 +118,8 @@ pub fn ascend_db(data: &[u8]) {
         return;
     }
     if let Ok(r) = crate::ingest::ascend::db::read(&path) {
-        let draft = crate::ingest::RankDraft::undeclared(r.rank, r.strings, r.warnings);
-        let _ = crate::ingest::check_bounds(&draft);
+        let mut draft = crate::ingest::RankDraft::undeclared(r.rank, r.strings, r.warnings);
+        let _ = crate::ingest::check_bounds(&mut draft);
     }
     let _ = crate::ingest::ascend::db::step_trace(&path);
     let _ = std::fs::remove_dir_all(&dir);

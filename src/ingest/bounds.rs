@@ -9,20 +9,48 @@ use crate::error::Error;
 use crate::model::Rank;
 use crate::time::{MAX_NS, MAX_RANK_EXTENT_NS, MIN_NS, Ns, event_end};
 
-/// `Ok` when the rank keeps the range; else an input error naming the first value that does
-/// not (the event's byte when the reader kept it).
-pub fn check(d: &RankDraft) -> Result<(), Error> {
+/// Durations sampled for a rank's typical duration: copying every duration of a gigabyte
+/// trace would cost more than its check.
+pub const SAMPLES: usize = 1 << 16;
+
+/// `Ok` when the rank keeps the range (its window and typical duration are then set: what
+/// ranks are compared by, `consistency.rs`); else an input error naming the first value that
+/// does not (the event's byte when the reader kept it).
+pub fn check(d: &mut RankDraft) -> Result<(), Error> {
     let r = &d.rank;
     let fail = |what: String| Error::input(&r.source.path, what);
-    events(r, &d.strings).map_err(|(at, what)| match at {
+    let window = events(r, &d.strings).map_err(|(at, what)| match at {
         Some(b) => Error::input_at(&r.source.path, b, what),
         None => fail(what),
     })?;
-    side_tables(r).map_err(fail)
+    side_tables(r).map_err(fail)?;
+    d.typical_dur = typical(&d.rank.events.dur);
+    d.rank.window = window;
+    Ok(())
 }
 
-/// Every event in range, and all of them within the rank's extent.
-fn events(r: &Rank, strings: &crate::model::Interner) -> Result<(), (Option<u64>, String)> {
+/// The median nonzero duration of an even sample of `durs` (at most [`SAMPLES`] of them:
+/// a median within a few percent is plenty for a 300× test).
+fn typical(durs: &[Ns]) -> Option<Ns> {
+    let step = durs.len().div_ceil(SAMPLES).max(1);
+    let mut sample: Vec<Ns> = durs
+        .iter()
+        .step_by(step)
+        .copied()
+        .filter(|&x| x > 0)
+        .collect();
+    if sample.is_empty() {
+        return None;
+    }
+    let mid = sample.len() / 2;
+    Some(*sample.select_nth_unstable(mid).1)
+}
+
+/// Why an event is out of range: its byte, when the reader kept it, and what is wrong.
+type OutOfRange = (Option<u64>, String);
+
+/// Every event in range, and all of them within the rank's extent: its window.
+fn events(r: &Rank, strings: &crate::model::Interner) -> Result<Option<(Ns, Ns)>, OutOfRange> {
     let e = &r.events;
     let at = |i: usize| e.raw.get(i).filter(|s| s.len > 0).map(|s| s.offset);
     let name = |i: usize| crate::format::fit(strings.resolve(e.name[i]), 60);
@@ -40,8 +68,11 @@ fn events(r: &Rank, strings: &crate::model::Interner) -> Result<(), (Option<u64>
         lo = lo.min(e.start[i]);
         hi = hi.max(end);
     }
+    if e.is_empty() {
+        return Ok(None);
+    }
     if hi.saturating_sub(lo) <= MAX_RANK_EXTENT_NS {
-        return Ok(());
+        return Ok(Some((lo, hi)));
     }
     let i = farthest_from_median(&e.start);
     let days = hi.saturating_sub(lo) / 86_400_000_000_000;
@@ -124,4 +155,74 @@ fn side_tables(r: &Rank) -> Result<(), String> {
         return Err(format!("a clock sample at {} ns is out of range", c.at));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{EventIx, Interner, Kind, RawSpan};
+
+    fn draft(events: &[(Ns, Ns, u64)]) -> RankDraft {
+        let mut strings = Interner::default();
+        let name = strings.intern("k");
+        let mut r = Rank::default();
+        r.source.path = "r.json".into();
+        for &(s, d, at) in events {
+            let e = &mut r.events;
+            e.start.push(s);
+            e.dur.push(d);
+            e.name.push(name);
+            e.lane.push(0);
+            e.kind.push(Kind::Compute);
+            e.step.push(0);
+            e.link.push(EventIx::NONE);
+            e.op.push(EventIx::NONE);
+            e.raw.push(RawSpan {
+                offset: at,
+                len: 10,
+            });
+        }
+        RankDraft::undeclared(r, strings, Vec::new())
+    }
+
+    #[test]
+    fn a_rank_in_range_gets_its_window_and_typical_duration() {
+        let mut d = draft(&[(100, 10, 0), (50, 30, 20), (200, 0, 40)]);
+        check(&mut d).unwrap();
+        // Ends 110, 80 and 200.
+        assert_eq!(d.rank.window, Some((50, 200)));
+        // Nonzero durations 10 and 30: the upper median.
+        assert_eq!(d.typical_dur, Some(30));
+        assert_eq!(typical(&vec![7; 3 * SAMPLES]), Some(7));
+        assert_eq!(typical(&[0, 0]), None);
+    }
+
+    #[test]
+    fn an_event_out_of_range_or_far_from_the_others_is_an_error_at_its_byte() {
+        let e = check(&mut draft(&[(0, 1, 0), (MAX_NS, 1, 77)])).unwrap_err();
+        assert!(
+            e.to_string().starts_with("r.json: byte 77: event `k`"),
+            "{e}"
+        );
+        let day = 86_400_000_000_000;
+        let mut far = draft(&[(0, 1, 0), (5, 1, 20), (10, 1, 40), (20 * day, 1, 60)]);
+        let e = check(&mut far).unwrap_err().to_string();
+        assert!(
+            e.starts_with("r.json: byte 60: event `k` at 1728000000000000 ns lies far from the rank's others: its events spread over 20 days"),
+            "{e}"
+        );
+        let mut steps = draft(&[(0, 1, 0)]);
+        steps.rank.steps.push(crate::model::HostStep {
+            number: crate::model::StepNo(1),
+            start: 5,
+            end: 2,
+            synthetic: false,
+        });
+        assert!(
+            check(&mut steps)
+                .unwrap_err()
+                .to_string()
+                .contains("step 1 runs from 5 to 2")
+        );
+    }
 }

@@ -150,19 +150,11 @@ fn devices(drafts: &Drafts) -> Result<(), Error> {
     }
 }
 
-/// The first start and last end of a rank's events.
-fn window(d: &RankDraft) -> Option<(Ns, Ns)> {
-    let e = &d.rank.events;
-    let lo = e.start.iter().copied().min()?;
-    let hi = (0..e.len()).map(|i| e.end(i)).max()?;
-    Some((lo, hi))
-}
-
 /// Ranks on wall (epoch) clocks were profiled at about the same time.
 fn wall_clocks(drafts: &Drafts) -> Result<(), Error> {
     let mut on_epoch: Vec<(&RankDraft, Ns, Ns)> = drafts
         .iter()
-        .filter_map(|(d, _)| window(d).map(|(lo, hi)| (d, lo, hi)))
+        .filter_map(|(d, _)| d.rank.window.map(|(lo, hi)| (d, lo, hi)))
         .filter(|&(_, lo, _)| lo >= EPOCH_NS)
         .collect();
     on_epoch.sort_by_key(|&(_, lo, _)| lo);
@@ -226,27 +218,10 @@ fn anonymous(drafts: &Drafts) -> Result<(), Error> {
     }
 }
 
-/// A rank's typical event duration: the median of its events' nonzero durations.
-fn typical(d: &RankDraft) -> Option<Ns> {
-    let mut durs: Vec<Ns> = d
-        .rank
-        .events
-        .dur
-        .iter()
-        .copied()
-        .filter(|&x| x > 0)
-        .collect();
-    if durs.is_empty() {
-        return None;
-    }
-    let mid = durs.len() / 2;
-    Some(*durs.select_nth_unstable(mid).1)
-}
-
 /// Ranks (of three or more) whose typical event is ~1000× longer or shorter than the
 /// median rank's: skipped with the reason, so that no finding blames them for a unit.
 fn time_units(drafts: &mut Drafts) -> Vec<Error> {
-    let typ: Vec<Option<Ns>> = drafts.iter().map(|(d, _)| typical(d)).collect();
+    let typ: Vec<Option<Ns>> = drafts.iter().map(|(d, _)| d.typical_dur).collect();
     let mut known: Vec<Ns> = typ.iter().flatten().copied().collect();
     if known.len() < 3 {
         return Vec::new();
@@ -306,10 +281,9 @@ mod tests {
             e.op.push(EventIx::NONE);
             e.raw.push(RawSpan::default());
         }
-        (
-            RankDraft::undeclared(r, Interner::default(), Vec::new()),
-            None,
-        )
+        let mut d = RankDraft::undeclared(r, Interner::default(), Vec::new());
+        crate::ingest::bounds::check(&mut d).unwrap();
+        (d, None)
     }
 
     const EPOCH: Ns = 1_700_000_000_000_000_000;

@@ -9,7 +9,7 @@
 
 pub mod ascend;
 mod assemble;
-mod bounds;
+pub(crate) mod bounds;
 pub mod chrome;
 mod consistency;
 pub mod demo;
@@ -174,6 +174,9 @@ pub struct RankDraft {
     pub groups: Vec<ProcessGroup>,
     /// Things the user should know about this input (lossy names, clamped durations).
     pub warnings: Vec<String>,
+    /// The median duration of its events, once checked (`bounds.rs`): its time unit shows in
+    /// it, and the cross-rank checks compare it.
+    pub typical_dur: Option<crate::time::Ns>,
 }
 
 impl RankDraft {
@@ -187,6 +190,7 @@ impl RankDraft {
             world_size: None,
             groups: Vec::new(),
             warnings,
+            typical_dur: None,
         }
     }
 }
@@ -228,7 +232,7 @@ impl Default for LoadOptions {
 }
 
 /// The time-range check every rank passes after its reader (`bounds.rs`).
-pub(crate) fn check_bounds(d: &RankDraft) -> Result<(), Error> {
+pub(crate) fn check_bounds(d: &mut RankDraft) -> Result<(), Error> {
     bounds::check(d)
 }
 
@@ -256,7 +260,7 @@ pub fn load_counted(
         .map(|(i, input)| {
             counted(counters, i, || {
                 let mut d = read(input, opts, counters)?;
-                bounds::check(&d)?;
+                bounds::check(&mut d)?;
                 d.rank.source.input = i;
                 Ok(d)
             })

@@ -66,6 +66,9 @@ pub struct Rank {
     pub lanes: Vec<Lane>,
     /// All timed events, grouped by lane and sorted by start within a lane.
     pub events: Events,
+    /// The first start and the last end of its events (`None` without events), set once
+    /// they are checked against the time range at load.
+    pub window: Option<(Ns, Ns)>,
     /// Host steps (`ProfilerStep#N` on the stepping thread), in time order.
     pub steps: Vec<HostStep>,
     /// The CPU lane carrying the step annotations (the main thread), when there is one.

@@ -61,9 +61,7 @@ fn keep_in_range(job: &Job, out: &mut [Offset]) {
         if o.offset_ns == 0 {
             continue;
         }
-        let e = &r.events;
-        let lo = e.start.iter().copied().min().unwrap_or(0);
-        let hi = (0..e.len()).map(|i| e.end(i)).max().unwrap_or(0);
+        let (lo, hi) = r.window.unwrap_or((0, 0));
         let off = i128::from(o.offset_ns);
         let range = i128::from(MIN_NS)..=i128::from(MAX_NS);
         if !range.contains(&(i128::from(lo) + off)) || !range.contains(&(i128::from(hi) + off)) {

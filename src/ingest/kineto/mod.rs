@@ -153,5 +153,6 @@ pub fn read(src: &Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
         rank,
         strings,
         warnings: m.warnings,
+        typical_dur: None,
     })
 }
