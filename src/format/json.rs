@@ -30,6 +30,10 @@ fn write<T: Serialize + ?Sized, F: Formatter>(value: &T, f: F) -> serde_json::Re
 
 impl<F: Formatter> Formatter for Escaping<F> {
     fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
+        // Every unsafe character is outside ASCII: most strings are checked in one pass.
+        if s.is_ascii() {
+            return w.write_all(s.as_bytes());
+        }
         let mut rest = s;
         while let Some(at) = rest.find(json_unsafe) {
             w.write_all(&rest.as_bytes()[..at])?;
