@@ -315,7 +315,8 @@ pub fn prometheus(text: &str) -> Option<Said> {
     if !name.starts_with("DCGM_FI_") {
         return None;
     }
-    let close = s.rfind('}')?;
+    // The last `}` after the `{` (one before it is no label set: `DCGM_FI_X}{`).
+    let close = name_end + 1 + s[name_end + 1..].rfind('}')?;
     let labels = &s[name_end + 1..close];
     let value = number(s[close + 1..].trim())?;
     let label = |key: &str| {
@@ -457,5 +458,8 @@ mod tests {
             Some(Said::Header)
         );
         assert_eq!(prometheus("node_load1{x=\"1\"} 3"), None);
+        // A `}` before the `{` closes no label set.
+        assert_eq!(prometheus("DCGM_FI_X}{ 3"), None);
+        assert_eq!(prometheus("DCGM_FI_X}{gpu=\"0\" 3"), None);
     }
 }
