@@ -140,7 +140,8 @@ fn mantissa(t: &[u8], mut i: usize) -> Result<(i128, i32, usize), TimeError> {
     let mut frac_len: i32 = 0;
     let mut seen_digit = false;
     let mut push = |d: u8, mant: &mut i128| -> Result<(), TimeError> {
-        if *mant != 0 || d != 0 {
+        // Leading zeros are not significant (`d` is the digit's byte).
+        if *mant != 0 || d != b'0' {
             digits += 1;
         }
         if digits > 36 {
@@ -215,11 +216,12 @@ fn scaled(mant: i128, shift: i32) -> Result<i128, TimeError> {
             .checked_mul(10i128.pow(shift as u32))
             .ok_or(TimeError::Overflow);
     }
-    let down = -shift;
+    // `shift` can be i32::MIN (a saturated exponent): its magnitude, not its negation.
+    let down = shift.unsigned_abs();
     if down > 38 {
         return Ok(0);
     }
-    let p = 10i128.pow(down as u32);
+    let p = 10i128.pow(down);
     Ok((mant + p / 2) / p)
 }
 
@@ -243,6 +245,17 @@ pub mod strategies {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exponents_past_i32_saturate_instead_of_overflowing() {
+        let tiny = format!("0.{}1e-2147483648", "0".repeat(40));
+        assert_eq!(micros_text_to_ns(tiny.as_bytes()), Ok(0));
+        assert_eq!(unit_text_to_ns(b"5e-99999999999", 6), Ok(0));
+        assert_eq!(
+            micros_text_to_ns(b"5e99999999999"),
+            Err(TimeError::Overflow)
+        );
+    }
 
     #[test]
     fn event_ends_within_the_documented_range() {
