@@ -31,6 +31,12 @@ pub const MAX_NS: Ns = 1 << 62;
 /// timestamp (or another unit), and would stretch every span it falls in.
 pub const MAX_RANK_EXTENT_NS: Ns = 1 << 50;
 
+/// The most a job's event durations may add up to, over all its ranks (and, apart, the
+/// widths of its ranks' windows): 2^62 ns (146 years; a job of ten thousand ranks profiled
+/// for an hour, twenty events deep, sums to 2^56). Every sum of durations or of spans an
+/// analysis forms then fits in i64.
+pub const MAX_JOB_SUM_NS: Ns = 1 << 62;
+
 /// The end of an event starting at `start` lasting `dur` (≥ 0), when both ends lie within
 /// [`MIN_NS`, `MAX_NS`] and the event is no longer than [`MAX_RANK_EXTENT_NS`].
 pub fn event_end(start: Ns, dur: Ns) -> Result<Ns, TimeError> {

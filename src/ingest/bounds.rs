@@ -3,11 +3,13 @@
 //! [`MAX_RANK_EXTENT_NS`] of each other. Readers check what they parse where they can name
 //! the position (a byte, a line, a row); this check runs on every rank any reader makes, so
 //! that analyses, which subtract and add times freely, never see a value that overflows.
+//! It also sums the rank's durations, which the job as a whole keeps below
+//! [`MAX_JOB_SUM_NS`] (`consistency.rs`).
 
 use super::RankDraft;
 use crate::error::Error;
 use crate::model::Rank;
-use crate::time::{MAX_NS, MAX_RANK_EXTENT_NS, MIN_NS, Ns, event_end};
+use crate::time::{MAX_JOB_SUM_NS, MAX_NS, MAX_RANK_EXTENT_NS, MIN_NS, Ns, event_end};
 
 /// Durations sampled for a rank's typical duration: copying every duration of a gigabyte
 /// trace would cost more than its check.
@@ -24,6 +26,19 @@ pub fn check(d: &mut RankDraft) -> Result<(), Error> {
         None => fail(what),
     })?;
     side_tables(r).map_err(fail)?;
+    let busy = d
+        .rank
+        .events
+        .dur
+        .iter()
+        .fold(0, |a: Ns, &x| a.saturating_add(x));
+    if busy > MAX_JOB_SUM_NS {
+        return Err(fail(format!(
+            "its events last {busy} ns in sum, more than 2^62 ns: out of range (durations this \
+             long overlapping are corrupt)"
+        )));
+    }
+    d.busy_ns = busy;
     d.typical_dur = typical(&d.rank.events.dur);
     d.rank.window = window;
     Ok(())
@@ -223,6 +238,13 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("step 1 runs from 5 to 2")
+        );
+        // 2^13 overlapping events of 2^50 ns: 2^63 in sum, past 2^62.
+        let long: Vec<(Ns, Ns, u64)> = (0..1 << 13).map(|_| (0, MAX_RANK_EXTENT_NS, 0)).collect();
+        let e = check(&mut draft(&long)).unwrap_err().to_string();
+        assert!(
+            e.starts_with("r.json: its events last 9223372036854775807 ns in sum"),
+            "{e}"
         );
     }
 }

@@ -33,7 +33,38 @@ pub fn check(drafts: &mut Drafts) -> Result<Vec<Error>, Error> {
     devices(drafts)?;
     wall_clocks(drafts)?;
     anonymous(drafts)?;
+    sums(drafts)?;
     Ok(time_units(drafts))
+}
+
+/// The job's durations, and apart its ranks' window widths, add up to at most
+/// [`MAX_JOB_SUM_NS`]: any sum an analysis forms of them then fits in i64.
+fn sums(drafts: &Drafts) -> Result<(), Error> {
+    use crate::time::MAX_JOB_SUM_NS;
+    let busy = drafts
+        .iter()
+        .fold(0, |a: Ns, (d, _)| a.saturating_add(d.busy_ns));
+    let widths = drafts.iter().fold(0, |a: Ns, (d, _)| {
+        a.saturating_add(d.rank.window.map_or(0, |(lo, hi)| hi - lo))
+    });
+    if busy <= MAX_JOB_SUM_NS && widths <= MAX_JOB_SUM_NS {
+        return Ok(());
+    }
+    // The first of the ranks that sum the most.
+    let Some((d, _)) = drafts
+        .iter()
+        .reduce(|a, b| if b.0.busy_ns > a.0.busy_ns { b } else { a })
+    else {
+        return Ok(());
+    };
+    Err(Error::input(
+        path(d),
+        format!(
+            "the job's events last {busy} ns in sum over {} ranks (the most here), their windows \
+             {widths} ns: beyond 2^62 ns, out of range",
+            drafts.len()
+        ),
+    ))
 }
 
 fn path(d: &RankDraft) -> &str {
@@ -339,6 +370,23 @@ mod tests {
             e.contains("declares process group 0 of ranks [0, 1, 2, 3], but a of ranks [0, 1]"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_job_whose_durations_sum_past_2_62_is_refused() {
+        // 2^49-ns events, 2^11 of them on each of 5 ranks: 2^60 per rank, 5 × 2^60 > 2^62.
+        let big = 1 << 49;
+        let events: Vec<(Ns, Ns)> = (0..2048).map(|k| (k % 2, big)).collect();
+        let mut v: Vec<_> = (0..5)
+            .map(|r| draft(r, &format!("r{r}"), &events))
+            .collect();
+        let e = check(&mut v).unwrap_err().to_string();
+        assert!(
+            e.starts_with("r0: the job's events last 5764607523034234880 ns in sum over 5 ranks"),
+            "{e}"
+        );
+        v.truncate(4);
+        assert!(check(&mut v).is_ok(), "4 × 2^60 = 2^62 is in range");
     }
 
     #[test]

@@ -177,6 +177,8 @@ pub struct RankDraft {
     /// The median duration of its events, once checked (`bounds.rs`): its time unit shows in
     /// it, and the cross-rank checks compare it.
     pub typical_dur: Option<crate::time::Ns>,
+    /// The sum of its events' durations, once checked (`bounds.rs`).
+    pub busy_ns: crate::time::Ns,
 }
 
 impl RankDraft {
@@ -191,6 +193,7 @@ impl RankDraft {
             groups: Vec::new(),
             warnings,
             typical_dur: None,
+            busy_ns: 0,
         }
     }
 }

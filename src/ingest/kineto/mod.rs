@@ -154,5 +154,6 @@ pub fn read(src: &Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
         strings,
         warnings: m.warnings,
         typical_dur: None,
+        busy_ns: 0,
     })
 }
