@@ -224,7 +224,6 @@ pub fn snapshot(data: &[u8]) -> bool {
             terminal_text(&snapshot::render(&shell));
         }
     }
-    std::mem::forget(shell);
     true
 }
 
