@@ -58,9 +58,10 @@ impl Baseline {
         }
         let median = crate::analysis::stats::median_sorted(v);
         let mad = kth_deviations(v, median);
-        let excess = (mad * crate::analysis::cluster::MAD_FACTOR_E4 / 10_000)
-            .max(median * crate::analysis::cluster::MIN_EXCESS_PCT / 100);
-        Some((median, median + excess))
+        // Saturating: step times come from logs, which can print anything.
+        let excess = (mad.saturating_mul(crate::analysis::cluster::MAD_FACTOR_E4) / 10_000)
+            .max(median.saturating_mul(crate::analysis::cluster::MIN_EXCESS_PCT) / 100);
+        Some((median, median.saturating_add(excess)))
     }
 }
 

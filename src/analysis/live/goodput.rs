@@ -24,21 +24,25 @@ impl Goodput {
     /// The share of step time at the baseline pace (1.0 with nothing lost), once any step
     /// was judged.
     pub fn share(&self) -> Option<f64> {
-        (self.step_ns > 0)
-            .then(|| 1.0 - (self.lost_events_ns + self.lost_other_ns) as f64 / self.step_ns as f64)
+        (self.step_ns > 0).then(|| {
+            1.0 - (self.lost_events_ns as f64 + self.lost_other_ns as f64) / self.step_ns as f64
+        })
     }
 
     /// Accounts a run of slow steps `(step time, steps covered)` against `median`, with the
     /// events near it.
     pub fn lose(&mut self, run: impl Iterator<Item = (Ns, u64)>, median: Ns, near_event: bool) {
-        let excess: Ns = run
-            .map(|(ns, covers)| (ns - median).max(0) * covers as Ns)
-            .sum();
-        if near_event {
-            self.lost_events_ns += excess;
+        // Saturating: step numbers and times come from logs, which can print anything.
+        let excess = run.fold(0, |a: Ns, (ns, covers)| {
+            let over = ns.saturating_sub(median).max(0);
+            a.saturating_add(over.saturating_mul(Ns::try_from(covers).unwrap_or(Ns::MAX)))
+        });
+        let lost = if near_event {
+            &mut self.lost_events_ns
         } else {
-            self.lost_other_ns += excess;
-        }
+            &mut self.lost_other_ns
+        };
+        *lost = lost.saturating_add(excess);
     }
 }
 

@@ -218,7 +218,11 @@ impl Live {
             }
         }
         let n = s.step.unwrap_or(series.last.map_or(0, |l| l.0 + 1));
-        let time = s.time_ns.or_else(|| derived(series.last, n, s.at_ns));
+        // Only a time in the range a step can take is judged (a log can print anything).
+        let time = s
+            .time_ns
+            .or_else(|| derived(series.last, n, s.at_ns))
+            .filter(|t| (0..=crate::time::MAX_RANK_EXTENT_NS).contains(t));
         let covers = series.last.map_or(1, |l| n.saturating_sub(l.0).max(1));
         if !s.metrics.is_empty() {
             series.metrics.clone_from(&s.metrics);
@@ -292,7 +296,7 @@ impl Live {
     /// max([`SILENT_STEPS`] × the typical step time, `floor_ns`).
     pub fn silence_limit_ns(&self, floor_ns: Ns) -> Ns {
         self.median_step_ns()
-            .map_or(floor_ns, |m| (m * SILENT_STEPS).max(floor_ns))
+            .map_or(floor_ns, |m| m.saturating_mul(SILENT_STEPS).max(floor_ns))
     }
 
     /// Whether the last event seen is the job ending.
@@ -350,7 +354,8 @@ fn explain(p: &phases::Phases, key: (usize, Option<u32>, &'static str), alerts: 
 fn derived(last: Option<(u64, Option<Ns>)>, n: u64, at: Option<Ns>) -> Option<Ns> {
     let (m, prev) = last?;
     let dt = at? - prev?;
-    (n > m && dt > 0).then(|| dt / (n - m) as Ns)
+    let steps = Ns::try_from(n.checked_sub(m)?).ok()?;
+    (steps > 0 && dt > 0).then(|| dt / steps)
 }
 
 #[cfg(test)]
@@ -380,6 +385,27 @@ mod tests {
         }
         l.finish();
         l.alerts
+    }
+
+    #[test]
+    fn times_no_step_takes_are_not_judged_and_huge_step_gaps_saturate() {
+        // 13-day-plus and negative "step times" are no step's: not judged, no alert. A jump of
+        // 2^62 step numbers covers that many steps: goodput's sums saturate, never overflow.
+        let mut t: Vec<(u64, i64)> = (1..=12).map(|s| (s, 100)).collect();
+        t.push((13, i64::MAX / 1_000_000));
+        t.push((14, -5));
+        t.extend([(1 << 62, 900), ((1 << 62) + 1, 100)]);
+        let mut l = Live::default();
+        for &(s, ms) in &t {
+            l.add(0, &rec(s, ms));
+        }
+        l.finish();
+        assert_eq!(
+            l.counts.timed_steps, 14,
+            "two of sixteen had no step's time"
+        );
+        let share = l.series.values().next().unwrap().goodput.share().unwrap();
+        assert!((0.0..=1.0).contains(&share), "{share}");
     }
 
     #[test]

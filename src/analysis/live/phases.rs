@@ -112,7 +112,9 @@ impl Phases {
                 outside.sort_unstable();
                 let median_ns = median_sorted(&outside);
                 let grew = ns - median_ns;
-                (grew > 0 && grew * EXPLAINS.1 >= excess * EXPLAINS.0).then(|| PhaseGrowth {
+                let explains = i128::from(grew) * i128::from(EXPLAINS.1)
+                    >= i128::from(excess) * i128::from(EXPLAINS.0);
+                (grew > 0 && explains).then(|| PhaseGrowth {
                     name: name.clone(),
                     ns,
                     median_ns,

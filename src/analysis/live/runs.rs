@@ -44,7 +44,9 @@ pub(super) fn judge(
     rank: Option<u32>,
     events: &VecDeque<(EventKind, Option<u64>)>,
 ) -> Vec<Alert> {
-    s.goodput.step_ns += p.ns * p.covers as Ns;
+    let covered =
+        p.ns.saturating_mul(Ns::try_from(p.covers).unwrap_or(Ns::MAX));
+    s.goodput.step_ns = s.goodput.step_ns.saturating_add(covered);
     if s.baseline.len() < MIN_BASELINE && s.run.is_empty() {
         s.history.push(p.step, p.ns, false);
         s.baseline.push(p.ns);

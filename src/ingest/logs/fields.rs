@@ -119,7 +119,10 @@ pub fn duration(v: &str, scale: i32) -> Option<Ns> {
     if t.is_empty() || t.starts_with('-') || t.contains(',') {
         return None;
     }
-    unit_text_to_ns(t.as_bytes(), scale).ok()
+    // A step, phase or call longer than 13 days is no time a log means (`1e300 ms`).
+    unit_text_to_ns(t.as_bytes(), scale)
+        .ok()
+        .filter(|&d| d <= crate::time::MAX_RANK_EXTENT_NS)
 }
 
 /// The first `YYYY-MM-DD HH:MM:SS[,.]frac` (or `YYYY/MM/DD`, or a `T` separator) in `text`,
