@@ -42,7 +42,7 @@ impl Clock {
         let i = self.marks.partition_point(|&(t, _)| t < at);
         match self.marks.get(i) {
             Some(&(_, step)) => Some(step),
-            None => self.marks.back().map(|&(_, s)| s + 1),
+            None => self.marks.back().map(|&(_, s)| s.saturating_add(1)),
         }
     }
 }

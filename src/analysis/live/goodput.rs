@@ -51,7 +51,7 @@ impl Goodput {
 pub fn near(events: &VecDeque<(EventKind, Option<u64>)>, lo: u64, hi: u64) -> Vec<EventKind> {
     let mut out: Vec<EventKind> = events
         .iter()
-        .filter(|(_, at)| at.is_some_and(|a| a + 1 >= lo && a <= hi))
+        .filter(|(_, at)| at.is_some_and(|a| a.saturating_add(1) >= lo && a <= hi))
         .map(|e| e.0)
         .collect();
     out.dedup();

@@ -114,8 +114,8 @@ pub fn grid(rows: &[&[Bucket]], columns: usize) -> Vec<Vec<Option<Ns>>> {
     let (Some(lo), Some(hi)) = (lo, hi) else {
         return rows.iter().map(|_| vec![None; columns]).collect();
     };
-    let span = hi - lo + 1;
-    let col = |step: u64| ((step - lo) as u128 * columns as u128 / span as u128) as usize;
+    let span = u128::from(hi.saturating_sub(lo)) + 1;
+    let col = |step: u64| (u128::from(step.saturating_sub(lo)) * columns as u128 / span) as usize;
     rows.iter()
         .map(|r| {
             let mut cells: Vec<Option<Ns>> = vec![None; columns];

@@ -170,7 +170,7 @@ impl Live {
         self.counts.records += 1;
         match &r.said {
             Said::Step(s) => self.step((source, r.rank, r.format), s),
-            Said::Event { event, step } => self.event(source, r.rank, *event, *step),
+            Said::Event { event, step } => self.event(source, r.rank, *event, step_number(*step)),
             Said::Straggler { extremes } => self.straggler(extremes),
             Said::SlowRanks { ranks } => ranks.iter().flat_map(|&x| self.slow_rank(x)).collect(),
             Said::Device(sample) => self.device(source, sample),
@@ -210,14 +210,15 @@ impl Live {
         let mut out = Vec::new();
         let series = self.series.entry(key).or_default();
         // A step number that goes back is a restart: the series starts again, start-up first.
-        if let (Some(n), Some((last, _))) = (s.step, series.last) {
+        let numbered = step_number(s.step);
+        if let (Some(n), Some((last, _))) = (numbered, series.last) {
             if n <= last {
                 out.extend(close_run(series, rank, &self.events));
                 *series = Series::default();
                 self.events.push_back((EventKind::Restart, Some(n)));
             }
         }
-        let n = s.step.unwrap_or(series.last.map_or(0, |l| l.0 + 1));
+        let n = numbered.unwrap_or(series.last.map_or(0, |l| l.0 + 1));
         // Only a time in the range a step can take is judged (a log can print anything).
         let time = s
             .time_ns
@@ -351,6 +352,16 @@ fn explain(p: &phases::Phases, key: (usize, Option<u32>, &'static str), alerts: 
 }
 
 /// A step time from the timestamps of two step lines: elapsed / steps between them.
+/// The most steps a log can number: 2^48 (a step a microsecond for nine years). A larger
+/// number is no step's, read as none (then the step after the last one seen), so that step
+/// arithmetic never overflows.
+pub const MAX_STEP: u64 = 1 << 48;
+
+/// A step number a log printed, when it can be one.
+fn step_number(n: Option<u64>) -> Option<u64> {
+    n.filter(|&n| n <= MAX_STEP)
+}
+
 fn derived(last: Option<(u64, Option<Ns>)>, n: u64, at: Option<Ns>) -> Option<Ns> {
     let (m, prev) = last?;
     let dt = at? - prev?;
@@ -390,19 +401,20 @@ mod tests {
     #[test]
     fn times_no_step_takes_are_not_judged_and_huge_step_gaps_saturate() {
         // 13-day-plus and negative "step times" are no step's: not judged, no alert. A jump of
-        // 2^62 step numbers covers that many steps: goodput's sums saturate, never overflow.
+        // 2^48 step numbers covers that many steps: goodput's sums saturate, never overflow;
+        // numbers past 2^48 are none (the step after the last).
         let mut t: Vec<(u64, i64)> = (1..=12).map(|s| (s, 100)).collect();
         t.push((13, i64::MAX / 1_000_000));
         t.push((14, -5));
-        t.extend([(1 << 62, 900), ((1 << 62) + 1, 100)]);
+        t.extend([(MAX_STEP, 900), (MAX_STEP + 1, 100), (u64::MAX, 100)]);
         let mut l = Live::default();
         for &(s, ms) in &t {
             l.add(0, &rec(s, ms));
         }
         l.finish();
         assert_eq!(
-            l.counts.timed_steps, 14,
-            "two of sixteen had no step's time"
+            l.counts.timed_steps, 15,
+            "two of seventeen had no step's time"
         );
         let share = l.series.values().next().unwrap().goodput.share().unwrap();
         assert!((0.0..=1.0).contains(&share), "{share}");

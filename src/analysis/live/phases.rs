@@ -91,7 +91,7 @@ impl Phases {
             return Vec::new();
         };
         // A breakdown printed before its step's record is tagged with the record before.
-        let during = (a - 1)..=b;
+        let during = a.saturating_sub(1)..=b;
         let mut out: Vec<PhaseGrowth> = log
             .seen
             .iter()
