@@ -33,8 +33,8 @@ pub fn trace(data: &[u8]) -> bool {
 /// One trace through serde_json alone and through the fast scanner: both must load the same
 /// events or both refuse (the fast path only ever gives up to serde). The one leniency the
 /// fast path is allowed (it skips what it does not read structurally, unvalidated: a
-/// malformed value or invalid UTF-8 under a key it ignores) shows only on text that is not
-/// JSON at all.
+/// malformed value or invalid UTF-8 under a key it ignores, a key repeated in an event it
+/// only counts) shows only on text that is not JSON as serde reads a struct ([`is_json`]).
 pub fn trace_serde(data: &[u8]) -> bool {
     let serde = session(vec![data.to_vec()], JsonEvents::SerdeOnly);
     let fast = session(vec![data.to_vec()], JsonEvents::Fast);
@@ -227,11 +227,68 @@ pub fn snapshot(data: &[u8]) -> bool {
     true
 }
 
-/// Whether `data` is JSON text: UTF-8 (serde_json skips the strings of ignored values
-/// without checking it) and well formed.
+/// Whether `data` is JSON text as serde reads a struct: UTF-8 (serde_json skips the strings
+/// of ignored values without checking it), well formed, and no object repeating a key
+/// (a struct refuses a duplicate field; the fast path skips the rest of an event it only
+/// counts, a flow or a counter, and never sees it).
 fn is_json(data: &[u8]) -> bool {
+    use serde::Deserializer;
     std::str::from_utf8(data).is_ok()
-        && serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok()
+        && serde_json::Deserializer::from_slice(data)
+            .deserialize_any(UniqueKeys)
+            .is_ok()
+}
+
+/// A JSON value whose objects never repeat a key.
+struct UniqueKeys;
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON without repeated keys")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        while a.next_element_seed(UniqueKeysSeed)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let mut keys = std::collections::HashSet::new();
+        while let Some(k) = a.next_key::<String>()? {
+            if !keys.insert(k) {
+                return Err(serde::de::Error::custom("a repeated key"));
+            }
+            a.next_value_seed(UniqueKeysSeed)?;
+        }
+        Ok(())
+    }
+}
+
+/// [`UniqueKeys`] for nested values.
+struct UniqueKeysSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for UniqueKeysSeed {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(UniqueKeys)
+    }
 }
 
 /// `data` cut at [`SEPARATOR`] into at most [`MAX_PARTS`] parts.
