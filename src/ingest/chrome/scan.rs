@@ -298,8 +298,9 @@ pub(super) fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 #[inline]
 pub(super) fn link_id(b: &[u8], i: usize) -> Option<(Option<u64>, usize)> {
     if b.get(i) == Some(&b'-') {
-        let (_, e) = digits(b, i + 1)?;
-        return Some((None, e));
+        let (v, e) = digits(b, i + 1)?;
+        // `-0` is a float to serde_json (negative zero): it decides.
+        return (v != Some(0)).then_some((None, e));
     }
     // Overflow (beyond u64) gives up: the serde path words that error precisely.
     let (v, e) = digits(b, i)?;
@@ -331,7 +332,9 @@ pub(super) fn id(b: &[u8], i: usize) -> Option<(Id<'_>, usize)> {
         }
         b'-' => {
             let (v, e) = digits(b, i + 1)?;
-            Some((Id::Int(-i64::try_from(v?).ok()?), e))
+            // `-0` is a float to serde_json (negative zero): it decides.
+            let v = v.filter(|&v| v != 0)?;
+            Some((Id::Int(-i64::try_from(v).ok()?), e))
         }
         _ => {
             let (v, e) = digits(b, i)?;
@@ -417,6 +420,10 @@ mod tests {
             assert!(serde_json::from_str::<f64>(bad).is_err(), "{bad}");
         }
         assert_eq!(digits(b"099,", 0), None);
+        // Negative zero is serde_json's to read (a float): the fast path gives up.
+        assert!(id(b"-0,", 0).is_none() && link_id(b"-0,", 0).is_none());
+        assert_eq!(link_id(b"-1,", 0), Some((None, 2)));
+        assert!(matches!(id(b"-7,", 0), Some((Id::Int(-7), 2))));
         assert_eq!(digits(b"0,", 0), Some((Some(0), 1)));
         assert!(num(b"099,", 0).is_none() && num(b".5,", 0).is_none());
     }
