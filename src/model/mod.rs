@@ -6,6 +6,7 @@ mod event;
 mod ids;
 mod interner;
 mod lane;
+pub mod live;
 mod profiler;
 mod role;
 mod task;

@@ -11,8 +11,15 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Lines of context kept per source (and attached to each alert).
+/// Lines of context attached to each alert: around the line of its first step.
 pub const CONTEXT: usize = 12;
+/// Lines kept per source to find an alert's context in (alerts of closed runs are told some
+/// steps after them: `analysis::live` holds them for a regime change to absorb).
+pub const HISTORY: usize = 256;
+/// Bytes of a kept line (a context line is one screen row; memory stays bounded).
+pub const LINE_KEPT: usize = 512;
+/// Step records whose line numbers are kept per source.
+pub const STEPS_KEPT: usize = 128;
 /// Alerts whose context lines are kept (the newest).
 pub const KEPT: usize = 200;
 
@@ -34,6 +41,8 @@ pub struct Source {
     table: logs::monitors::Table,
     /// Its last lines, numbered (the context of its alerts).
     pub recent: VecDeque<(u64, String)>,
+    /// The line numbers of its last step records, by step number.
+    step_lines: VecDeque<(u64, u64)>,
     /// Lines read from it.
     pub lines: u64,
     /// The line being read (its buffer reused line after line).
@@ -55,7 +64,8 @@ impl Source {
             ranks: Default::default(),
             alerted: false,
             table: Default::default(),
-            recent: VecDeque::with_capacity(CONTEXT),
+            recent: VecDeque::with_capacity(HISTORY),
+            step_lines: VecDeque::with_capacity(STEPS_KEPT),
             lines: 0,
             line: Line::default(),
             fragments: Default::default(),
@@ -66,6 +76,25 @@ impl Source {
     pub fn silent(&self) -> bool {
         self.alerted
     }
+
+    /// The context of an alert about `steps`: [`CONTEXT`] lines from a few before the line
+    /// of its first step, or its last lines when that line is no longer kept.
+    fn context(&self, steps: &[u64]) -> Vec<(u64, String)> {
+        let at = steps.first().and_then(|first| {
+            let line = self.step_lines.iter().rev().find(|x| x.0 == *first)?.1;
+            self.recent.iter().position(|x| x.0 == line)
+        });
+        let start = match at {
+            Some(i) => i.saturating_sub(CONTEXT / 2),
+            None => self.recent.len().saturating_sub(CONTEXT),
+        };
+        self.recent
+            .iter()
+            .skip(start)
+            .take(CONTEXT)
+            .cloned()
+            .collect()
+    }
 }
 
 /// An alert with the lines of its source that led to it.
@@ -75,7 +104,7 @@ pub struct Raised {
     pub alert: Alert,
     /// The source's label.
     pub source: String,
-    /// Its last lines when the alert was raised, numbered.
+    /// Its lines around the alert's first step (or its last lines), numbered.
     pub lines: Vec<(u64, String)>,
 }
 
@@ -181,6 +210,13 @@ impl Engine {
         sink: &mut impl FnMut(&str, &Record, &[Alert]),
     ) {
         for rec in records {
+            if let Said::Step(crate::model::live::Step { step: Some(n), .. }) = &rec.said {
+                let src = &mut self.sources[i];
+                if src.step_lines.len() == STEPS_KEPT {
+                    src.step_lines.pop_front();
+                }
+                src.step_lines.push_back((*n, src.lines));
+            }
             let alerts = self.live.add(i, &rec);
             if !alerts.is_empty() {
                 self.remember(i, &alerts);
@@ -196,7 +232,7 @@ impl Engine {
             self.raised.push_back(Raised {
                 alert: a.clone(),
                 source: src.label.clone(),
-                lines: src.recent.iter().cloned().collect(),
+                lines: src.context(&a.steps),
             });
             if self.raised.len() > KEPT {
                 self.raised.pop_front();
@@ -262,12 +298,13 @@ fn recognise(
         Some(last) => last.clone_from(&l.text),
         None => src.last = Some(l.text.clone()),
     }
-    let mut slot = if src.recent.len() == CONTEXT {
+    let mut slot = if src.recent.len() == HISTORY {
         src.recent.pop_front().map(|x| x.1).unwrap_or_default()
     } else {
         String::new()
     };
-    slot.clone_from(&l.text);
+    slot.clear();
+    slot.push_str(crate::ingest::logs::fields::head(&l.text, LINE_KEPT));
     src.recent.push_back((src.lines, slot));
     l.rank = l.rank.or(src.file_rank);
     let alone = logs::recognise(l, only, &mut src.table);

@@ -4,6 +4,7 @@
 use crate::analysis::live::job::{Job, MfuFrom};
 use crate::analysis::live::{Alert, Live};
 use crate::format::human;
+use crate::model::live::Provenance;
 
 /// The end-of-input summary: counts, then each alert in one line.
 pub fn summary(l: &Live, notes: &[String]) -> String {
@@ -222,12 +223,41 @@ fn slow_steps_line(a: &Alert, who: &str) -> String {
     )
 }
 
+/// Where a series' step times come from, in words (docs/metrics.md "Step time evidence").
+pub fn evidence_words(e: Provenance) -> &'static str {
+    match e {
+        Provenance::PerStep => "the printed step time",
+        Provenance::WindowAverage => "the printed mean over each logging window",
+        Provenance::Cumulative => "the deltas of the printed cumulative timer",
+        Provenance::FromTimestamps => "the deltas of the line timestamps",
+        Provenance::RunningAverage => "a printed running average, which hides slow steps",
+    }
+}
+
+/// A printed figure to seven significant digits, without trailing zeros
+/// (`1390.0635392634388` → `1390.064`, `1806.288` as printed).
+fn significant(v: f64) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return v.to_string();
+    }
+    let digits = 6 - v.abs().log10().floor() as i32;
+    let text = format!("{:.*}", digits.clamp(0, 9) as usize, v);
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 /// The main series' pace: median step, goodput and where the rest went, the last printed
 /// throughput figures.
 pub fn pace_line(m: &crate::analysis::live::SeriesView, job: &Job) -> String {
     let mut s = format!("  pace ({})", m.label());
     if let Some((median, _)) = m.limits {
         s.push_str(&format!(": median step {}", human(median)));
+    }
+    if let Some(e) = m.evidence {
+        s.push_str(&format!(" (step time from {})", evidence_words(e)));
     }
     if let Some(g) = m.goodput.share() {
         let pct = |ns: i64| 100.0 * ns as f64 / m.goodput.step_ns.max(1) as f64;
@@ -242,7 +272,7 @@ pub fn pace_line(m: &crate::analysis::live::SeriesView, job: &Job) -> String {
         .metrics
         .iter()
         .filter(|(k, _)| THROUGHPUT.contains(k))
-        .map(|(k, v)| format!("{k} {v}"))
+        .map(|(k, v)| format!("{k} {}", significant(*v)))
         .collect();
     if !printed.is_empty() {
         s.push_str(&format!("; last printed {}", printed.join(", ")));

@@ -1,7 +1,7 @@
 //! What the live analysis tells: alerts, one per pattern (a run of slow steps, a slow rank,
 //! a silent source, a device condition), with typed evidence.
 
-use crate::ingest::logs::EventKind;
+use crate::model::live::EventKind;
 use crate::time::Ns;
 use serde::Serialize;
 
@@ -28,11 +28,12 @@ pub enum Pattern {
         /// not hung.
         ended: bool,
     },
-    /// A sustained shift of the step time: the baseline moved from one median to another.
+    /// A sustained shift of the step time: eight slow steps in a row (from the baseline
+    /// median to the run's median) or a level shift (interquartile means, `live/runs.rs`).
     RegimeChange {
-        /// The median before.
+        /// The typical step time before.
         from_ns: Ns,
-        /// The median of the slow run.
+        /// The typical step time after.
         to_ns: Ns,
     },
     /// A device that was busy sits idle with its memory still allocated.

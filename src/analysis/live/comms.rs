@@ -5,7 +5,7 @@
 //! transfer but waiting — for the slowest rank to arrive (skew) or on launch latency.
 //! Barriers are waiting by design and are not judged.
 
-use crate::ingest::logs::CommRow;
+use crate::model::live::CommRow;
 use crate::time::Ns;
 use std::collections::BTreeSet;
 

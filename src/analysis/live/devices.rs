@@ -13,7 +13,7 @@
 //! Each needs [`SUSTAIN`] consecutive samples, so one slow poll is not a finding.
 
 use super::{Alert, Pattern};
-use crate::ingest::logs::Sample;
+use crate::model::live::Sample;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -3,7 +3,7 @@
 //! rank, phases) and DeepSpeed's comms rows.
 
 use super::{Alert, Live, MAX_DEVICE_STEPS, Pattern, STRAGGLER_SPREAD};
-use crate::ingest::logs::{CommRow, EventKind, Extreme, Sample, TimerRow};
+use crate::model::live::{CommRow, EventKind, Extreme, Sample, TimerRow};
 use crate::time::Ns;
 
 impl Live {
@@ -20,7 +20,7 @@ impl Live {
                 .series
                 .iter()
                 .filter(|(k, _)| k.0 == source && k.1 == rank);
-            last.filter_map(|(_, s)| s.last.map(|l| l.0)).max()
+            last.filter_map(|(_, s)| s.last.map(|l| l.step)).max()
         });
         self.events.push_back((event, at));
         if self.events.len() > 256 {

@@ -4,7 +4,7 @@
 //! Window averages count for every step they cover, so a Megatron line every 10 iterations
 //! weighs 10 steps.
 
-use crate::ingest::logs::EventKind;
+use crate::model::live::EventKind;
 use crate::time::Ns;
 use serde::Serialize;
 use std::collections::VecDeque;

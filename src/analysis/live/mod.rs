@@ -10,20 +10,22 @@ mod baseline;
 pub mod clock;
 pub mod comms;
 pub mod devices;
+pub mod evidence;
 mod feeds;
 pub mod goodput;
 pub mod history;
 pub mod job;
+mod periods;
 pub mod phases;
 mod runs;
 mod timers;
 
-use crate::ingest::logs::{EventKind, Record, Said, Step};
+use crate::model::live::{EventKind, Provenance, Record, Said, Step};
 use crate::time::Ns;
 pub use alert::{Alert, Pattern, group};
 use baseline::Baseline;
 pub use runs::MIN_SETTLE;
-use runs::{close_run, judge, settle};
+use runs::{close_run, judge, release, settle};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -61,6 +63,9 @@ pub struct Counts {
     pub alerts: u64,
     /// Step records with a time.
     pub timed_steps: u64,
+    /// Step records repeating the step just seen in their series (one line printed by
+    /// every rank, without a prefix to tell them apart): counted once.
+    pub repeats: u64,
 }
 
 /// One step time kept.
@@ -77,10 +82,9 @@ struct Point {
 struct Series {
     baseline: Baseline,
     seen: u64,
-    last: Option<(u64, Option<Ns>)>,
+    last: Option<evidence::Last>,
     run: Vec<Point>,
-    episodes: Vec<u64>,
-    period: Option<u64>,
+    periods: periods::Periods,
     /// Points seen before the baseline formed: judged once it has (or at the end).
     pending: Vec<Point>,
     /// Every judged step time, in bounded min/max buckets.
@@ -89,6 +93,12 @@ struct Series {
     goodput: goodput::Goodput,
     /// The last metrics printed with a step (throughput, MFU, loss …).
     metrics: Vec<(&'static str, f64)>,
+    /// The evidence the last step time came from.
+    evidence: Option<Provenance>,
+    /// The last judged points, for the level shift, each with whether the baseline took it.
+    recent: VecDeque<(Point, bool)>,
+    /// Closed runs' alerts waiting for a level shift to absorb them, with the step due.
+    held: VecDeque<(u64, Alert)>,
 }
 
 /// One series as the faces see it.
@@ -108,6 +118,8 @@ pub struct SeriesView<'a> {
     pub goodput: goodput::Goodput,
     /// The last metrics printed with a step.
     pub metrics: &'a [(&'static str, f64)],
+    /// The evidence its last step time came from.
+    pub evidence: Option<Provenance>,
 }
 
 impl SeriesView<'_> {
@@ -211,40 +223,51 @@ impl Live {
         let series = self.series.entry(key).or_default();
         // A step number that goes back is a restart: the series starts again, start-up first.
         let numbered = step_number(s.step);
-        if let (Some(n), Some((last, _))) = (numbered, series.last) {
-            if n <= last {
+        if let (Some(n), Some(last)) = (numbered, series.last) {
+            // The same step again is the same line printed by another rank (lines without a
+            // launcher prefix): counted once.
+            if n == last.step {
+                self.counts.repeats += 1;
+                return out;
+            }
+            if n < last.step {
+                out.extend(release(series, None));
                 out.extend(close_run(series, rank, &self.events));
                 *series = Series::default();
                 self.events.push_back((EventKind::Restart, Some(n)));
             }
         }
-        let n = numbered.unwrap_or(series.last.map_or(0, |l| l.0 + 1));
+        let n = numbered.unwrap_or(series.last.map_or(0, |l| l.step + 1));
         // Only a time in the range a step can take is judged (a log can print anything).
-        let time = s
-            .time_ns
-            .or_else(|| derived(series.last, n, s.at_ns))
-            .filter(|t| (0..=crate::time::MAX_RANK_EXTENT_NS).contains(t));
-        let covers = series.last.map_or(1, |l| n.saturating_sub(l.0).max(1));
+        let time = evidence::step_time(series.last, n, s)
+            .filter(|t| (0..=crate::time::MAX_RANK_EXTENT_NS).contains(&t.0));
+        let covers = series.last.map_or(1, |l| n.saturating_sub(l.step).max(1));
         if !s.metrics.is_empty() {
             series.metrics.clone_from(&s.metrics);
         }
-        series.last = Some((n, s.at_ns));
+        series.last = Some(evidence::Last {
+            step: n,
+            at_ns: s.at_ns,
+            cumulative_ns: s.cumulative_ns,
+        });
         series.seen += 1;
         self.phases.step(key.0, key.2, n);
         if let Some(at) = s.at_ns {
             self.clock.mark(key.2, at, n);
         }
-        let Some(ns) = time else {
+        let Some((ns, from)) = time else {
             explain(&self.phases, key, &mut out);
             self.keep(&out);
             return out;
         };
         self.counts.timed_steps += 1;
-        if s.time_ns.is_some() {
+        let printed = from != Provenance::FromTimestamps;
+        if printed {
             self.printed.insert(who);
         }
+        series.evidence = Some(from);
         // The first record is start-up (initialisation, compilation): never slow, no baseline.
-        let judged = series.seen > 1 && (s.time_ns.is_some() || !self.printed.contains(&who));
+        let judged = series.seen > 1 && (printed || !self.printed.contains(&who));
         if judged {
             out.extend(judge(
                 series,
@@ -272,6 +295,7 @@ impl Live {
             limits: s.baseline.limits(),
             goodput: s.goodput,
             metrics: &s.metrics,
+            evidence: s.evidence,
         })
     }
 
@@ -325,7 +349,7 @@ impl Live {
     pub fn finish(&mut self) -> Vec<(usize, Alert)> {
         let mut out = Vec::new();
         for (&key, s) in self.series.iter_mut() {
-            let mut mine = Vec::new();
+            let mut mine = release(s, None);
             if s.pending.len() >= MIN_SETTLE {
                 mine.extend(settle(s, key.1, &self.events));
             }
@@ -351,7 +375,6 @@ fn explain(p: &phases::Phases, key: (usize, Option<u32>, &'static str), alerts: 
     }
 }
 
-/// A step time from the timestamps of two step lines: elapsed / steps between them.
 /// The most steps a log can number: 2^48 (a step a microsecond for nine years). A larger
 /// number is no step's, read as none (then the step after the last one seen), so that step
 /// arithmetic never overflows.
@@ -362,17 +385,10 @@ fn step_number(n: Option<u64>) -> Option<u64> {
     n.filter(|&n| n <= MAX_STEP)
 }
 
-fn derived(last: Option<(u64, Option<Ns>)>, n: u64, at: Option<Ns>) -> Option<Ns> {
-    let (m, prev) = last?;
-    let dt = at? - prev?;
-    let steps = Ns::try_from(n.checked_sub(m)?).ok()?;
-    (steps > 0 && dt > 0).then(|| dt / steps)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::logs::Provenance;
+    use crate::model::live::Provenance;
 
     fn rec(step: u64, ms: i64) -> Record {
         Record {
@@ -383,6 +399,7 @@ mod tests {
                 of: None,
                 time_ns: Some(ms * 1_000_000),
                 provenance: Provenance::PerStep,
+                cumulative_ns: None,
                 at_ns: None,
                 metrics: Vec::new(),
             }),
@@ -481,6 +498,44 @@ mod tests {
     }
 
     #[test]
+    fn an_alternating_series_that_steps_up_is_one_regime_change() {
+        // 100/60 ms on odd/even steps, then 200/120 from step 41: the alternation is no slow
+        // step; the step up is one regime change (level 80 → 160 ms), no one-offs before it.
+        let t: Vec<_> = (1..=100)
+            .map(|s| {
+                let base = if s % 2 == 1 { 100 } else { 60 };
+                (s, if s > 40 { 2 * base } else { base })
+            })
+            .collect();
+        let a = run(&t);
+        assert_eq!(a.len(), 1, "{a:?}");
+        let Pattern::RegimeChange { from_ns, to_ns } = a[0].pattern else {
+            panic!("{a:?}");
+        };
+        // The baseline before the window is mostly 100/60 pairs (its interquartile mean
+        // within them); the later half of the window is all 200/120.
+        assert!((75_000_000..=85_000_000).contains(&from_ns), "{from_ns}");
+        assert_eq!(to_ns, 160_000_000);
+        assert!(a[0].steps.contains(&41), "{:?}", a[0].steps);
+    }
+
+    #[test]
+    fn the_same_step_again_is_counted_once_and_is_no_restart() {
+        // Every rank prints step N (the times differ in the last digit); step 8 is slow.
+        let mut l = Live::default();
+        for s in 1..=12 {
+            for ms in [100, 101, 100] {
+                l.add(0, &rec(s, if s == 8 { 3 * ms } else { ms }));
+            }
+        }
+        l.finish();
+        assert_eq!(l.counts.repeats, 24);
+        assert!(!l.events().any(|e| e.0 == EventKind::Restart));
+        assert_eq!(l.alerts.len(), 1, "{:?}", l.alerts);
+        assert_eq!(l.alerts[0].steps, [8]);
+    }
+
+    #[test]
     fn a_step_number_going_back_is_a_restart_whose_first_step_is_start_up() {
         let mut t: Vec<_> = (1..=8).map(|s| (s, 100)).collect();
         t.push((1, 5_000));
@@ -502,6 +557,7 @@ mod tests {
                         of: None,
                         time_ns: None,
                         provenance: Provenance::FromTimestamps,
+                        cumulative_ns: None,
                         at_ns: Some(at * 1_000_000),
                         metrics: Vec::new(),
                     }),

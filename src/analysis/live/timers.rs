@@ -5,7 +5,7 @@
 //! spread beyond [`super::STRAGGLER_SPREAD`] of the step's `forward-backward` time says ranks
 //! differ, and plainly that the layout cannot say which. The `max` layout tells neither.
 
-use crate::ingest::logs::TimerRow;
+use crate::model::live::TimerRow;
 use crate::time::Ns;
 use std::collections::BTreeMap;
 

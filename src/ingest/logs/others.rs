@@ -145,16 +145,33 @@ pub fn nanogpt(text: &str) -> Option<Said> {
         }
         return Some(Said::Step(s));
     }
+    modded(text)
+}
+
+/// modded-nanoGPT: `step:250/1390 train_time:8061ms step_avg:32.25ms` — `train_time` is
+/// cumulative (the step time is its delta), `step_avg` a running mean (read only without
+/// it); `step:250/1390 val_loss:4.4779 train_time:…` is the validation at step 250.
+fn modded(text: &str) -> Option<Said> {
     let i = text.find("step_avg:")?;
     let j = text.find("step:")?;
     let (n, of) = text[j + 5..].split_whitespace().next()?.split_once('/')?;
+    let n: u64 = n.parse().ok()?;
+    if text.contains("val_loss:") {
+        return Some(Said::Event {
+            event: EventKind::Eval,
+            step: Some(n),
+        });
+    }
     let mut s = Step::at(
-        Some(n.parse().ok()?),
+        Some(n),
         duration(&text[i + 9..], 6),
-        Provenance::WindowAverage,
+        Provenance::RunningAverage,
         text,
     );
     s.of = of.parse().ok();
+    s.cumulative_ns = text
+        .find("train_time:")
+        .and_then(|k| duration(&text[k + 11..], 6));
     Some(Said::Step(s))
 }
 

@@ -1,0 +1,129 @@
+//! `stepscope watch` on whole real training runs (`../shared/traces/logs`): the records a
+//! careful reader counts in each file, the step times from the best evidence the lines give,
+//! and the patterns in the slow steps — one alert per pattern, derived by hand from the files.
+
+mod common;
+
+use common::replay::{log, of_type, replay};
+use common::shared;
+use serde_json::Value;
+
+/// The slow-step alerts as (pattern, first step, last step).
+fn slow_steps(v: &[Value]) -> Vec<(String, u64, u64)> {
+    of_type(v, "alert")
+        .into_iter()
+        .filter(|a| a["rule"] == "slow_steps")
+        .map(|a| {
+            let steps = a["steps"].as_array().unwrap();
+            let pattern = match a["pattern"].as_str().unwrap() {
+                "periodic" => format!("periodic {}", a["period"]),
+                p => p.to_string(),
+            };
+            (
+                pattern,
+                steps[0].as_u64().unwrap(),
+                steps[steps.len() - 1].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Records of `kind` (and `event`, for events).
+fn count(v: &[Value], kind: &str, event: Option<&str>) -> usize {
+    of_type(v, "record")
+        .into_iter()
+        .filter(|r| r["kind"] == kind && event.is_none_or(|e| r["event"] == e))
+        .count()
+}
+
+#[test]
+fn modded_nanogpt_step_times_are_the_deltas_of_train_time_and_its_schedule_is_three_regimes() {
+    let Some(s) = shared() else { return };
+    let v = replay(&log(
+        &s,
+        "modded-nanogpt/track2_medium_4740steps_batch_schedule.log",
+    ));
+    // `step:N/4740 train_time:…` for N = 1..4740 (the echoed source's f-strings are not
+    // lines that start with `step:`), and `step:N/4740 val_loss:…` at 0, 250, …, 4750 → 4740:
+    // 20 evaluations.
+    assert_eq!(count(&v, "step", None), 4740);
+    assert_eq!(count(&v, "event", Some("eval")), 20);
+    let first = of_type(&v, "record")
+        .into_iter()
+        .find(|r| r["kind"] == "step")
+        .unwrap()
+        .clone();
+    assert_eq!(first["provenance"], "running_average");
+    // `step:1/4740 train_time:90ms step_avg:89.94ms`.
+    assert_eq!(first["cumulative_ns"], 90_000_000);
+    assert_eq!(first["time_ns"], 89_940_000);
+    // The deltas of train_time alternate (85/58 ms, even/odd steps) and step up at three
+    // batch-schedule boundaries: the first step at the new level is 394 (157 ms, then 99,
+    // 159 …), 786 (236, 142 …) and 1178 (315, 177 …). Each is one regime change over the 16
+    // steps where the level moved; the alternation itself is the run's shape, never slow.
+    let got = slow_steps(&v);
+    assert_eq!(got.len(), 3, "{got:?}");
+    for ((pattern, a, z), boundary) in got.iter().zip([394, 786, 1178]) {
+        assert_eq!(pattern, "regime_change");
+        assert!(*a <= boundary && boundary <= *z, "{a}..{z} vs {boundary}");
+    }
+}
+
+#[test]
+fn modded_nanogpt_short_track_slows_after_each_evaluation_and_twice_for_good() {
+    let Some(s) = shared() else { return };
+    let v = replay(&log(
+        &s,
+        "modded-nanogpt/track1_fp8down_baseline_1390steps.log",
+    ));
+    assert_eq!(count(&v, "step", None), 1390);
+    assert_eq!(count(&v, "event", Some("eval")), 7);
+    // The step after each validation (every 250 steps) takes 1.3–1.8× (251: 8118 − 8061 = 57
+    // ms against ~32): a one-off at 251 and 501, periodic from 751 on; the step time rises for
+    // good at 462 (32 → 58 ms) and 922 (58 → 84 ms).
+    let got = slow_steps(&v);
+    let want: Vec<(String, u64, u64)> = [
+        ("one_off", 251, 251),
+        ("regime_change", 462, 469),
+        ("one_off", 501, 501),
+        ("periodic 250", 751, 751),
+        ("regime_change", 922, 929),
+    ]
+    .iter()
+    .map(|(p, a, z)| (p.to_string(), *a, *z))
+    .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn pythia_stalls_every_128_iterations_one_pattern() {
+    let Some(s) = shared() else { return };
+    let v = replay(&log(&s, "gpt-neox/pythia70m_512step_slurm.out"));
+    assert_eq!(count(&v, "step", None), 512);
+    // Iterations 129, 257 and 385 take ~14 s against ~0.6–0.8 s (forward +5 s): the third is
+    // the period of 128 (the 2 s stall at iteration 2, 127 steps before 129, is no episode
+    // of it: 7× smaller). Between them, 298–305 is the step time rising for good (0.6 →
+    // 0.8 s) and 323, 352, 469 are ~1 s one-offs.
+    let got = slow_steps(&v);
+    let periodic: Vec<_> = got.iter().filter(|g| g.0.starts_with("periodic")).collect();
+    assert_eq!(
+        periodic,
+        [&("periodic 128".to_string(), 385, 385)],
+        "{got:?}"
+    );
+    assert_eq!(got.len(), 8, "{got:?}");
+}
+
+#[test]
+fn maskrcnn_blips_every_1200_to_1250_iterations_are_one_pattern() {
+    let Some(s) = shared() else { return };
+    let v = replay(&log(
+        &s,
+        "maskrcnn-benchmark/mlperf_v3.0_azure_maskrcnn_8xh100.log",
+    ));
+    // Logged every 50 iterations; the blips start at 1250, 2450, 3700, 4900, … (gaps of 1200
+    // and 1250): two bursts, then one periodic pattern that covers the other eleven.
+    let got = slow_steps(&v);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got[2].0, "periodic 1250");
+}
