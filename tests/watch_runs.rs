@@ -127,3 +127,26 @@ fn maskrcnn_blips_every_1200_to_1250_iterations_are_one_pattern() {
     assert_eq!(got.len(), 3, "{got:?}");
     assert_eq!(got[2].0, "periodic 1250");
 }
+
+#[test]
+fn deepspeed_chat_reads_every_micro_batch_and_a_steady_run_raises_nothing() {
+    let Some(s) = shared() else { return };
+    let v = replay(&log(&s, "deepspeed/dschat_step2_dpo_opt350m_2025.log"));
+    let of = |format: &str| {
+        of_type(&v, "record")
+            .into_iter()
+            .filter(|r| r["kind"] == "step" && r["format"] == format)
+            .count()
+    };
+    // 2,354 optimizer steps × 2 micro-batches: 4,708 `Model Parameters: … Latency: …` lines
+    // (per-step figures), and DeepSpeed's timer line every 10 global steps: 235.
+    assert_eq!(of("deepspeed-chat"), 4708);
+    assert_eq!(of("deepspeed"), 235);
+    // 20 `Overflow detected. Skipping step` (rank 0; each rank's `Grad overflow` repeats
+    // it), reward evaluation before and after the epoch.
+    assert_eq!(count(&v, "event", Some("skipped")), 20);
+    assert_eq!(count(&v, "event", Some("eval")), 2);
+    // Latencies alternate ~0.14 / ~0.54 s (gradient accumulation 2): the run's shape. A steady
+    // run: no slow steps.
+    assert_eq!(slow_steps(&v), []);
+}

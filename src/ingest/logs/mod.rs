@@ -5,6 +5,7 @@
 //! step, restart, exit), or a straggler report.
 
 mod comms;
+mod dschat;
 pub mod fields;
 pub mod line;
 mod megatron;
@@ -91,6 +92,10 @@ pub const RECOGNISERS: &[Recogniser] = &[
     Recogniser {
         name: "deepspeed",
         parse: Parse::Line(others::deepspeed),
+    },
+    Recogniser {
+        name: "deepspeed-chat",
+        parse: Parse::Line(dschat::throughput),
     },
     Recogniser {
         name: "nanogpt",

@@ -351,6 +351,12 @@ pub fn events(text: &str) -> Option<Said> {
         (EventKind::Exit, None)
     } else if lower.contains("resuming from checkpoint") || lower.contains("loading checkpoint") {
         (EventKind::Restart, at("iteration"))
+    } else if lower.contains("overflow detected. skipping step") {
+        // DeepSpeed's rank-0 line (each rank's `Grad overflow on iteration N` repeats it).
+        (EventKind::Skipped, None)
+    } else if lower.trim_start().starts_with("*****") && lower.contains("evaluat") {
+        // `***** Evaluating rewards, Epoch 1/1 *****`, `***** Running Evaluation *****`.
+        (EventKind::Eval, None)
     } else {
         return None;
     };
@@ -412,6 +418,22 @@ mod tests {
 
     #[test]
     fn events_and_reports() {
+        let event = |line| match events(line) {
+            Some(Said::Event { event, .. }) => Some(event),
+            _ => None,
+        };
+        // DeepSpeed-Chat's (dschat_step2_dpo_opt350m_2025.log).
+        assert_eq!(
+            event(
+                "[2025-01-02 15:47:32,713] [INFO] [logging.py:128:log_dist] [Rank 0] Overflow detected. Skipping step. Attempted loss scale: 65536, reducing to 32768.0"
+            ),
+            Some(EventKind::Skipped)
+        );
+        assert_eq!(
+            event("***** Evaluating rewards, Epoch 1/1 *****"),
+            Some(EventKind::Eval)
+        );
+        assert_eq!(event("Grad overflow on iteration 0"), None);
         assert_eq!(
             events("saving checkpoint at iteration     100 to /root/ckpt in torch_dist format"),
             Some(Said::Event {
