@@ -150,3 +150,32 @@ fn deepspeed_chat_reads_every_micro_batch_and_a_steady_run_raises_nothing() {
     // run: no slow steps.
     assert_eq!(slow_steps(&v), []);
 }
+
+#[test]
+fn pdsh_hosts_interleaved_are_series_of_their_own() {
+    use common::replay::{Launcher, interleave};
+    let Some(s) = shared() else { return };
+    let one = log(&s, "nanogpt/pr541_gpt2_124m_8xa100_resume.log");
+    let alone = slow_steps(&replay(&one));
+    // Eight hosts printing the same run line by line under `worker-N: `: each host is its own
+    // series with the alerts the run has alone (each naming its host), none from the steps
+    // of one host following another's.
+    let v = replay(&interleave(&[&one[..]; 8], Launcher::Pdsh, None));
+    let alerts: Vec<&Value> = of_type(&v, "alert")
+        .into_iter()
+        .filter(|a| a["rule"] == "slow_steps")
+        .collect();
+    assert_eq!(alerts.len(), 8 * alone.len(), "{alerts:?}");
+    for h in 0..8 {
+        let host = format!("worker-{h}");
+        let mine = alerts
+            .iter()
+            .filter(|a| a["hosts"][0] == host.as_str())
+            .count();
+        assert_eq!(mine, alone.len(), "{host}");
+    }
+    assert_eq!(
+        count(&v, "step", None),
+        8 * count(&replay(&one), "step", None)
+    );
+}

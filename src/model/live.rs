@@ -214,6 +214,10 @@ pub struct Record {
     pub format: &'static str,
     /// The rank from a launcher prefix.
     pub rank: Option<u32>,
+    /// The host from a launcher prefix (pdsh, DeepSpeed `worker-3: `), when the line names
+    /// no rank: hosts interleaved in one stream are kept apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// What it says.
     #[serde(flatten)]
     pub said: Said,

@@ -29,6 +29,8 @@ pub struct Source {
     pub label: String,
     splitter: Splitter,
     last: Option<String>,
+    /// The host of `last`.
+    last_host: Option<String>,
     file_rank: Option<u32>,
     /// Still open (not at its end).
     pub open: bool,
@@ -57,6 +59,7 @@ impl Source {
             label,
             splitter: Splitter::default(),
             last: None,
+            last_host: None,
             file_rank: crate::ingest::discover::rank_from_name(path),
             open: true,
             last_record: Instant::now(),
@@ -289,7 +292,10 @@ fn recognise(
         return;
     }
     let l = &mut src.line;
-    let repeat = l.rank.is_none() && src.last.as_deref() == Some(l.text.as_str());
+    // The same line again on the same host (or none): every rank printing it without a rank
+    // prefix. Hosts of a pdsh stream print the same lines and are kept apart.
+    let repeat =
+        l.rank.is_none() && src.last.as_deref() == Some(l.text.as_str()) && src.last_host == l.host;
     if repeat && !src.table.is_open() {
         return;
     }
@@ -297,6 +303,9 @@ fn recognise(
     match &mut src.last {
         Some(last) => last.clone_from(&l.text),
         None => src.last = Some(l.text.clone()),
+    }
+    if src.last_host != l.host {
+        src.last_host.clone_from(&l.host);
     }
     let mut slot = if src.recent.len() == HISTORY {
         src.recent.pop_front().map(|x| x.1).unwrap_or_default()

@@ -89,7 +89,10 @@ fn who(ranks: &[u32], job: &Job) -> String {
 
 /// One alert as a summary line (ranks by node when `job` knows ranks per node).
 pub fn alert_line(a: &Alert, job: &Job) -> String {
-    let who = who(&a.ranks, job);
+    let mut who = who(&a.ranks, job);
+    if !a.hosts.is_empty() {
+        who.push_str(&format!(" on {}", a.hosts.join(", ")));
+    }
     other_line(a, &who).unwrap_or_else(|| slow_steps_line(a, &who))
 }
 

@@ -91,6 +91,8 @@ pub enum Launcher {
     NemoRun,
     /// SkyPilot's `(workerN, rank=N, pid=…, ip=…) `.
     SkyPilot,
+    /// pdsh / DeepSpeed's multi-node `worker-N: ` (a host, not a rank).
+    Pdsh,
 }
 
 /// Every launcher.
@@ -113,6 +115,7 @@ impl Launcher {
             Launcher::SkyPilot => {
                 format!("(worker{r}, rank={r}, pid={}, ip=10.0.0.{r}) ", 4000 + r)
             }
+            Launcher::Pdsh => format!("worker-{r}: "),
         }
     }
 }

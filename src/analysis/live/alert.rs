@@ -120,6 +120,9 @@ pub struct Alert {
     /// The devices concerned (monitor alerts), as `host/GPU 3` or `GPU 3`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<String>,
+    /// The hosts concerned (a launcher's host prefix on lines without a rank).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
     /// The slowest step time among them.
     pub max_ns: Ns,
     /// The baseline median.
@@ -142,6 +145,7 @@ impl Alert {
             steps: Vec::new(),
             ranks,
             devices: Vec::new(),
+            hosts: Vec::new(),
             max_ns: 0,
             median_ns: 0,
             threshold_ns: 0,
@@ -151,8 +155,8 @@ impl Alert {
     }
 }
 
-/// Alerts about the same steps with the same shape on several ranks, as one alert naming
-/// every rank (the checkpoint stall every rank shows is one finding, not N). Order is kept
+/// Alerts about the same steps with the same shape on several ranks (or hosts), as one alert
+/// naming every rank (the checkpoint stall every rank shows is one finding, not N). Order is kept
 /// (each group where its first member was); `alert` finds the alert in an item.
 pub fn group<T>(items: Vec<T>, alert: impl Fn(&mut T) -> &mut Alert) -> Vec<T> {
     let mut out: Vec<T> = Vec::new();
@@ -172,6 +176,9 @@ pub fn group<T>(items: Vec<T>, alert: impl Fn(&mut T) -> &mut Alert) -> Vec<T> {
                 o.ranks.extend(a.ranks.iter().copied());
                 o.ranks.sort_unstable();
                 o.ranks.dedup();
+                o.hosts.extend(a.hosts.iter().cloned());
+                o.hosts.sort_unstable();
+                o.hosts.dedup();
                 o.max_ns = o.max_ns.max(a.max_ns);
             }
             None => out.push(it),

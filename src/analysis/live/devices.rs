@@ -200,6 +200,7 @@ fn sustain(d: &mut Device, i: usize, now: Option<Pattern>) -> Option<Pattern> {
 fn alert(rule: &'static str, device: &str, p: Pattern) -> Alert {
     Alert {
         devices: vec![device.to_string()],
+        hosts: Vec::new(),
         ..Alert::about_ranks(rule, p, Vec::new())
     }
 }

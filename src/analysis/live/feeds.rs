@@ -19,7 +19,7 @@ impl Live {
             let last = self
                 .series
                 .iter()
-                .filter(|(k, _)| k.0 == source && k.1 == rank);
+                .filter(|(k, _)| k.source == source && k.rank == rank);
             last.filter_map(|(_, s)| s.last.map(|l| l.step)).max()
         });
         self.events.push_back((event, at));

@@ -15,6 +15,7 @@ mod feeds;
 pub mod goodput;
 pub mod history;
 pub mod job;
+mod key;
 mod periods;
 pub mod phases;
 mod runs;
@@ -24,6 +25,7 @@ use crate::model::live::{EventKind, Provenance, Record, Said, Step};
 use crate::time::Ns;
 pub use alert::{Alert, Pattern, group};
 use baseline::Baseline;
+pub use key::SeriesKey;
 pub use runs::MIN_SETTLE;
 use runs::{close_run, judge, release, settle};
 use serde::Serialize;
@@ -108,6 +110,8 @@ pub struct SeriesView<'a> {
     pub source: usize,
     /// Its rank (`None`: lines without one).
     pub rank: Option<u32>,
+    /// Its host (a launcher prefix on lines without a rank).
+    pub host: Option<&'a str>,
     /// The format that recognised it.
     pub format: &'static str,
     /// Its step times, bucketed.
@@ -123,11 +127,13 @@ pub struct SeriesView<'a> {
 }
 
 impl SeriesView<'_> {
-    /// `rank 3 · megatron`, or the format alone for lines without a rank.
+    /// `rank 3 · megatron`, `worker-3 · deepspeed`, or the format alone for lines without a
+    /// rank or host.
     pub fn label(&self) -> String {
-        match self.rank {
-            Some(r) => format!("rank {r} · {}", self.format),
-            None => self.format.to_string(),
+        match (self.rank, self.host) {
+            (Some(r), _) => format!("rank {r} · {}", self.format),
+            (None, Some(h)) => format!("{h} · {}", self.format),
+            (None, None) => self.format.to_string(),
         }
     }
 }
@@ -137,7 +143,9 @@ impl SeriesView<'_> {
 pub struct Live {
     /// Per (source, rank, format): two formats in one stream (DeepSpeed's micro-step
     /// counter and Megatron's iteration) are two series, and so are two files without ranks.
-    series: BTreeMap<(usize, Option<u32>, &'static str), Series>,
+    series: BTreeMap<SeriesKey, Series>,
+    /// Hosts of series keys.
+    hosts: key::Hosts,
     /// Alerts so far.
     pub alerts: Vec<Alert>,
     /// Counts.
@@ -148,7 +156,7 @@ pub struct Live {
     slow_reports: BTreeMap<u32, u64>,
     /// Ranks (or the rankless stream) whose lines print step times: a series of the same
     /// rank that only has timestamps is not judged (it would repeat the printed one's alerts).
-    printed: std::collections::BTreeSet<(usize, Option<u32>)>,
+    printed: std::collections::BTreeSet<(usize, Option<u32>, Option<u32>)>,
     /// Devices from monitor streams.
     pub devices: devices::Devices,
     /// Megatron timer blocks naming ranks.
@@ -181,7 +189,15 @@ impl Live {
     pub fn add(&mut self, source: usize, r: &Record) -> Vec<Alert> {
         self.counts.records += 1;
         match &r.said {
-            Said::Step(s) => self.step((source, r.rank, r.format), s),
+            Said::Step(s) => {
+                let key = SeriesKey {
+                    source,
+                    rank: r.rank,
+                    host: self.hosts.id(r.host.as_deref()),
+                    format: r.format,
+                };
+                self.step(key, s)
+            }
             Said::Event { event, step } => self.event(source, r.rank, *event, step_number(*step)),
             Said::Straggler { extremes } => self.straggler(extremes),
             Said::SlowRanks { ranks } => ranks.iter().flat_map(|&x| self.slow_rank(x)).collect(),
@@ -216,9 +232,9 @@ impl Live {
         vec![a]
     }
 
-    fn step(&mut self, key: (usize, Option<u32>, &'static str), s: &Step) -> Vec<Alert> {
-        let rank = key.1;
-        let who = (key.0, rank);
+    fn step(&mut self, key: SeriesKey, s: &Step) -> Vec<Alert> {
+        let rank = key.rank;
+        let who = (key.source, rank, key.host);
         let mut out = Vec::new();
         let series = self.series.entry(key).or_default();
         // A step number that goes back is a restart: the series starts again, start-up first.
@@ -251,9 +267,9 @@ impl Live {
             cumulative_ns: s.cumulative_ns,
         });
         series.seen += 1;
-        self.phases.step(key.0, key.2, n);
+        self.phases.step(key.source, key.format, n);
         if let Some(at) = s.at_ns {
-            self.clock.mark(key.2, at, n);
+            self.clock.mark(key.format, at, n);
         }
         let Some((ns, from)) = time else {
             explain(&self.phases, key, &mut out);
@@ -281,16 +297,27 @@ impl Live {
             ));
         }
         explain(&self.phases, key, &mut out);
+        self.name_host(key, &mut out);
         self.keep(&out);
         out
+    }
+
+    /// Puts the host of series `key` on its alerts.
+    fn name_host(&self, key: SeriesKey, alerts: &mut [Alert]) {
+        if let Some(h) = self.hosts.name(key.host) {
+            for a in alerts.iter_mut() {
+                a.hosts = vec![h.to_string()];
+            }
+        }
     }
 
     /// Every series with its history, in key order (source, rank, format).
     pub fn series(&self) -> impl Iterator<Item = SeriesView<'_>> {
         self.series.iter().map(|(k, s)| SeriesView {
-            source: k.0,
-            rank: k.1,
-            format: k.2,
+            source: k.source,
+            rank: k.rank,
+            host: self.hosts.name(k.host),
+            format: k.format,
             history: &s.history.buckets,
             limits: s.baseline.limits(),
             goodput: s.goodput,
@@ -351,11 +378,16 @@ impl Live {
         for (&key, s) in self.series.iter_mut() {
             let mut mine = release(s, None);
             if s.pending.len() >= MIN_SETTLE {
-                mine.extend(settle(s, key.1, &self.events));
+                mine.extend(settle(s, key.rank, &self.events));
             }
-            mine.extend(close_run(s, key.1, &self.events));
+            mine.extend(close_run(s, key.rank, &self.events));
             explain(&self.phases, key, &mut mine);
-            out.extend(mine.into_iter().map(|a| (key.0, a)));
+            if let Some(h) = self.hosts.name(key.host) {
+                for a in &mut mine {
+                    a.hosts = vec![h.to_string()];
+                }
+            }
+            out.extend(mine.into_iter().map(|a| (key.source, a)));
         }
         let alerts: Vec<Alert> = out.iter().map(|x| x.1.clone()).collect();
         self.keep(&alerts);
@@ -367,10 +399,10 @@ impl Live {
 }
 
 /// Names the phases the time of the slow steps of series `key` went to.
-fn explain(p: &phases::Phases, key: (usize, Option<u32>, &'static str), alerts: &mut [Alert]) {
+fn explain(p: &phases::Phases, key: SeriesKey, alerts: &mut [Alert]) {
     for a in alerts.iter_mut().filter(|a| a.rule == "slow_steps") {
         if let (Some(&first), Some(&last)) = (a.steps.first(), a.steps.last()) {
-            a.phases = p.grown(key.0, key.2, first..=last, a.max_ns - a.median_ns);
+            a.phases = p.grown(key.source, key.format, first..=last, a.max_ns - a.median_ns);
         }
     }
 }
@@ -386,185 +418,4 @@ fn step_number(n: Option<u64>) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::live::Provenance;
-
-    fn rec(step: u64, ms: i64) -> Record {
-        Record {
-            format: "test",
-            rank: None,
-            said: Said::Step(Step {
-                step: Some(step),
-                of: None,
-                time_ns: Some(ms * 1_000_000),
-                provenance: Provenance::PerStep,
-                cumulative_ns: None,
-                at_ns: None,
-                metrics: Vec::new(),
-            }),
-        }
-    }
-
-    fn run(times: &[(u64, i64)]) -> Vec<Alert> {
-        let mut l = Live::default();
-        for &(s, ms) in times {
-            l.add(0, &rec(s, ms));
-        }
-        l.finish();
-        l.alerts
-    }
-
-    #[test]
-    fn times_no_step_takes_are_not_judged_and_huge_step_gaps_saturate() {
-        // 13-day-plus and negative "step times" are no step's: not judged, no alert. A jump of
-        // 2^48 step numbers covers that many steps: goodput's sums saturate, never overflow;
-        // numbers past 2^48 are none (the step after the last).
-        let mut t: Vec<(u64, i64)> = (1..=12).map(|s| (s, 100)).collect();
-        t.push((13, i64::MAX / 1_000_000));
-        t.push((14, -5));
-        t.extend([(MAX_STEP, 900), (MAX_STEP + 1, 100), (u64::MAX, 100)]);
-        let mut l = Live::default();
-        for &(s, ms) in &t {
-            l.add(0, &rec(s, ms));
-        }
-        l.finish();
-        assert_eq!(
-            l.counts.timed_steps, 15,
-            "two of seventeen had no step's time"
-        );
-        let share = l.series.values().next().unwrap().goodput.share().unwrap();
-        assert!((0.0..=1.0).contains(&share), "{share}");
-    }
-
-    #[test]
-    fn start_up_is_never_slow_and_a_one_off_is_one_alert() {
-        // Step 1 (start-up) takes 10 s; then 100 ms steps and one 200 ms step at 8: the
-        // baseline median is 100, the limit 105 (5% floor): step 8 is slow, alone.
-        let mut t = vec![(1, 10_000)];
-        t.extend((2..=12).map(|s| (s, if s == 8 { 200 } else { 100 })));
-        let a = run(&t);
-        assert_eq!(a.len(), 1, "{a:?}");
-        assert_eq!(
-            (a[0].pattern.clone(), a[0].steps.clone()),
-            (Pattern::OneOff, vec![8])
-        );
-        assert_eq!(
-            (a[0].median_ns, a[0].threshold_ns),
-            (100_000_000, 105_000_000)
-        );
-    }
-
-    #[test]
-    fn bursts_periods_and_regime_changes() {
-        // Steps 8 and 9 slow: one burst alert.
-        let t: Vec<_> = (1..=14)
-            .map(|s| (s, if s == 8 || s == 9 { 300 } else { 100 }))
-            .collect();
-        let a = run(&t);
-        assert_eq!(a.len(), 1);
-        assert_eq!(
-            (a[0].pattern.clone(), a[0].steps.clone()),
-            (Pattern::Burst, vec![8, 9])
-        );
-        // A stall every 10 steps (10, 20, 30, 40): two one-offs, then the period is
-        // recognised at the third, and the fourth raises nothing.
-        let t: Vec<_> = (1..=45)
-            .map(|s| (s, if s % 10 == 0 { 300 } else { 100 }))
-            .collect();
-        let a = run(&t);
-        let patterns: Vec<_> = a.iter().map(|x| x.pattern.clone()).collect();
-        assert_eq!(
-            patterns,
-            [
-                Pattern::OneOff,
-                Pattern::OneOff,
-                Pattern::Periodic { period: 10 }
-            ]
-        );
-        // From step 10 on every step takes 150 ms: one regime change, then quiet.
-        let t: Vec<_> = (1..=40)
-            .map(|s| (s, if s >= 10 { 150 } else { 100 }))
-            .collect();
-        let a = run(&t);
-        assert_eq!(a.len(), 1, "{a:?}");
-        assert_eq!(
-            a[0].pattern,
-            Pattern::RegimeChange {
-                from_ns: 100_000_000,
-                to_ns: 150_000_000
-            }
-        );
-    }
-
-    #[test]
-    fn an_alternating_series_that_steps_up_is_one_regime_change() {
-        // 100/60 ms on odd/even steps, then 200/120 from step 41: the alternation is no slow
-        // step; the step up is one regime change (level 80 → 160 ms), no one-offs before it.
-        let t: Vec<_> = (1..=100)
-            .map(|s| {
-                let base = if s % 2 == 1 { 100 } else { 60 };
-                (s, if s > 40 { 2 * base } else { base })
-            })
-            .collect();
-        let a = run(&t);
-        assert_eq!(a.len(), 1, "{a:?}");
-        let Pattern::RegimeChange { from_ns, to_ns } = a[0].pattern else {
-            panic!("{a:?}");
-        };
-        // The baseline before the window is mostly 100/60 pairs (its interquartile mean
-        // within them); the later half of the window is all 200/120.
-        assert!((75_000_000..=85_000_000).contains(&from_ns), "{from_ns}");
-        assert_eq!(to_ns, 160_000_000);
-        assert!(a[0].steps.contains(&41), "{:?}", a[0].steps);
-    }
-
-    #[test]
-    fn the_same_step_again_is_counted_once_and_is_no_restart() {
-        // Every rank prints step N (the times differ in the last digit); step 8 is slow.
-        let mut l = Live::default();
-        for s in 1..=12 {
-            for ms in [100, 101, 100] {
-                l.add(0, &rec(s, if s == 8 { 3 * ms } else { ms }));
-            }
-        }
-        l.finish();
-        assert_eq!(l.counts.repeats, 24);
-        assert!(!l.events().any(|e| e.0 == EventKind::Restart));
-        assert_eq!(l.alerts.len(), 1, "{:?}", l.alerts);
-        assert_eq!(l.alerts[0].steps, [8]);
-    }
-
-    #[test]
-    fn a_step_number_going_back_is_a_restart_whose_first_step_is_start_up() {
-        let mut t: Vec<_> = (1..=8).map(|s| (s, 100)).collect();
-        t.push((1, 5_000));
-        t.extend((2..=8).map(|s| (s, 100)));
-        assert!(run(&t).is_empty());
-    }
-
-    #[test]
-    fn steps_without_a_time_take_it_from_timestamps() {
-        let mut l = Live::default();
-        for (s, at) in [(10, 0), (20, 10_000), (30, 20_000)] {
-            l.add(
-                0,
-                &Record {
-                    format: "t",
-                    rank: Some(0),
-                    said: Said::Step(Step {
-                        step: Some(s),
-                        of: None,
-                        time_ns: None,
-                        provenance: Provenance::FromTimestamps,
-                        cumulative_ns: None,
-                        at_ns: Some(at * 1_000_000),
-                        metrics: Vec::new(),
-                    }),
-                },
-            );
-        }
-        // 10 s over 10 steps: 1 s each, from the second line on.
-        assert_eq!(l.counts.timed_steps, 2);
-    }
-}
+mod tests;

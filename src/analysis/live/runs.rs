@@ -159,6 +159,7 @@ fn level_shift(
         steps,
         ranks: rank.into_iter().collect(),
         devices: Vec::new(),
+        hosts: Vec::new(),
         max_ns: recent.iter().copied().max().unwrap_or(0),
         median_ns: median,
         threshold_ns: limit,
@@ -274,10 +275,17 @@ pub(super) fn close_run(
     vec![a]
 }
 
+/// The events near the open run: from the record before its first (which a record covering N
+/// steps puts N steps back) to its last.
+fn run_events(s: &Series, events: &VecDeque<(EventKind, Option<u64>)>) -> Vec<EventKind> {
+    let first = s.run[0];
+    let lo = first.step.saturating_sub(first.covers.saturating_sub(1));
+    goodput::near(events, lo, s.run[s.run.len() - 1].step)
+}
+
 /// Books the open run's excess over `median` as lost time.
 fn account(s: &mut Series, median: Ns, events: &VecDeque<(EventKind, Option<u64>)>) {
-    let (lo, hi) = (s.run[0].step, s.run[s.run.len() - 1].step);
-    let near_event = !goodput::near(events, lo, hi).is_empty();
+    let near_event = !run_events(s, events).is_empty();
     let run = s.run.iter().map(|p| (p.ns, p.covers));
     s.goodput.lose(run, median, near_event);
 }
@@ -290,13 +298,14 @@ fn alert(
     events: &VecDeque<(EventKind, Option<u64>)>,
 ) -> Alert {
     let steps: Vec<u64> = s.run.iter().map(|x| x.step).collect();
-    let near = goodput::near(events, steps[0], *steps.last().expect("a run"));
+    let near = run_events(s, events);
     Alert {
         rule: "slow_steps",
         pattern,
         steps,
         ranks: rank.into_iter().collect(),
         devices: Vec::new(),
+        hosts: Vec::new(),
         max_ns: s.run.iter().map(|x| x.ns).max().unwrap_or(0),
         median_ns: median,
         threshold_ns: limit,

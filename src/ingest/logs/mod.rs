@@ -141,14 +141,17 @@ pub fn recognise(
             Parse::Table(f) => f(&l.text, table),
         };
         let mut said = said?;
-        if let Said::Device(s) = &mut said {
-            if s.host.is_none() {
-                s.host.clone_from(&l.host);
-            }
+        let mut host = None;
+        match &mut said {
+            Said::Device(s) if s.host.is_none() => s.host.clone_from(&l.host),
+            Said::Device(_) => {}
+            _ if l.rank.is_none() => host.clone_from(&l.host),
+            _ => {}
         }
         Some(Record {
             format: r.name,
             rank: l.rank,
+            host,
             said,
         })
     };

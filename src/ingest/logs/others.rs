@@ -125,9 +125,18 @@ pub fn deepspeed(text: &str) -> Option<Said> {
     Some(Said::Step(s))
 }
 
-/// nanoGPT: `iter 100: loss 2.3456, time 123.45ms, mfu 34.56%`; modded-nanogpt:
+/// nanoGPT: `iter 100: loss 2.3456, time 123.45ms, mfu 34.56%` (and its evaluation line
+/// `step 2000: train loss …, val loss …`); modded-nanogpt:
 /// `step:100/1750 … step_avg:123.45ms`.
 pub fn nanogpt(text: &str) -> Option<Said> {
+    // `step 2000: train loss 3.7822, val loss 3.7927`: the evaluation at step 2000.
+    if let Some(rest) = text.strip_prefix("step ") {
+        let (n, rest) = rest.split_once(':')?;
+        return rest.contains("val loss").then(|| Said::Event {
+            event: EventKind::Eval,
+            step: n.trim().parse().ok(),
+        });
+    }
     if let Some(rest) = text.strip_prefix("iter ") {
         let (n, rest) = rest.split_once(':')?;
         let t = rest.find("time ")?;

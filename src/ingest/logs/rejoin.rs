@@ -33,10 +33,21 @@ struct Held {
     since: Instant,
 }
 
-/// The held lines of one source, one per rank (or the rankless stream).
+/// The held lines of one source, one per rank (or per host of the rankless stream).
 #[derive(Debug, Default)]
 pub struct Fragments {
-    held: BTreeMap<Option<u32>, Held>,
+    held: BTreeMap<Writer, Held>,
+}
+
+/// Who wrote a line: its rank, or its host when it has none (pdsh hosts interleave).
+type Writer = (Option<u32>, Option<String>);
+
+/// The writer of `l`.
+fn writer(l: &Line) -> Writer {
+    match l.rank {
+        Some(r) => (Some(r), None),
+        None => (None, l.host.clone()),
+    }
 }
 
 /// What a line gave, in stream order.
@@ -63,7 +74,7 @@ impl Fragments {
     ) {
         out.rejoined = false;
         out.first_unrecognised = false;
-        let before = self.held.remove(&l.rank);
+        let before = self.held.remove(&writer(l));
         if alone.is_none() && !fresh(&l.text) {
             if let Some(first) = before
                 .as_ref()
@@ -96,11 +107,11 @@ impl Fragments {
         if self.held.values().all(|h| h.record.is_none()) && !all {
             return;
         }
-        let due: Vec<Option<u32>> = self
+        let due: Vec<Writer> = self
             .held
             .iter()
             .filter(|(_, h)| h.record.is_some() && (all || h.since.elapsed() >= HOLD))
-            .map(|(&r, _)| r)
+            .map(|(r, _)| r.clone())
             .collect();
         for r in due {
             if let Some(rec) = self.held.get_mut(&r).and_then(|h| h.record.take()) {
@@ -135,7 +146,7 @@ impl Fragments {
         // A cut at a space: the space normalisation trimmed belongs between the halves.
         let space = if l.trailing_space { " " } else { "" };
         self.held.insert(
-            l.rank,
+            writer(l),
             Held {
                 text: format!("{}{space}", l.text),
                 record,
