@@ -179,3 +179,44 @@ fn pdsh_hosts_interleaved_are_series_of_their_own() {
         8 * count(&replay(&one), "step", None)
     );
 }
+
+#[test]
+fn query_gpu_csv_of_a_script_finds_the_hot_gpu_and_the_all_gpu_dips() {
+    let Some(s) = shared() else { return };
+    let rule = |v: &[Value], r: &str| -> Vec<Value> {
+        of_type(v, "alert")
+            .into_iter()
+            .filter(|a| a["rule"] == r)
+            .cloned()
+            .collect()
+    };
+    // `timestamp,gpu_index,temperature_C,utilization_gpu_percent,power_W`: the script's own
+    // column names read as nvidia-smi's; 780 rounds × 8 GPUs + the header.
+    let v = replay(&log(
+        &s,
+        "gpu-monitors/nanogpt_pr643_baseline_query_gpu_100ms.csv",
+    ));
+    assert_eq!(count(&v, "device", None), 6240);
+    // GPU 1 runs ~10 °C over the others' median all run (67.8 °C on average vs ~56): one
+    // episode (GPU 0 warms first at start-up, ~17 °C over the idle others, for a while).
+    let hot = rule(&v, "device_hot");
+    assert!(hot.iter().any(|a| a["devices"][0] == "GPU 1"), "{hot:?}");
+    assert_eq!(hot.iter().filter(|a| a["devices"][0] == "GPU 1").count(), 1);
+    // The co-located workload's run: six all-GPU dips (one round each but one of two rounds),
+    // each one alert naming all eight GPUs with its time span.
+    let v = replay(&log(
+        &s,
+        "gpu-monitors/nanogpt_pr643_secondary_workload_query_gpu.csv",
+    ));
+    let dips = rule(&v, "device_dip");
+    assert_eq!(dips.len(), 6, "{dips:?}");
+    assert!(
+        dips.iter()
+            .all(|a| a["devices"].as_array().unwrap().len() == 8)
+    );
+    assert!(
+        dips.iter()
+            .all(|a| a["from_ns"].as_i64() <= a["to_ns"].as_i64())
+    );
+    assert!(dips.iter().all(|a| a["util_pct"].as_f64().unwrap() < 50.0));
+}

@@ -146,6 +146,22 @@ fn other_line(a: &Alert, who: &str) -> Option<String> {
         } => format!(
             "  device_outlier {devs}: {util_pct:.0}% busy while its {peers} peers run at {peers_util_pct:.0}%\n"
         ),
+        Pattern::Hot {
+            temp_c,
+            peers_temp_c,
+            peers,
+            ..
+        } => format!(
+            "  device_hot {devs}: {temp_c:.0} °C while its {peers} peers run at {peers_temp_c:.0} °C (cooling?)\n"
+        ),
+        Pattern::Dip {
+            util_pct,
+            usual_util_pct,
+            rounds,
+            ..
+        } => format!(
+            "  device_dip {devs}: all dropped to {util_pct:.0}% busy (usually {usual_util_pct:.0}%) for {rounds} sample round(s): the job paused\n"
+        ),
         Pattern::Spread {
             timer,
             min_ns,

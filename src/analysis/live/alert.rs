@@ -103,6 +103,33 @@ pub enum Pattern {
         /// Consecutive samples the condition held.
         samples: u64,
     },
+    /// A device hotter than its peers (same source and host) by [`super::devices::HOT_GAP_C`].
+    Hot {
+        /// Its temperature.
+        temp_c: f64,
+        /// The median of its peers'.
+        peers_temp_c: f64,
+        /// How many peers.
+        peers: usize,
+        /// Consecutive samples the condition held.
+        samples: u64,
+    },
+    /// Every device of a host (or stream) dropped to a fraction of its usual utilisation at
+    /// once: the job paused (a data stall, a checkpoint, a collective hang, interference).
+    Dip {
+        /// The devices' mean utilisation at the dip's lowest.
+        util_pct: f64,
+        /// Their usual mean utilisation (the median of recent busy rounds).
+        usual_util_pct: f64,
+        /// Rounds of samples the dip lasted.
+        rounds: u64,
+        /// The dip's first and last sample times, when the monitor prints them.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        from_ns: Option<crate::time::Ns>,
+        /// See `from_ns`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        to_ns: Option<crate::time::Ns>,
+    },
 }
 
 /// An alert: one per pattern, not one per step.

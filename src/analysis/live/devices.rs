@@ -8,7 +8,9 @@
 //! - **throttling**: the monitor reports power/thermal violation time, or the SM clock sits
 //!   below [`THROTTLE_CLOCK`] of the highest this device reached while it is busy;
 //! - **odd one out**: a device whose utilisation trails its peers' median by
-//!   [`OUTLIER_GAP_PCT`] points while the peers are busy.
+//!   [`OUTLIER_GAP_PCT`] points while the peers are busy;
+//! - **hot**: a device whose temperature exceeds its peers' median by [`HOT_GAP_C`] (a
+//!   failing fan, a blocked airflow, a card that will throttle first).
 //!
 //! Each needs [`SUSTAIN`] consecutive samples, so one slow poll is not a finding.
 
@@ -31,6 +33,8 @@ pub const HELD_PCT: f64 = 10.0;
 pub const THROTTLE_CLOCK: f64 = 0.9;
 /// Utilisation points below the peers' median that make a device the odd one out.
 pub const OUTLIER_GAP_PCT: f64 = 25.0;
+/// Degrees above the peers' median temperature that make a device hot.
+pub const HOT_GAP_C: f64 = 8.0;
 /// Utilisation samples kept per device (the device panel's history).
 pub const HISTORY: usize = 256;
 
@@ -52,7 +56,7 @@ pub struct Device {
     /// Utilisation samples seen.
     pub samples: u64,
     #[serde(skip)]
-    runs: [u32; 3],
+    runs: [u32; 4],
 }
 
 /// The devices seen so far.
@@ -62,10 +66,11 @@ pub struct Devices {
     pub by: BTreeMap<DeviceKey, Device>,
 }
 
-/// The three conditions, indexing `Device::runs`.
+/// The four conditions, indexing `Device::runs`.
 const IDLE: usize = 0;
 const THROTTLE: usize = 1;
 const OUTLIER: usize = 2;
+const HOT: usize = 3;
 
 impl Devices {
     /// Takes one sample of source `source`; returns the alerts it raised.
@@ -91,7 +96,24 @@ impl Devices {
         if busy {
             d.max_clock_mhz = d.max_clock_mhz.max(clock.unwrap_or(0.0));
         }
-        let peers = self.peers_median(&key);
+        let temp = d.latest.get("temp_c").copied();
+        // Hysteresis: once told, a device stays hot until it is within half the gap, so a
+        // temperature that wavers at the threshold is one episode.
+        let gap = if d.runs[HOT] >= SUSTAIN {
+            HOT_GAP_C / 2.0
+        } else {
+            HOT_GAP_C
+        };
+        let peers = self.peers_median(&key, "util_pct");
+        let hot = temp.and_then(|t| {
+            let (median, n) = self.peers_median(&key, "temp_c")?;
+            (t >= median + gap).then_some(Pattern::Hot {
+                temp_c: t,
+                peers_temp_c: median,
+                peers: n,
+                samples: SUSTAIN as u64,
+            })
+        });
         let d = self.by.get_mut(&key).expect("inserted above");
         let name = label(&key);
         let mut out = Vec::new();
@@ -114,12 +136,15 @@ impl Devices {
         if let Some(p) = sustain(d, OUTLIER, odd) {
             out.push(alert("device_outlier", &name, p));
         }
+        if let Some(p) = sustain(d, HOT, hot) {
+            out.push(alert("device_hot", &name, p));
+        }
         out
     }
 
-    /// The median latest utilisation of the other devices of the same source and host, and
+    /// The median latest `metric` of the other devices of the same source and host, and
     /// how many there are (at least two, or no comparison).
-    fn peers_median(&self, key: &DeviceKey) -> Option<(f64, usize)> {
+    fn peers_median(&self, key: &DeviceKey, metric: &str) -> Option<(f64, usize)> {
         // Keys sort by (source, host, name): the peers are one contiguous range.
         let first = (key.0, key.1.clone(), String::new());
         let mut u: Vec<f64> = self
@@ -127,7 +152,7 @@ impl Devices {
             .range(first..)
             .take_while(|(k, _)| k.0 == key.0 && k.1 == key.1)
             .filter(|(k, _)| k.2 != key.2)
-            .filter_map(|(_, d)| d.util.back().copied())
+            .filter_map(|(_, d)| d.latest.get(metric).copied())
             .collect();
         if u.len() < 2 {
             return None;
@@ -249,6 +274,34 @@ mod tests {
             Pattern::OddOneOut {
                 util_pct: 0.0,
                 peers_util_pct: 95.5,
+                peers: 2,
+                samples: 5
+            }
+        );
+    }
+
+    #[test]
+    fn a_device_hotter_than_its_peers_is_one_episode_while_it_wavers() {
+        let mut d = Devices::default();
+        let mut a = Vec::new();
+        // GPU 2 runs 10 °C over its peers, then wavers 6–9 °C over (within the hysteresis),
+        // then cools to 2 °C over and heats again: two episodes.
+        for gap in [
+            10.0, 10.0, 10.0, 10.0, 10.0, 6.0, 9.0, 6.0, 2.0, 10.0, 10.0, 10.0, 10.0, 10.0,
+        ] {
+            for (i, t) in [60.0, 62.0, 61.0 + gap].iter().enumerate() {
+                let m = [("util_pct", 95.0), ("temp_c", *t)];
+                a.extend(d.add(0, &s(&format!("GPU {i}"), &m)));
+            }
+        }
+        let hot: Vec<_> = a.iter().filter(|x| x.rule == "device_hot").collect();
+        assert_eq!(hot.len(), 2, "{a:?}");
+        assert_eq!(hot[0].devices, ["GPU 2"]);
+        assert_eq!(
+            hot[0].pattern,
+            Pattern::Hot {
+                temp_c: 71.0,
+                peers_temp_c: 61.0,
                 peers: 2,
                 samples: 5
             }

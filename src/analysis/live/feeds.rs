@@ -49,6 +49,7 @@ impl Live {
     /// device's utilisation by step.
     pub(super) fn device(&mut self, source: usize, sample: &Sample) -> Vec<Alert> {
         let mut out = self.devices.add(source, sample);
+        out.extend(self.dips.add(source, sample));
         let step = sample.at_ns.and_then(|at| self.clock.step_at(at));
         for a in &mut out {
             a.steps.extend(step);

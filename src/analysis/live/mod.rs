@@ -10,6 +10,7 @@ mod baseline;
 pub mod clock;
 pub mod comms;
 pub mod devices;
+mod dips;
 pub mod evidence;
 mod feeds;
 pub mod goodput;
@@ -159,6 +160,8 @@ pub struct Live {
     printed: std::collections::BTreeSet<(usize, Option<u32>, Option<u32>)>,
     /// Devices from monitor streams.
     pub devices: devices::Devices,
+    /// All-device dips of monitor streams.
+    dips: dips::Dips,
     /// Megatron timer blocks naming ranks.
     timers: timers::Timers,
     /// Timed phases (timer rows, breakdowns), to tell where a slow step's time went.

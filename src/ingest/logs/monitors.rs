@@ -93,7 +93,47 @@ fn header(s: &str, t: &mut Table) -> Option<Kind> {
             .collect();
         return Some(Kind::Csv);
     }
+    // A script's own CSV of the same readings (`timestamp,gpu_index,temperature_C,
+    // utilization_gpu_percent,power_W`): columns named in words, a device column and a metric.
+    if s.contains(',') {
+        let cols: Vec<Option<&'static str>> = s.split(',').map(|c| query_name(c.trim())).collect();
+        let device = cols.contains(&Some("index"));
+        let metrics = cols
+            .iter()
+            .flatten()
+            .filter(|c| metric(c).is_some())
+            .count();
+        if device && metrics > 0 && cols.len() >= 2 {
+            t.columns = s
+                .split(',')
+                .zip(&cols)
+                .map(|(c, q)| q.map_or_else(|| c.trim().to_string(), str::to_string))
+                .collect();
+            return Some(Kind::Csv);
+        }
+    }
     None
+}
+
+/// The `--query-gpu` name a column written in words stands for (`gpu_index` → `index`,
+/// `utilization_gpu_percent` → `utilization.gpu`, `temperature_C` → `temperature.gpu`).
+fn query_name(column: &str) -> Option<&'static str> {
+    let c = column.to_ascii_lowercase();
+    let has = |w: &str| c.contains(w);
+    Some(match c.as_str() {
+        "timestamp" | "time" | "datetime" => "timestamp",
+        "index" | "gpu" | "gpu_index" | "gpu_id" | "device" | "device_id" | "gpu_idx" => "index",
+        _ if has("util") && has("mem") => "utilization.memory",
+        _ if has("util") => "utilization.gpu",
+        _ if has("temp") => "temperature.gpu",
+        _ if has("power") && has("limit") => "power.limit",
+        _ if has("power") => "power.draw",
+        _ if has("mem") && has("used") => "memory.used",
+        _ if has("mem") && has("total") => "memory.total",
+        _ if has("clock") && has("mem") => "clocks.current.memory",
+        _ if has("clock") => "clocks.current.graphics",
+        _ => return None,
+    })
 }
 
 /// npu-smi's column names hold spaces (`AI Core(%)`) and all end with a `(unit)`.
