@@ -100,11 +100,6 @@ pub fn alert_line(a: &Alert, job: &Job) -> String {
 /// timer spread).
 fn other_line(a: &Alert, who: &str) -> Option<String> {
     use crate::analysis::live::Pattern;
-    // A device alert placed on the step axis (the monitor's and the log's timestamps).
-    let devs = match a.steps.first() {
-        Some(n) if !a.devices.is_empty() => format!("{} during step {n}", a.devices.join(", ")),
-        _ => a.devices.join(", "),
-    };
     Some(match &a.pattern {
         Pattern::Silent {
             source,
@@ -122,6 +117,51 @@ fn other_line(a: &Alert, who: &str) -> Option<String> {
             };
             format!("  slow_rank{who}: {why}\n")
         }
+        _ if !a.devices.is_empty() => return device_line(a),
+        Pattern::Spread {
+            timer,
+            min_ns,
+            spread_max_ns,
+            blocks,
+        } => {
+            let chronic = if *blocks > 1 { " again: chronic" } else { "" };
+            format!(
+                "  rank_spread: {} takes {} on the fastest rank, {} on the slowest{chronic}; which rank, Megatron's minmax timers do not say (--timing-log-option all, or --log-straggler, would)\n",
+                crate::format::printable(timer),
+                human(*min_ns),
+                human(*spread_max_ns),
+            )
+        }
+        Pattern::CommWait {
+            op,
+            bytes,
+            calls,
+            avg_ns,
+            total_ns,
+            vs_bytes,
+            vs_avg_ns,
+        } => format!(
+            "  comm_wait: {} of {} takes {} a call ({calls} calls, {} in all), against {} for {}: the time is waiting for the slowest rank (or launch latency), not transfer\n",
+            crate::format::printable(op),
+            crate::format::bytes(*bytes),
+            human(*avg_ns),
+            human(*total_ns),
+            human(*vs_avg_ns),
+            crate::format::bytes(*vs_bytes),
+        ),
+        _ => return None,
+    })
+}
+
+/// The line of a device alert (idle, throttled, the odd one out, hot, a dip).
+fn device_line(a: &Alert) -> Option<String> {
+    use crate::analysis::live::Pattern;
+    // A device alert placed on the step axis (the monitor's and the log's timestamps).
+    let devs = match a.steps.first() {
+        Some(n) => format!("{} during step {n}", a.devices.join(", ")),
+        None => a.devices.join(", "),
+    };
+    Some(match &a.pattern {
         Pattern::IdleMemoryHeld {
             util_pct,
             memory,
@@ -161,37 +201,6 @@ fn other_line(a: &Alert, who: &str) -> Option<String> {
             ..
         } => format!(
             "  device_dip {devs}: all dropped to {util_pct:.0}% busy (usually {usual_util_pct:.0}%) for {rounds} sample round(s): the job paused\n"
-        ),
-        Pattern::Spread {
-            timer,
-            min_ns,
-            spread_max_ns,
-            blocks,
-        } => {
-            let chronic = if *blocks > 1 { " again: chronic" } else { "" };
-            format!(
-                "  rank_spread: {} takes {} on the fastest rank, {} on the slowest{chronic}; which rank, Megatron's minmax timers do not say (--timing-log-option all, or --log-straggler, would)\n",
-                crate::format::printable(timer),
-                human(*min_ns),
-                human(*spread_max_ns),
-            )
-        }
-        Pattern::CommWait {
-            op,
-            bytes,
-            calls,
-            avg_ns,
-            total_ns,
-            vs_bytes,
-            vs_avg_ns,
-        } => format!(
-            "  comm_wait: {} of {} takes {} a call ({calls} calls, {} in all), against {} for {}: the time is waiting for the slowest rank (or launch latency), not transfer\n",
-            crate::format::printable(op),
-            crate::format::bytes(*bytes),
-            human(*avg_ns),
-            human(*total_ns),
-            human(*vs_avg_ns),
-            crate::format::bytes(*vs_bytes),
         ),
         _ => return None,
     })
