@@ -148,3 +148,17 @@ fn devices_placed_on_the_step_axis() {
     assert!(text.contains("device_idle GPU 1 during step 12"), "{text}");
     snap("tui_watch_devices_by_step_100x30", &text);
 }
+
+#[test]
+fn an_input_without_step_lines_says_it_ended_rather_than_waiting() {
+    // A monitor capture alone: devices, no step line. Once it has been read to its end the
+    // step strip says the input ended instead of waiting for step lines.
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/watch/dmon.txt");
+    let a = app(&[d], (100, 30));
+    let screen = snapshot::render(&a);
+    assert!(
+        screen.contains("the input ended without a step line"),
+        "{screen}"
+    );
+    assert!(!screen.contains("waiting for step lines"), "{screen}");
+}

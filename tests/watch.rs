@@ -616,3 +616,35 @@ fn deepspeed_s_comms_table_shows_the_collectives_that_wait() {
         ]
     );
 }
+
+#[test]
+fn once_without_from_start_says_it_read_nothing_of_the_file() {
+    let log = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/watch/rank0.log");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_stepscope"))
+            .args(["watch", "--once", "--summary"])
+            .args(args)
+            .arg(&log)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("rank0.log: nothing read: without --from-start"),
+        "{err}"
+    );
+    // With --from-start the file is read and nothing is said.
+    let out = run(&["--from-start"]);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("recognised")
+    );
+}

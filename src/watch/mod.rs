@@ -187,11 +187,33 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     if opts.jsonl {
         write_alerts(out, &closing)?;
     }
+    for note in unread(opts, &engine) {
+        eprintln!("{note}");
+    }
     if opts.summary {
         out.write_all(summary(&engine.live, &view::notes(&engine)).as_bytes())
             .map_err(io)?;
     }
     Ok(engine.live)
+}
+
+/// A line for each file `--once` read nothing of because it started at the end (no
+/// `--from-start`): an empty answer that says why.
+pub fn unread(opts: &WatchOptions, engine: &engine::Engine) -> Vec<String> {
+    if opts.follow.follow || opts.follow.from_start {
+        return Vec::new();
+    }
+    engine
+        .sources
+        .iter()
+        .filter(|s| s.lines == 0 && s.label != "stdin")
+        .map(|s| {
+            format!(
+                "note: {}: nothing read: without --from-start, watch reads only lines written after it starts (add --from-start to read the file from its beginning)",
+                crate::format::printable(&s.label)
+            )
+        })
+        .collect()
 }
 
 /// How often the watchdog looks, when nothing arrives.

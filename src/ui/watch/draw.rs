@@ -37,7 +37,7 @@ pub fn screen(f: &mut Frame, area: Rect, s: &WatchScreen, ctx: &Ctx<Box<WatchVie
         .map(|n| Line::from(Span::styled(format!(" note: {n}"), t.fg(t.c.accent))))
         .collect();
     f.render_widget(Paragraph::new(lines), notes_area);
-    strip_block(f, strip, v.strip.as_ref(), t);
+    strip_block(f, strip, v.strip.as_ref(), v.done, t);
     let side = !v.heat.is_empty() || !v.devices.is_empty();
     let [alerts, right] = if side {
         Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(rest)
@@ -95,13 +95,15 @@ fn status_line<'a>(t: &Theme, v: &WatchView, width: u16) -> Line<'a> {
 /// The step strip: one column per bucket of steps, its height the slowest step in it (so
 /// spikes show), slow buckets in the slow colour, the slow limit as a dotted row, events
 /// marked underneath.
-fn strip_block(f: &mut Frame, area: Rect, strip: Option<&Strip>, t: &Theme) {
+fn strip_block(f: &mut Frame, area: Rect, strip: Option<&Strip>, done: bool, t: &Theme) {
     let Some(s) = strip.filter(|s| !s.buckets.is_empty()) else {
         let b = block(t, "steps");
-        f.render_widget(
-            Paragraph::new(widgets::empty(t, " waiting for step lines…")).block(b),
-            area,
-        );
+        let text = if done {
+            " the input ended without a step line (no recogniser took one: --format, or a log of another kind)"
+        } else {
+            " waiting for step lines…"
+        };
+        f.render_widget(Paragraph::new(widgets::empty(t, text)).block(b), area);
         return;
     };
     let width = area.width.saturating_sub(2) as usize;
