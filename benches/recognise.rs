@@ -8,7 +8,7 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use stepscope::input::line::{Line, normalise_into};
-use stepscope::input::{monitors::Table, recognise};
+use stepscope::input::{SourceState, recognise};
 use stepscope::watch::engine::Engine;
 
 /// `n` Megatron-LM iteration lines (the bench-watch.sh layout), one slow step every 997.
@@ -29,7 +29,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("watch");
     g.throughput(Throughput::Elements(ls.len() as u64));
     g.bench_function("recognise_megatron_lines", |b| {
-        let mut table = Table::default();
+        let mut table = SourceState::default();
         let mut line = Line::default();
         b.iter(|| {
             for l in &ls {

@@ -8,7 +8,7 @@
 
 use std::hint::black_box;
 use stepscope::input::line::{Line, normalise_into};
-use stepscope::input::{monitors::Table, recognise};
+use stepscope::input::{SourceState, recognise};
 use stepscope::watch::engine::Engine;
 
 /// Lines generated (divide the instruction difference by it).
@@ -26,7 +26,7 @@ fn main() {
         .collect();
     match std::env::args().nth(1).as_deref() {
         Some("rec") => {
-            let (mut table, mut line) = (Table::default(), Line::default());
+            let (mut table, mut line) = (SourceState::default(), Line::default());
             for l in &ls {
                 assert!(normalise_into(l.as_bytes(), &mut line));
                 black_box(recognise(&line, None, &mut table));

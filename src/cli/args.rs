@@ -330,6 +330,10 @@ pub struct WatchArgs {
     /// A text summary at the end of input, instead of the live screen a terminal gets.
     #[arg(long)]
     pub summary: bool,
+    /// At the end of input, say which recogniser (or learned template) read each source's
+    /// records and where its step times come from (stdout with --summary, else stderr).
+    #[arg(long)]
+    pub explain: bool,
     /// Watchdog: call a source silent after max(5 typical steps, SECS) without a record.
     #[arg(long, value_name = "SECS", default_value_t = 120.0)]
     pub silence: f64,

@@ -141,6 +141,7 @@ fn watch_options(a: &WatchArgs, g: &Global) -> Result<stepscope::watch::WatchOpt
         format: a.format.clone(),
         jsonl: a.jsonl || !a.summary,
         summary: a.summary,
+        explain: a.explain,
         silence: std::time::Duration::try_from_secs_f64(a.silence)
             .map_err(|e| Error::usage("--silence", e.to_string()))?,
         job: stepscope::analysis::live::job::Job {

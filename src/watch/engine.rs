@@ -40,11 +40,14 @@ pub struct Source {
     /// Ranks seen on it.
     pub ranks: std::collections::BTreeSet<u32>,
     alerted: bool,
-    table: logs::monitors::Table,
+    /// What its recognisers remember (monitor table, learned templates).
+    pub state: logs::SourceState,
     /// Its last lines, numbered (the context of its alerts).
     pub recent: VecDeque<(u64, String)>,
     /// The line numbers of its last step records, by step number.
     step_lines: VecDeque<(u64, u64)>,
+    /// Step records by the recogniser that read them.
+    pub formats: std::collections::BTreeMap<&'static str, u64>,
     /// Lines read from it.
     pub lines: u64,
     /// The line being read (its buffer reused line after line).
@@ -66,9 +69,10 @@ impl Source {
             last_line: String::new(),
             ranks: Default::default(),
             alerted: false,
-            table: Default::default(),
+            state: Default::default(),
             recent: VecDeque::with_capacity(HISTORY),
             step_lines: VecDeque::with_capacity(STEPS_KEPT),
+            formats: Default::default(),
             lines: 0,
             line: Line::default(),
             fragments: Default::default(),
@@ -213,6 +217,9 @@ impl Engine {
         sink: &mut impl FnMut(&str, &Record, &[Alert]),
     ) {
         for rec in records {
+            if matches!(rec.said, Said::Step(_)) {
+                *self.sources[i].formats.entry(rec.format).or_default() += 1;
+            }
             if let Said::Step(crate::model::live::Step { step: Some(n), .. }) = &rec.said {
                 let src = &mut self.sources[i];
                 if src.step_lines.len() == STEPS_KEPT {
@@ -296,7 +303,7 @@ fn recognise(
     // prefix. Hosts of a pdsh stream print the same lines and are kept apart.
     let repeat =
         l.rank.is_none() && src.last.as_deref() == Some(l.text.as_str()) && src.last_host == l.host;
-    if repeat && !src.table.is_open() {
+    if repeat && !src.state.table.is_open() {
         return;
     }
     // Buffers reused line after line: no allocation for what is only remembered.
@@ -316,7 +323,7 @@ fn recognise(
     slot.push_str(crate::ingest::logs::fields::head(&l.text, LINE_KEPT));
     src.recent.push_back((src.lines, slot));
     l.rank = l.rank.or(src.file_rank);
-    let alone = logs::recognise(l, only, &mut src.table);
+    let alone = logs::recognise(l, only, &mut src.state);
     // Identical monitor rows are successive samples, not N ranks printing one line.
     if repeat
         && !alone
@@ -327,7 +334,7 @@ fn recognise(
         return;
     }
     let recognised = alone.is_some();
-    src.fragments.offer(l, alone, only, &mut src.table, given);
+    src.fragments.offer(l, alone, only, &mut src.state, given);
     if given.rejoined {
         live.counts.rejoined += 1;
         if given.first_unrecognised {

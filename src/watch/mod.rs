@@ -4,8 +4,9 @@
 //! the end of input.
 
 pub mod engine;
+pub mod explain;
 pub mod live;
-mod summary;
+pub(crate) mod summary;
 pub mod view;
 
 use crate::analysis::live::{Alert, Live};
@@ -32,6 +33,8 @@ pub struct WatchOptions {
     pub jsonl: bool,
     /// Print a text summary at the end of input.
     pub summary: bool,
+    /// Say at the end which recogniser read each source and where its step times come from.
+    pub explain: bool,
     /// The watchdog's floor: a source still open that printed no record for
     /// max(5 × the typical step, this) is called silent.
     pub silence: std::time::Duration,
@@ -193,6 +196,14 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     if opts.summary {
         out.write_all(summary(&engine.live, &view::notes(&engine)).as_bytes())
             .map_err(io)?;
+    }
+    if opts.explain {
+        let text = explain::explain(&engine);
+        if opts.summary {
+            out.write_all(text.as_bytes()).map_err(io)?;
+        } else {
+            eprint!("{text}");
+        }
     }
     Ok(engine.live)
 }

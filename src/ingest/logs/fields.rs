@@ -88,7 +88,7 @@ pub fn number(v: &str) -> Option<f64> {
 }
 
 /// The leading `[-+]digits[,digits][.digits][e±digits]` of `v`.
-fn numeric_prefix(v: &str) -> &str {
+pub(super) fn numeric_prefix(v: &str) -> &str {
     let b = v.as_bytes();
     let mut i = 0;
     if i < b.len() && (b[i] == b'-' || b[i] == b'+') {

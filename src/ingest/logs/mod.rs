@@ -7,6 +7,7 @@
 mod comms;
 mod dschat;
 pub mod fields;
+pub mod generic;
 pub mod line;
 mod megatron;
 pub mod monitors;
@@ -57,6 +58,8 @@ pub enum Parse {
     Line(fn(&str) -> Option<Said>),
     /// Rows under the last header line of the same source (monitor tables).
     Table(fn(&str, &mut monitors::Table) -> Option<Said>),
+    /// Lines of templates learned from the same source (the generic recogniser).
+    Learned(fn(&line::Line, &mut generic::Templates) -> Option<Said>),
 }
 
 /// Every recogniser, most specific first (a line goes to the first that takes it).
@@ -121,7 +124,20 @@ pub const RECOGNISERS: &[Recogniser] = &[
         name: "events",
         parse: Parse::Line(others::events),
     },
+    Recogniser {
+        name: "generic",
+        parse: Parse::Learned(generic::learn),
+    },
 ];
+
+/// What a source's recognisers remember between its lines.
+#[derive(Debug, Default)]
+pub struct SourceState {
+    /// The monitor table under the last header line.
+    pub table: monitors::Table,
+    /// The templates the generic recogniser learned.
+    pub learned: generic::Templates,
+}
 
 /// The recogniser called `name`.
 pub fn recogniser(name: &str) -> Option<&'static Recogniser> {
@@ -129,18 +145,35 @@ pub fn recogniser(name: &str) -> Option<&'static Recogniser> {
 }
 
 /// Recognises one normalised line of a source with every recogniser (or only `only`);
-/// `table` is the source's monitor table state.
+/// `state` is what the source's recognisers remember.
 pub fn recognise(
     l: &line::Line,
     only: Option<&Recogniser>,
-    table: &mut monitors::Table,
+    state: &mut SourceState,
+) -> Option<Record> {
+    recognise_as(l, only, state, true)
+}
+
+/// [`recognise`], with the generic recogniser only when `learn` (a trial join of two lines
+/// in `rejoin` must not teach it a template of two lines).
+pub fn recognise_as(
+    l: &line::Line,
+    only: Option<&Recogniser>,
+    state: &mut SourceState,
+    learn: bool,
 ) -> Option<Record> {
     let mut try_one = |r: &Recogniser| {
         let said = match r.parse {
             Parse::Line(f) => f(&l.text),
-            Parse::Table(f) => f(&l.text, table),
+            Parse::Table(f) => f(&l.text, &mut state.table),
+            Parse::Learned(_) if !learn => None,
+            Parse::Learned(f) => f(l, &mut state.learned),
         };
         let mut said = said?;
+        // A dedicated recogniser reads this source's steps: the generic one stands aside.
+        if matches!(said, Said::Step(_)) && !matches!(r.parse, Parse::Learned(_)) {
+            state.learned.dedicated = true;
+        }
         let mut host = None;
         match &mut said {
             Said::Device(s) if s.host.is_none() => s.host.clone_from(&l.host),

@@ -12,7 +12,7 @@
 //! a cut line themselves and are never held.
 
 use super::line::Line;
-use super::{Recogniser, Record, monitors::Table, recognise};
+use super::{Recogniser, Record, SourceState, recognise_as};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -69,7 +69,7 @@ impl Fragments {
         l: &Line,
         alone: Option<Record>,
         only: Option<&Recogniser>,
-        table: &mut Table,
+        table: &mut SourceState,
         out: &mut Given,
     ) {
         out.rejoined = false;
@@ -178,20 +178,26 @@ fn mid_token(first: &Held, l: &Line) -> bool {
 }
 
 /// The record `first` and `l` make together, if any.
-fn joined(first: &Held, l: &Line, only: Option<&Recogniser>, table: &mut Table) -> Option<Record> {
+fn joined(
+    first: &Held,
+    l: &Line,
+    only: Option<&Recogniser>,
+    table: &mut SourceState,
+) -> Option<Record> {
     let whole = Line {
         rank: l.rank,
         host: l.host.clone(),
         text: format!("{}{}", first.text, l.text),
         trailing_space: l.trailing_space,
     };
-    recognise(&whole, only, table)
+    recognise_as(&whole, only, table, false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ingest::logs::Said;
+    use crate::ingest::logs::recognise;
 
     fn line(rank: Option<u32>, text: &str) -> Line {
         Line {
@@ -204,7 +210,7 @@ mod tests {
 
     /// Offers `text` of `rank` as the engine does; the records to take now.
     fn offer(f: &mut Fragments, rank: Option<u32>, text: &str) -> (Vec<Record>, bool) {
-        let (l, mut t, mut g) = (line(rank, text), Table::default(), Given::default());
+        let (l, mut t, mut g) = (line(rank, text), SourceState::default(), Given::default());
         let alone = recognise(&l, None, &mut t);
         f.offer(&l, alone, None, &mut t, &mut g);
         (g.records, g.rejoined)

@@ -1,0 +1,64 @@
+//! `watch --explain`: for each source, which recogniser (or template the generic recogniser
+//! learned) read its step records, and where each series' step times come from — so that a
+//! user can check the reading before trusting an alert.
+
+use super::engine::Engine;
+use super::summary::evidence_words;
+use crate::format::printable;
+use crate::ingest::logs::generic::Learned;
+
+/// The explanation, a few lines per source.
+pub fn explain(e: &Engine) -> String {
+    let mut s = String::from("explain:\n");
+    for (i, src) in e.sources.iter().enumerate() {
+        s.push_str(&format!("  {}:\n", printable(&src.label)));
+        if src.formats.is_empty() {
+            s.push_str(
+                "    no step line recognised (try --format NAME, or see reference/logs.md)\n",
+            );
+        }
+        for (format, n) in &src.formats {
+            s.push_str(&format!("    {format}: {n} step record(s)"));
+            let evidence: Vec<&str> = e
+                .live
+                .series()
+                .filter(|v| v.source == i && v.format == *format)
+                .filter_map(|v| v.evidence.map(evidence_words))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            if !evidence.is_empty() {
+                s.push_str(&format!("; step time from {}", evidence.join(", ")));
+            }
+            s.push('\n');
+        }
+        if let Some(l) = src.state.learned.primary() {
+            s.push_str(&format!("    {}\n", learned(l)));
+        }
+    }
+    s
+}
+
+/// One learned template: its text and what its slots are.
+fn learned(l: &Learned) -> String {
+    let mut s = format!(
+        "generic template `{}`: step = `{}`",
+        printable(&l.template),
+        printable(&l.step.1)
+    );
+    if l.epoch.is_some() {
+        s.push_str(" (× the total, + `epoch`)");
+    }
+    match &l.time {
+        Some((_, name, prov, _)) => s.push_str(&format!(
+            ", step time = `{}` ({})",
+            printable(name),
+            evidence_words(*prov)
+        )),
+        None => s.push_str(", no step time (line timestamps, if any)"),
+    }
+    if let Some((_, name, metric)) = &l.rate {
+        s.push_str(&format!(", `{}` = {metric}", printable(name)));
+    }
+    s
+}
