@@ -220,3 +220,61 @@ fn query_gpu_csv_of_a_script_finds_the_hot_gpu_and_the_all_gpu_dips() {
     );
     assert!(dips.iter().all(|a| a["util_pct"].as_f64().unwrap() < 50.0));
 }
+
+#[test]
+fn formats_without_a_recogniser_are_read_by_a_learned_template() {
+    let Some(s) = shared() else { return };
+    let steps = |v: &[Value]| -> Vec<Value> {
+        of_type(v, "record")
+            .into_iter()
+            .filter(|r| r["kind"] == "step" && r["format"] == "generic")
+            .cloned()
+            .collect()
+    };
+    // DLLogger RNN-T: `DLL <ts> - epoch E | iter i/272 | loss … | utts/s … | took X s |`,
+    // 16 320 iterations over 60 epochs; the first four teach the template. The step is
+    // E × 272 + i; `took` is the per-step time; utts/s the throughput.
+    let v = replay(&log(
+        &s,
+        "dllogger/mlperf_v1.0_dell_rnnt_8xa100_dllogger.log",
+    ));
+    let g = steps(&v);
+    assert_eq!(g.len(), 16_316);
+    // `epoch 1 | iter 5/272 | … | took 0.33 s` is the first record: 1 × 272 + 5.
+    assert_eq!(g[0]["step"], 277);
+    assert_eq!(g[0]["provenance"], "per_step");
+    assert!(
+        g.iter()
+            .all(|r| r["time_ns"].as_i64().unwrap() % 10_000_000 == 0)
+    );
+    // ezpz's diffusion example: `step=N loss=… dt=…` for 400 steps: 396 records, `dt` per step.
+    let v = replay(&log(&s, "ezpz/diffusion_sunspot_ddp_400steps.log"));
+    let g = steps(&v);
+    assert_eq!(g.len(), 396);
+    assert_eq!(g[0]["step"], 4);
+    // GNMT, every line printed by each of 8 ranks (`N: ` prefix): one template taught by the
+    // first rank's lines, read on all: of 8 208 lines, the 29 printed (by any rank) before
+    // the teaching rank's fourth give none.
+    let v = replay(&log(
+        &s,
+        "gnmt-pytorch/mlperf_v0.5_gnmt_dgx1_8rank_interleaved.log",
+    ));
+    let g = steps(&v);
+    assert_eq!(g.len(), 8_208 - 29);
+    let ranks: std::collections::BTreeSet<i64> =
+        g.iter().filter_map(|r| r["rank"].as_i64()).collect();
+    assert_eq!(ranks.len(), 8);
+}
+
+#[test]
+fn a_dedicated_recogniser_keeps_the_generic_one_aside() {
+    let Some(s) = shared() else { return };
+    // pythia: Megatron reads the iterations; DeepSpeed's `step=N, skipped=…` lines would be a
+    // second series of the same run if the generic recogniser read them.
+    let v = replay(&log(&s, "gpt-neox/pythia70m_512step_slurm.out"));
+    assert!(
+        !of_type(&v, "record")
+            .iter()
+            .any(|r| r["format"] == "generic")
+    );
+}
