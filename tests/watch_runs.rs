@@ -278,3 +278,31 @@ fn a_dedicated_recogniser_keeps_the_generic_one_aside() {
             .any(|r| r["format"] == "generic")
     );
 }
+
+#[test]
+fn mlperf_gpt3_step_timing_is_read_and_its_evaluations_show_as_wall_clock_pauses() {
+    let Some(s) = shared() else { return };
+    let v = replay(&log(
+        &s,
+        "mlperf-mllog/nvidia_v3.1_gpt3_eos512gpu_nemo_tracked_stats.log",
+    ));
+    // `tracked_stats {"train_step_timing": 11.39…}`: the step's own time (~11 s),
+    let first = of_type(&v, "record")
+        .into_iter()
+        .find(|r| r["kind"] == "step")
+        .unwrap()
+        .clone();
+    assert_eq!(first["time_ns"], 11_396_877_766_i64); // 11.396877765655518 s, to the ns
+    assert_eq!(first["provenance"], "per_step");
+    // Every 12 steps an evaluation runs outside the step timer: the wall interval is ~24 s
+    // against ~11 s printed. Two one-offs, then one periodic pattern, each around an eval;
+    // no slow step (the timer itself is steady).
+    let pauses: Vec<&Value> = of_type(&v, "alert")
+        .into_iter()
+        .filter(|a| a["rule"] == "wall_pause")
+        .collect();
+    assert_eq!(pauses.len(), 3, "{pauses:?}");
+    assert_eq!(pauses[2]["pattern"], "periodic");
+    assert!(pauses.iter().all(|a| a["events"][0] == "eval"));
+    assert_eq!(slow_steps(&v), []);
+}

@@ -17,6 +17,7 @@ pub mod goodput;
 pub mod history;
 pub mod job;
 mod key;
+mod pauses;
 mod periods;
 pub mod phases;
 mod runs;
@@ -102,6 +103,8 @@ struct Series {
     recent: VecDeque<(Point, bool)>,
     /// Closed runs' alerts waiting for a level shift to absorb them, with the step due.
     held: VecDeque<(u64, Alert)>,
+    /// Wall-clock pauses outside the printed step times.
+    pauses: pauses::Pauses,
 }
 
 /// One series as the faces see it.
@@ -157,7 +160,7 @@ pub struct Live {
     slow_reports: BTreeMap<u32, u64>,
     /// Ranks (or the rankless stream) whose lines print step times: a series of the same
     /// rank that only has timestamps is not judged (it would repeat the printed one's alerts).
-    printed: std::collections::BTreeSet<(usize, Option<u32>, Option<u32>)>,
+    printed: std::collections::BTreeSet<SeriesKey>,
     /// Devices from monitor streams.
     pub devices: devices::Devices,
     /// All-device dips of monitor streams.
@@ -260,7 +263,24 @@ impl Live {
         // Only a time in the range a step can take is judged (a log can print anything).
         let time = evidence::step_time(series.last, n, s)
             .filter(|t| (0..=crate::time::MAX_RANK_EXTENT_NS).contains(&t.0));
-        let covers = series.last.map_or(1, |l| n.saturating_sub(l.step).max(1));
+        let steps = series.last.map_or(1, |l| n.saturating_sub(l.step).max(1));
+        // A per-step figure is that step's time alone (step numbers in tokens or samples,
+        // MLPerf's, would multiply it); the other evidence stands for each step between.
+        let covers = match time {
+            Some((_, Provenance::PerStep)) => 1,
+            _ => steps,
+        };
+        let paused = match (time, series.last) {
+            (Some((t, Provenance::PerStep | Provenance::WindowAverage)), Some(l)) => {
+                let wall = s.at_ns.zip(l.at_ns).map(|(a, b)| a.saturating_sub(b));
+                // A per-step figure printed every N steps is one step's time; a gap of
+                // more than 1000 numbers is a count of samples or tokens (MLPerf's
+                // metadata), one step per record.
+                let count = if steps > 1000 { 1 } else { steps };
+                wall.and_then(|w| series.pauses.check((l.step, n, count), t, w, &self.events))
+            }
+            _ => None,
+        };
         if !s.metrics.is_empty() {
             series.metrics.clone_from(&s.metrics);
         }
@@ -274,6 +294,7 @@ impl Live {
         if let Some(at) = s.at_ns {
             self.clock.mark(key.format, at, n);
         }
+        out.extend(paused);
         let Some((ns, from)) = time else {
             explain(&self.phases, key, &mut out);
             self.keep(&out);
@@ -282,11 +303,16 @@ impl Live {
         self.counts.timed_steps += 1;
         let printed = from != Provenance::FromTimestamps;
         if printed {
-            self.printed.insert(who);
+            self.printed.insert(key);
         }
+        // Another series of the same writer (another format) prints times.
+        let other_prints = self
+            .printed
+            .iter()
+            .any(|p| (p.source, p.rank, p.host) == who && p.format != key.format);
         series.evidence = Some(from);
         // The first record is start-up (initialisation, compilation): never slow, no baseline.
-        let judged = series.seen > 1 && (printed || !self.printed.contains(&who));
+        let judged = series.seen > 1 && (printed || !other_prints);
         if judged {
             out.extend(judge(
                 series,

@@ -325,6 +325,14 @@ fn mllog(o: &serde_json::Map<String, serde_json::Value>) -> Option<Said> {
             if let Some(x) = v.get("throughput").and_then(serde_json::Value::as_f64) {
                 s.metrics.push(("samples_per_s", x));
             }
+            // NeMo's `train_step_timing` is the step's own time (s); maskrcnn's `time` the
+            // trainer's running mean.
+            let secs = |k: &str| duration(&v.get(k)?.to_string(), 9);
+            if let Some(t) = secs("train_step_timing") {
+                (s.time_ns, s.provenance) = (Some(t), Provenance::PerStep);
+            } else if let Some(t) = secs("time") {
+                (s.time_ns, s.provenance) = (Some(t), Provenance::RunningAverage);
+            }
             return Some(Said::Step(s));
         }
         _ => return None,
