@@ -306,3 +306,46 @@ fn mlperf_gpt3_step_timing_is_read_and_its_evaluations_show_as_wall_clock_pauses
     assert!(pauses.iter().all(|a| a["events"][0] == "eval"));
     assert_eq!(slow_steps(&v), []);
 }
+
+#[test]
+fn srun_wrapped_lines_rejoin_into_the_records_of_the_whole_lines() {
+    let Some(s) = shared() else { return };
+    // srun -l cuts a line longer than its buffer (1 024 bytes) into labelled pieces; MLPerf's
+    // lines here are ~230 bytes, so they are cut at 100 to the same effect. Two ranks
+    // interleaved line by line, each line cut in two with the other rank's piece between.
+    let text = log(
+        &s,
+        "mlperf-mllog/nvidia_v3.1_gpt3_eos512gpu_nemo_tracked_stats.log",
+    );
+    let lines: Vec<&[u8]> = text
+        .split(|&c| c == b'\n')
+        .filter(|l| l.windows(13).any(|w| w == b"tracked_stats"))
+        .take(40)
+        .collect();
+    let (mut whole, mut cut) = (Vec::new(), Vec::new());
+    for l in &lines {
+        for r in 0..2 {
+            whole.extend_from_slice(format!("{r}: ").as_bytes());
+            whole.extend_from_slice(l);
+            whole.push(b'\n');
+        }
+        let (a, b) = l.split_at(100.min(l.len()));
+        for half in [a, b] {
+            for r in 0..2 {
+                cut.extend_from_slice(format!("{r}: ").as_bytes());
+                cut.extend_from_slice(half);
+                cut.push(b'\n');
+            }
+        }
+    }
+    let key = |v: &[Value]| -> Vec<(Value, Value, Value)> {
+        of_type(v, "record")
+            .into_iter()
+            .filter(|r| r["kind"] == "step")
+            .map(|r| (r["rank"].clone(), r["step"].clone(), r["time_ns"].clone()))
+            .collect()
+    };
+    let want = key(&replay(&whole));
+    assert_eq!(want.len(), 80);
+    assert_eq!(key(&replay(&cut)), want);
+}

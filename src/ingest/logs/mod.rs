@@ -9,11 +9,13 @@ mod dschat;
 pub mod fields;
 pub mod generic;
 pub mod line;
+mod maxtext;
 mod megatron;
 pub mod monitors;
 mod others;
 pub mod rejoin;
 pub mod stream;
+mod tqdm;
 mod wallclock;
 
 use crate::time::Ns;
@@ -101,12 +103,20 @@ pub const RECOGNISERS: &[Recogniser] = &[
         parse: Parse::Line(dschat::throughput),
     },
     Recogniser {
+        name: "maxtext",
+        parse: Parse::Line(maxtext::completed_step),
+    },
+    Recogniser {
         name: "nanogpt",
         parse: Parse::Line(others::nanogpt),
     },
     Recogniser {
         name: "hf-trainer",
         parse: Parse::Line(others::hf_trainer),
+    },
+    Recogniser {
+        name: "tqdm",
+        parse: Parse::Line(tqdm::bar),
     },
     Recogniser {
         name: "jsonl",
