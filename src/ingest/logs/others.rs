@@ -200,9 +200,14 @@ pub fn hf_trainer(text: &str) -> Option<Said> {
         })
         .collect();
     if kv.iter().any(|(k, _)| k.starts_with("eval_")) {
+        // MLPerf BERT's `{'global_steps': 20, 'eval_loss': …}` says at which step.
+        let step = kv
+            .iter()
+            .find(|(k, _)| matches!(k.as_str(), "global_steps" | "global_step" | "step"))
+            .and_then(|(_, v)| v.parse().ok());
         return Some(Said::Event {
             event: EventKind::Eval,
-            step: None,
+            step,
         });
     }
     if kv.iter().any(|(k, _)| k == "train_runtime") {
@@ -456,6 +461,15 @@ mod tests {
             Some(Said::Event {
                 event: EventKind::Checkpoint,
                 step: Some(100)
+            })
+        );
+        assert_eq!(
+            hf_trainer(
+                "{'global_steps': 20, 'eval_loss': 4.172319412231445, 'eval_mlm_accuracy': 0.3681600093841553}"
+            ),
+            Some(Said::Event {
+                event: EventKind::Eval,
+                step: Some(20)
             })
         );
         assert!(matches!(
