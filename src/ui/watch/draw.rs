@@ -111,8 +111,8 @@ fn strip_block(f: &mut Frame, area: Rect, strip: Option<&Strip>, done: bool, t: 
     if cols.is_empty() {
         return; // a terminal too narrow for one column
     }
-    // A short history is drawn wider (up to 4 cells a column), so a few steps still read.
-    let cw = (width / cols.len().max(1)).clamp(1, 4);
+    // A short history is drawn wider, filling the strip, so a few steps still read.
+    let cw = (width / cols.len().max(1)).max(1);
     let scale = cols.iter().map(|b| b.max_ns).max().unwrap_or(1).max(1);
     let limit_row = s.limits.map(|(_, lim)| eighths(lim, scale, STRIP_ROWS));
     let mut lines = Vec::new();
@@ -151,6 +151,30 @@ fn strip_block(f: &mut Frame, area: Rect, strip: Option<&Strip>, done: bool, t: 
         human(scale)
     );
     f.render_widget(Paragraph::new(lines).block(block(t, title)), area);
+}
+
+/// A device's latest readings: utilisation, power, temperature, clock, memory.
+fn readings(d: &DeviceView) -> String {
+    let get = |k: &str| d.latest.get(k).copied();
+    let mut read = String::new();
+    if let Some(u) = get("util_pct") {
+        read.push_str(&format!(" {u:>3.0}%"));
+    }
+    if let Some(p) = get("power_w") {
+        read.push_str(&format!(" {p:.0}W"));
+    }
+    if let Some(c) = get("temp_c") {
+        read.push_str(&format!(" {c:.0}°C"));
+    }
+    if let Some(c) = get("sm_clock_mhz") {
+        read.push_str(&format!(" {c:.0}MHz"));
+    }
+    if let Some(m) = get("mem_used_mib") {
+        read.push_str(&format!(" {:.1}GiB", m / 1024.0));
+    } else if let Some(m) = get("mem_pct") {
+        read.push_str(&format!(" mem {m:.0}%"));
+    }
+    read
 }
 
 /// A height in eighths of a cell over `rows` rows.
@@ -249,7 +273,10 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
         .max()
         .unwrap_or(0)
         .min(16);
-    let spark_w = inner.saturating_sub(label_w + 24).clamp(0, 40);
+    // The readings first: the sparkline takes what they leave (never a cut reading).
+    let reads: Vec<String> = devices.iter().map(readings).collect();
+    let read_w = reads.iter().map(|r| r.chars().count()).max().unwrap_or(0);
+    let spark_w = inner.saturating_sub(label_w + 2 + read_w).clamp(0, 40);
     // Devices placed on steps share one step axis: each column is the least busy sample
     // of its step range (an idle device is never averaged away).
     let placed = devices.iter().any(|d| !d.by_step.is_empty());
@@ -259,7 +286,8 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
         .iter()
         .take(area.height.saturating_sub(2) as usize)
         .zip(&by_step)
-        .map(|(d, cells)| {
+        .zip(&reads)
+        .map(|((d, cells), read)| {
             let colour = if d.alerted { t.c.slow } else { t.c.compute };
             let spark = if placed {
                 let util: Vec<Option<f64>> = cells
@@ -271,27 +299,11 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
                 sparkline(&d.util, spark_w)
             };
             let mark = if d.alerted { "!" } else { " " };
-            let get = |k: &str| d.latest.get(k).copied();
-            let mut read = String::new();
-            if let Some(u) = get("util_pct") {
-                read.push_str(&format!(" {u:>3.0}%"));
-            }
-            if let Some(p) = get("power_w") {
-                read.push_str(&format!(" {p:.0}W"));
-            }
-            if let Some(c) = get("sm_clock_mhz") {
-                read.push_str(&format!(" {c:.0}MHz"));
-            }
-            if let Some(m) = get("mem_used_mib") {
-                read.push_str(&format!(" {:.1}GiB", m / 1024.0));
-            } else if let Some(m) = get("mem_pct") {
-                read.push_str(&format!(" mem {m:.0}%"));
-            }
             Line::from(vec![
                 Span::styled(mark, t.fg(t.c.slow)),
                 Span::styled(format!("{:<label_w$} ", fit(&d.label, label_w)), t.text()),
                 Span::styled(spark, t.fg(colour)),
-                Span::styled(read, t.dim()),
+                Span::styled(read.clone(), t.dim()),
             ])
         })
         .collect();
