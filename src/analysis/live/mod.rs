@@ -238,28 +238,35 @@ impl Live {
         vec![a]
     }
 
-    fn step(&mut self, key: SeriesKey, s: &Step) -> Vec<Alert> {
-        let rank = key.rank;
-        let who = (key.source, rank, key.host);
-        let mut out = Vec::new();
+    /// The number of step `s` in series `key` — printed, or the one after the last — or
+    /// `None` for the same step again (another rank's copy: counted once). A number that goes
+    /// back is a restart: the series starts again (start-up first), its alerts into `out`.
+    fn number(&mut self, key: SeriesKey, s: &Step, out: &mut Vec<Alert>) -> Option<u64> {
         let series = self.series.entry(key).or_default();
-        // A step number that goes back is a restart: the series starts again, start-up first.
         let numbered = step_number(s.step);
         if let (Some(n), Some(last)) = (numbered, series.last) {
-            // The same step again is the same line printed by another rank (lines without a
-            // launcher prefix): counted once.
             if n == last.step {
                 self.counts.repeats += 1;
-                return out;
+                return None;
             }
             if n < last.step {
                 out.extend(release(series, None));
-                out.extend(close_run(series, rank, &self.events));
+                out.extend(close_run(series, key.rank, &self.events));
                 *series = Series::default();
                 self.events.push_back((EventKind::Restart, Some(n)));
             }
         }
-        let n = numbered.unwrap_or(series.last.map_or(0, |l| l.step + 1));
+        Some(numbered.unwrap_or(series.last.map_or(0, |l| l.step + 1)))
+    }
+
+    fn step(&mut self, key: SeriesKey, s: &Step) -> Vec<Alert> {
+        let rank = key.rank;
+        let who = (key.source, rank, key.host);
+        let mut out = Vec::new();
+        let Some(n) = self.number(key, s, &mut out) else {
+            return out;
+        };
+        let series = self.series.entry(key).or_default();
         // Only a time in the range a step can take is judged (a log can print anything).
         let time = evidence::step_time(series.last, n, s)
             .filter(|t| (0..=crate::time::MAX_RANK_EXTENT_NS).contains(&t.0));
@@ -270,17 +277,7 @@ impl Live {
             Some((_, Provenance::PerStep)) => 1,
             _ => steps,
         };
-        let paused = match (time, series.last) {
-            (Some((t, Provenance::PerStep | Provenance::WindowAverage)), Some(l)) => {
-                let wall = s.at_ns.zip(l.at_ns).map(|(a, b)| a.saturating_sub(b));
-                // A per-step figure printed every N steps is one step's time; a gap of
-                // more than 1000 numbers is a count of samples or tokens (MLPerf's
-                // metadata), one step per record.
-                let count = if steps > 1000 { 1 } else { steps };
-                wall.and_then(|w| series.pauses.check((l.step, n, count), t, w, &self.events))
-            }
-            _ => None,
-        };
+        let paused = pause(series, time, (n, steps), s.at_ns, &self.events);
         if !s.metrics.is_empty() {
             series.metrics.clone_from(&s.metrics);
         }
@@ -425,6 +422,26 @@ impl Live {
         }
         out
     }
+}
+
+/// The pause a record at step `n` (`steps` after the series' last) hides when its printed
+/// time and its timestamps disagree (`live/pauses.rs`).
+fn pause(
+    series: &mut Series,
+    time: Option<(Ns, Provenance)>,
+    (n, steps): (u64, u64),
+    at: Option<Ns>,
+    events: &VecDeque<(EventKind, Option<u64>)>,
+) -> Option<Alert> {
+    let (Some((t, Provenance::PerStep | Provenance::WindowAverage)), Some(l)) = (time, series.last)
+    else {
+        return None;
+    };
+    let wall = at.zip(l.at_ns).map(|(a, b)| a.saturating_sub(b))?;
+    // A per-step figure printed every N steps is one step's time; a gap of more than 1000
+    // numbers is a count of samples or tokens (MLPerf's metadata), one step per record.
+    let count = if steps > 1000 { 1 } else { steps };
+    series.pauses.check((l.step, n, count), t, wall, events)
 }
 
 /// Names the phases the time of the slow steps of series `key` went to.
