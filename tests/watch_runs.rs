@@ -349,3 +349,67 @@ fn srun_wrapped_lines_rejoin_into_the_records_of_the_whole_lines() {
     assert_eq!(want.len(), 80);
     assert_eq!(key(&replay(&cut)), want);
 }
+
+/// The step records of `rel` read by `format` alone (`None`: every recogniser), as
+/// (rank, step) → (time, cumulative).
+fn read_as(
+    s: &std::path::Path,
+    rel: &str,
+    format: Option<&str>,
+) -> std::collections::BTreeMap<(Option<i64>, u64), (Value, Value)> {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_stepscope"));
+    cmd.args(["watch", "--once", "--from-start", "--jsonl"]);
+    if let Some(f) = format {
+        cmd.args(["--format", f]);
+    }
+    let out = cmd.arg(s.join("traces/logs").join(rel)).output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "record" && r["kind"] == "step")
+        .filter_map(|r| {
+            let step = r["step"].as_u64()?;
+            let cumulative = r.get("cumulative_ns").cloned().unwrap_or(Value::Null);
+            Some((
+                (r["rank"].as_i64(), step),
+                (r["time_ns"].clone(), cumulative),
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn the_generic_recogniser_alone_reads_what_the_dedicated_ones_read() {
+    let Some(s) = shared() else { return };
+    // With the dedicated recogniser switched off (`--format generic`), the learned template
+    // gives the same step numbers and the same step-time evidence — the printed time, or
+    // the cumulative timer — for every record after its four learning lines.
+    for rel in [
+        "modded-nanogpt/track1_fp8down_baseline_1390steps.log",
+        "modded-nanogpt/track2_medium_4740steps_batch_schedule.log",
+        "nanogpt/pr541_gpt2_124m_8xa100_resume.log",
+        "torchtitan/aurora_llama2_7b_24xpu_excerpt.log",
+        "torchtitan/qwen3_14b_8xb200_run219_profile_ansi.log",
+        "torchtitan/pr3393_grad_norm_lines.log",
+        "nemo/nemo_step_lines_from_issues.log",
+    ] {
+        let dedicated = read_as(&s, rel, None);
+        let generic = read_as(&s, rel, Some("generic"));
+        assert!(!generic.is_empty(), "{rel}");
+        assert!(
+            generic.len() + 5 >= dedicated.len().min(generic.len() + 5),
+            "{rel}"
+        );
+        for (k, (time, cumulative)) in &generic {
+            let (d_time, d_cumulative) = dedicated.get(k).unwrap_or_else(|| panic!("{rel}: {k:?}"));
+            // modded-nanoGPT's dedicated reading also keeps `step_avg` (a running mean) as
+            // its printed time; the generic one reads `train_time`, the better evidence.
+            if cumulative.is_null() {
+                assert_eq!(time, d_time, "{rel}: {k:?}");
+            } else {
+                assert_eq!(cumulative, d_cumulative, "{rel}: {k:?}");
+            }
+        }
+    }
+}
