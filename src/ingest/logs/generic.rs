@@ -192,7 +192,7 @@ fn template<'a>(text: &'a str, key: &mut String) -> Option<Vec<Slot<'a>>> {
             };
             slots.push(Slot {
                 text,
-                value: text.replace(',', "").parse().ok()?,
+                value: text.parse().ok()?,
                 name,
                 unit,
             });
