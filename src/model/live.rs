@@ -26,19 +26,6 @@ pub enum Provenance {
     RunningAverage,
 }
 
-impl Provenance {
-    /// The evidence's name, as in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Provenance::PerStep => "per_step",
-            Provenance::WindowAverage => "window_average",
-            Provenance::Cumulative => "cumulative",
-            Provenance::FromTimestamps => "from_timestamps",
-            Provenance::RunningAverage => "running_average",
-        }
-    }
-}
-
 /// A step line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Step {

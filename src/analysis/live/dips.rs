@@ -6,6 +6,7 @@
 //! alert per dip, when it ends, with its depth, length and time span; a dip that lasts to
 //! the end of the stream is the run finishing, not a dip.
 
+use super::devices::BUSY_UTIL_PCT;
 use super::{Alert, Pattern};
 use crate::analysis::stats::median_f64;
 use crate::model::live::Sample;
@@ -18,8 +19,6 @@ pub const DIP_SHARE: f64 = 0.5;
 pub const USUAL_ROUNDS: usize = 64;
 /// … once this many exist.
 pub const MIN_USUAL: usize = 8;
-/// Mean utilisation of a busy round.
-pub const BUSY_PCT: f64 = 50.0;
 /// Hosts (groups) kept apart, bounded.
 pub const MAX_GROUPS: usize = 1024;
 /// Devices of one round, bounded.
@@ -102,7 +101,7 @@ impl Group {
             e.to = self.round_at;
             return None;
         }
-        if mean >= BUSY_PCT {
+        if mean >= BUSY_UTIL_PCT {
             self.usual.push_back(mean);
             if self.usual.len() > USUAL_ROUNDS {
                 self.usual.pop_front();

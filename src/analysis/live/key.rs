@@ -42,4 +42,13 @@ impl Hosts {
     pub fn name(&self, id: Option<u32>) -> Option<&str> {
         self.names.get(id? as usize).map(String::as_str)
     }
+
+    /// Puts host `id`'s name on `alerts` (none for a series without a host).
+    pub fn name_on(&self, id: Option<u32>, alerts: &mut [super::Alert]) {
+        if let Some(h) = self.name(id) {
+            for a in alerts {
+                a.hosts = vec![h.to_string()];
+            }
+        }
+    }
 }

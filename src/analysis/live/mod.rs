@@ -323,18 +323,9 @@ impl Live {
             ));
         }
         explain(&self.phases, key, &mut out);
-        self.name_host(key, &mut out);
+        self.hosts.name_on(key.host, &mut out);
         self.keep(&out);
         out
-    }
-
-    /// Puts the host of series `key` on its alerts.
-    fn name_host(&self, key: SeriesKey, alerts: &mut [Alert]) {
-        if let Some(h) = self.hosts.name(key.host) {
-            for a in alerts.iter_mut() {
-                a.hosts = vec![h.to_string()];
-            }
-        }
     }
 
     /// Every series with its history, in key order (source, rank, format).
@@ -408,11 +399,7 @@ impl Live {
             }
             mine.extend(close_run(s, key.rank, &self.events));
             explain(&self.phases, key, &mut mine);
-            if let Some(h) = self.hosts.name(key.host) {
-                for a in &mut mine {
-                    a.hosts = vec![h.to_string()];
-                }
-            }
+            self.hosts.name_on(key.host, &mut mine);
             out.extend(mine.into_iter().map(|a| (key.source, a)));
         }
         let alerts: Vec<Alert> = out.iter().map(|x| x.1.clone()).collect();

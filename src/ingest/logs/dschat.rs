@@ -5,7 +5,7 @@
 //! - `|E2E latency=33.57s |Gather latency=… |Generate time=9.83s (29.27%) |Training time=…`
 //!   (step 3, older releases)
 
-use super::fields::{duration, number};
+use super::fields::{after, duration, number};
 use super::{Provenance, Said, Step};
 
 /// One throughput line: its latency is the step's time; TFLOP/s and samples/s as printed.
@@ -29,11 +29,6 @@ pub fn throughput(text: &str) -> Option<Said> {
         }
     }
     Some(Said::Step(s))
-}
-
-/// The text after `key`, when `key` is in `t`.
-fn after<'a>(t: &'a str, key: &str) -> Option<&'a str> {
-    t.find(key).map(|i| &t[i + key.len()..])
 }
 
 #[cfg(test)]

@@ -47,6 +47,11 @@ impl<'a> Iterator for Pairs<'a> {
     }
 }
 
+/// The text after `key`, when `key` is in `t` (`Latency: 0.27s, …` → `0.27s, …`).
+pub(super) fn after<'a>(t: &'a str, key: &str) -> Option<&'a str> {
+    t.find(key).map(|i| &t[i + key.len()..])
+}
+
 /// The longest prefix of `s` of at most `n` bytes that ends on a character boundary: log
 /// lines are any UTF-8 (CJK logs, tqdm's block characters), so a byte count can fall
 /// inside a character.

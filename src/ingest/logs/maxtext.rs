@@ -2,7 +2,7 @@
 //! TFLOP/s/device: 123.456, Tokens/s/device: 5678.9, total_weights: 65536, loss: 8.112` —
 //! `seconds` is the step's own time.
 
-use super::fields::{duration, number};
+use super::fields::{after, duration, number};
 use super::{Provenance, Said, Step};
 
 /// One `completed step:` line.
@@ -10,10 +10,7 @@ pub fn completed_step(text: &str) -> Option<Said> {
     let i = text.find("completed step:")?;
     let rest = &text[i + 15..];
     let n = number(rest.split(',').next()?)?;
-    let value = |key: &str| {
-        let j = rest.find(key)?;
-        Some(&rest[j + key.len()..])
-    };
+    let value = |key: &str| after(rest, key);
     let time = value("seconds:").and_then(|v| duration(v.split(',').next()?, 9));
     let mut s = Step::at(Some(n as u64), time, Provenance::PerStep, text);
     for (key, name) in [
