@@ -5,7 +5,7 @@ mod common;
 
 use common::replay::{LAUNCHERS, Launcher, Pace, interleave, log, of_type, replay, replay_paced};
 use common::shared;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::io::{BufRead, Write};
 use std::process::{Command, Stdio};
 
@@ -647,4 +647,87 @@ fn once_without_from_start_says_it_read_nothing_of_the_file() {
             .unwrap()
             .contains("recognised")
     );
+}
+
+/// `stepscope watch --once --from-start --jsonl ARGS FILE`: its JSON lines.
+fn watch_jsonl(args: &[&str], file: &std::path::Path) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--once", "--from-start", "--jsonl"])
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_step_pattern_makes_the_steps_and_the_recognisers_keep_their_events() {
+    // Two workers of a plain script interleaved without launcher prefixes, 40 steps each;
+    // worker 1's step 30 takes 1 750 ms against ~352 ms; a checkpoint after step 20.
+    let log =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/watch/custom_loop.log");
+    let pattern = r"^\[worker (?P<rank>\d+)\] it (?P<step>\d+) \| (?P<time_ms>[\d.]+) ms";
+    let v = watch_jsonl(&["--step-pattern", pattern], &log);
+    let records = of_type(&v, "record");
+    let steps: Vec<&&Value> = records.iter().filter(|r| r["kind"] == "step").collect();
+    assert_eq!(steps.len(), 80);
+    assert!(steps.iter().all(|r| r["format"] == "step-pattern"));
+    assert_eq!(
+        (steps[1]["rank"].as_i64(), steps[1]["step"].as_i64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(steps[1]["time_ns"], 352_500_000);
+    // The events recogniser still reads the checkpoint line.
+    assert!(records.iter().any(|r| r["event"] == "checkpoint"));
+    let alerts = of_type(&v, "alert");
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!(
+        (&alerts[0]["ranks"], &alerts[0]["steps"]),
+        (&json!([1]), &json!([30]))
+    );
+    // Without the pattern the generic recogniser learns the line, its `worker` slot as the
+    // rank: the same alert; the 2 lines of worker 1 before worker 0's third are not read.
+    let v = watch_jsonl(&[], &log);
+    let generic: Vec<&Value> = of_type(&v, "record")
+        .into_iter()
+        .filter(|r| r["kind"] == "step")
+        .collect();
+    assert_eq!(generic.len(), 78);
+    assert!(generic.iter().all(|r| r["format"] == "generic"));
+    let alerts = of_type(&v, "alert");
+    assert_eq!(
+        (&alerts[0]["ranks"], &alerts[0]["steps"]),
+        (&json!([1]), &json!([30]))
+    );
+}
+
+#[test]
+fn a_bad_step_pattern_is_a_usage_error_of_one_line() {
+    for (pattern, says) in [
+        ("(", "unclosed group"),
+        (r"(?P<steps>\d+)", "unknown group `steps`"),
+        (r"rank (?P<rank>\d+)", "needs a named group"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+            .args(["watch", "--once", "--step-pattern", pattern, "-"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("error: --step-pattern: ") && err.contains(says),
+            "{err}"
+        );
+    }
 }

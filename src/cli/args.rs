@@ -323,6 +323,11 @@ pub struct WatchArgs {
     /// Only this line format (default: recognise each line).
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(stepscope::watch::formats()))]
     pub format: Option<String>,
+    /// Your own step line: a regex with named groups `step`, `time` (s, or with a unit),
+    /// `time_ms`, `elapsed` / `elapsed_ms` (a cumulative timer), `of`, `rank`; it alone makes
+    /// step records (e.g. 'it (?P<step>\d+) took (?P<time_ms>[\d.]+)ms').
+    #[arg(long, value_name = "REGEX", conflicts_with = "format")]
+    pub step_pattern: Option<String>,
     /// One JSON object per record and alert (`stepscope.watch/1`; the default off a terminal
     /// without --summary).
     #[arg(long)]

@@ -139,6 +139,7 @@ fn watch_options(a: &WatchArgs, g: &Global) -> Result<stepscope::watch::WatchOpt
             follow: !a.once,
         },
         format: a.format.clone(),
+        step_pattern: a.step_pattern.clone(),
         jsonl: a.jsonl || !a.summary,
         summary: a.summary,
         explain: a.explain,

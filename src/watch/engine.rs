@@ -156,6 +156,13 @@ impl Engine {
         }
     }
 
+    /// Every source's steps from the user's `--step-pattern` alone.
+    pub fn set_step_pattern(&mut self, p: std::sync::Arc<logs::pattern::StepPattern>) {
+        for s in &mut self.sources {
+            s.state.pattern = Some(p.clone());
+        }
+    }
+
     /// Feeds bytes of source `i` (`end`: it ended); `sink` sees each record with the
     /// alerts it raised, in stream order.
     pub fn feed(
@@ -324,6 +331,11 @@ fn recognise(
     src.recent.push_back((src.lines, slot));
     l.rank = l.rank.or(src.file_rank);
     let alone = logs::recognise(l, only, &mut src.state);
+    // Steps of the lines a learned template was taught by: older than this line's.
+    for (rank, s) in src.state.learned.backlog.drain(..) {
+        let r = logs::record(l, "generic", rank.or(l.rank), Said::Step(s));
+        given.records.push(r);
+    }
     // Identical monitor rows are successive samples, not N ranks printing one line.
     if repeat
         && !alone

@@ -32,7 +32,12 @@ pub fn explain(e: &Engine) -> String {
             }
             s.push('\n');
         }
-        if let Some(l) = src.state.learned.primary() {
+        if let Some(p) = &src.state.pattern {
+            s.push_str(&format!(
+                "    --step-pattern `{}` makes the step records\n",
+                printable(&p.text)
+            ));
+        } else if let Some(l) = src.state.learned.primary() {
             s.push_str(&format!("    {}\n", learned(l)));
         }
     }

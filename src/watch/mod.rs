@@ -29,6 +29,8 @@ pub struct WatchOptions {
     pub follow: FollowOptions,
     /// Only this recogniser (`--format NAME`).
     pub format: Option<String>,
+    /// The user's step line (`--step-pattern REGEX`).
+    pub step_pattern: Option<String>,
     /// Write one JSON object per record and alert.
     pub jsonl: bool,
     /// Print a text summary at the end of input.
@@ -109,6 +111,12 @@ pub fn start(opts: &WatchOptions) -> Result<(Engine, Receiver<Chunk>), Error> {
         })?),
         None => None,
     };
+    let pattern = match &opts.step_pattern {
+        Some(p) => Some(
+            logs::pattern::StepPattern::new(p).map_err(|e| Error::usage("--step-pattern", e))?,
+        ),
+        None => None,
+    };
     let paths = if opts.paths.is_empty() {
         vec![PathBuf::from("-")]
     } else {
@@ -117,6 +125,9 @@ pub fn start(opts: &WatchOptions) -> Result<(Engine, Receiver<Chunk>), Error> {
     let (tx, rx) = sync_channel(stream::QUEUE);
     let labels = stream::spawn(&paths, opts.follow, &tx)?;
     let mut engine = Engine::new(labels, &paths, only);
+    if let Some(p) = pattern {
+        engine.set_step_pattern(std::sync::Arc::new(p));
+    }
     engine.live.job = opts.job.clone();
     Ok((engine, rx))
 }

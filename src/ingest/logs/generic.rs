@@ -4,8 +4,8 @@
 //! whose one integer slot grows by a fixed stride are step lines, and among their other slots
 //! one that reads as a time (a unit or a name that says so) is the step time — per step when
 //! it moves both ways, cumulative when it only grows — and one that reads as a rate
-//! (`samples/sec`, `it/s`, `tokens/s`) a throughput. Lines before a template is learned
-//! ([`LEARN`] of them) give no record.
+//! (`samples/sec`, `it/s`, `tokens/s`) a throughput. The [`LEARN`] lines a template is
+//! learned from are read once it is (in [`Templates::backlog`]), so a run loses no step.
 
 use super::fields::{numeric_prefix, timestamp};
 use super::{Provenance, Said, Step};
@@ -13,7 +13,10 @@ use crate::time::unit_text_to_ns;
 use std::collections::{HashMap, VecDeque};
 
 /// Lines of one template needed to learn it.
-pub const LEARN: usize = 4;
+pub const LEARN: usize = 3;
+/// Lines needed when they hold no time and no rate: a counter named `step` alone is weaker
+/// evidence (three numbered lines of a code listing are no step lines).
+pub const LEARN_UNTIMED: usize = 8;
 /// Templates a source keeps (the least recently seen goes first).
 pub const MAX_TEMPLATES: usize = 256;
 /// Numbers a line may hold to be considered (a dump of numbers is no step line).
@@ -29,6 +32,9 @@ struct Slot<'a> {
     /// The word before it, as written (compared without case).
     name: &'a str,
     unit: &'a str,
+    /// A parenthesised number follows (`time: 0.0621 (0.0676)`): the classic "smoothed
+    /// (average)" pair, so this one is a smoothed value, not the step's own.
+    smoothed: bool,
 }
 
 /// What a learned template reads.
@@ -55,6 +61,8 @@ struct Template {
     /// the same step at once, and only one writer's lines show the stride.
     teacher: Option<(Option<u32>, Option<String>)>,
     seen: Vec<Vec<f64>>,
+    /// The texts of the lines learned from, read once the template is learned.
+    taught: Vec<String>,
     learned: Option<Learned>,
     /// Learning failed on [`LEARN`] lines: not a step template.
     rejected: bool,
@@ -74,6 +82,9 @@ pub struct Templates {
     primary: Option<String>,
     /// The template being built, its buffer reused line after line.
     scratch: String,
+    /// Steps (and ranks) of the lines the primary template was learned from, older than the
+    /// line that taught it last: the caller takes them (before that line's own step).
+    pub backlog: Vec<(Option<u32>, Step)>,
 }
 
 impl Templates {
@@ -83,8 +94,9 @@ impl Templates {
     }
 }
 
-/// A step line of a template learned from the stream.
-pub fn learn(l: &super::line::Line, t: &mut Templates) -> Option<Said> {
+/// A step line of a template learned from the stream, with the rank a slot of it names
+/// (`[worker 3] it 12 …`) when no launcher prefix did.
+pub fn learn(l: &super::line::Line, t: &mut Templates) -> Option<super::Ranked> {
     let text = l.text.as_str();
     // A source a dedicated recogniser reads, a line too long or without a digit: no work.
     if t.dedicated || text.len() > MAX_LINE || !text.bytes().any(|b| b.is_ascii_digit()) {
@@ -98,8 +110,14 @@ pub fn learn(l: &super::line::Line, t: &mut Templates) -> Option<Said> {
 }
 
 /// A line of template `key` with numbers `slots`: learnt from, or read when learned.
-fn take(l: &super::line::Line, t: &mut Templates, key: &str, slots: &[Slot]) -> Option<Said> {
+fn take(
+    l: &super::line::Line,
+    t: &mut Templates,
+    key: &str,
+    slots: &[Slot],
+) -> Option<super::Ranked> {
     let text = l.text.as_str();
+    let rank = l.rank.or_else(|| named_rank(slots));
     if !t.by.contains_key(key) {
         if t.by.len() >= MAX_TEMPLATES {
             let old = t.order.pop_front()?;
@@ -112,33 +130,79 @@ fn take(l: &super::line::Line, t: &mut Templates, key: &str, slots: &[Slot]) -> 
     if tpl.rejected {
         return None;
     }
-    let Some(learned) = &tpl.learned else {
-        let writer = (l.rank, l.host.clone());
+    let mut taught = Vec::new();
+    if tpl.learned.is_none() {
+        let writer = (rank, l.host.clone());
         if tpl.teacher.get_or_insert_with(|| writer.clone()) != &writer {
             return None;
         }
         tpl.seen.push(slots.iter().map(|s| s.value).collect());
-        if tpl.seen.len() >= LEARN {
-            tpl.learned = infer(key, &tpl.seen, slots);
-            tpl.rejected = tpl.learned.is_none();
-            tpl.seen = Vec::new();
+        tpl.taught.push(text.to_string());
+        if tpl.seen.len() < LEARN {
+            return None;
         }
+        let learned = infer(key, &tpl.seen, slots);
+        let untimed = learned
+            .as_ref()
+            .is_some_and(|l| l.time.is_none() && l.rate.is_none());
+        if untimed && tpl.seen.len() < LEARN_UNTIMED {
+            return None;
+        }
+        tpl.learned = learned;
+        tpl.rejected = tpl.learned.is_none();
+        tpl.seen = Vec::new();
+        taught = std::mem::take(&mut tpl.taught);
+        // This line is read below, with the others' steps before it.
+        taught.pop();
+        tpl.learned.as_ref()?;
+    }
+    let first = t.primary.is_none();
+    if !t.make_primary(key) {
         return None;
-    };
-    let timed = learned.time.is_some();
-    let primary_timed = t
-        .primary
-        .as_ref()
-        .and_then(|p| t.by.get(p))
-        .and_then(|p| p.learned.as_ref())
-        .is_some_and(|l| l.time.is_some());
-    match &t.primary {
-        Some(p) if p == key => {}
-        Some(_) if primary_timed || !timed => return None,
-        _ => t.primary = Some(key.to_string()),
     }
     let learned = t.by.get(key)?.learned.as_ref()?;
-    Some(Said::Step(read(text, learned, slots)?))
+    // A template that takes over from an untimed primary would give its steps twice.
+    if first {
+        let mut k = String::new();
+        for old in &taught {
+            let step = template(old, &mut k).and_then(|sl| read(old, learned, &sl));
+            t.backlog.extend(step.map(|s| (rank, s)));
+        }
+    }
+    Some((rank, Said::Step(read(text, learned, slots)?)))
+}
+
+/// The rank a slot names (`worker 3`, `rank=5`, `GPU 2`): lines of several ranks
+/// interleaved in one stream without launcher prefixes are told apart by it.
+fn named_rank(slots: &[Slot]) -> Option<u32> {
+    let s = slots.iter().find(|s| {
+        matches!(
+            s.name.to_ascii_lowercase().as_str(),
+            "rank" | "local_rank" | "global_rank" | "worker" | "gpu" | "proc"
+        )
+    })?;
+    s.text.parse().ok()
+}
+
+impl Templates {
+    /// Whether `key`'s lines are the source's step lines now: it is the primary, or
+    /// becomes it (the first learned, or the first with a step time after an untimed one).
+    fn make_primary(&mut self, key: &str) -> bool {
+        let timed = |k: &str| {
+            self.by
+                .get(k)
+                .and_then(|p| p.learned.as_ref())
+                .is_some_and(|l| l.time.is_some())
+        };
+        match &self.primary {
+            Some(p) if p == key => true,
+            Some(p) if timed(p) || !timed(key) => false,
+            _ => {
+                self.primary = Some(key.to_string());
+                true
+            }
+        }
+    }
 }
 
 /// The step of a line of a learned template.
@@ -153,7 +217,11 @@ fn read(text: &str, l: &Learned, slots: &[Slot]) -> Option<Step> {
     let mut s = Step::at(Some(n), None, Provenance::FromTimestamps, text);
     s.of = of.filter(|_| epoch.is_none());
     if let Some((i, _, prov, scale)) = &l.time {
-        let t = unit_text_to_ns(numeric_prefix(slots.get(*i)?.text).as_bytes(), *scale).ok()?;
+        let t = unit_text_to_ns(
+            numeric_prefix(&plain(slots.get(*i)?.text)).as_bytes(),
+            *scale,
+        )
+        .ok()?;
         if *prov == Provenance::Cumulative {
             s.cumulative_ns = Some(t);
         } else {
@@ -180,10 +248,11 @@ fn template<'a>(text: &'a str, key: &mut String) -> Option<Vec<Slot<'a>>> {
     let mut i = 0;
     let (mut prev_word, mut last_word) = ("", "");
     while i < b.len() {
-        let starts_number = b[i].is_ascii_digit()
-            && (i == 0 || !(b[i - 1].is_ascii_alphabetic() || b[i - 1] == b'_'));
-        if starts_number {
-            let end = number_end(b, i);
+        let after_word = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        // `mfu -100.00%` and `mfu 13.70%` are one template: a sign belongs to its number.
+        let signed = b[i] == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit);
+        if (b[i].is_ascii_digit() || signed) && !after_word {
+            let end = number_end(b, i + usize::from(signed));
             let text = &body[i..end];
             // `iter time (s): 0.51`: the unit is the last word, the name the one before.
             let (name, unit) = match last_word {
@@ -192,14 +261,17 @@ fn template<'a>(text: &'a str, key: &mut String) -> Option<Vec<Slot<'a>>> {
             };
             slots.push(Slot {
                 text,
-                value: text.parse().ok()?,
+                value: plain(text).parse().ok()?,
                 name,
                 unit,
+                smoothed: parenthesised_number(&body[end..]),
             });
             if slots.len() > MAX_SLOTS {
                 return None;
             }
             key.push('#');
+            // `it 12 | 350.2 ms`: a number's name is a word since the number before it.
+            (prev_word, last_word) = ("", "");
             i = end;
             continue;
         }
@@ -258,6 +330,13 @@ fn unit_after(rest: &str) -> &str {
     }
 }
 
+/// `rest` starts with ` (` and a number.
+fn parenthesised_number(rest: &str) -> bool {
+    let r = rest.trim_start_matches(' ');
+    r.strip_prefix('(')
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+}
+
 /// The text after a leading timestamp (and the separators after it).
 fn skip_stamp(text: &str) -> &str {
     let t = text.trim_start_matches(|c: char| !c.is_ascii_digit());
@@ -265,6 +344,22 @@ fn skip_stamp(text: &str) -> &str {
         .find(|c: char| !(c.is_ascii_digit() || "-/:.,T ".contains(c)))
         .unwrap_or(t.len());
     &t[end..]
+}
+
+/// `rest` starts with three digits and no fourth.
+fn thousands(rest: &[u8]) -> bool {
+    rest.len() >= 3
+        && rest[..3].iter().all(u8::is_ascii_digit)
+        && !rest.get(3).is_some_and(u8::is_ascii_digit)
+}
+
+/// A number's text as written, its thousands separators dropped (`6,697` is 6697).
+fn plain(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(',') {
+        text.replace(',', "").into()
+    } else {
+        text.into()
+    }
 }
 
 /// The end of the number starting at `i` (digits, one `.`, thousands `,` between digits).
@@ -275,6 +370,8 @@ fn number_end(b: &[u8], mut i: usize) -> usize {
         match b[i] {
             b'0'..=b'9' => {}
             b'.' if !dot && next_digit => dot = true,
+            // `tps: 6,697`: a thousands separator before exactly three digits.
+            b',' if !dot && thousands(&b[i + 1..]) => {}
             b'e' | b'E' if next_digit || b.get(i + 1) == Some(&b'-') => {
                 i += 2;
                 while b.get(i).is_some_and(u8::is_ascii_digit) {
@@ -293,14 +390,30 @@ fn number_end(b: &[u8], mut i: usize) -> usize {
 fn infer(key: &str, seen: &[Vec<f64>], slots: &[Slot]) -> Option<Learned> {
     let names: Vec<String> = slots.iter().map(|s| s.name.to_ascii_lowercase()).collect();
     let column = |i: usize| seen.iter().map(move |v| v[i]);
-    let step = (0..slots.len()).find(|&i| {
-        let v: Vec<f64> = column(i).collect();
-        let stride = v[1] - v[0];
-        v.iter().all(|x| x.fract() == 0.0 && *x >= 0.0)
-            && stride >= 1.0
-            && v.windows(2).all(|w| w[1] - w[0] == stride)
-            && !is_time(&slots[i], &names[i])
-    })?;
+    // What `--explain` calls a slot: its name, else `#` and its unit (`# ms`).
+    let label = |i: usize| match (names[i].as_str(), slots[i].unit) {
+        ("", "") => "#".to_string(),
+        ("", unit) => format!("# {unit}"),
+        (name, _) => name.to_string(),
+    };
+    let counters: Vec<usize> = (0..slots.len())
+        .filter(|&i| {
+            let v: Vec<f64> = column(i).collect();
+            let stride = v[1] - v[0];
+            v.iter().all(|x| x.fract() == 0.0 && *x >= 0.0)
+                && stride >= 1.0
+                && v.windows(2).all(|w| w[1] - w[0] == stride)
+                && !is_time(&slots[i], &names[i])
+        })
+        .collect();
+    // `epoch=0/micro_step=20/global_step=10`: the optimizer's step, then one named a step,
+    // then the first counter.
+    let step = counters
+        .iter()
+        .find(|&&i| names[i] == "global_step")
+        .or_else(|| counters.iter().find(|&&i| step_named(&names[i])))
+        .or(counters.first())
+        .copied()?;
     let time = (0..slots.len())
         .filter(|&i| i != step && is_time(&slots[i], &names[i]))
         .find_map(|i| {
@@ -312,32 +425,44 @@ fn infer(key: &str, seen: &[Vec<f64>], slots: &[Slot]) -> Option<Learned> {
                 return None;
             }
             let grows = v.windows(2).all(|w| w[1] > w[0]);
-            let prov = if grows && v[0] > 0.0 && v[v.len() - 1] > 2.0 * v[0] {
+            // `elapsed_time_per_iteration_ms` says what it is, however its first values move.
+            let per_step = names[i].contains("per_") || names[i].contains("step_time");
+            // A timer that only grew is cumulative when its name says so (`train_time`,
+            // `elapsed`), or when it more than doubled over the learning lines.
+            let cumulative_name = ["train_time", "elapsed", "total", "wall", "cumul"]
+                .iter()
+                .any(|w| names[i].contains(w));
+            let doubled = v[0] > 0.0 && v[v.len() - 1] > 2.0 * v[0];
+            let prov = if grows && !per_step && (cumulative_name || doubled) {
                 Provenance::Cumulative
+            } else if slots[i].smoothed {
+                Provenance::RunningAverage
             } else {
                 Provenance::PerStep
             };
-            Some((i, names[i].clone(), prov, scale(&slots[i], &names[i])))
+            Some((i, label(i), prov, scale(&slots[i], &names[i])))
         });
     // Samples or tokens per second, not TFLOP/s.
-    let rate = (0..slots.len())
+    let rates: Vec<usize> = (0..slots.len())
         .filter(|&i| is_rate(&slots[i], &names[i]) && !names[i].contains("flop"))
-        .map(|i| {
-            let metric = if names[i].contains("tok") {
+        .collect();
+    // `RunningAvgSamplesPerSec=… CurrSamplesPerSec=…`: the current one.
+    let averaged = |i: &usize| names[*i].contains("avg") || names[*i].contains("running");
+    let rate = rates
+        .iter()
+        .find(|i| !averaged(i))
+        .or(rates.first())
+        .map(|&i| {
+            let metric = if names[i].contains("tok") || names[i].ends_with("tps") {
                 "tokens_per_s"
             } else {
                 "samples_per_s"
             };
-            (i, names[i].clone(), metric)
-        })
-        .next();
+            (i, label(i), metric)
+        });
     // A counter alone (`Downloading 5/100`) is no step line: it needs a time, a rate or a
     // name that says step.
-    let named = matches!(
-        names[step].as_str(),
-        "step" | "iter" | "iteration" | "batch" | "global_step" | "it" | "steps" | "update"
-    );
-    if time.is_none() && rate.is_none() && !named {
+    if time.is_none() && rate.is_none() && !step_named(&names[step]) {
         return None;
     }
     let of =
@@ -345,12 +470,20 @@ fn infer(key: &str, seen: &[Vec<f64>], slots: &[Slot]) -> Option<Learned> {
     let epoch = (0..step).find(|&i| names[i] == "epoch");
     Some(Learned {
         template: key.chars().take(120).collect(),
-        step: (step, names[step].clone()),
+        step: (step, label(step)),
         of,
         epoch,
         time,
         rate,
     })
+}
+
+/// A slot name that says it counts steps.
+fn step_named(name: &str) -> bool {
+    matches!(
+        name,
+        "step" | "iter" | "iteration" | "batch" | "global_step" | "it" | "steps" | "update"
+    )
 }
 
 /// The template's text right after slot `i`'s `#`.
@@ -365,7 +498,7 @@ fn is_time(s: &Slot, name: &str) -> bool {
     matches!(s.unit, "s" | "ms" | "sec" | "secs" | "us" | "µs")
         || name == "dt"
         || [
-            "time", "latency", "elapsed", "duration", "seconds", "sec", "took",
+            "time", "timing", "latency", "elapsed", "duration", "seconds", "sec", "took",
         ]
         .iter()
         .any(|w| name.contains(w))
@@ -375,9 +508,19 @@ fn is_time(s: &Slot, name: &str) -> bool {
 /// A slot whose unit or name says it is a rate.
 fn is_rate(s: &Slot, name: &str) -> bool {
     let per_second = |t: &str| {
-        t.ends_with("/s") || t.contains("/s/") || t.contains("/sec") || t.contains("per_sec")
+        t.ends_with("/s")
+            || t.contains("/s/")
+            || t.contains("/sec")
+            || t.contains("persec")
+            || t.contains("per_sec")
     };
-    per_second(s.unit) || per_second(name) || name.contains("speed") || name.contains("throughput")
+    // torchtitan's `tps` (tokens per second), `wps`, `ips`.
+    let short = matches!(name, "tps" | "wps" | "ips") || name.ends_with("_tps");
+    per_second(s.unit)
+        || per_second(name)
+        || short
+        || name.contains("speed")
+        || name.contains("throughput")
 }
 
 /// Powers of ten of a nanosecond in the slot's unit (seconds unless it says otherwise).

@@ -13,6 +13,7 @@ mod maxtext;
 mod megatron;
 pub mod monitors;
 mod others;
+pub mod pattern;
 pub mod rejoin;
 pub mod stream;
 mod tqdm;
@@ -53,6 +54,9 @@ pub struct Recogniser {
     pub parse: Parse,
 }
 
+/// What a line says, with the rank the line itself names (not its launcher prefix).
+pub type Ranked = (Option<u32>, Said);
+
 /// How a recogniser reads a line.
 #[derive(Clone, Copy)]
 pub enum Parse {
@@ -61,7 +65,7 @@ pub enum Parse {
     /// Rows under the last header line of the same source (monitor tables).
     Table(fn(&str, &mut monitors::Table) -> Option<Said>),
     /// Lines of templates learned from the same source (the generic recogniser).
-    Learned(fn(&line::Line, &mut generic::Templates) -> Option<Said>),
+    Learned(fn(&line::Line, &mut generic::Templates) -> Option<Ranked>),
 }
 
 /// Every recogniser, most specific first (a line goes to the first that takes it).
@@ -147,6 +151,8 @@ pub struct SourceState {
     pub table: monitors::Table,
     /// The templates the generic recogniser learned.
     pub learned: generic::Templates,
+    /// The user's `--step-pattern`: it alone makes step records.
+    pub pattern: Option<std::sync::Arc<pattern::StepPattern>>,
 }
 
 /// The recogniser called `name`.
@@ -172,34 +178,54 @@ pub fn recognise_as(
     state: &mut SourceState,
     learn: bool,
 ) -> Option<Record> {
+    if let Some(p) = &state.pattern {
+        if let Some((rank, said)) = p.read(&l.text) {
+            return Some(record(l, PATTERN, rank.or(l.rank), said));
+        }
+    }
+    let pattern = state.pattern.is_some();
     let mut try_one = |r: &Recogniser| {
-        let said = match r.parse {
-            Parse::Line(f) => f(&l.text),
-            Parse::Table(f) => f(&l.text, &mut state.table),
-            Parse::Learned(_) if !learn => None,
-            Parse::Learned(f) => f(l, &mut state.learned),
+        let (rank, said) = match r.parse {
+            Parse::Line(f) => (None, f(&l.text)?),
+            Parse::Table(f) => (None, f(&l.text, &mut state.table)?),
+            Parse::Learned(_) if !learn || pattern => return None,
+            Parse::Learned(f) => f(l, &mut state.learned)?,
         };
-        let mut said = said?;
-        // A dedicated recogniser reads this source's steps: the generic one stands aside.
-        if matches!(said, Said::Step(_)) && !matches!(r.parse, Parse::Learned(_)) {
-            state.learned.dedicated = true;
+        if matches!(said, Said::Step(_)) {
+            // The user's pattern defines the steps: the recognisers keep only their events.
+            if pattern {
+                return None;
+            }
+            // A dedicated recogniser reads this source's steps: the generic one stands aside.
+            if !matches!(r.parse, Parse::Learned(_)) {
+                state.learned.dedicated = true;
+            }
         }
-        let mut host = None;
-        match &mut said {
-            Said::Device(s) if s.host.is_none() => s.host.clone_from(&l.host),
-            Said::Device(_) => {}
-            _ if l.rank.is_none() => host.clone_from(&l.host),
-            _ => {}
-        }
-        Some(Record {
-            format: r.name,
-            rank: l.rank,
-            host,
-            said,
-        })
+        Some(record(l, r.name, rank.or(l.rank), said))
     };
     match only {
         Some(r) => try_one(r),
         None => RECOGNISERS.iter().find_map(try_one),
+    }
+}
+
+/// The format name of records made by `--step-pattern`.
+pub const PATTERN: &str = "step-pattern";
+
+/// `said` of line `l` as a record of `format` from `rank`: a record without a rank carries
+/// the line's host (a device sample carries it in itself).
+pub fn record(l: &line::Line, format: &'static str, rank: Option<u32>, mut said: Said) -> Record {
+    let mut host = None;
+    match &mut said {
+        Said::Device(s) if s.host.is_none() => s.host.clone_from(&l.host),
+        Said::Device(_) => {}
+        _ if rank.is_none() => host.clone_from(&l.host),
+        _ => {}
+    }
+    Record {
+        format,
+        rank,
+        host,
+        said,
     }
 }

@@ -317,7 +317,8 @@ fn mllog(o: &serde_json::Map<String, serde_json::Value>) -> Option<Said> {
             .find_map(|k| m.get(*k)?.as_u64())
     });
     let event = match key {
-        "eval_start" | "eval_stop" | "eval_accuracy" => EventKind::Eval,
+        // One evaluation, once: its stop and accuracy lines are the same event again.
+        "eval_start" => EventKind::Eval,
         k if k.starts_with("checkpoint") || k.starts_with("save_") => EventKind::Checkpoint,
         "run_stop" => EventKind::Exit,
         "tracked_stats" => {
@@ -327,6 +328,16 @@ fn mllog(o: &serde_json::Map<String, serde_json::Value>) -> Option<Said> {
                 .and_then(serde_json::Value::as_i64)
                 .map(|ms| ms * 1_000_000);
             let v = o.get("value")?.as_object()?;
+            // NeMo's `validation_step_timing` (steps of the evaluation) and
+            // `train_epoch_timing` (the whole run): no training step.
+            let step_stat = |k: &String| {
+                !(k.starts_with("validation")
+                    || k.starts_with("eval")
+                    || k.ends_with("epoch_timing"))
+            };
+            if !v.keys().any(step_stat) {
+                return None;
+            }
             if let Some(x) = v.get("throughput").and_then(serde_json::Value::as_f64) {
                 s.metrics.push(("samples_per_s", x));
             }
