@@ -154,6 +154,12 @@ pub fn logs(data: &[u8]) {
     let labels: Vec<String> = (0..parts.len()).map(|i| format!("log{i}")).collect();
     let paths: Vec<std::path::PathBuf> = labels.iter().map(Into::into).collect();
     let mut engine = crate::watch::engine::Engine::new(labels, &paths, only);
+    if b % 4 == 2 {
+        // A `--step-pattern` with every group, over untrusted text.
+        let p = r"(?:r(?P<rank>\d+) )?(?P<step>\d+)(?:/(?P<of>\d+))?\D+(?P<time>[\d.]+\w*)(?:\D+(?P<elapsed_ms>[\d.]+))?";
+        let p = crate::ingest::logs::pattern::StepPattern::new(p).expect("a valid pattern");
+        engine.set_step_pattern(std::sync::Arc::new(p));
+    }
     let mut out = Vec::new();
     let mut sink = |source: &str, rec: &crate::ingest::logs::Record, alerts: &[_]| {
         let _ = crate::watch::emit(&mut out, source, rec, alerts);
@@ -172,6 +178,7 @@ pub fn logs(data: &[u8]) {
     json_lines(&String::from_utf8_lossy(&out));
     let summary = crate::watch::summary(&engine.live, &crate::watch::view::notes(&engine));
     terminal_text(&summary);
+    terminal_text(&crate::watch::explain::explain(&engine));
     let view = crate::watch::view::WatchView::of(&engine, 0.0);
     for size in [(80, 24), (120, 40)] {
         let screen = crate::ui::watch::WatchScreen {

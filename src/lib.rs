@@ -31,7 +31,7 @@ pub mod input {
     pub use crate::ingest::discover::{discover, is_trace_name, rank_from_name};
     pub use crate::ingest::logs::stream::FollowOptions;
     pub use crate::ingest::logs::{
-        Record, Said, SourceState, Step as LogStep, line, monitors, recognise,
+        RECOGNISERS, Record, Said, SourceState, Step as LogStep, line, monitors, recognise,
     };
     pub use crate::ingest::roles::RoleTable;
     pub use crate::ingest::{Format, Input, LoadOptions, Loaded, Origin, progress};

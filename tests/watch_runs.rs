@@ -489,3 +489,46 @@ fn read_as(s: &std::path::Path, rel: &str, format: Option<&str>) -> Vec<(String,
         })
         .collect()
 }
+
+#[test]
+fn recogniser_gates_change_no_reading_of_any_shared_log() {
+    use stepscope::input::{RECOGNISERS, SourceState, line::normalise, recognise};
+    let Some(s) = shared() else { return };
+    // A recogniser's gate literals only spare it lines it would refuse: every line of every
+    // shared log reads the same through the gates as offered to each recogniser in turn.
+    let mut files = Vec::new();
+    let mut dirs = vec![s.join("traces/logs")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap().map(Result::unwrap) {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.file_name().is_some_and(|n| n != "SOURCE.md") {
+                files.push(p);
+            }
+        }
+    }
+    files.push(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/watch/custom_loop.log"),
+    );
+    let mut lines = 0;
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let (mut gated, mut each) = (SourceState::default(), SourceState::default());
+        for raw in bytes.split(|&b| b == b'\n' || b == b'\r') {
+            let Some(l) = normalise(raw) else { continue };
+            let want = RECOGNISERS
+                .iter()
+                .find_map(|r| recognise(&l, Some(r), &mut each));
+            assert_eq!(
+                recognise(&l, None, &mut gated),
+                want,
+                "{}: {}",
+                f.display(),
+                l.text
+            );
+            lines += 1;
+        }
+    }
+    assert!(lines > 75_000, "{lines}");
+}

@@ -10,7 +10,8 @@
 use super::fields::{numeric_prefix, timestamp};
 use super::{Provenance, Said, Step};
 use crate::time::unit_text_to_ns;
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 
 /// Lines of one template needed to learn it.
 pub const LEARN: usize = 3;

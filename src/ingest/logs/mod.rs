@@ -50,6 +50,9 @@ impl Step {
 pub struct Recogniser {
     /// Name.
     pub name: &'static str,
+    /// Literals one of which each of its lines holds (a line with none is not offered to
+    /// it); empty: every line is offered.
+    pub gate: &'static [&'static str],
     /// The line (normalised text) to what it says, when it is this format's.
     pub parse: Parse,
 }
@@ -72,74 +75,92 @@ pub enum Parse {
 pub const RECOGNISERS: &[Recogniser] = &[
     Recogniser {
         name: "megatron",
+        gate: &["iteration"],
         parse: Parse::Line(megatron::iteration),
     },
     Recogniser {
         name: "wall-clock",
+        gate: &["time (ms) |"],
         parse: Parse::Line(wallclock::breakdown),
     },
     Recogniser {
         name: "megatron-straggler",
+        gate: &["/Rnk:"],
         parse: Parse::Line(megatron::straggler),
     },
     Recogniser {
         name: "nvrx-straggler",
+        gate: &["Affected ranks:"],
         parse: Parse::Line(others::nvrx),
     },
     Recogniser {
         name: "torchtitan",
+        gate: &["step:", "[GC] Pe"],
         parse: Parse::Line(others::torchtitan),
     },
     Recogniser {
         name: "mindformers",
+        gate: &["per_step_time:"],
         parse: Parse::Line(others::mindformers),
     },
     Recogniser {
         name: "nemo",
+        gate: &["Training epoch", "global_step="],
         parse: Parse::Line(others::nemo),
     },
     Recogniser {
         name: "deepspeed",
+        gate: &["SamplesPerSec="],
         parse: Parse::Line(others::deepspeed),
     },
     Recogniser {
         name: "deepspeed-chat",
+        gate: &["Latency: ", "|E2E latency="],
         parse: Parse::Line(dschat::throughput),
     },
     Recogniser {
         name: "maxtext",
+        gate: &["completed step:"],
         parse: Parse::Line(maxtext::completed_step),
     },
     Recogniser {
         name: "nanogpt",
+        gate: &["step ", "iter ", "step_avg:"],
         parse: Parse::Line(others::nanogpt),
     },
     Recogniser {
         name: "hf-trainer",
+        gate: &["{'"],
         parse: Parse::Line(others::hf_trainer),
     },
     Recogniser {
         name: "tqdm",
+        gate: &[" ["],
         parse: Parse::Line(tqdm::bar),
     },
     Recogniser {
         name: "jsonl",
+        gate: &[":::MLLOG ", "DLLL ", "{"],
         parse: Parse::Line(others::jsonl),
     },
     Recogniser {
         name: "monitor",
+        gate: &[],
         parse: Parse::Table(monitors::table),
     },
     Recogniser {
         name: "dcgm-exporter",
+        gate: &["DCGM_"],
         parse: Parse::Line(monitors::prometheus),
     },
     Recogniser {
         name: "events",
+        gate: &[],
         parse: Parse::Line(others::events),
     },
     Recogniser {
         name: "generic",
+        gate: &[],
         parse: Parse::Learned(generic::learn),
     },
 ];
@@ -205,10 +226,26 @@ pub fn recognise_as(
     };
     match only {
         Some(r) => try_one(r),
-        None => RECOGNISERS.iter().find_map(try_one),
+        None => RECOGNISERS
+            .iter()
+            .zip(GATES.iter())
+            .filter(|(_, gate)| {
+                gate.is_empty() || gate.iter().any(|f| f.find(l.text.as_bytes()).is_some())
+            })
+            .find_map(|(r, _)| try_one(r)),
     }
 }
 
+/// Each recogniser's gate literals, as prebuilt SIMD finders: a line is offered to a
+/// recogniser only when it holds one of them (a search each, instead of the recogniser's own
+/// searches, which cost more to set up than to run).
+static GATES: std::sync::LazyLock<Vec<Vec<memchr::memmem::Finder<'static>>>> =
+    std::sync::LazyLock::new(|| {
+        RECOGNISERS
+            .iter()
+            .map(|r| r.gate.iter().map(memchr::memmem::Finder::new).collect())
+            .collect()
+    });
 /// The format name of records made by `--step-pattern`.
 pub const PATTERN: &str = "step-pattern";
 
