@@ -731,3 +731,25 @@ fn a_bad_step_pattern_is_a_usage_error_of_one_line() {
         );
     }
 }
+
+#[test]
+fn a_deepspeed_chat_step3_record_of_four_lines_is_one_step_and_its_phases() {
+    // testdata/watch/dschat_step3.log: 40 PPO steps, each a PPO line, an `End-to-End`, a
+    // `Generation` and a `Training` line (as main.py and utils/perf.py print them); step 25's
+    // generation takes 39.8 s against ~9.82 s.
+    let log = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/watch/dschat_step3.log");
+    let v = watch_jsonl(&[], &log);
+    let steps: Vec<&Value> = of_type(&v, "record")
+        .into_iter()
+        .filter(|r| r["kind"] == "step")
+        .collect();
+    assert_eq!(steps.len(), 40);
+    assert!(steps.iter().enumerate().all(|(i, r)| r["step"] == i as u64));
+    assert_eq!(steps[25]["time_ns"], 63_530_000_000i64);
+    let alerts = of_type(&v, "alert");
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!(alerts[0]["steps"], json!([25]));
+    assert_eq!(alerts[0]["phases"][0]["name"], "generation");
+    assert_eq!(alerts[0]["phases"][0]["ns"], 39_800_000_000i64);
+}

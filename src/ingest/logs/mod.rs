@@ -65,8 +65,9 @@ pub type Ranked = (Option<u32>, Said);
 pub enum Parse {
     /// Each line on its own.
     Line(fn(&str) -> Option<Said>),
-    /// Rows under the last header line of the same source (monitor tables).
-    Table(fn(&str, &mut monitors::Table) -> Option<Said>),
+    /// Lines read with what the source's earlier lines told (monitor tables under their
+    /// header, DeepSpeed-Chat's four-line step-3 record).
+    Stateful(fn(&str, &mut SourceState) -> Option<Said>),
     /// Lines of templates learned from the same source (the generic recogniser).
     Learned(fn(&line::Line, &mut generic::Templates) -> Option<Ranked>),
 }
@@ -115,8 +116,8 @@ pub const RECOGNISERS: &[Recogniser] = &[
     },
     Recogniser {
         name: "deepspeed-chat",
-        gate: &["Latency: ", "|E2E latency="],
-        parse: Parse::Line(dschat::throughput),
+        gate: &["Latency: ", "|E2E latency=", "PPO Epoch:", "ppo_ep:"],
+        parse: Parse::Stateful(|text, s| dschat::read(text, &mut s.dschat)),
     },
     Recogniser {
         name: "maxtext",
@@ -146,7 +147,7 @@ pub const RECOGNISERS: &[Recogniser] = &[
     Recogniser {
         name: "monitor",
         gate: &[],
-        parse: Parse::Table(monitors::table),
+        parse: Parse::Stateful(|text, s| monitors::table(text, &mut s.table)),
     },
     Recogniser {
         name: "dcgm-exporter",
@@ -172,6 +173,8 @@ pub struct SourceState {
     pub table: monitors::Table,
     /// The templates the generic recogniser learned.
     pub learned: generic::Templates,
+    /// The step DeepSpeed-Chat's last PPO line named.
+    pub dschat: dschat::Pending,
     /// The user's `--step-pattern`: it alone makes step records.
     pub pattern: Option<std::sync::Arc<pattern::StepPattern>>,
 }
@@ -208,7 +211,7 @@ pub fn recognise_as(
     let mut try_one = |r: &Recogniser| {
         let (rank, said) = match r.parse {
             Parse::Line(f) => (None, f(&l.text)?),
-            Parse::Table(f) => (None, f(&l.text, &mut state.table)?),
+            Parse::Stateful(f) => (None, f(&l.text, state)?),
             Parse::Learned(_) if !learn || pattern => return None,
             Parse::Learned(f) => f(l, &mut state.learned)?,
         };
