@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::replay::{LAUNCHERS, Launcher, Pace, interleave, log, of_type, replay, replay_paced};
+use common::replay::{
+    LAUNCHERS, Launcher, Pace, interleave, log, of_type, replay, replay_paced, watch_file,
+};
 use common::shared;
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
@@ -649,26 +651,6 @@ fn once_without_from_start_says_it_read_nothing_of_the_file() {
     );
 }
 
-/// `stepscope watch --once --from-start --jsonl ARGS FILE`: its JSON lines.
-fn watch_jsonl(args: &[&str], file: &std::path::Path) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_stepscope"))
-        .args(["watch", "--once", "--from-start", "--jsonl"])
-        .args(args)
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn a_step_pattern_makes_the_steps_and_the_recognisers_keep_their_events() {
     // Two workers of a plain script interleaved without launcher prefixes, 40 steps each;
@@ -676,7 +658,7 @@ fn a_step_pattern_makes_the_steps_and_the_recognisers_keep_their_events() {
     let log =
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/watch/custom_loop.log");
     let pattern = r"^\[worker (?P<rank>\d+)\] it (?P<step>\d+) \| (?P<time_ms>[\d.]+) ms";
-    let v = watch_jsonl(&["--step-pattern", pattern], &log);
+    let v = watch_file(&["--step-pattern", pattern], &log);
     let records = of_type(&v, "record");
     let steps: Vec<&&Value> = records.iter().filter(|r| r["kind"] == "step").collect();
     assert_eq!(steps.len(), 80);
@@ -696,7 +678,7 @@ fn a_step_pattern_makes_the_steps_and_the_recognisers_keep_their_events() {
     );
     // Without the pattern the generic recogniser learns the line, its `worker` slot as the
     // rank: the same alert; the 2 lines of worker 1 before worker 0's third are not read.
-    let v = watch_jsonl(&[], &log);
+    let v = watch_file(&[], &log);
     let generic: Vec<&Value> = of_type(&v, "record")
         .into_iter()
         .filter(|r| r["kind"] == "step")
@@ -739,7 +721,7 @@ fn a_deepspeed_chat_step3_record_of_four_lines_is_one_step_and_its_phases() {
     // generation takes 39.8 s against ~9.82 s.
     let log = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("testdata/watch/dschat_step3.log");
-    let v = watch_jsonl(&[], &log);
+    let v = watch_file(&[], &log);
     let steps: Vec<&Value> = of_type(&v, "record")
         .into_iter()
         .filter(|r| r["kind"] == "step")

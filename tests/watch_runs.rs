@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::replay::{log, of_type, replay};
+use common::replay::{log, of_type, replay, watch_file};
 use common::shared;
 use serde_json::Value;
 
@@ -462,16 +462,9 @@ type Reading = (Option<i64>, u64, &'static str, Value);
 /// The step records of `rel` read by `format` alone (`None`: every recogniser), in order,
 /// with the recogniser that read each.
 fn read_as(s: &std::path::Path, rel: &str, format: Option<&str>) -> Vec<(String, Reading)> {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_stepscope"));
-    cmd.args(["watch", "--once", "--from-start", "--jsonl"]);
-    if let Some(f) = format {
-        cmd.args(["--format", f]);
-    }
-    let out = cmd.arg(s.join("traces/logs").join(rel)).output().unwrap();
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    let args = format.map_or(Vec::new(), |f| vec!["--format", f]);
+    watch_file(&args, &s.join("traces/logs").join(rel))
+        .into_iter()
         .filter(|r| r["type"] == "record" && r["kind"] == "step")
         .filter_map(|r| {
             let step = r["step"].as_u64()?;

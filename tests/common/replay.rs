@@ -47,6 +47,22 @@ pub fn replay_paced(input: &[u8], pace: Pace) -> Vec<Value> {
     let writer = std::thread::spawn(move || write_paced(stdin, &data, pace));
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
+    json_lines(out)
+}
+
+/// `stepscope watch --once --from-start --jsonl ARGS FILE`: its JSON lines.
+pub fn watch_file(args: &[&str], file: &Path) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--once", "--from-start", "--jsonl"])
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap();
+    json_lines(out)
+}
+
+/// The JSON lines a successful run wrote (its stderr in the failure message otherwise).
+fn json_lines(out: std::process::Output) -> Vec<Value> {
     assert!(
         out.status.success(),
         "{}",

@@ -419,29 +419,8 @@ fn infer(key: &str, seen: &[Vec<f64>], slots: &[Slot]) -> Option<Learned> {
         .filter(|&i| i != step && is_time(&slots[i], &names[i]))
         .find_map(|i| {
             let v: Vec<f64> = column(i).collect();
-            // A clock reading (`time_ms: 1684256520045`) is no duration: past 13 days.
-            let limit =
-                crate::time::MAX_RANK_EXTENT_NS as f64 / 10f64.powi(scale(&slots[i], &names[i]));
-            if v.iter().any(|x| *x < 0.0 || *x > limit) {
-                return None;
-            }
-            let grows = v.windows(2).all(|w| w[1] > w[0]);
-            // `elapsed_time_per_iteration_ms` says what it is, however its first values move.
-            let per_step = names[i].contains("per_") || names[i].contains("step_time");
-            // A timer that only grew is cumulative when its name says so (`train_time`,
-            // `elapsed`), or when it more than doubled over the learning lines.
-            let cumulative_name = ["train_time", "elapsed", "total", "wall", "cumul"]
-                .iter()
-                .any(|w| names[i].contains(w));
-            let doubled = v[0] > 0.0 && v[v.len() - 1] > 2.0 * v[0];
-            let prov = if grows && !per_step && (cumulative_name || doubled) {
-                Provenance::Cumulative
-            } else if slots[i].smoothed {
-                Provenance::RunningAverage
-            } else {
-                Provenance::PerStep
-            };
-            Some((i, label(i), prov, scale(&slots[i], &names[i])))
+            let (prov, scale) = time_kind(&v, &slots[i], &names[i])?;
+            Some((i, label(i), prov, scale))
         });
     // Samples or tokens per second, not TFLOP/s.
     let rates: Vec<usize> = (0..slots.len())
@@ -477,6 +456,33 @@ fn infer(key: &str, seen: &[Vec<f64>], slots: &[Slot]) -> Option<Learned> {
         time,
         rate,
     })
+}
+
+/// What a time slot with `values` over the learning lines is, and its unit; `None` for a
+/// clock reading (`time_ms: 1684256520045`: past 13 days, no duration).
+fn time_kind(v: &[f64], slot: &Slot, name: &str) -> Option<(Provenance, i32)> {
+    let scale = scale(slot, name);
+    let limit = crate::time::MAX_RANK_EXTENT_NS as f64 / 10f64.powi(scale);
+    if v.iter().any(|x| *x < 0.0 || *x > limit) {
+        return None;
+    }
+    let grows = v.windows(2).all(|w| w[1] > w[0]);
+    // `elapsed_time_per_iteration_ms` says what it is, however its first values move.
+    let per_step = name.contains("per_") || name.contains("step_time");
+    // A timer that only grew is cumulative when its name says so (`train_time`, `elapsed`),
+    // or when it more than doubled over the learning lines.
+    let cumulative_name = ["train_time", "elapsed", "total", "wall", "cumul"]
+        .iter()
+        .any(|w| name.contains(w));
+    let doubled = v[0] > 0.0 && v[v.len() - 1] > 2.0 * v[0];
+    let prov = if grows && !per_step && (cumulative_name || doubled) {
+        Provenance::Cumulative
+    } else if slot.smoothed {
+        Provenance::RunningAverage
+    } else {
+        Provenance::PerStep
+    };
+    Some((prov, scale))
 }
 
 /// A slot name that says it counts steps.
