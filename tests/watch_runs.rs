@@ -525,3 +525,92 @@ fn recogniser_gates_change_no_reading_of_any_shared_log() {
     }
     assert!(lines > 75_000, "{lines}");
 }
+
+#[test]
+fn apex_overflow_skips_are_skipped_step_events_of_a_run_without_step_lines() {
+    let Some(s) = shared() else { return };
+    // MLPerf v2.0 BERT on 171 nodes: no step lines (the result log prints only MLLOG events:
+    // 9 `eval_accuracy`), and 3 862 lines holding Apex's `Gradient overflow.  Skipping
+    // step, …` (many glued, up to 10 per line); an identical line again (the next rank's)
+    // counts once: 2 532 skipped-step events.
+    let v = replay(&log(
+        &s,
+        "mlperf-mllog/samsung_v2.0_bert_171node_overflow_skips.log",
+    ));
+    let records = of_type(&v, "record");
+    assert!(!records.iter().any(|r| r["kind"] == "step"));
+    let count = |e: &str| records.iter().filter(|r| r["event"] == e).count();
+    assert_eq!(count("skipped"), 2_532);
+    assert_eq!(count("eval"), 9);
+}
+
+/// (format, kind, event) → count of the records (and `("alert", rule, "")` of the alerts).
+fn tally(v: &[Value]) -> std::collections::BTreeMap<(String, String, String), usize> {
+    let mut t = std::collections::BTreeMap::new();
+    for r in v {
+        let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+        let key = match s("type").as_str() {
+            "record" => (s("format"), s("kind"), s("event")),
+            _ => ("alert".into(), s("rule"), String::new()),
+        };
+        *t.entry(key).or_default() += 1;
+    }
+    t
+}
+
+#[test]
+fn the_short_shared_logs_yield_the_records_a_reader_counts() {
+    let Some(s) = shared() else { return };
+    // Counted by hand from each file (the long runs have tests of their own above).
+    let cases: &[(&str, &[(&str, &str, &str, usize)])] = &[
+        // Timer lines with `SamplesPerSec=` at steps 34, 40 (`0/40`) and 4500; two
+        // `rank=0 time (ms) |` breakdowns and a pre-2022 `time (ms) |` line; one Megatron
+        // iteration line (34). The `step=N, skipped=…` lines repeat the timer lines' steps.
+        (
+            "deepspeed/deepspeed_lines_from_issues.log",
+            &[
+                ("deepspeed", "step", "", 3),
+                ("megatron", "step", "", 1),
+                ("wall-clock", "phases", "", 3),
+            ],
+        ),
+        // Four training dicts, one `eval_*` dict, two 2020 JSON lines with a step.
+        (
+            "hf-trainer/hf_trainer_dict_lines_from_issues.log",
+            &[
+                ("hf-trainer", "step", "", 4),
+                ("hf-trainer", "event", "eval", 1),
+                ("jsonl", "step", "", 2),
+            ],
+        ),
+        // The README's straggler lines: one `MnRtt/Rnk` report (the `^^^^` lines add none).
+        (
+            "megatron-lm/straggler_detector_readme_lines.log",
+            &[("megatron-straggler", "straggler", "", 1)],
+        ),
+        // Step 4 printed by 7 ranks without prefixes (3 lines identical in a row count once)
+        // and step 5: 6 records, and step 4 judged once.
+        (
+            "torchtitan/pr2389_all_ranks_unprefixed_lines.log",
+            &[("torchtitan", "step", "", 6)],
+        ),
+        // Five step lines of three MindFormers generations (comment lines aside).
+        (
+            "mindformers/mindformers_step_lines_from_docs.log",
+            &[("mindformers", "step", "", 5)],
+        ),
+        // One scrape: one GPU's sample.
+        (
+            "gpu-monitors/dcgm_exporter_metrics_issue568.prom",
+            &[("dcgm-exporter", "device", "", 1)],
+        ),
+    ];
+    for (rel, want) in cases {
+        let got = tally(&watch_file(&[], &s.join("traces/logs").join(rel)));
+        let want: std::collections::BTreeMap<_, _> = want
+            .iter()
+            .map(|(f, k, e, n)| ((f.to_string(), k.to_string(), e.to_string()), *n))
+            .collect();
+        assert_eq!(got, want, "{rel}");
+    }
+}

@@ -384,8 +384,11 @@ pub fn events(text: &str) -> Option<Said> {
         (EventKind::Exit, None)
     } else if lower.contains("resuming from checkpoint") || lower.contains("loading checkpoint") {
         (EventKind::Restart, at("iteration"))
-    } else if lower.contains("overflow detected. skipping step") {
-        // DeepSpeed's rank-0 line (each rank's `Grad overflow on iteration N` repeats it).
+    } else if lower.contains("overflow detected. skipping step")
+        || lower.contains("gradient overflow.  skipping step")
+    {
+        // DeepSpeed's rank-0 line (each rank's `Grad overflow on iteration N` repeats it);
+        // Apex AMP's `Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale`.
         (EventKind::Skipped, None)
     } else if lower.trim_start().starts_with("*****") && lower.contains("evaluat") {
         // `***** Evaluating rewards, Epoch 1/1 *****`, `***** Running Evaluation *****`.
