@@ -121,6 +121,36 @@ pub fn fit(s: &str, w: usize) -> String {
     out
 }
 
+/// `s` in lines of at most `w` characters, broken at spaces (a word longer than a line is
+/// cut); continuation lines start with `indent` spaces.
+pub fn wrap(s: &str, w: usize, indent: usize) -> Vec<String> {
+    let w = w.max(indent + 1);
+    let mut lines = vec![String::new()];
+    for word in s.split(' ').filter(|x| !x.is_empty()) {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let continued = lines.len() > 1;
+            let line = lines.last_mut().expect("one line at least");
+            let used = line.chars().count();
+            let fresh = used == 0 || (continued && used == indent);
+            let room = w.saturating_sub(used + usize::from(!fresh));
+            if word.len() <= room {
+                if !fresh {
+                    line.push(' ');
+                }
+                line.extend(word.iter());
+                break;
+            }
+            if fresh {
+                // Longer than a whole line: cut it.
+                line.extend(word.drain(..room));
+            }
+            lines.push(" ".repeat(indent));
+        }
+    }
+    lines
+}
+
 /// `s` cut to `w` characters from the front, keeping its end (a path's file name), the cut
 /// marked with `…`.
 pub fn fit_end(s: &str, w: usize) -> String {
@@ -231,6 +261,28 @@ fn escape_where(s: &str, bad: impl Fn(char) -> bool + Copy) -> std::borrow::Cow<
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn wrap_breaks_at_spaces_indents_and_cuts_long_words() {
+        use super::wrap;
+        assert_eq!(
+            wrap("slow steps 30, up to 1.75 s", 12, 2),
+            ["slow steps", "  30, up to", "  1.75 s"]
+        );
+        assert_eq!(wrap("abcdefghij kl", 4, 1), ["abcd", " efg", " hij", " kl"]);
+        assert_eq!(wrap("", 10, 2), [""]);
+        // Every line within the width, nothing lost.
+        let s = "a bb ccc dddd eeeee ffffff ggggggg";
+        for w in 3..40 {
+            let lines = wrap(s, w, 2);
+            assert!(
+                lines.iter().all(|l| l.chars().count() <= w),
+                "{w}: {lines:?}"
+            );
+            let back: String = lines.concat().split_whitespace().collect();
+            assert_eq!(back, s.replace(' ', ""), "{w}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -6,9 +6,9 @@ use super::WatchScreen;
 use crate::analysis::live::history::{self, Bucket};
 use crate::format::{fit, human};
 use crate::ingest::logs::EventKind;
-use crate::ui::shell::Ctx;
 use crate::ui::shell::theme::Theme;
 use crate::ui::shell::widgets::{self, block};
+use crate::ui::shell::{Ctx, HitTarget};
 use crate::watch::view::{DeviceView, Strip, WatchView};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -342,39 +342,65 @@ fn sparkline(util: &[f64], w: usize) -> String {
     s
 }
 
-/// The alerts, newest last; the selected one highlighted.
+/// The alerts, newest last; the selected one highlighted. When every alert fits wrapped in
+/// the rows there are, each is shown whole; else one row each, cut at the width.
 fn alert_list(f: &mut Frame, area: Rect, s: &WatchScreen, ctx: &Ctx<Box<WatchView>>) {
     let t = &ctx.theme;
     let v = &s.view;
     let sel = s.selection();
-    let (rows, first) = widgets::page(area, 0, sel.unwrap_or(0));
     let w = area.width.saturating_sub(2) as usize;
+    let style = |i: usize| {
+        if Some(i) == sel {
+            t.selected()
+        } else {
+            t.text()
+        }
+    };
+    let texts: Vec<String> = v
+        .alerts
+        .iter()
+        .map(|r| {
+            crate::watch::alert_line(&r.alert, &v.job)
+                .trim()
+                .to_string()
+        })
+        .collect();
+    let wrapped: Vec<Vec<String>> = texts.iter().map(|x| crate::format::wrap(x, w, 2)).collect();
+    let inner = usize::from(area.height.saturating_sub(2));
     let lines: Vec<Line> = if v.alerts.is_empty() {
         vec![widgets::empty(t, " no alert")]
+    } else if wrapped.iter().map(Vec::len).sum::<usize>() <= inner {
+        let mut y = area.y + 1;
+        let mut lines = Vec::new();
+        for (i, rows) in wrapped.into_iter().enumerate() {
+            for row in rows {
+                // Each row of an alert's text selects that alert.
+                ctx.hit(
+                    Rect::new(area.x + 1, y, area.width.saturating_sub(2), 1),
+                    HitTarget::Rows(i),
+                );
+                y += 1;
+                lines.push(Line::from(Span::styled(row, style(i))));
+            }
+        }
+        lines
     } else {
-        v.alerts
+        let (rows, first) = widgets::page(area, 0, sel.unwrap_or(0));
+        widgets::hit_rows(
+            ctx,
+            area,
+            0,
+            rows.min(texts.len().saturating_sub(first)),
+            first,
+        );
+        texts
             .iter()
             .enumerate()
             .skip(first)
             .take(rows)
-            .map(|(i, r)| {
-                let text = fit(crate::watch::alert_line(&r.alert, &v.job).trim(), w);
-                let style = if Some(i) == sel {
-                    t.selected()
-                } else {
-                    t.text()
-                };
-                Line::from(Span::styled(text, style))
-            })
+            .map(|(i, x)| Line::from(Span::styled(fit(x, w), style(i))))
             .collect()
     };
-    widgets::hit_rows(
-        ctx,
-        area,
-        0,
-        rows.min(v.alerts.len().saturating_sub(first)),
-        first,
-    );
     let title = format!(
         "alerts ({}; {} raised; enter: lines)",
         v.alerts.len(),
