@@ -562,7 +562,9 @@ fn tally(v: &[Value]) -> std::collections::BTreeMap<(String, String, String), us
 fn the_short_shared_logs_yield_the_records_a_reader_counts() {
     let Some(s) = shared() else { return };
     // Counted by hand from each file (the long runs have tests of their own above).
-    let cases: &[(&str, &[(&str, &str, &str, usize)])] = &[
+    // (file, [(format, kind, event, records)]).
+    type Counts = &'static [(&'static str, &'static str, &'static str, usize)];
+    let cases: &[(&str, Counts)] = &[
         // Timer lines with `SamplesPerSec=` at steps 34, 40 (`0/40`) and 4500; two
         // `rank=0 time (ms) |` breakdowns and a pre-2022 `time (ms) |` line; one Megatron
         // iteration line (34). The `step=N, skipped=…` lines repeat the timer lines' steps.
