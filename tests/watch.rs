@@ -735,3 +735,109 @@ fn a_deepspeed_chat_step3_record_of_four_lines_is_one_step_and_its_phases() {
     assert_eq!(alerts[0]["phases"][0]["name"], "generation");
     assert_eq!(alerts[0]["phases"][0]["ns"], 39_800_000_000i64);
 }
+
+/// A deterministic generator for the synthetic runs below (no rand crate needed).
+struct Lcg(u64);
+
+impl Lcg {
+    /// A number in `lo..=hi`.
+    fn within(&mut self, lo: u64, hi: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        lo + (self.0 >> 33) % (hi - lo + 1)
+    }
+}
+
+#[test]
+fn every_tenth_step_slow_and_a_jittered_blip_are_two_patterns_and_bursts_every_900_one() {
+    // The run: 6 000 modded-nanoGPT steps of ~100 ms (cumulative `train_time`), every
+    // 10th 5× slower, a data-shard blip of +250 ms every 180–200 steps from step 150.
+    let mut rng = Lcg(7);
+    let mut blips = std::collections::BTreeSet::new();
+    let mut at = 150;
+    while at < 6_000 {
+        blips.insert(at);
+        at += rng.within(180, 200);
+    }
+    let (mut t, mut text) = (0u64, String::new());
+    for i in 1..=6_000u64 {
+        let mut dt = 97_000 + rng.within(0, 6_000); // µs
+        if i % 10 == 0 {
+            dt *= 5;
+        }
+        if blips.contains(&i) {
+            dt += 250_000;
+        }
+        t += dt;
+        text.push_str(&format!(
+            "step:{i}/6000 train_time:{}ms step_avg:1.00ms\n",
+            t / 1000
+        ));
+    }
+    let summary = summary_of(text.as_bytes(), &[]);
+    let slow: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.contains("slow_steps"))
+        .collect();
+    // One pattern every 10 steps, one every ~190, and at most a few blips that landed where
+    // the pattern lost them (on stall steps): not hundreds of alerts, not none.
+    assert!(
+        slow.iter().any(|l| l.contains("(every 10 steps)")),
+        "{summary}"
+    );
+    let blip = slow
+        .iter()
+        .find(|l| l.contains("every 1") && !l.contains("every 10 "))
+        .unwrap_or_else(|| panic!("{summary}"));
+    let period: u64 = blip
+        .split("every ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((180..=200).contains(&period), "{summary}");
+    assert!(slow.len() <= 4, "{summary}");
+    // 20 000 steps of ~200 ms with bursts of 2–4 steps at 3× every 860–940 steps.
+    let mut rng = Lcg(11);
+    let mut bursts = std::collections::BTreeSet::new();
+    let mut at = 700;
+    while at < 20_000 {
+        for k in 0..rng.within(2, 4) {
+            bursts.insert(at + k);
+        }
+        at += rng.within(860, 940);
+    }
+    let mut text = String::new();
+    for i in 1..=20_000u64 {
+        let mut dt = 194_000 + rng.within(0, 12_000);
+        if bursts.contains(&i) {
+            dt *= 3;
+        }
+        text.push_str(&format!(
+            "iter {i}: loss 3.0, time {}.{:03}ms, mfu 35.00%\n",
+            dt / 1000,
+            dt % 1000
+        ));
+    }
+    let summary = summary_of(text.as_bytes(), &[]);
+    let slow: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.contains("slow_steps"))
+        .collect();
+    assert!(slow.len() <= 2, "{summary}");
+    let period: u64 = slow[0]
+        .split("every ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{summary}"))
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((860..=940).contains(&period), "{summary}");
+}

@@ -122,10 +122,24 @@ fn maskrcnn_blips_every_1200_to_1250_iterations_are_one_pattern() {
         "maskrcnn-benchmark/mlperf_v3.0_azure_maskrcnn_8xh100.log",
     ));
     // Logged every 50 iterations; the blips start at 1250, 2450, 3700, 4900, … (gaps of 1200
-    // and 1250): two bursts, then one periodic pattern that covers the other eleven.
+    // and 1250): two bursts, then one periodic pattern (the mean gap) that covers the other
+    // eleven; the summary folds the two bursts into it.
     let got = slow_steps(&v);
     assert_eq!(got.len(), 3, "{got:?}");
-    assert_eq!(got[2].0, "periodic 1250");
+    assert_eq!(got[2].0, "periodic 1225");
+    let summary = watch_file_summary(
+        &s,
+        "maskrcnn-benchmark/mlperf_v3.0_azure_maskrcnn_8xh100.log",
+    );
+    let slow: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.contains("slow_steps"))
+        .collect();
+    assert_eq!(slow.len(), 1, "{summary}");
+    assert!(
+        slow[0].contains("(every 1225 steps): steps 1250,1300,1350,2450,"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -615,4 +629,15 @@ fn the_short_shared_logs_yield_the_records_a_reader_counts() {
             .collect();
         assert_eq!(got, want, "{rel}");
     }
+}
+
+/// `stepscope watch --once --from-start --summary` of the shared log `rel`: its text.
+fn watch_file_summary(s: &std::path::Path, rel: &str) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", "--once", "--from-start", "--summary"])
+        .arg(s.join("traces/logs").join(rel))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
 }

@@ -188,6 +188,7 @@ impl Alert {
 pub fn group<T>(items: Vec<T>, alert: impl Fn(&mut T) -> &mut Alert) -> Vec<T> {
     let mut out: Vec<T> = Vec::new();
     for mut it in items {
+        fold_into_period(&mut out, &mut it, &alert);
         let a = alert(&mut it).clone();
         let lo = out.len().saturating_sub(64);
         let same = (lo..out.len()).rev().find(|&i| {
@@ -212,4 +213,44 @@ pub fn group<T>(items: Vec<T>, alert: impl Fn(&mut T) -> &mut Alert) -> Vec<T> {
         }
     }
     out
+}
+
+/// A periodic pattern is told at its third episode; the two before it were told as one-offs
+/// (or bursts) of the same series: they become the pattern's, their steps first in its list.
+fn fold_into_period<T>(out: &mut Vec<T>, it: &mut T, alert: &impl Fn(&mut T) -> &mut Alert) {
+    let a = alert(it);
+    let (Pattern::Periodic { period }, Some(&first)) = (&a.pattern, a.steps.first()) else {
+        return;
+    };
+    let (period, rule, ranks, hosts) = (*period, a.rule, a.ranks.clone(), a.hosts.clone());
+    let mut max_ns = a.max_ns;
+    // An earlier episode 1 or 2 periods before, within a tenth (the periods' tolerance).
+    let on_phase = |s: u64| {
+        (1..=2).any(|k| {
+            first
+                .checked_sub(s)
+                .is_some_and(|g| g.abs_diff(k * period) <= k * period / 10)
+        })
+    };
+    let (mut earlier, mut folded) = (Vec::new(), 0);
+    let lo = out.len().saturating_sub(64);
+    for i in (lo..out.len()).rev() {
+        let o = alert(&mut out[i]);
+        let episode = matches!(o.pattern, Pattern::OneOff | Pattern::Burst)
+            && o.rule == rule
+            && o.ranks == ranks
+            && o.hosts == hosts
+            && o.steps.first().is_some_and(|&s| on_phase(s));
+        if episode && folded < 2 {
+            folded += 1;
+            earlier.extend(o.steps.iter().copied());
+            max_ns = max_ns.max(o.max_ns);
+            out.remove(i);
+        }
+    }
+    let a = alert(it);
+    a.max_ns = max_ns;
+    earlier.append(&mut a.steps);
+    earlier.sort_unstable();
+    a.steps = earlier;
 }

@@ -43,15 +43,23 @@ fn same(a: u64, b: u64, spacing: u64) -> bool {
     a.abs_diff(b) <= (a.max(b) / 10).max(spacing.saturating_sub(1))
 }
 
+/// Missed episodes a known period bridges: an episode 2 or 3 periods after the last one
+/// seen (one absorbed into another pattern's, or under the limit) still belongs to it.
+const BRIDGED: u64 = 3;
+
 impl Periods {
     /// Records an episode starting at step `start` whose slowest step took `max_ns`, its
     /// records covering `spacing` steps each.
     pub fn observe(&mut self, start: u64, max_ns: Ns, spacing: u64) -> Episode {
-        if let Some(k) = self
+        // The known period it lands on most exactly (an episode on both an every-10 stall and
+        // an every-190 blip is the stall's; the blip's next episode bridges the gap).
+        let best = self
             .known
             .iter_mut()
-            .find(|(p, last)| start > *last && same(start - *last, *p, spacing))
-        {
+            .filter(|(_, last)| start > *last)
+            .filter_map(|k| Some((miss(start - k.1, k.0, spacing)?, k)))
+            .min_by_key(|(m, _)| *m);
+        if let Some((_, k)) = best {
             k.1 = start;
             return Episode::Known;
         }
@@ -71,19 +79,29 @@ impl Periods {
     }
 
     /// A period that two earlier episodes and `start` form (`e1`, `e2`, `start` at equal
-    /// gaps > 1, all alike), the latest such.
+    /// gaps > 1, all alike, and no episode alike them between: among 32 scattered episodes
+    /// some triple is always near-equally spaced), the latest such.
     fn find(&self, start: u64, max_ns: Ns, spacing: u64) -> Option<u64> {
         let s = &self.starts;
-        (0..s.len()).rev().find_map(|j| {
-            let (e2, m2) = s[j];
-            let g2 = start.checked_sub(e2)?;
-            (g2 > 1 && g2 > spacing && alike(m2, max_ns)).then_some(())?;
-            (0..j)
-                .rev()
-                .any(|i| alike(s[i].1, max_ns) && same(e2 - s[i].0, g2, spacing))
-                .then_some(g2)
-        })
+        let alike_ones: Vec<(u64, Ns)> = s.iter().copied().filter(|e| alike(e.1, max_ns)).collect();
+        let [.., (e1, _), (e2, _)] = alike_ones[..] else {
+            return None;
+        };
+        let g2 = start.checked_sub(e2)?;
+        // The period is the mean of the two gaps (jittered blips every 180–200 steps are
+        // "every 190", not the last gap), rounded.
+        (g2 > 1 && g2 > spacing && same(e2 - e1, g2, spacing)).then(|| (start - e1).div_ceil(2))
     }
+}
+
+/// How far `gap` is from `k` periods, for the `k` of 1 to [`BRIDGED`] it is nearest, when
+/// within the tolerance of [`same`]; `None` when it is on no multiple.
+fn miss(gap: u64, period: u64, spacing: u64) -> Option<u64> {
+    (1..=BRIDGED)
+        .map(|k| period.saturating_mul(k))
+        .filter(|&kp| same(gap, kp, spacing))
+        .map(|kp| gap.abs_diff(kp))
+        .min()
 }
 
 #[cfg(test)]
@@ -123,7 +141,7 @@ mod tests {
         // Every ~1225 steps, placed to the 50 steps a record covers.
         assert_eq!(
             run(&[1250, 2450, 3700, 4900, 6150], 50),
-            [Other, Other, New(1250), Known, Known]
+            [Other, Other, New(1225), Known, Known]
         );
         // Two patterns at once: every 10 and every 190.
         assert_eq!(
