@@ -615,6 +615,22 @@ fn the_short_shared_logs_yield_the_records_a_reader_counts() {
             "mindformers/mindformers_step_lines_from_docs.log",
             &[("mindformers", "step", "", 5)],
         ),
+        // Five Megatron iteration lines of pre-2022 layouts and three `time (ms) |` lines.
+        (
+            "megatron-lm/legacy_formats_from_issues.log",
+            &[("megatron", "step", "", 5), ("wall-clock", "phases", "", 3)],
+        ),
+        // MLPerf power: 1 702 `power_reading` lines, the node's AC power (start and stop
+        // lines aside).
+        (
+            "gpu-monitors/mlperf_v4.0_smc_gpt3_node1_ac_power_mllog.txt",
+            &[("jsonl", "device", "", 1_702)],
+        ),
+        // Megatron's golden values: a JSON document of per-step series, no log line.
+        (
+            "megatron-lm/golden_values_gpt3_7b_tp4_pp1_memory_speed_dgx_h100.json",
+            &[],
+        ),
         // One scrape: one GPU's sample.
         (
             "gpu-monitors/dcgm_exporter_metrics_issue568.prom",

@@ -351,6 +351,19 @@ fn mllog(o: &serde_json::Map<String, serde_json::Value>) -> Option<Said> {
             }
             return Some(Said::Step(s));
         }
+        // MLPerf power runs: the node's AC power, read every ~2 s (`power_reading`, W).
+        "power_reading" => {
+            let w = o.get("value")?.as_f64()?;
+            return Some(Said::Device(super::Sample {
+                device: "node".into(),
+                host: None,
+                at_ns: o
+                    .get("time_ms")
+                    .and_then(serde_json::Value::as_i64)
+                    .and_then(|ms| ms.checked_mul(1_000_000)),
+                metrics: vec![("power_w", w)],
+            }));
+        }
         _ => return None,
     };
     Some(Said::Event { event, step: at })
