@@ -108,6 +108,39 @@ pub fn ranges<T: Copy + Into<u32>>(ids: &[T]) -> String {
     out.join(",")
 }
 
+/// Natural order of names: runs of digits compare by value (`rank-2` before `rank-10`), the
+/// rest by character.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a, b);
+    loop {
+        let (Some(c), Some(d)) = (x.chars().next(), y.chars().next()) else {
+            return x.len().cmp(&y.len());
+        };
+        if c.is_ascii_digit() && d.is_ascii_digit() {
+            let i = x.find(|c: char| !c.is_ascii_digit()).unwrap_or(x.len());
+            let j = y.find(|c: char| !c.is_ascii_digit()).unwrap_or(y.len());
+            let (m, n) = (
+                x[..i].trim_start_matches('0'),
+                y[..j].trim_start_matches('0'),
+            );
+            let o = m
+                .len()
+                .cmp(&n.len())
+                .then_with(|| m.cmp(n))
+                .then_with(|| i.cmp(&j));
+            if o.is_ne() {
+                return o;
+            }
+            (x, y) = (&x[i..], &y[j..]);
+        } else {
+            if c != d {
+                return c.cmp(&d);
+            }
+            (x, y) = (&x[c.len_utf8()..], &y[d.len_utf8()..]);
+        }
+    }
+}
+
 /// `s` cut to `w` characters, the cut marked with `…`.
 pub fn fit(s: &str, w: usize) -> String {
     if s.chars().count() <= w {
@@ -261,6 +294,31 @@ fn escape_where(s: &str, bad: impl Fn(char) -> bool + Copy) -> std::borrow::Cow<
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn natural_order_compares_digit_runs_by_value() {
+        let mut v = [
+            "rank-10.json",
+            "rank-1.json",
+            "rank-100.json",
+            "rank-0.json",
+            "rank-2.json",
+        ];
+        v.sort_by(|a, b| super::natural_cmp(a, b));
+        assert_eq!(
+            v,
+            [
+                "rank-0.json",
+                "rank-1.json",
+                "rank-2.json",
+                "rank-10.json",
+                "rank-100.json"
+            ]
+        );
+        assert!(super::natural_cmp("a01", "a1").is_gt());
+        assert!(super::natural_cmp("a", "a1").is_lt());
+        assert!(super::natural_cmp("rank-2/x", "rank-2/x").is_eq());
+    }
+
     #[test]
     fn wrap_breaks_at_spaces_indents_and_cuts_long_words() {
         use super::wrap;

@@ -135,6 +135,12 @@ fn host_bound_scenarios_name_their_own_cause() {
     let s = open(Scenario::AllocatorChurn);
     // Two calls per forward layer (12) per step after the first (5) on 8 ranks.
     assert_eq!(first(&s).evidence.numbers["calls"].value(), 960.0);
+    // A sum over 8 ranks says so (it stands beside a 445 ms step).
+    let title = stepscope::prose::claim_words(&first(&s).claim).title;
+    assert!(
+        title.starts_with("960 device malloc/free calls on 8 ranks take 1.04 s summed"),
+        "{title}"
+    );
     let s = open(Scenario::GraphCapture);
     let rules: Vec<&str> = s.analysis.findings.iter().map(|f| f.rule).collect();
     assert!(!rules.contains(&"launch_bound"), "{rules:?}");

@@ -230,3 +230,25 @@ fn no_pane_draws_a_control_character_or_bidi_override_from_a_name() {
         }
     }
 }
+
+#[test]
+fn small_wordings_say_what_they_mean() {
+    // Issue #30's smaller items, on the demo.
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let snap = |args: &[&str]| ok(&run(h, &[&["snapshot"], args].concat(), &[]));
+    // The overview's advisor box names the key, not a count of findings.
+    let s = snap(&["--view", "overview", "--size", "120x40"]);
+    assert!(s.contains("what to fix first (key 5: the advisor)"), "{s}");
+    // Evidence numbers in words, their unit on the value: no raw `_ns` keys.
+    let s = snap(&["--view", "advisor", "--size", "120x40"]);
+    assert!(s.contains("device idle 372.0 ms"), "{s}");
+    assert!(!s.contains("_ns "), "{s}");
+    // A timeline pane too short to draw says so, not that the step has no operators.
+    let s = snap(&["--view", "timeline", "--size", "120x8"]);
+    assert!(
+        s.contains("too small: the timeline pane needs 6 rows and has 5"),
+        "{s}"
+    );
+    assert!(!s.contains("no operators"), "{s}");
+}

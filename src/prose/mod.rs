@@ -95,3 +95,30 @@ pub fn roofline_note(n: &RooflineNote) -> String {
         RooflineNote::KernelsWithoutShapes => "kernels without shapes (record_shapes=True) or of operators without a FLOP rule are unknown".to_string(),
     }
 }
+
+/// An evidence number as a reader says it: its key in words, without the unit suffix the
+/// value now carries (`device_idle_ns` → `device idle`, `372.0 ms`), and the value with its
+/// unit (a ratio as a percentage, GB/s, TFLOP/s).
+pub fn evidence_number(key: &str, q: crate::analysis::advisor::Quantity) -> (String, String) {
+    use crate::analysis::advisor::Quantity as Q;
+    let stem = ["_ns", "_gbps", "_pct"]
+        .iter()
+        .find_map(|u| key.strip_suffix(u))
+        .unwrap_or(key);
+    let label = match stem {
+        "gbps" => "bandwidth".to_string(),
+        "tflops" => "compute rate".to_string(),
+        "z" => "z-score".to_string(),
+        s => s.replace('_', " "),
+    };
+    let value = match q {
+        Q::Ns(ns) => human(ns),
+        Q::Count(n) => n.to_string(),
+        Q::Ratio(r) => crate::format::pct(r),
+        Q::Gbps(g) => format!("{} GB/s", crate::format::plain(g)),
+        Q::Tflops(t) => format!("{} TFLOP/s", crate::format::plain(t)),
+        Q::FlopPerByte(x) => format!("{} FLOP/B", crate::format::plain(x)),
+        Q::Z(z) => crate::format::plain(z),
+    };
+    (label, value)
+}

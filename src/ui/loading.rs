@@ -127,9 +127,9 @@ fn draw(f: &mut Frame, area: Rect, l: &Loading, theme: &Theme) {
     ];
     let w = area.width.saturating_sub(8) as usize;
     let room = area.height.saturating_sub(6) as usize;
-    // Files being read first, then the rest in order: the interesting ones stay on screen.
-    let mut order: Vec<usize> = (0..l.files.len()).collect();
-    order.sort_by_key(|&i| {
+    // Files being read first, then the rest in natural order (rank-2 before rank-10): the
+    // interesting ones stay on screen.
+    let state = |i: usize| {
         c.files
             .get(i)
             .map_or(0, |s| match s.load(Ordering::Relaxed) {
@@ -137,6 +137,12 @@ fn draw(f: &mut Frame, area: Rect, l: &Loading, theme: &Theme) {
                 FILE_FAILED => 1,
                 _ => 2,
             })
+    };
+    let mut order: Vec<usize> = (0..l.files.len()).collect();
+    order.sort_by(|&a, &b| {
+        state(a)
+            .cmp(&state(b))
+            .then_with(|| crate::format::natural_cmp(&l.files[a], &l.files[b]))
     });
     for &i in order.iter().take(room) {
         let (mark, style) = match c.files.get(i).map(|s| s.load(Ordering::Relaxed)) {
@@ -164,4 +170,35 @@ fn draw(f: &mut Frame, area: Rect, l: &Loading, theme: &Theme) {
             theme.title(),
         ));
     f.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::{Terminal, backend::TestBackend};
+
+    #[test]
+    fn files_are_listed_in_natural_order() {
+        let names = [
+            "rank-10.json",
+            "rank-1.json",
+            "rank-100.json",
+            "rank-0.json",
+            "rank-2.json",
+        ];
+        let l = Loading::new("job".into(), names.iter().map(|s| s.to_string()).collect());
+        let mut term = Terminal::new(TestBackend::new(40, 12)).unwrap();
+        let theme = Theme::builtin("dark");
+        term.draw(|f| draw(f, f.area(), &l, &theme)).unwrap();
+        let screen: String = term
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
+        let at = |n: &str| screen.find(n).unwrap_or_else(|| panic!("{n}: {screen}"));
+        let order = ["rank-0.", "rank-1.", "rank-2.", "rank-10.", "rank-100."].map(at);
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{screen}");
+    }
 }

@@ -200,10 +200,17 @@ pub fn words(c: &Claim) -> Words {
             calls,
             total_ns,
             every_call,
+            ranks,
         } => Words {
             title: format!(
-                "{calls} device malloc/free calls take {} {}",
+                "{calls} device malloc/free calls{} take {}{} {}",
+                if *ranks > 1 {
+                    format!(" on {ranks} ranks")
+                } else {
+                    String::new()
+                },
                 human(*total_ns),
+                if *ranks > 1 { " summed" } else { "" },
                 if *every_call {
                     "(the trace has one step or none: every call counted)"
                 } else {

@@ -185,6 +185,8 @@ pub enum Claim {
         total_ns: Ns,
         /// The trace has one step or none, so every call counted.
         every_call: bool,
+        /// Ranks the calls and their time are summed over.
+        ranks: usize,
     },
     /// Operators compiled at run time (Ascend's single-operator mode).
     OpDispatch {
@@ -523,6 +525,7 @@ pub fn allocator_churn(f: &Facts, _: &Thresholds) -> Option<Draft> {
         calls: a.count,
         total_ns: a.total_ns,
         every_call: h.allocator_every_call,
+        ranks: a.ranks.len(),
     };
     // What the calls cost is the time the device idles inside them.
     Some(

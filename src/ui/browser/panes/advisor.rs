@@ -2,7 +2,7 @@
 //! cause and suggestions on the right. Enter opens the evidence.
 
 use super::PaneView;
-use crate::analysis::advisor::{Finding, Focus, Quantity, Severity, View};
+use crate::analysis::advisor::{Finding, Focus, Severity, View};
 use crate::format::{fit, human};
 use crate::prose::Words;
 use crate::ui::UiMsg;
@@ -178,11 +178,8 @@ fn detail_lines(th: &Theme, x: &Finding, w: &Words) -> Vec<Line<'static>> {
         l.push(widgets::pairs(th, &[("operators", e.ops.join(", "))]));
     }
     for (k, v) in &e.numbers {
-        let text = match v {
-            Quantity::Ns(ns) => human(*ns),
-            other => crate::format::plain(other.value()),
-        };
-        l.push(widgets::pairs(th, &[(k, text)]));
+        let (label, text) = crate::prose::evidence_number(k, *v);
+        l.push(widgets::pairs(th, &[(&label, text)]));
     }
     if !x.folded.is_empty() {
         l.push(Line::default());

@@ -199,7 +199,7 @@ fn top_findings(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         ));
     }
     f.render_widget(
-        Paragraph::new(lines).block(block(t, "what to fix first (5 advisor)")),
+        Paragraph::new(lines).block(block(t, "what to fix first (key 5: the advisor)")),
         area,
     );
 }

@@ -154,8 +154,17 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         area.height.saturating_sub(2),
     );
     f.render_widget(block(th, title), area);
-    if t.rows.is_empty() || inner.height < CHROME + 1 {
+    if t.rows.is_empty() {
         f.render_widget(Paragraph::new(" no operators in this step"), inner);
+        return;
+    }
+    if inner.height < CHROME + 1 {
+        let need = CHROME + 3;
+        let msg = format!(
+            " too small: the timeline pane needs {need} rows and has {}",
+            area.height
+        );
+        f.render_widget(Paragraph::new(msg), inner);
         return;
     }
     let label_w = label_width(b, t, inner.width as usize);
