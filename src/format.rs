@@ -141,20 +141,38 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-/// `s` cut to `w` characters, the cut marked with `…`.
+/// The columns `s` takes on a terminal (a CJK character takes two, a combining mark none).
+pub fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// The columns `c` takes.
+fn char_width(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// `s` cut to `w` columns, the cut marked with `…`.
 pub fn fit(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
+    if width(s) <= w {
         return s.to_string();
     }
     if w == 0 {
         return String::new();
     }
-    let mut out: String = s.chars().take(w - 1).collect();
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        if used + char_width(c) > w - 1 {
+            break;
+        }
+        used += char_width(c);
+        out.push(c);
+    }
     out.push('…');
     out
 }
 
-/// `s` in lines of at most `w` characters, broken at spaces (a word longer than a line is
+/// `s` in lines of at most `w` columns, broken at spaces (a word longer than a line is
 /// cut); continuation lines start with `indent` spaces.
 pub fn wrap(s: &str, w: usize, indent: usize) -> Vec<String> {
     let w = w.max(indent + 1);
@@ -164,10 +182,11 @@ pub fn wrap(s: &str, w: usize, indent: usize) -> Vec<String> {
         loop {
             let continued = lines.len() > 1;
             let line = lines.last_mut().expect("one line at least");
-            let used = line.chars().count();
+            let used = width(line);
             let fresh = used == 0 || (continued && used == indent);
             let room = w.saturating_sub(used + usize::from(!fresh));
-            if word.len() <= room {
+            let need: usize = word.iter().map(|&c| char_width(c)).sum();
+            if need <= room {
                 if !fresh {
                     line.push(' ');
                 }
@@ -175,8 +194,16 @@ pub fn wrap(s: &str, w: usize, indent: usize) -> Vec<String> {
                 break;
             }
             if fresh {
-                // Longer than a whole line: cut it.
-                line.extend(word.drain(..room));
+                // Longer than a whole line: cut it (at least one character, however wide).
+                let (mut cut, mut taken) = (0, 0);
+                while cut < word.len() && (cut == 0 || taken + char_width(word[cut]) <= room) {
+                    taken += char_width(word[cut]);
+                    cut += 1;
+                }
+                line.extend(word.drain(..cut));
+                if word.is_empty() {
+                    break;
+                }
             }
             lines.push(" ".repeat(indent));
         }
@@ -184,29 +211,41 @@ pub fn wrap(s: &str, w: usize, indent: usize) -> Vec<String> {
     lines
 }
 
-/// `s` cut to `w` characters from the front, keeping its end (a path's file name), the cut
+/// `s` cut to `w` columns from the front, keeping its end (a path's file name), the cut
 /// marked with `…`.
 pub fn fit_end(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n <= w {
+    if width(s) <= w {
         return s.to_string();
     }
     if w == 0 {
         return String::new();
     }
+    let mut tail = Vec::new();
+    let mut used = 0;
+    for c in s.chars().rev() {
+        if used + char_width(c) > w - 1 {
+            break;
+        }
+        used += char_width(c);
+        tail.push(c);
+    }
     let mut out = String::from('…');
-    out.extend(s.chars().skip(n - (w - 1)));
+    out.extend(tail.into_iter().rev());
     out
 }
 
-/// `s` padded or cut to exactly `w` characters.
+/// `s` padded or cut to exactly `w` columns.
 pub fn pad(s: &str, w: usize) -> String {
-    format!("{:<w$}", fit(s, w))
+    let t = fit(s, w);
+    let fill = w.saturating_sub(width(&t));
+    format!("{t}{}", " ".repeat(fill))
 }
 
-/// `s` right-aligned in `w` characters (cut when longer).
+/// `s` right-aligned in `w` columns (cut when longer).
 pub fn rpad(s: &str, w: usize) -> String {
-    format!("{:>w$}", fit(s, w))
+    let t = fit(s, w);
+    let fill = w.saturating_sub(width(&t));
+    format!("{}{t}", " ".repeat(fill))
 }
 
 /// A number of no particular unit: whole when it is whole, else three decimals.
@@ -295,6 +334,20 @@ fn escape_where(s: &str, bad: impl Fn(char) -> bool + Copy) -> std::borrow::Cow<
 #[cfg(test)]
 mod tests {
     #[test]
+    fn cjk_names_take_two_columns_a_character() {
+        use super::{fit, fit_end, pad, rpad, width, wrap};
+        let name = "注意力层_forward"; // 4 CJK characters (8 columns) + 8
+        assert_eq!(width(name), 16);
+        assert_eq!(fit(name, 8), "注意力…");
+        assert_eq!(width(&fit(name, 8)), 7); // a 2-column character does not fit the last column
+        assert_eq!(fit_end(name, 9), "…_forward");
+        assert_eq!(width(&pad("注意", 6)), 6);
+        assert_eq!(pad("注意", 6), "注意  ");
+        assert_eq!(rpad("注意", 6), "  注意");
+        assert!(wrap("注意力 层 forward", 6, 0).iter().all(|l| width(l) <= 6));
+    }
+
+    #[test]
     fn natural_order_compares_digit_runs_by_value() {
         let mut v = [
             "rank-10.json",
@@ -333,7 +386,7 @@ mod tests {
         for w in 3..40 {
             let lines = wrap(s, w, 2);
             assert!(
-                lines.iter().all(|l| l.chars().count() <= w),
+                lines.iter().all(|l| super::width(l) <= w),
                 "{w}: {lines:?}"
             );
             let back: String = lines.concat().split_whitespace().collect();

@@ -154,8 +154,8 @@ fn top_ops(o: &mut String, r: &Report) {
         let c = op.cells();
         let _ = writeln!(
             o,
-            "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}",
-            fit(&printable(&op.name), NAME_WIDTH),
+            "  {}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}",
+            crate::format::pad(&printable(&op.name), NAME_WIDTH),
             c[0],
             c[1],
             c[2],
@@ -180,8 +180,8 @@ fn table(o: &mut String, t: &super::table::Table) {
         let width: Vec<usize> = (0..heads.len())
             .map(|c| {
                 rows.iter()
-                    .map(|r| r[c].chars().count())
-                    .chain([heads[c].chars().count()])
+                    .map(|r| crate::format::width(&r[c]))
+                    .chain([crate::format::width(heads[c])])
                     .max()
                     .unwrap_or(0)
             })
@@ -189,7 +189,7 @@ fn table(o: &mut String, t: &super::table::Table) {
         let line = |cells: &[&str]| {
             let mut l = String::from(" ");
             for (c, cell) in cells.iter().enumerate() {
-                let pad = width[c].saturating_sub(cell.chars().count());
+                let pad = width[c].saturating_sub(crate::format::width(cell));
                 if t.header[c].starts_with('<') {
                     l.push_str(&format!(" {cell}{}", " ".repeat(pad)));
                 } else {

@@ -98,7 +98,7 @@ fn header_line(b: &Browser, ctx: &Ctx<UiMsg>, width: u16) -> Line<'static> {
     // On a narrow terminal the product's name gives way first, then the title (a path,
     // keeping its end): the step and the breadcrumb say where the user is.
     let w = width as usize;
-    let len = |s: &str| s.chars().count();
+    let len = crate::format::width;
     let title = &b.data.title;
     let prefix = if len(" stepscope │ ") + len(title) + len(&rest) <= w {
         " stepscope │ "
@@ -107,7 +107,7 @@ fn header_line(b: &Browser, ctx: &Ctx<UiMsg>, width: u16) -> Line<'static> {
     };
     let room = w.saturating_sub(len(prefix) + len(&rest)).max(12);
     let text = format!("{prefix}{}{rest}", fit_end(title, room));
-    let text = format!("{:<w$}", fit(&text, width as usize), w = width as usize);
+    let text = crate::format::pad(&text, width as usize);
     Line::from(Span::styled(text, style.add_modifier(Modifier::BOLD)))
 }
 

@@ -269,13 +269,13 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
     let inner = area.width.saturating_sub(2) as usize;
     let label_w = devices
         .iter()
-        .map(|d| d.label.chars().count())
+        .map(|d| crate::format::width(&d.label))
         .max()
         .unwrap_or(0)
         .min(16);
     // The readings first: the sparkline takes what they leave (never a cut reading).
     let reads: Vec<String> = devices.iter().map(readings).collect();
-    let read_w = reads.iter().map(|r| r.chars().count()).max().unwrap_or(0);
+    let read_w = reads.iter().map(|r| crate::format::width(r)).max().unwrap_or(0);
     let spark_w = inner.saturating_sub(label_w + 2 + read_w).clamp(0, 40);
     // Devices placed on steps share one step axis: each column is the least busy sample
     // of its step range (an idle device is never averaged away).
@@ -301,7 +301,7 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
             let mark = if d.alerted { "!" } else { " " };
             Line::from(vec![
                 Span::styled(mark, t.fg(t.c.slow)),
-                Span::styled(format!("{:<label_w$} ", fit(&d.label, label_w)), t.text()),
+                Span::styled(format!("{} ", crate::format::pad(&d.label, label_w)), t.text()),
                 Span::styled(spark, t.fg(colour)),
                 Span::styled(read.clone(), t.dim()),
             ])

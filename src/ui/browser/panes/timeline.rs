@@ -280,7 +280,7 @@ fn label_width(b: &Browser, t: &Timeline, width: usize) -> usize {
     let longest = t
         .rows
         .iter()
-        .map(|r| r.label.chars().count() + 1)
+        .map(|r| crate::format::width(&r.label) + 1)
         .max()
         .unwrap_or(LABEL);
     longest.clamp(LABEL, LANE_LABEL.min(width / 3).max(LABEL))
