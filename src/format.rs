@@ -344,7 +344,11 @@ mod tests {
         assert_eq!(width(&pad("注意", 6)), 6);
         assert_eq!(pad("注意", 6), "注意  ");
         assert_eq!(rpad("注意", 6), "  注意");
-        assert!(wrap("注意力 层 forward", 6, 0).iter().all(|l| width(l) <= 6));
+        assert!(
+            wrap("注意力 层 forward", 6, 0)
+                .iter()
+                .all(|l| width(l) <= 6)
+        );
     }
 
     #[test]
@@ -385,10 +389,7 @@ mod tests {
         let s = "a bb ccc dddd eeeee ffffff ggggggg";
         for w in 3..40 {
             let lines = wrap(s, w, 2);
-            assert!(
-                lines.iter().all(|l| super::width(l) <= w),
-                "{w}: {lines:?}"
-            );
+            assert!(lines.iter().all(|l| super::width(l) <= w), "{w}: {lines:?}");
             let back: String = lines.concat().split_whitespace().collect();
             assert_eq!(back, s.replace(' ', ""), "{w}");
         }

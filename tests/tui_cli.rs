@@ -251,4 +251,17 @@ fn small_wordings_say_what_they_mean() {
         "{s}"
     );
     assert!(!s.contains("no operators"), "{s}");
+    // For a collective, the rank marked is the late one (least time in it: the others' long
+    // totals are their wait for it), not a waiting rank. On the demo, rank 5 (its data loader
+    // makes step 13 late by 300 ms) spends 223 ms in the all-reduce, the waiting ranks ~553 ms.
+    let nccl = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+    let s = snap(&["--view", "operator", "--op", nccl, "--size", "120x40"]);
+    assert!(s.contains("who is late to it: 8 ranks"), "{s}");
+    let rows = s.lines().filter(|l| {
+        l.strip_prefix('│')
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    });
+    let marked: Vec<&str> = rows.filter(|l| l.contains('◀')).collect();
+    assert_eq!(marked.len(), 1, "{s}");
+    assert!(marked[0].starts_with("│5 ◀"), "{s}");
 }

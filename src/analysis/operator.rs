@@ -66,8 +66,10 @@ pub struct OpDetail {
     pub all: Durations,
     /// Per rank that runs it, in rank order.
     pub per_rank: Vec<RankOp>,
-    /// The rank with the largest total when it exceeds the median rank total by more than
-    /// [`SLOW_RANK_EXCESS`] (who is slow at this operator); `None` when ranks are even.
+    /// Who is slow at this operator: the rank with the largest total when it exceeds the
+    /// median rank total by more than [`SLOW_RANK_EXCESS`] — for a collective, the rank with
+    /// the smallest total that far below the median (the late arriver waits least; the
+    /// others' long totals are their wait for it); `None` when ranks are even.
     pub slowest_rank: Option<RankId>,
     /// Shapes, most frequent first.
     pub shapes: Vec<ShapeCount>,
@@ -319,11 +321,16 @@ pub fn detail(
     let critical_share = critical
         .filter(|c| c.total_ns > 0)
         .map(|c| critical_ns as f64 / c.total_ns as f64);
+    let kind = most(&kinds).unwrap_or(Kind::Other);
     OpDetail {
         name,
-        kind: most(&kinds).unwrap_or(Kind::Other),
+        kind,
         all: durations(&mut all_durs),
-        slowest_rank: slowest_rank(&per_rank),
+        slowest_rank: if kind == Kind::Comm {
+            latest_rank(&per_rank)
+        } else {
+            slowest_rank(&per_rank)
+        },
         per_rank,
         shapes: shape_counts(shapes),
         roofline: roof,
@@ -347,6 +354,22 @@ fn slowest_rank(per_rank: &[RankOp]) -> Option<RankId> {
     totals.sort_unstable();
     let median = median_sorted(&totals);
     (top.stats.total_ns as f64 > median as f64 * (1.0 + SLOW_RANK_EXCESS)).then_some(top.rank)
+}
+
+/// For a collective: the rank with the least total time in it, when it is more than
+/// [`SLOW_RANK_EXCESS`] below the median rank (ties: the lower rank id) — the one the others
+/// wait for.
+fn latest_rank(per_rank: &[RankOp]) -> Option<RankId> {
+    let low = per_rank.iter().min_by(|a, b| {
+        a.stats
+            .total_ns
+            .cmp(&b.stats.total_ns)
+            .then(a.rank.cmp(&b.rank))
+    })?;
+    let mut totals: Vec<Ns> = per_rank.iter().map(|r| r.stats.total_ns).collect();
+    totals.sort_unstable();
+    let median = median_sorted(&totals);
+    ((low.stats.total_ns as f64) < median as f64 * (1.0 - SLOW_RANK_EXCESS)).then_some(low.rank)
 }
 
 /// Shapes by count, most common first (ties: by dims, then types).

@@ -275,7 +275,11 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
         .min(16);
     // The readings first: the sparkline takes what they leave (never a cut reading).
     let reads: Vec<String> = devices.iter().map(readings).collect();
-    let read_w = reads.iter().map(|r| crate::format::width(r)).max().unwrap_or(0);
+    let read_w = reads
+        .iter()
+        .map(|r| crate::format::width(r))
+        .max()
+        .unwrap_or(0);
     let spark_w = inner.saturating_sub(label_w + 2 + read_w).clamp(0, 40);
     // Devices placed on steps share one step axis: each column is the least busy sample
     // of its step range (an idle device is never averaged away).
@@ -301,7 +305,10 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
             let mark = if d.alerted { "!" } else { " " };
             Line::from(vec![
                 Span::styled(mark, t.fg(t.c.slow)),
-                Span::styled(format!("{} ", crate::format::pad(&d.label, label_w)), t.text()),
+                Span::styled(
+                    format!("{} ", crate::format::pad(&d.label, label_w)),
+                    t.text(),
+                ),
                 Span::styled(spark, t.fg(colour)),
                 Span::styled(read.clone(), t.dim()),
             ])

@@ -8,7 +8,7 @@ use super::PaneView;
 use crate::analysis::operator::{OpDetail, OpTask};
 use crate::analysis::ops::OpStat;
 use crate::format::{fit, human, pad, rpad};
-use crate::model::Pipe;
+use crate::model::{Kind, Pipe};
 use crate::ui::UiMsg;
 use crate::ui::browser::{Browser, Level, Pane};
 use crate::ui::shell::Ctx;
@@ -416,8 +416,18 @@ fn per_rank(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDeta
     }
     widgets::hit_rows(ctx, area, 1, rows, off);
     let title = format!(
-        "who is slow at it: {} ranks (◀ over 5% above the median; Enter: timeline)",
-        d.per_rank.len()
+        "{}: {} ranks ({}; Enter: timeline)",
+        if d.kind == Kind::Comm {
+            "who is late to it"
+        } else {
+            "who is slow at it"
+        },
+        d.per_rank.len(),
+        if d.kind == Kind::Comm {
+            "◀ over 5% below the median: the late one, the others wait for it"
+        } else {
+            "◀ over 5% above the median"
+        }
     );
     f.render_widget(Paragraph::new(lines).block(block(&ctx.theme, title)), area);
 }
