@@ -264,4 +264,8 @@ fn small_wordings_say_what_they_mean() {
     let marked: Vec<&str> = rows.filter(|l| l.contains('◀')).collect();
     assert_eq!(marked.len(), 1, "{s}");
     assert!(marked[0].starts_with("│5 ◀"), "{s}");
+    // The demo records shapes: a kernel without any says which operator launched it, not
+    // "record_shapes=True adds them".
+    assert!(s.contains("its operator record_param_comms recorded no shapes"), "{s}");
+    assert!(!s.contains("record_shapes=True"), "{s}");
 }

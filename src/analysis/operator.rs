@@ -83,6 +83,10 @@ pub struct OpDetail {
     pub longest: Option<EventRef>,
     /// What the accelerator's kernel table says of its tasks (Ascend), when it has them.
     pub task: Option<OpTask>,
+    /// The operator that launched most of its occurrences (a kernel's shapes are its).
+    pub launcher: Option<Sym>,
+    /// Some operator of the job has shapes (`record_shapes=True` was on).
+    pub job_has_shapes: bool,
 }
 
 /// The kernel table's view of an operator's device tasks.
@@ -338,6 +342,8 @@ pub fn detail(
         critical_share,
         longest: longest.map(|(_, e)| e),
         task: task.finish(job, roofline.u),
+        launcher: most(&launcher_names).filter(|&l| l != name),
+        job_has_shapes: job.ranks.iter().any(|r| !r.shapes.is_empty()),
     }
 }
 

@@ -308,6 +308,21 @@ fn roofline_lines(th: &Theme, d: &OpDetail) -> Vec<Line<'static>> {
     ]
 }
 
+/// Why an operator shows no shapes: the trace has none, or a kernel's launching operator
+/// recorded none (the shapes sit on an operator further out), or a kernel ran outside any.
+fn no_shapes(b: &Browser, d: &OpDetail) -> String {
+    let device = !matches!(d.kind, Kind::HostOp | Kind::Annotation | Kind::Launch);
+    match (d.job_has_shapes, device, d.launcher) {
+        (false, _, _) => "no shapes recorded (record_shapes=True adds them)".into(),
+        (true, true, Some(l)) => format!(
+            "its operator {} recorded no shapes (an outer operator may hold them)",
+            b.name(l)
+        ),
+        (true, true, None) => "launched outside any operator: no shapes to show".into(),
+        (true, false, _) => "this operator recorded no shapes (others in the trace did)".into(),
+    }
+}
+
 /// The shapes it ran with and the args of its longest occurrence.
 fn shapes_and_args(b: &Browser, th: &Theme, d: &OpDetail, area: Rect) -> Vec<Line<'static>> {
     let w = area.width.saturating_sub(2) as usize;
@@ -337,10 +352,7 @@ fn shapes_and_args(b: &Browser, th: &Theme, d: &OpDetail, area: Rect) -> Vec<Lin
             Span::styled(fit(&text, w.saturating_sub(11)), th.text()),
         ]));
     } else if d.shapes.is_empty() {
-        l.push(widgets::empty(
-            th,
-            "no shapes recorded (record_shapes=True adds them)",
-        ));
+        l.push(widgets::empty(th, &fit(&no_shapes(b, d), w)));
     }
     l.push(Line::from(Span::styled(
         "args of the longest occurrence:",
