@@ -266,6 +266,62 @@ fn small_wordings_say_what_they_mean() {
     assert!(marked[0].starts_with("│5 ◀"), "{s}");
     // The demo records shapes: a kernel without any says which operator launched it, not
     // "record_shapes=True adds them".
-    assert!(s.contains("its operator record_param_comms recorded no shapes"), "{s}");
+    assert!(
+        s.contains("its operator record_param_comms recorded no shapes"),
+        "{s}"
+    );
     assert!(!s.contains("record_shapes=True"), "{s}");
+}
+
+#[test]
+fn esc_comes_back_from_an_evidence_jump_to_exactly_where_it_left() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let snap = |keys: &str| {
+        let s = ok(&run(
+            h,
+            &[
+                "snapshot", "--view", "advisor", "--size", "120x30", "--keys", keys,
+            ],
+            &[],
+        ));
+        let head: Vec<String> = s.lines().take(3).map(str::to_string).collect();
+        (head[0].clone(), head[2].clone(), s)
+    };
+    // The third finding's evidence is the comm pane at step 10; Esc comes back to the advisor
+    // at step 13 with the third finding still selected.
+    let (crumb, pane, _) = snap("jj<enter>");
+    assert!(
+        crumb.contains("step 10 (1 of 6)") && pane.contains("collectives by type"),
+        "{crumb}\n{pane}"
+    );
+    let (crumb, pane, s) = snap("jj<enter><esc>");
+    assert!(
+        crumb.contains("step 13 (slow, 4 of 6)") && crumb.ends_with("│ cluster"),
+        "{crumb}"
+    );
+    assert!(pane.contains("findings, largest impact first"), "{pane}");
+    // The same screen as before the jump, but for the footer's "back from the evidence".
+    let before = snap("jj").2;
+    let body = |s: &str| {
+        s.lines()
+            .skip(2)
+            .take(27)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(body(&s), body(&before));
+    assert!(
+        s.lines().last().unwrap().contains("back from the evidence"),
+        "{s}"
+    );
+    // A jump that drilled to rank 5: Esc from an operator opened there pops to rank 5 first,
+    // the next Esc returns to the advisor.
+    let (crumb, ..) = snap("<enter>j<enter><esc>");
+    assert!(crumb.ends_with("cluster › rank 5"), "{crumb}");
+    let (crumb, pane, _) = snap("<enter>j<enter><esc><esc>");
+    assert!(
+        crumb.ends_with("│ cluster") && pane.contains("findings"),
+        "{crumb}\n{pane}"
+    );
 }

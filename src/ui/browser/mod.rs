@@ -6,6 +6,7 @@
 
 pub mod args;
 mod frame;
+pub mod jumps;
 pub mod nav;
 pub mod panes;
 pub mod search;
@@ -156,6 +157,8 @@ pub struct Browser {
     pub tl: TimelineView,
     /// Search state.
     pub search: Search,
+    /// Evidence jumps not yet come back from, newest last.
+    pub jumps: Vec<jumps::Place>,
     /// Comm matrix metric.
     pub metric: Metric,
     /// On-demand results.
@@ -189,6 +192,7 @@ impl Browser {
             op_row: 0,
             tl: TimelineView::default(),
             search: Search::default(),
+            jumps: Vec::new(),
             metric: Metric::Bytes,
             cache: Caches::default(),
             pending: HashSet::new(),

@@ -25,7 +25,9 @@ impl PaneView for Advisor {
     }
 
     fn enter(&self, b: &mut Browser, row: usize, ctx: &mut Ctx<UiMsg>) {
+        let from = b.place();
         evidence(b, row, ctx);
+        b.jumped(from);
     }
 
     fn draw(&self, f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
