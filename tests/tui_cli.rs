@@ -2,6 +2,8 @@
 //! apply key by key; a bad file is a one-line error naming the file, the line and the key
 //! (exit 2).
 
+mod common;
+
 use std::path::Path;
 use std::process::Output;
 
@@ -324,4 +326,33 @@ fn esc_comes_back_from_an_evidence_jump_to_exactly_where_it_left() {
         crumb.ends_with("│ cluster") && pane.contains("findings"),
         "{crumb}\n{pane}"
     );
+}
+
+#[test]
+fn the_critical_path_legend_keeps_its_largest_categories() {
+    let Some(shared) = common::shared() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    // PARAM DLRM, 8 ranks: `wait` (51%) and `kernel_gap` (25%) are the path's largest
+    // categories; at 120 columns they lead the legend, and the smallest give way to "+N more".
+    let dlrm = shared.join("traces/ext/param-dlrm8");
+    let s = ok(&run(
+        home.path(),
+        &[
+            "snapshot",
+            "--view",
+            "critical",
+            "--size",
+            "120x40",
+            dlrm.to_str().unwrap(),
+        ],
+        &[],
+    ));
+    let legend = s.lines().nth(5).unwrap();
+    assert!(
+        legend.starts_with("│█ wait 10.1 ms (51%)  █ kernel_gap 4.96 ms (25%)"),
+        "{s}"
+    );
+    assert!(legend.contains("more"), "{s}");
 }

@@ -118,22 +118,36 @@ fn summary(f: &mut Frame, area: Rect, th: &Theme, cp: &CriticalPath) {
         .enumerate()
         .map(|(i, c)| (cp.time_in(*c).max(0) as u64, color(th, *c), glyph(th, i)))
         .collect();
+    // The largest categories first, as many as fit: the cut drops the smallest.
+    let mut order: Vec<(usize, Category, i64)> = Category::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i, *c, cp.time_in(*c)))
+        .filter(|x| x.2 > 0)
+        .collect();
+    order.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
     let mut legend = Vec::new();
-    for (i, c) in Category::ALL.iter().enumerate() {
-        let ns = cp.time_in(*c);
+    let mut used = 0;
+    for (k, (i, c, ns)) in order.iter().enumerate() {
+        let text = format!(
+            "{} {} ({:.0}%)  ",
+            c.as_str(),
+            human(*ns),
+            *ns as f64 * 100.0 / total as f64
+        );
+        let more = order.len() - k;
+        let need = 2 + crate::format::width(&text);
+        // Room for this entry, and for "+N more" when others follow.
+        if used + need + if more > 1 { 8 } else { 0 } > w {
+            legend.push(Span::styled(format!("+{more} more"), th.dim()));
+            break;
+        }
+        used += need;
         legend.push(Span::styled(
-            format!("{} ", glyph(th, i)),
+            format!("{} ", glyph(th, *i)),
             th.fg(color(th, *c)),
         ));
-        legend.push(Span::styled(
-            format!(
-                "{} {} ({:.0}%)  ",
-                c.as_str(),
-                human(ns),
-                ns as f64 * 100.0 / total as f64
-            ),
-            th.dim(),
-        ));
+        legend.push(Span::styled(text, th.dim()));
     }
     let lines = vec![
         widgets::pairs(
