@@ -330,11 +330,7 @@ pub fn detail(
         name,
         kind,
         all: durations(&mut all_durs),
-        slowest_rank: if kind == Kind::Comm {
-            latest_rank(&per_rank)
-        } else {
-            slowest_rank(&per_rank)
-        },
+        slowest_rank: slowest_rank(&per_rank, kind),
         per_rank,
         shapes: shape_counts(shapes),
         roofline: roof,
@@ -347,35 +343,27 @@ pub fn detail(
     }
 }
 
-/// The rank with the most total time, when it is more than [`SLOW_RANK_EXCESS`] above the
-/// median rank (ties: the lower rank id).
-fn slowest_rank(per_rank: &[RankOp]) -> Option<RankId> {
-    let top = per_rank.iter().max_by(|a, b| {
-        a.stats
-            .total_ns
-            .cmp(&b.stats.total_ns)
-            .then(b.rank.cmp(&a.rank))
-    })?;
+/// Who is slow at an operator of `kind` (see [`OpDetail::slowest_rank`]): the rank with the
+/// most total time, more than [`SLOW_RANK_EXCESS`] above the median rank — for a collective,
+/// the one with the least, that far below it (ties: the lower rank id).
+fn slowest_rank(per_rank: &[RankOp], kind: Kind) -> Option<RankId> {
+    let late = kind == Kind::Comm;
+    let key = |r: &&RankOp| (r.stats.total_ns, std::cmp::Reverse(r.rank));
+    let pick = if late {
+        per_rank.iter().min_by_key(|r| (r.stats.total_ns, r.rank))?
+    } else {
+        per_rank.iter().max_by_key(key)?
+    };
     let mut totals: Vec<Ns> = per_rank.iter().map(|r| r.stats.total_ns).collect();
     totals.sort_unstable();
-    let median = median_sorted(&totals);
-    (top.stats.total_ns as f64 > median as f64 * (1.0 + SLOW_RANK_EXCESS)).then_some(top.rank)
-}
-
-/// For a collective: the rank with the least total time in it, when it is more than
-/// [`SLOW_RANK_EXCESS`] below the median rank (ties: the lower rank id) — the one the others
-/// wait for.
-fn latest_rank(per_rank: &[RankOp]) -> Option<RankId> {
-    let low = per_rank.iter().min_by(|a, b| {
-        a.stats
-            .total_ns
-            .cmp(&b.stats.total_ns)
-            .then(a.rank.cmp(&b.rank))
-    })?;
-    let mut totals: Vec<Ns> = per_rank.iter().map(|r| r.stats.total_ns).collect();
-    totals.sort_unstable();
-    let median = median_sorted(&totals);
-    ((low.stats.total_ns as f64) < median as f64 * (1.0 - SLOW_RANK_EXCESS)).then_some(low.rank)
+    let median = median_sorted(&totals) as f64;
+    let t = pick.stats.total_ns as f64;
+    let apart = if late {
+        t < median * (1.0 - SLOW_RANK_EXCESS)
+    } else {
+        t > median * (1.0 + SLOW_RANK_EXCESS)
+    };
+    apart.then_some(pick.rank)
 }
 
 /// Shapes by count, most common first (ties: by dims, then types).
