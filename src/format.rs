@@ -234,6 +234,20 @@ pub fn fit_end(s: &str, w: usize) -> String {
     out
 }
 
+/// `s` cut to `w` columns in its middle, keeping its start and end (a kernel signature's
+/// name and its last arguments): `void at::native::…(float*, int)`.
+pub fn fit_middle(s: &str, w: usize) -> String {
+    if width(s) <= w {
+        return s.to_string();
+    }
+    if w < 3 {
+        return fit(s, w);
+    }
+    let head = fit(s, w.div_ceil(2));
+    let tail = fit_end(s, w - width(&head) + 1);
+    format!("{}{tail}", head.trim_end_matches('…'))
+}
+
 /// `s` padded or cut to exactly `w` columns.
 pub fn pad(s: &str, w: usize) -> String {
     let t = fit(s, w);
@@ -349,6 +363,21 @@ mod tests {
                 .iter()
                 .all(|l| width(l) <= 6)
         );
+    }
+
+    #[test]
+    fn fit_middle_keeps_both_ends() {
+        use super::{fit_middle, width};
+        let k = "void at::native::vectorized_elementwise_kernel<4, float>(int, float*, float*)";
+        for w in 3..k.len() {
+            let f = fit_middle(k, w);
+            assert_eq!(width(&f), w, "{w}: {f}");
+            assert!(
+                f.starts_with('v') && f.ends_with(')') && f.contains('…'),
+                "{f}"
+            );
+        }
+        assert_eq!(fit_middle("short", 10), "short");
     }
 
     #[test]

@@ -408,25 +408,30 @@ fn info_line(b: &Browser, th: &Theme, t: &Timeline, width: usize) -> Line<'stati
             let longest = found()
                 .map(|(b, r)| (b.end - b.start, r))
                 .max_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)));
-            let mut text = format!(
-                " │ {} #{}: on {} rows, start skew {}",
-                b.name(s),
-                k,
+            // The facts first; the name (a long kernel signature) takes the room left, cut in
+            // its middle.
+            let mut facts = format!(
+                " #{k}: on {} rows, start skew {}",
                 e.rows,
                 human(e.max_start - e.min_start)
             );
             if let (Some(l), Some((d, lr))) = (last, longest) {
                 if b.device().is_none() {
-                    text.push_str(&format!(
-                        ", last to start rank {l}, longest {} on rank {lr}",
+                    facts.push_str(&format!(
+                        ", last to start rank {l}, longest {} (rank {lr})",
                         human(d)
                     ));
                 } else {
-                    text.push_str(&format!(", {}", human(d)));
+                    facts.push_str(&format!(", {}", human(d)));
                 }
             }
+            let room = width.saturating_sub(zoom.len() + 2 + 3 + crate::format::width(&facts));
+            let name = crate::format::fit_middle(b.name(s), room.max(6));
             spans.push(Span::styled(
-                fit(&text, width.saturating_sub(zoom.len() + 2)),
+                fit(
+                    &format!(" │ {name}{facts}"),
+                    width.saturating_sub(zoom.len() + 2),
+                ),
                 th.fg(th.c.accent),
             ));
         }
