@@ -80,7 +80,7 @@ impl Periods {
 
     /// A period that two earlier episodes and `start` form (`e1`, `e2`, `start` at equal
     /// gaps > 1, all alike, and no episode alike them between: among 32 scattered episodes
-    /// some triple is always near-equally spaced), the latest such.
+    /// some triple is always near-equally spaced).
     fn find(&self, start: u64, max_ns: Ns, spacing: u64) -> Option<u64> {
         let s = &self.starts;
         let alike_ones: Vec<(u64, Ns)> = s.iter().copied().filter(|e| alike(e.1, max_ns)).collect();

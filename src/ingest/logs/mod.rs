@@ -249,6 +249,7 @@ static GATES: std::sync::LazyLock<Vec<Vec<memchr::memmem::Finder<'static>>>> =
             .map(|r| r.gate.iter().map(memchr::memmem::Finder::new).collect())
             .collect()
     });
+
 /// The format name of records made by `--step-pattern`.
 pub const PATTERN: &str = "step-pattern";
 

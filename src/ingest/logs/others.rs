@@ -323,10 +323,7 @@ fn mllog(o: &serde_json::Map<String, serde_json::Value>) -> Option<Said> {
         "run_stop" => EventKind::Exit,
         "tracked_stats" => {
             let mut s = Step::at(at, None, Provenance::FromTimestamps, "");
-            s.at_ns = o
-                .get("time_ms")
-                .and_then(serde_json::Value::as_i64)
-                .map(|ms| ms * 1_000_000);
+            s.at_ns = logged_at(o);
             let v = o.get("value")?.as_object()?;
             // NeMo's `validation_step_timing` (steps of the evaluation) and
             // `train_epoch_timing` (the whole run): no training step.
@@ -357,16 +354,18 @@ fn mllog(o: &serde_json::Map<String, serde_json::Value>) -> Option<Said> {
             return Some(Said::Device(super::Sample {
                 device: "node".into(),
                 host: None,
-                at_ns: o
-                    .get("time_ms")
-                    .and_then(serde_json::Value::as_i64)
-                    .and_then(|ms| ms.checked_mul(1_000_000)),
+                at_ns: logged_at(o),
                 metrics: vec![("power_w", w)],
             }));
         }
         _ => return None,
     };
     Some(Said::Event { event, step: at })
+}
+
+/// An MLLOG line's `time_ms` in ns (`None` past the ns range: a fuzzed clock, not a panic).
+fn logged_at(o: &serde_json::Map<String, serde_json::Value>) -> Option<crate::time::Ns> {
+    o.get("time_ms")?.as_i64()?.checked_mul(1_000_000)
 }
 
 /// NVIDIA Resiliency Extension: `STRAGGLER DETECTION WARNING: … Affected ranks: {1, 5}`.
@@ -414,6 +413,15 @@ pub fn events(text: &str) -> Option<Said> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_mllog_clock_past_the_ns_range_is_no_timestamp() {
+        let line = r#":::MLLOG {"namespace": "", "time_ms": 99999999999999999, "event_type": "POINT_IN_TIME", "key": "tracked_stats", "value": {"train_step_timing": 1.0}, "metadata": {"step": 5}}"#;
+        match jsonl(line) {
+            Some(Said::Step(s)) => assert_eq!((s.step, s.at_ns), (Some(5), None)),
+            other => panic!("{other:?}"),
+        }
+    }
+
     use super::*;
 
     fn st(s: Option<Said>) -> Step {
