@@ -248,6 +248,53 @@ pub fn fit_middle(s: &str, w: usize) -> String {
     format!("{}{tail}", head.trim_end_matches('…'))
 }
 
+/// `s` in at most `w` columns, folding before cutting: a signature's long template arguments
+/// and parameter lists become `<…>` and `(…)` (`void at::native::kernel<…>(…)`), and what is
+/// still too wide is cut in its middle. Short groups (`enumerate(DataLoader)`) are kept.
+pub fn fit_name(s: &str, w: usize) -> String {
+    if width(s) <= w {
+        return s.to_string();
+    }
+    let folded = fold_groups(s, 12);
+    if width(&folded) <= w || w < 6 {
+        return fit_middle(&folded, w);
+    }
+    // The start names the thing (kernel family, module); the end tells variants apart.
+    let head = fit(&folded, (w * 2).div_ceil(3));
+    let tail = fit_end(&folded, w - width(&head) + 1);
+    format!("{}{tail}", head.trim_end_matches('…'))
+}
+
+/// `s` with every outermost `<…>` or `(…)` group wider than `keep` columns replaced by `…`;
+/// unchanged when its brackets do not balance.
+fn fold_groups(s: &str, keep: usize) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut stack: Vec<char> = Vec::new();
+    let mut inner = String::new();
+    for c in s.chars() {
+        match c {
+            '<' | '(' => stack.push(if c == '<' { '>' } else { ')' }),
+            '>' | ')' if stack.last() == Some(&c) => {
+                stack.pop();
+                if stack.is_empty() {
+                    out.push_str(if width(&inner) > keep { "…" } else { &inner });
+                    out.push(c);
+                    inner.clear();
+                    continue;
+                }
+            }
+            '>' | ')' if !stack.is_empty() => return s.to_string(),
+            _ => {}
+        }
+        if stack.is_empty() || (stack.len() == 1 && matches!(c, '<' | '(')) {
+            out.push(c);
+        } else {
+            inner.push(c);
+        }
+    }
+    if stack.is_empty() { out } else { s.to_string() }
+}
+
 /// `s` padded or cut to exactly `w` columns.
 pub fn pad(s: &str, w: usize) -> String {
     let t = fit(s, w);
@@ -347,6 +394,38 @@ fn escape_where(s: &str, bad: impl Fn(char) -> bool + Copy) -> std::borrow::Cow<
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn names_fold_their_long_groups_before_they_are_cut() {
+        let k = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(unsigned long, ncclWork*)";
+        assert_eq!(fit_name(k, 80), k);
+        assert_eq!(
+            fit_name(k, 50),
+            "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(…)"
+        );
+        let t = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#1}, at::detail::Array<char*, 2> >(int, at::native::GeluCUDAKernelImpl, at::detail::Array<char*, 2>)";
+        assert_eq!(
+            fit_name(t, 60),
+            "void at::native::vectorized_elementwise_kernel<…>(…)"
+        );
+        assert_eq!(width(&fit_name(t, 30)), 30);
+        assert_eq!(
+            fit_name(
+                "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize_kernel__5x_cublas",
+                25
+            ),
+            "sm90_xmma_gemm_b…x_cublas"
+        );
+        // Short groups stay: they are the name.
+        let d = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__";
+        assert_eq!(fit_name(d, 34), "enumerate(DataLoader)#…er.__next__");
+        // Unbalanced brackets: cut, never mangled.
+        assert_eq!(fit_name("a(b(c", 3), fit_middle("a(b(c", 3));
+        assert_eq!(
+            fit_name("x>y(aaaaaaaaaaaaaaaaaaa)", 30),
+            "x>y(aaaaaaaaaaaaaaaaaaa)"
+        );
+    }
+
     #[test]
     fn cjk_names_take_two_columns_a_character() {
         use super::{fit, fit_end, pad, rpad, width, wrap};

@@ -169,7 +169,7 @@ fn waits_fit_their_spans(s: &Session, what: &str) {
     let a = &s.analysis;
     let comm = &a.comm;
     for b in &a.breakdown {
-        let per_rank = stepscope::analysis::comm::per_rank::per_rank(comm, Some(b.step));
+        let per_rank = stepscope::analysis::comm::per_rank::per_rank(comm, Some(b.step), None);
         if let Some(w) = per_rank.iter().find(|w| w.rank == b.rank) {
             assert!(
                 w.wait_ns <= b.span_ns,

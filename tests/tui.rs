@@ -269,21 +269,34 @@ fn findings_jump_to_their_evidence() {
         keys(&mut app, "j");
     }
     keys(&mut app, "[[<enter>");
+    // Its proof: rank 5's lanes in step 13, the loader range selected.
     assert_eq!(app.screen.level(), Level::Device(RankIx(5)));
     assert_eq!(app.screen.step_number(), Some(StepNo(13)));
-    assert_eq!(app.screen.pane, Pane::Overview);
+    assert_eq!(app.screen.pane, Pane::Timeline);
+    let (op, _) = app.screen.tl.op.unwrap();
+    assert!(app.screen.name(op).starts_with("enumerate(DataLoader)#"));
     keys(&mut app, "<esc>");
     assert_eq!(
         (app.screen.level(), app.screen.pane),
         (Level::Cluster, Pane::Advisor)
     );
-    // The straggler: rank 3.
+    assert_eq!(app.screen.step_number(), Some(StepNo(11)));
+    // The straggler: the collective rank 3 arrives last at, on every rank's row.
     keys(&mut app, "g");
     for _ in 0..straggler {
         keys(&mut app, "j");
     }
     keys(&mut app, "<enter>");
-    assert_eq!(app.screen.level(), Level::Device(RankIx(3)));
+    assert_eq!(
+        (app.screen.level(), app.screen.pane),
+        (Level::Cluster, Pane::Timeline)
+    );
+    let (op, _) = app.screen.tl.op.unwrap();
+    assert!(app.screen.name(op).starts_with("ncclDevKernel_AllReduce"));
+    let t = app.screen.timeline().unwrap();
+    let rows = stepscope::ui::browser::panes::timeline::display_rows(&app.screen, t, (120, 40));
+    let row = &t.rows[rows[app.screen.tl.row].start];
+    assert_eq!(row.rank, RankId(3));
 }
 
 #[test]

@@ -313,3 +313,52 @@ fn watch_reads_cjk_and_tqdm_lines_and_quits() {
     let err = std::fs::read_to_string(s.dir.path().join("out.err")).unwrap_or_default();
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// The evidence walk: on the demo scenarios, Enter on each finding opens its proof in the
+/// real terminal, and Esc comes back to the findings.
+#[test]
+fn the_evidence_walk_opens_each_finding_s_proof_and_comes_back() {
+    if !tmux_available() {
+        return;
+    }
+    // (scenario, [what the proof of each finding, in advisor order, shows]).
+    let walks: [(&str, &[&str]); 4] = [
+        (
+            "default",
+            &[
+                "step 13: rank 5 lanes",
+                "rank 3 is last at ncclDevKernel_AllRe",
+                "collectives per rank, step",
+                "cudaStreamSynchronize (",
+            ],
+        ),
+        (
+            "small-messages",
+            &["collectives of at most 16.0 MiB per rank"],
+        ),
+        ("allocator-churn", &["the host blocks in the allocator"]),
+        ("stage-imbalance", &["rank 4's row, against every rank's"]),
+    ];
+    for (scenario, proofs) in walks {
+        let s = Session::start(
+            &format!("walk-{scenario}"),
+            &wrapped(&format!("\"$BIN\" --scenario {scenario}")),
+        );
+        s.wait_for("what to fix first");
+        s.keys(&["5"]);
+        s.wait_for("findings, largest impact first");
+        for (i, proof) in proofs.iter().enumerate() {
+            s.keys(&["g"]);
+            for _ in 0..i {
+                s.keys(&["j"]);
+            }
+            s.keys(&["Enter"]);
+            s.wait_for(proof);
+            s.keys(&["Escape"]);
+            s.wait_for("findings, largest impact first");
+        }
+        s.keys(&["q"]);
+        s.wait_for("exit=0");
+        assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
+    }
+}

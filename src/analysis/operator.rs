@@ -388,13 +388,14 @@ fn most<K: Copy + Ord + std::hash::Hash>(m: &FxHashMap<K, u64>) -> Option<K> {
         .map(|(k, _)| *k)
 }
 
-/// Distinct operator names (device work and host operators, not step markers), sorted by
-/// name: what the search matches against.
+/// Distinct operator names (device work, host operators, runtime calls and annotations — a
+/// data-loader range or a blocking `cudaStreamSynchronize` is as much a culprit as a kernel —
+/// not step markers), sorted by name: what the search and `--op` match against.
 pub fn names(job: &Job) -> Vec<Sym> {
     let mut seen = vec![false; job.strings.len()];
     for r in &job.ranks {
         for (n, k) in r.events.name.iter().zip(&r.events.kind) {
-            if k.is_device_work() || *k == Kind::HostOp {
+            if k.is_device_work() || matches!(k, Kind::HostOp | Kind::Launch | Kind::Annotation) {
                 seen[*n as usize] = true;
             }
         }

@@ -4,8 +4,10 @@
 //! all word them here, the same way.
 
 mod findings;
+mod proof;
 
 pub use findings::{Words, claim_words, words};
+pub use proof::landing;
 
 use crate::analysis::cluster::{SlowStep, Straggler};
 use crate::analysis::comm::matching::{Mismatch, MismatchKind};

@@ -10,6 +10,7 @@
 mod draft;
 mod facts;
 pub mod fold;
+pub mod proof;
 pub mod rules;
 pub mod thresholds;
 
@@ -133,16 +134,51 @@ pub struct Evidence {
     pub numbers: BTreeMap<&'static str, Quantity>,
 }
 
-/// Where a view shows a finding's evidence.
+/// Where a view shows a finding's evidence: what its proof is, resolved against the job by
+/// [`proof::land`] when the user asks to see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
     /// The communication view (at the first evidence rank's row).
     Comm,
+    /// The communication view's collectives of at most this many bytes.
+    SmallCalls(u64),
     /// The critical path of the step.
     CriticalPath,
     /// The first evidence operator that exists, else the first rank's device view, else
     /// this view.
     Evidence(View),
+    /// The longest host call of this kind on the evidence's ranks and steps, on its rank's
+    /// lanes: the device stream under it shows what it costs.
+    HostCall(HostCall),
+    /// The collective this rank arrived last at with the most wait (in the evidence steps),
+    /// on the cluster timeline, joined across its members.
+    LateArrival(RankId),
+    /// The first evidence step's culprit rank (else its slowest) on the cluster timeline.
+    SlowRank,
+    /// The first evidence rank's row on the cluster timeline of the first evidence step.
+    Rows,
+    /// The lanes of the first evidence rank (else the step's slowest) in the first evidence
+    /// step: host threads and streams side by side show the gaps.
+    RankLanes,
+}
+
+/// A kind of host call a finding blames (matched by its name's role).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostCall {
+    /// A data-loader range.
+    DataLoader,
+    /// A blocking runtime call (synchronize, synchronous copy).
+    Blocking,
+    /// An allocator call.
+    Allocator,
+    /// A graph capture or replay call.
+    Graph,
+    /// A garbage-collection pause.
+    Gc,
+    /// An operator compiled at run time.
+    OnlineCompile,
+    /// A copy through pageable host memory.
+    Pageable,
 }
 
 /// A view without a selection.

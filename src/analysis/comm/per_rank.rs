@@ -26,12 +26,16 @@ pub struct RankComm {
     pub slow_link: bool,
 }
 
-/// Per-rank collective summary over the instances of `step` (all steps: `None`), rank order.
-pub fn per_rank(comm: &Comm, step: Option<StepNo>) -> Vec<RankComm> {
+/// Per-rank collective summary over the instances of `step` (all steps: `None`) of at most
+/// `max_bytes` (any size: `None`; an instance of unknown size is then left out), rank order.
+pub fn per_rank(comm: &Comm, step: Option<StepNo>, max_bytes: Option<u64>) -> Vec<RankComm> {
     let mut acc: std::collections::BTreeMap<RankId, (u64, Ns, Ns, Vec<f64>)> = Default::default();
     let (mut wait, mut transit) = (Unions::default(), Unions::default());
     for (inst, t) in comm.instances() {
         if inst.op.is_p2p() || step.is_some_and(|s| inst.step != Some(s)) {
+            continue;
+        }
+        if max_bytes.is_some_and(|m| inst.bytes.is_none_or(|b| b > m)) {
             continue;
         }
         let (num, den) = bus_factor(inst.op, comm.group_size(inst.group));

@@ -157,7 +157,10 @@ fn search_overlay(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
             th.text()
         };
         lines.push(Line::from(Span::styled(
-            format!(" {}", fit(b.name(*s), (r.width as usize).saturating_sub(3))),
+            format!(
+                " {}",
+                crate::format::fit_name(b.name(*s), (r.width as usize).saturating_sub(3))
+            ),
             style,
         )));
     }

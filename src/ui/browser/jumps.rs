@@ -1,8 +1,14 @@
-//! Evidence jumps and the way back: a jump (a finding's Enter) remembers the exact place it
-//! left — drill-down path, pane, step, selections, timeline view — and Esc at the level the
-//! jump landed on restores it, instead of leaving the jump's step and pane behind.
+//! Evidence jumps and the way back: a jump (a finding's Enter) opens the view its proof
+//! names ([`open`]), and remembers the exact place it left — drill-down path, pane, step,
+//! selections, timeline and comm views — so Esc at the level the jump landed on restores it,
+//! instead of leaving the jump's step and pane behind.
 
-use super::{Browser, Level, Pane, TimelineView};
+use super::{Browser, CommView, Focus, Level, Pane, TimelineView};
+use crate::analysis::advisor::View;
+use crate::analysis::advisor::proof::Target;
+use crate::model::{EventIx, RankIx, StepNo};
+use crate::ui::UiMsg;
+use crate::ui::shell::Ctx;
 
 /// A place in the browser to come back to.
 #[derive(Debug, Clone)]
@@ -14,6 +20,7 @@ pub struct Place {
     device_row: usize,
     op_row: usize,
     tl: TimelineView,
+    comm: CommView,
     /// The drill-down depth the jump landed at: Esc from deeper pops levels first.
     depth: usize,
 }
@@ -29,6 +36,7 @@ impl Browser {
             device_row: self.device_row,
             op_row: self.op_row,
             tl: self.tl.clone(),
+            comm: self.comm,
             depth: 0,
         }
     }
@@ -56,6 +64,94 @@ impl Browser {
         self.device_row = p.device_row;
         self.op_row = p.op_row;
         self.tl = p.tl;
+        self.comm = p.comm;
         true
     }
+
+    /// Selects step number `n` (when the job has it); the timeline shows it whole.
+    fn select_step(&mut self, n: Option<StepNo>) {
+        if let Some(i) = n.and_then(|n| self.steps().iter().position(|x| *x == n)) {
+            self.step = i;
+            self.tl.zoom = None;
+        }
+    }
+
+    /// A pending timeline selection of rank `r`'s event `e`.
+    fn focus_on(&self, r: RankIx, e: EventIx) -> Focus {
+        let job = &self.data.loaded.job;
+        let rank = job.rank(r);
+        let off = self
+            .data
+            .analysis
+            .comm
+            .offsets
+            .get(r.get())
+            .map_or(0, |o| o.offset_ns);
+        let i = e.index();
+        Focus {
+            rank: rank.id,
+            name: rank.events.name[i],
+            start: rank.events.start[i] + off,
+            end: rank.events.end(i) + off,
+        }
+    }
+}
+
+/// Opens the view `t` names with its selection, and says in the status line what it shows.
+pub fn open(b: &mut Browser, t: Target, ctx: &mut Ctx<UiMsg>) {
+    match t {
+        Target::RankLanes {
+            rank, step, band, ..
+        } => {
+            b.select_step(Some(step));
+            b.stack.truncate(1);
+            b.push(Level::Device(rank), Pane::Timeline);
+            b.tl.focus = band.map(|e| b.focus_on(rank, e));
+        }
+        Target::Cluster { step, rank, band } => {
+            b.select_step(Some(step));
+            b.stack.truncate(1);
+            b.pane = Pane::Timeline;
+            b.tl.expanded = None;
+            b.tl.focus = rank.zip(band).map(|(r, e)| b.focus_on(r, e));
+            b.tl.focus_rank = rank.map(|r| b.data.loaded.job.rank(r).id);
+        }
+        Target::Comm {
+            step,
+            rank,
+            max_bytes,
+        } => {
+            b.select_step(step);
+            b.pane = Pane::Comm;
+            b.comm.max_bytes = max_bytes;
+            // The per-rank rows of the (possibly new) step.
+            super::panes::view(Pane::Comm).prepare(b, ctx);
+            let at = b
+                .cache
+                .comm_ranks
+                .as_ref()
+                .and_then(|c| c.2.iter().position(|x| Some(x.rank) == rank));
+            b.sel[Pane::Comm.index()] = at.unwrap_or(0);
+        }
+        Target::Critical { step } => {
+            b.select_step(step);
+            b.pane = Pane::Critical;
+        }
+        Target::Operator { name, step } => {
+            b.select_step(step);
+            b.push(Level::Operator(name), Pane::Operator);
+        }
+        Target::Device { rank, step } => {
+            b.select_step(step);
+            b.push(Level::Device(rank), Pane::Overview);
+        }
+        Target::View(v) => {
+            b.pane = match v {
+                View::Roofline => Pane::Roofline,
+                View::Overview => Pane::Overview,
+            }
+        }
+    }
+    let why = crate::prose::landing(&b.data.loaded.job, &t);
+    ctx.status = Some(format!("{why} (Esc: back)"));
 }

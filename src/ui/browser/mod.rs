@@ -46,6 +46,16 @@ pub enum Level {
     Operator(Sym),
 }
 
+/// The comm pane's own state: what the matrix cells show and which collectives the per-rank
+/// table counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CommView {
+    /// Matrix metric.
+    pub metric: Metric,
+    /// Only collectives of at most this many bytes (a small-messages proof).
+    pub max_bytes: Option<u64>,
+}
+
 /// What the comm matrix cells show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Metric {
@@ -84,6 +94,8 @@ pub struct Focus {
     pub name: Sym,
     /// Its aligned start, about.
     pub start: Ns,
+    /// Its aligned end: a call nested under the row's top-level band selects that band.
+    pub end: Ns,
 }
 
 /// A timeline kept in the cache: whose (cluster or one rank) and which step.
@@ -125,8 +137,8 @@ pub struct Caches {
     pub op_args: Option<args::Args>,
     /// A rank's operators by device time.
     pub device_ops: Option<(RankIx, Vec<OpStat>)>,
-    /// Per-rank collectives of a step.
-    pub comm_ranks: Option<(StepNo, Vec<RankComm>)>,
+    /// Per-rank collectives of a step (at most so many bytes).
+    pub comm_ranks: Option<(StepNo, Option<u64>, Vec<RankComm>)>,
     /// The timeline's selected operator on every row, for this key.
     pub selected: Option<SelectedKey>,
     /// Its occurrences, one per timeline row.
@@ -159,8 +171,8 @@ pub struct Browser {
     pub search: Search,
     /// Evidence jumps not yet come back from, newest last.
     pub jumps: Vec<jumps::Place>,
-    /// Comm matrix metric.
-    pub metric: Metric,
+    /// The comm pane's state.
+    pub comm: CommView,
     /// On-demand results.
     pub cache: Caches,
     /// Background work running.
@@ -193,7 +205,7 @@ impl Browser {
             tl: TimelineView::default(),
             search: Search::default(),
             jumps: Vec::new(),
-            metric: Metric::Bytes,
+            comm: CommView::default(),
             cache: Caches::default(),
             pending: HashSet::new(),
             names,

@@ -393,7 +393,7 @@ pub fn small_messages(f: &Facts, _: &Thresholds) -> Option<Draft> {
             .ops(small.iter().map(|c| describe(c.op, &c.group)))
             .number("small_calls", Quantity::Count(worst.small_calls))
             .number("calls", Quantity::Count(worst.calls))
-            .focus(Focus::Comm),
+            .focus(Focus::SmallCalls(worst.small_threshold)),
     )
 }
 

@@ -3,7 +3,7 @@
 //! allocator churn, pageable copies.
 
 use super::{Rule, distinct, per_rank, rows_span, share};
-use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
+use crate::analysis::advisor::{Category, Draft, Facts, Focus, HostCall, Quantity, Thresholds};
 use crate::analysis::critical_path::{Category as Cp, Window};
 use crate::analysis::host::{GcPause, RankStep};
 use crate::model::{RankId, StepNo};
@@ -261,6 +261,7 @@ pub fn dataloader(f: &Facts, t: &Thresholds) -> Option<Draft> {
     };
     Some(
         Draft::new(per_rank(d.device_idle_ns, f), claim(c))
+            .focus(Focus::HostCall(HostCall::DataLoader))
             .ranks(ranks)
             .steps(steps)
             .ops(["enumerate(DataLoader)"])
@@ -285,6 +286,7 @@ pub fn graph_capture(f: &Facts, t: &Thresholds) -> Option<Draft> {
     };
     Some(
         Draft::new(per_rank(g.capture_idle_ns, f), claim(c))
+            .focus(Focus::HostCall(HostCall::Graph))
             .ranks(distinct(g.at.iter().map(|x| x.rank)))
             .steps(distinct(g.at.iter().map(|x| x.step)))
             .number("capture_ns", Quantity::Ns(g.capture_ns))
@@ -329,6 +331,7 @@ pub fn launch_bound(f: &Facts, t: &Thresholds) -> Option<Draft> {
     };
     Some(
         Draft::new(per_rank(dispatch, f), claim(c))
+            .focus(Focus::RankLanes)
             .steps(f.steps.iter().map(|s| s.step))
             .number("host_bound_ns", Quantity::Ns(dispatch))
             .number("launch_idle_ns", Quantity::Ns(l.launch_idle_ns))
@@ -352,6 +355,7 @@ pub fn tiny_kernels(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let idle = l.launch_idle_ns.min(dispatch_ns(h));
     Some(
         Draft::new(per_rank(idle, f), claim(c))
+            .focus(Focus::RankLanes)
             .number(
                 "shorter_than_launch",
                 Quantity::Count(l.shorter_than_launch),
@@ -379,6 +383,7 @@ pub fn sync_points(f: &Facts, _: &Thresholds) -> Option<Draft> {
     let impact = per_rank(s.iter().map(|x| x.device_idle_after_ns).sum(), f);
     Some(
         Draft::new(impact, claim(c))
+            .focus(Focus::HostCall(HostCall::Blocking))
             .ranks(ranks)
             .ops(s.iter().map(|x| match x.caused_by.as_str() {
                 "-" => x.call.clone(),
@@ -405,6 +410,7 @@ pub fn gc(f: &Facts, _: &Thresholds) -> Option<Draft> {
     };
     Some(
         Draft::new(per_rank(g.iter().map(|x| x.dur_ns).sum(), f), claim(c))
+            .focus(Focus::HostCall(HostCall::Gc))
             .ranks(distinct(g.iter().map(|x| x.rank)))
             .steps(distinct(g.iter().map(|x| x.step)))
             .number("pauses", Quantity::Count(g.len() as u64))
@@ -442,6 +448,7 @@ pub fn host_gap(f: &Facts, _: &Thresholds) -> Option<Draft> {
     };
     Some(
         Draft::new(per_rank(gaps + imposed, f), claim(c))
+            .focus(Focus::RankLanes)
             .ranks(distinct(g.iter().map(|x| x.rank)))
             .steps(distinct(g.iter().map(|x| x.step)))
             .ops(first.within.iter().cloned())
@@ -472,6 +479,7 @@ pub fn free_time(f: &Facts, t: &Thresholds) -> Option<Draft> {
     };
     Some(
         Draft::new(per_rank(free, f), claim(cl))
+            .focus(Focus::RankLanes)
             .ranks([worst.rank])
             .steps([worst.step])
             .number("free_share", Quantity::Ratio(s))
@@ -530,6 +538,7 @@ pub fn allocator_churn(f: &Facts, _: &Thresholds) -> Option<Draft> {
     // What the calls cost is the time the device idles inside them.
     Some(
         Draft::new(per_rank(a.device_idle_ns, f), claim(c))
+            .focus(Focus::HostCall(HostCall::Allocator))
             .ranks(a.ranks.iter().copied())
             .number("calls", Quantity::Count(a.count))
             .number("total_ns", Quantity::Ns(a.total_ns))
@@ -555,6 +564,7 @@ pub fn op_dispatch(f: &Facts, t: &Thresholds) -> Option<Draft> {
     };
     Some(
         Draft::new(idle, claim(c))
+            .focus(Focus::HostCall(HostCall::OnlineCompile))
             .ranks(d.ranks.iter().copied())
             .steps(f.steps.iter().map(|s| s.step))
             .number("calls", Quantity::Count(d.count))
@@ -575,6 +585,7 @@ pub fn pageable_memcpy(f: &Facts, _: &Thresholds) -> Option<Draft> {
     };
     Some(
         Draft::new(per_rank(p.total_ns, f), claim(c))
+            .focus(Focus::HostCall(HostCall::Pageable))
             .ranks(p.ranks.iter().copied())
             .ops(["Memcpy HtoD (Pageable -> Device)"])
             .number("copies", Quantity::Count(p.count))

@@ -1,7 +1,7 @@
 //! Parallelism: persistent stragglers, slow steps, pipeline-stage and rank imbalance.
 
 use super::{Rule, distinct};
-use crate::analysis::advisor::{Category, Draft, Facts, Quantity, Thresholds};
+use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
 use crate::analysis::cluster::{Imbalance, SlowStep, Straggler};
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
@@ -121,6 +121,7 @@ pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
     };
     Some(
         Draft::new(impact, claim(c))
+            .focus(Focus::LateArrival(first.rank))
             .ranks(distinct(s.iter().map(|x| x.rank)))
             .steps(
                 first
@@ -158,6 +159,7 @@ pub fn slow_step(f: &Facts, _: &Thresholds) -> Option<Draft> {
     let impact = slow.iter().map(|s| s.time_ns - s.median_ns).sum();
     Some(
         Draft::new(impact, claim(Claim::SlowStep(first.clone())))
+            .focus(Focus::SlowRank)
             .ranks(ranks)
             .steps(slow.iter().map(|s| s.step))
             .ops(first.part.iter().map(|p| p.as_str()))
@@ -186,6 +188,7 @@ pub fn stage_imbalance(f: &Facts, _: &Thresholds) -> Option<Draft> {
     // The pace it sets costs every step.
     Some(
         Draft::new(worst.pace_cost_ns * steps, claim(c))
+            .focus(Focus::Rows)
             .ranks(worst.ranks.iter().copied())
             .steps(f.steps.iter().map(|s| s.step))
             .number("compute_ns", Quantity::Ns(worst.compute_ns))
@@ -212,6 +215,7 @@ pub fn rank_imbalance(f: &Facts, _: &Thresholds) -> Option<Draft> {
             (worst.max_ns - worst.min_ns) / steps,
             claim(Claim::RankImbalance(worst.clone())),
         )
+        .focus(Focus::Rows)
         .ranks([worst.max_rank, worst.min_rank])
         .steps(f.steps.iter().map(|s| s.step))
         .ops([worst.part.as_str()])

@@ -2,11 +2,11 @@
 //! cause and suggestions on the right. Enter opens the evidence.
 
 use super::PaneView;
-use crate::analysis::advisor::{Finding, Focus, Severity, View};
+use crate::analysis::advisor::{Finding, Severity, proof};
 use crate::format::{fit, human};
 use crate::prose::Words;
 use crate::ui::UiMsg;
-use crate::ui::browser::{Browser, Level, Pane};
+use crate::ui::browser::{Browser, Pane, jumps};
 use crate::ui::shell::Ctx;
 use crate::ui::shell::theme::Theme;
 use crate::ui::shell::widgets::{self, block};
@@ -35,51 +35,14 @@ impl PaneView for Advisor {
     }
 }
 
-/// Opens a finding's evidence at its first step: where its focus says.
+/// Opens a finding's proof: the view and selection its focus resolves to.
 fn evidence(b: &mut Browser, row: usize, ctx: &mut Ctx<UiMsg>) {
     let data = b.data.clone();
     let Some(f) = data.analysis.findings.get(row) else {
         return;
     };
-    let ev = &f.evidence;
-    if let Some(s) = ev
-        .steps
-        .first()
-        .and_then(|s| b.steps().iter().position(|x| x == s))
-    {
-        b.step = s;
-    }
-    match f.focus {
-        Focus::Comm => {
-            b.pane = Pane::Comm;
-            // The per-rank rows of the (possibly new) step.
-            super::view(Pane::Comm).prepare(b, ctx);
-            if let Some(id) = ev.ranks.first() {
-                let at = b
-                    .cache
-                    .comm_ranks
-                    .as_ref()
-                    .and_then(|c| c.1.iter().position(|x| x.rank == *id));
-                b.sel[Pane::Comm.index()] = at.unwrap_or(0);
-            }
-        }
-        Focus::CriticalPath => b.pane = Pane::Critical,
-        Focus::Evidence(view) => {
-            let job = &data.loaded.job;
-            let op = ev.ops.iter().find_map(|o| job.strings.get(o));
-            let rank = ev.ranks.first().and_then(|&id| job.rank_ix(id));
-            if let Some(op) = op {
-                b.push(Level::Operator(op), Pane::Operator);
-            } else if let Some(r) = rank {
-                b.push(Level::Device(r), Pane::Overview);
-            } else {
-                b.pane = match view {
-                    View::Roofline => Pane::Roofline,
-                    View::Overview => Pane::Overview,
-                };
-            }
-        }
-    }
+    let target = proof::land(&data.loaded.job, &data.analysis, f);
+    jumps::open(b, target, ctx);
 }
 
 /// The style of a severity label.

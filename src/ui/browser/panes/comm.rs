@@ -24,7 +24,7 @@ pub struct CommPane;
 
 impl PaneView for CommPane {
     fn list_len(&self, b: &Browser, _: &Ctx<UiMsg>) -> usize {
-        b.cache.comm_ranks.as_ref().map_or(0, |c| c.1.len())
+        b.cache.comm_ranks.as_ref().map_or(0, |c| c.2.len())
     }
 
     /// Opens the row's rank.
@@ -33,7 +33,7 @@ impl PaneView for CommPane {
             .cache
             .comm_ranks
             .as_ref()
-            .and_then(|c| c.1.get(row))
+            .and_then(|c| c.2.get(row))
             .map(|c| c.rank);
         if let Some(r) = rank.and_then(|id| b.data.loaded.job.rank_ix(id)) {
             b.push(Level::Device(r), Pane::Overview);
@@ -50,7 +50,7 @@ impl PaneView for CommPane {
 
     fn act(&self, b: &mut Browser, a: Action, _: &mut Ctx<UiMsg>) {
         if a == Action::CycleMetric {
-            b.metric = match b.metric {
+            b.comm.metric = match b.comm.metric {
                 Metric::Bytes => Metric::Time,
                 Metric::Time => Metric::Bandwidth,
                 Metric::Bandwidth => Metric::Bytes,
@@ -61,8 +61,14 @@ impl PaneView for CommPane {
     /// The per-rank collectives of the selected step.
     fn prepare(&self, b: &mut Browser, _: &mut Ctx<UiMsg>) {
         let Some(step) = b.step_number() else { return };
-        if b.cache.comm_ranks.as_ref().is_none_or(|c| c.0 != step) {
-            b.cache.comm_ranks = Some((step, per_rank(&b.data.analysis.comm, Some(step))));
+        let max = b.comm.max_bytes;
+        if b.cache
+            .comm_ranks
+            .as_ref()
+            .is_none_or(|c| (c.0, c.1) != (step, max))
+        {
+            let per = per_rank(&b.data.analysis.comm, Some(step), max);
+            b.cache.comm_ranks = Some((step, max, per));
         }
     }
 
@@ -111,7 +117,7 @@ fn p2p_ranks(cells: &[P2pCell]) -> Vec<RankId> {
 }
 
 fn cell_text(b: &Browser, c: &P2pCell) -> String {
-    match b.metric {
+    match b.comm.metric {
         Metric::Bytes => bytes(c.bytes),
         Metric::Time => human(c.time_ns),
         Metric::Bandwidth => c.gbps.map_or("-".into(), |g| format!("{g:.1}G")),
@@ -158,7 +164,7 @@ fn matrix(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, ranks: &[Ran
         }
         lines.push(Line::from(spans));
     }
-    let metric = match b.metric {
+    let metric = match b.comm.metric {
         Metric::Bytes => "bytes",
         Metric::Time => "time",
         Metric::Bandwidth => "GB/s",
@@ -240,7 +246,7 @@ fn types(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
 
 fn ranks(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let th = &ctx.theme;
-    let Some((step, per)) = &b.cache.comm_ranks else {
+    let Some((step, upto, per)) = &b.cache.comm_ranks else {
         return;
     };
     let sel = b.row_of(Pane::Comm);
@@ -294,8 +300,9 @@ fn ranks(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         ));
     }
     widgets::hit_rows(ctx, area, 1, rows, off);
+    let only = upto.map_or(String::new(), |m| format!(" of at most {}", bytes(m)));
     let title = format!(
-        "collectives per rank, step {step} (busbw: median of the rank's own; Enter: device)"
+        "collectives{only} per rank, step {step} (busbw: median of the rank's own; Enter: device)"
     );
     f.render_widget(Paragraph::new(lines).block(block(&ctx.theme, title)), area);
 }

@@ -3,7 +3,7 @@
 
 use super::PaneView;
 use crate::analysis::critical_path::{Category, CriticalPath};
-use crate::format::{fit, human, pad, rpad};
+use crate::format::{human, pad, rpad};
 use crate::ui::UiMsg;
 use crate::ui::browser::work::Task;
 use crate::ui::browser::{Browser, Focus, Level, Pane};
@@ -53,6 +53,7 @@ impl PaneView for Critical {
             rank: op.rank,
             name,
             start: op.start_ns + off,
+            end: op.start_ns + op.dur_ns + off,
         });
     }
 
@@ -212,7 +213,7 @@ fn stretches(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, cp: &Crit
                         &format!("{:.1}%", op.dur_ns as f64 * 100.0 / total as f64),
                         7
                     ),
-                    fit(&op.name, nw)
+                    crate::format::fit_name(&op.name, nw)
                 ),
                 style,
             ),

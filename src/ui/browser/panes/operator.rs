@@ -141,7 +141,7 @@ pub fn op_list(
                 rpad(&human(o.total_ns), 9),
                 rpad(&human(o.mean_ns), 9),
                 rpad(&format!("{:.1}%", o.share * 100.0), 7),
-                fit(b.name(o.name), nw)
+                crate::format::fit_name(b.name(o.name), nw)
             ),
             style,
         )));

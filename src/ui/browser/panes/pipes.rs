@@ -4,7 +4,7 @@
 
 use crate::analysis::roofline::Roofline;
 use crate::analysis::roofline::pmu::PmuOp;
-use crate::format::{fit, human, pad, rpad};
+use crate::format::{human, pad, rpad};
 use crate::model::Pipe;
 use crate::ui::UiMsg;
 use crate::ui::browser::{Browser, Pane};
@@ -108,6 +108,9 @@ fn row(th: &Theme, o: &PmuOp, selected: bool, name_w: usize) -> Line<'static> {
         };
         spans.push(Span::styled(rpad(&text, PIPE_W), s));
     }
-    spans.push(Span::styled(format!("  {}", fit(&o.op, name_w)), style));
+    spans.push(Span::styled(
+        format!("  {}", crate::format::fit_name(&o.op, name_w)),
+        style,
+    ));
     Line::from(spans)
 }

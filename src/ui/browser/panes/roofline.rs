@@ -6,7 +6,7 @@
 
 use super::PaneView;
 use crate::analysis::roofline::{Class, OpRoof};
-use crate::format::{fit, human, pad, rpad};
+use crate::format::{human, pad, rpad};
 use crate::ui::UiMsg;
 use crate::ui::browser::{Browser, Level, Pane};
 use crate::ui::shell::Ctx;
@@ -308,7 +308,7 @@ fn row(
         rpad(&opt(o.tflops, |x| format!("{x:.2}")), 8),
         rpad(&format!("{:.0}", o.gbps), 8),
         rpad(&opt(peak, |x| format!("{:.0}%", x * 100.0)), 7),
-        fit(&o.op, cols.name)
+        crate::format::fit_name(&o.op, cols.name)
     );
     spans.push(Span::styled(rest, style));
     TLine::from(spans)

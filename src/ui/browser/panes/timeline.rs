@@ -426,7 +426,7 @@ fn info_line(b: &Browser, th: &Theme, t: &Timeline, width: usize) -> Line<'stati
                 }
             }
             let room = width.saturating_sub(zoom.len() + 2 + 3 + crate::format::width(&facts));
-            let name = crate::format::fit_middle(b.name(s), room.max(6));
+            let name = crate::format::fit_name(b.name(s), room.max(6));
             spans.push(Span::styled(
                 fit(
                     &format!(" │ {name}{facts}"),

@@ -240,32 +240,64 @@ pub fn next_of_kind(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) {
     }
 }
 
+/// The band a focus selects: on the rank's rows, the band of its name nearest its start, else
+/// (a call nested under a top-level operator) the band that holds its interval. Returns the
+/// row, the band's occurrence index and the band.
+fn focus_band(t: &Timeline, f: &Focus) -> Option<(usize, usize, Band)> {
+    let rows = || t.rows.iter().enumerate().filter(|(_, r)| r.rank == f.rank);
+    let named = rows()
+        .filter_map(|(ri, r)| {
+            let (i, x) = r
+                .bands
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| x.name == f.name)
+                .min_by_key(|(_, x)| (x.start - f.start).abs())?;
+            Some(((x.start - f.start).abs(), ri, i))
+        })
+        .min_by_key(|x| x.0);
+    let (_, ri, i) = named.or_else(|| {
+        rows().find_map(|(ri, r)| {
+            let i = r
+                .bands
+                .iter()
+                .position(|x| x.start <= f.start && f.end <= x.end)?;
+            Some((0, ri, i))
+        })
+    })?;
+    let r = &t.rows[ri];
+    Some((ri, r.occurrence_index(i), r.bands[i]))
+}
+
 /// Resolves a pending focus (critical path jump, operator → rank): selects the row and the
 /// band and zooms around it.
 pub fn resolve_focus(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
-    if let Some(Focus { rank, name, start }) = b.tl.focus.take() {
+    if let Some(focus) = b.tl.focus.take() {
         let Some(t) = b.timeline() else { return };
         let (t0, t1) = (t.start, t.end.max(t.start + 1));
-        let found = t
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.rank == rank)
-            .find_map(|(ri, r)| {
-                let i = r
-                    .bands
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, x)| x.name == name)
-                    .min_by_key(|(_, x)| (x.start - start).abs())?
-                    .0;
-                Some((ri, r.occurrence_index(i), r.bands[i]))
-            });
-        match found {
+        match focus_band(t, &focus) {
             Some((ri, k, band)) => {
-                b.tl.op = Some((name, k));
-                let d = (band.end - band.start).max((t1 - t0) / 200).max(1_000);
-                b.tl.zoom = clamp(band.start - 2 * d, band.end + 2 * d, t0, t1);
+                // The selection on every row: a collective's members joined across ranks
+                // are in view, so the slant of their edges (the wait) shows.
+                let joined = b.device().is_none()
+                    && matches!(
+                        band.kind,
+                        BandKind::Collective | BandKind::Send | BandKind::Recv
+                    );
+                let all = if joined {
+                    selected_bands(t, &b.data.analysis.comm, None, ri, band.name, k)
+                } else {
+                    Vec::new()
+                };
+                let (s, e) = all
+                    .iter()
+                    .flatten()
+                    .fold((band.start, band.end), |(s, e), x| {
+                        (s.min(x.start), e.max(x.end))
+                    });
+                let d = (e - s).max((t1 - t0) / 200).max(1_000) / 2;
+                b.tl.zoom = clamp(s - d, e + d, t0, t1);
+                b.tl.op = Some((band.name, k));
                 b.tl.expanded = None;
                 select_row(b, ri, ctx.size);
             }

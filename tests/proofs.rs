@@ -1,0 +1,239 @@
+//! Every finding lands on its proof: on each demo scenario, Enter on each finding opens the
+//! view its focus names, with the culprit selected (the band of the event the proof points at,
+//! or the rank's row), and Esc comes back to exactly the advisor row and step it left.
+
+use stepscope::analysis::advisor::proof::{Target, land};
+use stepscope::analysis::advisor::{Focus, HostCall};
+use stepscope::model::StepNo;
+use stepscope::session::{Scenario, Session, Settings};
+use stepscope::ui::browser::panes::timeline::display_rows;
+use stepscope::ui::browser::{Browser, Level, Pane};
+use stepscope::ui::shell::Shell;
+use stepscope::ui::shell::keymap::{Keymap, parse_script};
+use stepscope::ui::shell::theme::Theme;
+
+type App = Shell<Browser>;
+const SIZE: (u16, u16) = (120, 40);
+
+fn app(s: Scenario) -> App {
+    let settings = Settings {
+        scenario: s,
+        ..Settings::default()
+    };
+    let session = Session::open(&[], &settings).expect("the demo loads");
+    stepscope::ui::headless(
+        session,
+        Keymap::default_map(),
+        Theme::builtin("dark"),
+        false,
+        SIZE,
+    )
+}
+
+fn keys(app: &mut App, script: &str) {
+    for k in parse_script(script).expect("valid keys") {
+        app.key(k);
+    }
+}
+
+/// The rank id of the selected timeline row.
+fn selected_rank(app: &App) -> stepscope::model::RankId {
+    let b = &app.screen;
+    let t = b.timeline().expect("a timeline");
+    let rows = display_rows(b, t, SIZE);
+    t.rows[rows[b.tl.row].start].rank
+}
+
+/// Checks that the browser shows target `t`.
+fn shows(app: &App, t: Target, what: &str) {
+    let b = &app.screen;
+    let job = &b.data.loaded.job;
+    let status = app.ctx.status.clone().unwrap_or_default();
+    assert!(
+        status.ends_with("(Esc: back)"),
+        "{what}: says why: {status}"
+    );
+    match t {
+        Target::RankLanes {
+            rank, step, band, ..
+        } => {
+            assert_eq!(
+                (b.pane, b.level()),
+                (Pane::Timeline, Level::Device(rank)),
+                "{what}"
+            );
+            assert_eq!(b.step_number(), Some(step), "{what}");
+            assert_eq!(selected_rank(app), job.rank(rank).id, "{what}");
+            if let Some(e) = band {
+                let ev = &job.rank(rank).events;
+                let (op, k) = b.tl.op.expect("a band selected");
+                let t = b.timeline().unwrap();
+                let row = &t.rows[display_rows(b, t, SIZE)[b.tl.row].start];
+                let sel = *row
+                    .occurrence(op, k)
+                    .expect("the selected band is on the selected row");
+                // The culprit itself, or the top-level operator that holds it.
+                let i = e.index();
+                let off = b.data.analysis.comm.offsets[rank.get()].offset_ns;
+                assert!(
+                    op == ev.name[i]
+                        || (sel.start <= ev.start[i] + off && ev.end(i) + off <= sel.end),
+                    "{what}: selects {} for {}",
+                    b.name(op),
+                    b.name(ev.name[i])
+                );
+                assert!(
+                    b.tl.zoom
+                        .is_none_or(|(a, z)| a <= sel.start && sel.end <= z),
+                    "{what}: in view"
+                );
+            }
+        }
+        Target::Cluster { step, rank, band } => {
+            assert_eq!(
+                (b.pane, b.level()),
+                (Pane::Timeline, Level::Cluster),
+                "{what}"
+            );
+            assert_eq!(b.step_number(), Some(step), "{what}");
+            if let Some(r) = rank {
+                assert_eq!(selected_rank(app), job.rank(r).id, "{what}");
+            }
+            if let (Some(r), Some(e)) = (rank, band) {
+                let name = job.rank(r).events.name[e.index()];
+                assert_eq!(b.tl.op.map(|o| o.0), Some(name), "{what}");
+            }
+        }
+        Target::Comm { max_bytes, .. } => {
+            assert_eq!(b.pane, Pane::Comm, "{what}");
+            assert_eq!(b.comm.max_bytes, max_bytes, "{what}");
+        }
+        Target::Critical { .. } => assert_eq!(b.pane, Pane::Critical, "{what}"),
+        Target::Operator { name, .. } => assert_eq!(b.level(), Level::Operator(name), "{what}"),
+        Target::Device { rank, .. } => assert_eq!(b.level(), Level::Device(rank), "{what}"),
+        Target::View(_) => {}
+    }
+}
+
+#[test]
+fn every_finding_of_every_scenario_lands_on_its_proof_and_esc_comes_back() {
+    let mut followed = 0;
+    for s in Scenario::ALL {
+        let mut app = app(s);
+        keys(&mut app, "5");
+        let findings = app.screen.data.analysis.findings.clone();
+        for (i, f) in findings.iter().enumerate() {
+            let what = format!("{} / {}", s.name(), f.rule);
+            // Leave from another step than the proof's, to see Esc restore it.
+            keys(&mut app, "g");
+            for _ in 0..i {
+                keys(&mut app, "j");
+            }
+            keys(&mut app, "]");
+            let (step, sel) = (app.screen.step, app.screen.row_of(Pane::Advisor));
+            let t = land(&app.screen.data.loaded.job, &app.screen.data.analysis, f);
+            keys(&mut app, "<enter>");
+            shows(&app, t, &what);
+            keys(&mut app, "<esc>");
+            let b = &app.screen;
+            assert_eq!(
+                (b.pane, b.level()),
+                (Pane::Advisor, Level::Cluster),
+                "{what}"
+            );
+            assert_eq!((b.step, b.row_of(Pane::Advisor)), (step, sel), "{what}");
+            assert_eq!(b.comm.max_bytes, None, "{what}");
+            followed += 1;
+        }
+    }
+    assert!(followed >= 30, "{followed} findings followed");
+}
+
+/// The proofs the issue names, by hand on the scenarios that carry them.
+#[test]
+fn the_named_causes_open_the_view_that_proves_them() {
+    let target = |s: Scenario, rule: &str| {
+        let app = app(s);
+        let a = &app.screen.data.analysis;
+        let f = a.findings.iter().find(|f| f.rule == rule).expect(rule);
+        (land(&app.screen.data.loaded.job, a, f), f.focus, app)
+    };
+    // Data loading: rank 5's loader range in step 13, on its lanes.
+    let (t, focus, app) = target(Scenario::Default, "dataloader");
+    assert_eq!(focus, Focus::HostCall(HostCall::DataLoader));
+    let Target::RankLanes {
+        rank,
+        step,
+        band: Some(e),
+        ..
+    } = t
+    else {
+        panic!("{t:?}")
+    };
+    let job = &app.screen.data.loaded.job;
+    assert_eq!((job.rank(rank).id.0, step), (5, StepNo(13)));
+    let name = job.strings.resolve(job.rank(rank).events.name[e.index()]);
+    assert_eq!(
+        name,
+        "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+    );
+    // The straggler: rank 3's all-reduce, where the others wait.
+    let (t, _, app) = target(Scenario::Straggler, "straggler");
+    let Target::Cluster {
+        rank: Some(r),
+        band: Some(e),
+        ..
+    } = t
+    else {
+        panic!("{t:?}")
+    };
+    let job = &app.screen.data.loaded.job;
+    assert_eq!(job.rank(r).id.0, 3);
+    let name = job.strings.resolve(job.rank(r).events.name[e.index()]);
+    assert!(name.starts_with("ncclDevKernel_AllReduce"), "{name}");
+    // A sync: the blocking call itself.
+    let (t, _, app) = target(Scenario::Default, "sync_points");
+    let Target::RankLanes {
+        rank,
+        band: Some(e),
+        ..
+    } = t
+    else {
+        panic!("{t:?}")
+    };
+    let job = &app.screen.data.loaded.job;
+    let name = job.strings.resolve(job.rank(rank).events.name[e.index()]);
+    assert_eq!(name, "cudaStreamSynchronize");
+    // Allocator churn: an allocator call.
+    let (t, _, app) = target(Scenario::AllocatorChurn, "allocator_churn");
+    let Target::RankLanes {
+        rank,
+        band: Some(e),
+        ..
+    } = t
+    else {
+        panic!("{t:?}")
+    };
+    let job = &app.screen.data.loaded.job;
+    let name = job.strings.resolve(job.rank(rank).events.name[e.index()]);
+    assert!(name == "cudaFree" || name == "cudaMalloc", "{name}");
+    // Small messages: the comm pane, filtered to the rule's size bound.
+    let (t, focus, _) = target(Scenario::SmallMessages, "small_messages");
+    let Focus::SmallCalls(bound) = focus else {
+        panic!("{focus:?}")
+    };
+    assert_eq!(
+        t,
+        Target::Comm {
+            step: None,
+            rank: None,
+            max_bytes: Some(bound)
+        }
+    );
+    // A stage imbalance: the heavy stage's first rank on every rank's timeline.
+    let (t, _, app) = target(Scenario::StageImbalance, "stage_imbalance");
+    let Target::Cluster { rank: Some(r), .. } = t else {
+        panic!("{t:?}")
+    };
+    assert_eq!(app.screen.data.loaded.job.rank(r).id.0, 4);
+}
