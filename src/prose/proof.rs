@@ -60,9 +60,7 @@ pub fn landing(job: &Job, t: &Target) -> String {
 fn look_at(call: HostCall) -> &'static str {
     match call {
         HostCall::DataLoader => "the streams below idle while it loads",
-        HostCall::Blocking => {
-            "the host waits here for the device; the streams idle after it until the host launches again"
-        }
+        HostCall::Blocking => "the host waits on the device; the streams idle after it",
         HostCall::Allocator => "the host blocks in the allocator; the streams idle around it",
         HostCall::Graph => "capturing launches nothing: the streams idle until the replay",
         HostCall::Gc => "the interpreter paused; the streams idle once their queue drains",
