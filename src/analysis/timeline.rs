@@ -93,8 +93,10 @@ pub struct Row {
 /// The bands of one step.
 #[derive(Debug, Clone)]
 pub struct Timeline {
-    /// Step number.
+    /// Step number (the first, when several steps share the axis).
     pub step: StepNo,
+    /// The last step on the axis ([`join`]); `step` for one step.
+    pub last: StepNo,
     /// Earliest aligned step start over the rows' ranks.
     pub start: Ns,
     /// Latest aligned step end (host or device) over the rows' ranks.
@@ -313,10 +315,42 @@ fn assemble(step: StepNo, rows: Vec<(Row, Ns, Ns)>) -> Timeline {
     let end = rows.iter().map(|r| r.2).max().unwrap_or(0);
     Timeline {
         step,
+        last: step,
         start,
         end,
         rows: rows.into_iter().map(|r| r.0).collect(),
     }
+}
+
+/// Consecutive steps' timelines on one axis: the rows of a rank (or lane) joined, their
+/// bands in start order (a host operator both windows hold, once); the axis runs from the
+/// earliest start to the latest end. `parts` in step order; none gives an empty timeline.
+pub fn join(parts: Vec<Timeline>) -> Timeline {
+    let mut it = parts.into_iter();
+    let Some(mut out) = it.next() else {
+        return assemble(StepNo(0), Vec::new());
+    };
+    for p in it {
+        out.last = p.last;
+        out.start = out.start.min(p.start);
+        out.end = out.end.max(p.end);
+        for row in p.rows {
+            let key = (row.rank_index, row.lane);
+            match out.rows.iter_mut().find(|r| (r.rank_index, r.lane) == key) {
+                Some(r) => {
+                    r.bands.extend(row.bands);
+                    r.max_len = r.max_len.max(row.max_len);
+                }
+                None => out.rows.push(row),
+            }
+        }
+    }
+    out.rows.sort_by_key(|r| (r.rank_index, r.lane));
+    for r in &mut out.rows {
+        r.bands.sort_by_key(|b| (b.start, b.end, b.event));
+        r.bands.dedup_by_key(|b| b.event);
+    }
+    out
 }
 
 impl Row {
@@ -430,6 +464,7 @@ mod tests {
         };
         let tl = Timeline {
             step: StepNo(1),
+            last: StepNo(1),
             start: 0,
             end: 100,
             rows: vec![

@@ -83,6 +83,15 @@ pub struct TimelineView {
     pub focus: Option<Focus>,
     /// Pending: select this rank's row.
     pub focus_rank: Option<crate::model::RankId>,
+    /// The cursor is on this gap of the selected row (aligned start, end) rather than on
+    /// the selected operator's band.
+    pub gap: Option<(Ns, Ns)>,
+    /// A range is marked from this aligned instant to the cursor.
+    pub mark: Option<Ns>,
+    /// The inspector is hidden.
+    pub inspector_off: bool,
+    /// Steps shown after the selected one on the same axis.
+    pub more_steps: usize,
 }
 
 /// A band to select once its timeline is built: a rank's band of a name nearest a start.
@@ -102,8 +111,10 @@ pub struct Focus {
 pub struct KeptTimeline {
     /// The device level's rank, or the cluster.
     pub rank: Option<RankIx>,
-    /// The step.
+    /// The step (the first one shown).
     pub step: StepNo,
+    /// Steps shown after it on the same axis.
+    pub more: usize,
     /// The bands.
     pub timeline: Timeline,
 }
@@ -143,6 +154,8 @@ pub struct Caches {
     pub selected: Option<SelectedKey>,
     /// Its occurrences, one per timeline row.
     pub selected_bands: Vec<Option<Band>>,
+    /// What the inspector says, for the cursor it was computed at.
+    pub inspected: Option<(panes::inspector::Key, panes::inspector::Inspected)>,
 }
 
 /// Rows moved by page up/down.

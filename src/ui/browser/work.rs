@@ -96,7 +96,7 @@ impl Browser {
                 .cache
                 .timelines
                 .iter()
-                .any(|t| (t.rank, t.step) == (r, s)),
+                .any(|t| (t.rank, t.step, t.more) == (r, s, 0)),
         };
         if cached {
             return;
@@ -137,7 +137,10 @@ impl Browser {
             }
             Done::Timeline(rank, step, t) => {
                 let kept = &mut self.cache.timelines;
-                if !kept.iter().any(|k| (k.rank, k.step) == (rank, step)) {
+                if !kept
+                    .iter()
+                    .any(|k| (k.rank, k.step, k.more) == (rank, step, 0))
+                {
                     // Prefetched: kept at the old end, the current one stays last.
                     if kept.len() >= KEPT_TIMELINES {
                         kept.remove(0);
@@ -148,6 +151,7 @@ impl Browser {
                         KeptTimeline {
                             rank,
                             step,
+                            more: 0,
                             timeline,
                         },
                     );
@@ -167,7 +171,7 @@ impl Browser {
     }
 
     /// Keeps a freshly built timeline as the current one.
-    pub fn keep_timeline(&mut self, rank: Option<RankIx>, step: StepNo, t: Timeline) {
+    pub fn keep_timeline(&mut self, rank: Option<RankIx>, step: StepNo, more: usize, t: Timeline) {
         let cached = &mut self.cache.timelines;
         if cached.len() >= KEPT_TIMELINES {
             cached.remove(0);
@@ -175,6 +179,7 @@ impl Browser {
         cached.push(KeptTimeline {
             rank,
             step,
+            more,
             timeline: t,
         });
     }

@@ -37,7 +37,9 @@ actions! {
     Up => "up", Down => "down", PageUp => "page_up", PageDown => "page_down", Top => "top",
     Bottom => "bottom", PanLeft => "pan_left", PanRight => "pan_right", ZoomIn => "zoom_in",
     ZoomOut => "zoom_out", ZoomReset => "zoom_reset", NextOfKind => "next_of_kind",
-    PrevOfKind => "prev_of_kind", CycleMetric => "cycle_metric",
+    PrevOfKind => "prev_of_kind", NextBand => "next_band", PrevBand => "prev_band",
+    MarkRange => "mark_range", Inspector => "inspector", WidenSteps => "widen_steps",
+    NarrowSteps => "narrow_steps", CycleMetric => "cycle_metric",
 }
 
 /// A key with its modifiers (shift folded into the character).

@@ -7,6 +7,7 @@ pub mod advisor;
 pub mod comm;
 pub mod critical;
 pub mod device;
+pub mod inspector;
 pub mod operator;
 pub mod overview;
 mod parts;
@@ -14,6 +15,7 @@ mod pipes;
 mod raster;
 pub mod roofline;
 pub mod timeline;
+mod timeline_cursor;
 mod timeline_nav;
 mod transports;
 

@@ -6,6 +6,7 @@
 
 use super::PaneView;
 use super::raster::{Raster, band_spans, mono_glyph};
+use super::timeline_cursor as cursor;
 use super::timeline_nav::{self as tlnav, CHROME, window};
 use crate::analysis::timeline::{BandKind, Envelope, Timeline, envelope_of};
 use crate::format::{fit, human, pad};
@@ -18,7 +19,7 @@ use crate::ui::shell::theme::Theme;
 use crate::ui::shell::widgets::block;
 use crate::ui::shell::{Ctx, HitTarget};
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -34,12 +35,13 @@ pub struct TimelinePane;
 
 /// Its footer hints.
 const HINTS: &[Action] = &[
+    Action::NextBand,
+    Action::MarkRange,
     Action::ZoomIn,
     Action::ZoomOut,
     Action::PanLeft,
     Action::NextOfKind,
-    Action::PrevStep,
-    Action::NextStep,
+    Action::WidenSteps,
     Action::Enter,
 ];
 
@@ -52,6 +54,12 @@ const COMMANDS: &[Action] = &[
     Action::ZoomReset,
     Action::NextOfKind,
     Action::PrevOfKind,
+    Action::NextBand,
+    Action::PrevBand,
+    Action::MarkRange,
+    Action::Inspector,
+    Action::WidenSteps,
+    Action::NarrowSteps,
 ];
 
 impl PaneView for TimelinePane {
@@ -99,6 +107,12 @@ impl PaneView for TimelinePane {
             Action::NextOfKind | Action::PrevOfKind => {
                 tlnav::next_of_kind(b, a == Action::NextOfKind, ctx)
             }
+            Action::NextBand | Action::PrevBand => cursor::walk(b, a == Action::NextBand, ctx),
+            Action::MarkRange => cursor::mark(b, ctx),
+            Action::Inspector => b.tl.inspector_off = !b.tl.inspector_off,
+            Action::WidenSteps | Action::NarrowSteps => {
+                tlnav::widen(b, a == Action::WidenSteps, ctx)
+            }
             _ => tlnav::zoom(b, a, ctx.size),
         }
     }
@@ -127,7 +141,13 @@ impl PaneView for TimelinePane {
     }
 
     fn draw(&self, f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
-        draw(f, area, b, ctx);
+        let h = super::inspector::height(b, ctx.size).min(area.height / 2);
+        let [rows, insp] =
+            Layout::vertical([Constraint::Min(0), Constraint::Length(h)]).areas(area);
+        draw(f, rows, b, ctx);
+        if h > 0 {
+            super::inspector::draw(f, insp, b, ctx);
+        }
     }
 }
 
@@ -146,7 +166,12 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         Some(r) => format!("rank {} lanes", b.data.loaded.job.rank(r).id),
         None => "ranks".into(),
     };
-    let title = format!("step {}: {level} (Marey bands, aligned clocks)", t.step);
+    let steps = if t.last == t.step {
+        format!("step {}", t.step)
+    } else {
+        format!("steps {}–{}", t.step, t.last)
+    };
+    let title = format!("{steps}: {level} (Marey bands, aligned clocks)");
     let inner = Rect::new(
         area.x + 1,
         area.y + 1,
@@ -193,7 +218,7 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     while lines.len() < inner.height as usize - 1 {
         lines.push(Line::default());
     }
-    lines.push(legend(th, label_w));
+    lines.push(legend(th, t, label_w));
     f.render_widget(Paragraph::new(lines), inner);
 }
 
@@ -388,6 +413,8 @@ fn info_line(b: &Browser, th: &Theme, t: &Timeline, width: usize) -> Line<'stati
             human(w1 - t.start),
             human(t.end - t.start)
         )
+    } else if t.last != t.step {
+        format!("steps {}–{}, {}", t.step, t.last, human(t.end - t.start))
     } else {
         format!("whole step, {}", human(t.end - t.start))
     };
@@ -439,9 +466,11 @@ fn info_line(b: &Browser, th: &Theme, t: &Timeline, width: usize) -> Line<'stati
     Line::from(spans)
 }
 
-fn legend(th: &Theme, label_w: usize) -> Line<'static> {
+/// The legend of the kinds the timeline has (a narrow pane keeps its width for them).
+fn legend(th: &Theme, t: &Timeline, label_w: usize) -> Line<'static> {
     let mut spans = vec![Span::raw(" ".repeat(label_w))];
-    for k in BandKind::ALL {
+    let present = |k: BandKind| t.rows.iter().any(|r| r.bands.iter().any(|b| b.kind == k));
+    for k in BandKind::ALL.into_iter().filter(|&k| present(k)) {
         let g = if th.mono { mono_glyph(k) } else { '█' };
         spans.push(Span::styled(format!("{g} "), th.fg(th.band(k))));
         spans.push(Span::styled(format!("{}  ", k.as_str()), th.dim()));
@@ -475,7 +504,7 @@ mod tests {
         #[test]
         fn any_window_gets_a_ruler(a in instant(), b in instant(), start in instant(), cells in 0usize..400) {
             let (a, b) = (a.min(b), a.max(b).max(a.min(b) + 1));
-            let t = Timeline { step: crate::model::StepNo(1), start: start.min(a), end: b, rows: Vec::new() };
+            let t = Timeline { step: crate::model::StepNo(1), last: crate::model::StepNo(1), start: start.min(a), end: b, rows: Vec::new() };
             let line = ruler(&Theme::builtin("dark"), &t, a, b, cells, 4);
             let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
             prop_assert_eq!(text.chars().count(), 4 + cells);

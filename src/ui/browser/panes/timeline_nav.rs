@@ -15,10 +15,11 @@ use std::ops::Range;
 /// Lines above the rows (info, ruler) and below (legend), inside the timeline's block.
 pub const CHROME: u16 = 3;
 
-/// Rows available for axes at a terminal size.
-pub fn capacity(size: (u16, u16)) -> usize {
+/// Rows available for axes at a terminal size, below which the inspector takes `inspector`
+/// lines.
+pub fn capacity(size: (u16, u16), inspector: u16) -> usize {
     // header + tabs + footer + block borders + chrome.
-    size.1.saturating_sub(3 + 2 + CHROME).max(1) as usize
+    size.1.saturating_sub(3 + 2 + CHROME + inspector).max(1) as usize
 }
 
 /// The displayed rows: single timeline rows, or groups when they exceed the capacity.
@@ -27,7 +28,9 @@ pub fn display_rows(b: &Browser, t: &Timeline, size: (u16, u16)) -> Vec<Range<us
         b.tl.expanded
             .map_or(0..t.rows.len(), |(a, e)| a..e.min(t.rows.len()));
     let n = base.len();
-    let g = n.div_ceil(capacity(size)).max(1);
+    let g = n
+        .div_ceil(capacity(size, super::inspector::height(b, size)))
+        .max(1);
     base.clone()
         .step_by(g)
         .map(|a| a..(a + g).min(base.end))
@@ -66,12 +69,16 @@ fn selected_bands(
 /// pending jumps, and finds the selected operator on every row.
 pub fn prepare(b: &mut Browser, step: StepNo, ctx: &mut Ctx<UiMsg>) {
     let rank = b.device();
-    let current = b.cache.timelines.last().map(|t| (t.rank, t.step));
-    if current != Some((rank, step)) {
+    let more = more_steps(b);
+    let current = b.cache.timelines.last().map(|t| (t.rank, t.step, t.more));
+    if current != Some((rank, step, more)) {
         let kept = &mut b.cache.timelines;
-        let t = match kept.iter().position(|t| (t.rank, t.step) == (rank, step)) {
+        let t = match kept
+            .iter()
+            .position(|t| (t.rank, t.step, t.more) == (rank, step, more))
+        {
             Some(i) => kept.remove(i).timeline,
-            None => super::super::work::build_timeline(&b.data, rank, step),
+            None => build(b, rank, more),
         };
         b.tl.row = b.tl.row.min(t.rows.len().saturating_sub(1));
         if b.tl
@@ -80,9 +87,10 @@ pub fn prepare(b: &mut Browser, step: StepNo, ctx: &mut Ctx<UiMsg>) {
         {
             b.tl.op = default_op(&t);
         }
-        b.keep_timeline(rank, step, t);
+        b.keep_timeline(rank, step, more, t);
     }
     resolve_focus(b, ctx);
+    super::timeline_cursor::keep_valid(b, ctx.size);
     let rows = b
         .timeline()
         .map_or(0, |t| display_rows(b, t, ctx.size).len());
@@ -107,7 +115,56 @@ pub fn prepare(b: &mut Browser, step: StepNo, ctx: &mut Ctx<UiMsg>) {
         };
         b.cache.selected = key;
     }
+    super::inspector::prepare(b, ctx.size);
 }
+
+/// Steps shown after the selected one: as asked, within the job's last step.
+fn more_steps(b: &Browser) -> usize {
+    b.tl.more_steps
+        .min(b.steps().len().saturating_sub(b.step + 1))
+}
+
+/// The timeline of the selected step and `more` after it, on one axis: each step's from the
+/// cache when kept there, else built.
+fn build(b: &Browser, rank: Option<RankIx>, more: usize) -> Timeline {
+    let parts: Vec<Timeline> = b.steps()[b.step..=b.step + more]
+        .iter()
+        .map(|&s| {
+            b.cache
+                .timelines
+                .iter()
+                .find(|t| (t.rank, t.step, t.more) == (rank, s, 0))
+                .map_or_else(
+                    || super::super::work::build_timeline(&b.data, rank, s),
+                    |t| t.timeline.clone(),
+                )
+        })
+        .collect();
+    crate::analysis::timeline::join(parts)
+}
+
+/// `}` / `{`: one step more (fewer) on the axis; the view shows them whole.
+pub fn widen(b: &mut Browser, more: bool, ctx: &mut Ctx<UiMsg>) {
+    let room = b.steps().len().saturating_sub(b.step + 1);
+    let now = more_steps(b);
+    let next = if more {
+        (now + 1).min(room).min(MAX_MORE)
+    } else {
+        now.saturating_sub(1)
+    };
+    if more && next == now {
+        ctx.status = Some(if now == room {
+            "no later step to add".into()
+        } else {
+            format!("at most {} steps on one axis", MAX_MORE + 1)
+        });
+    }
+    b.tl.more_steps = next;
+    b.tl.zoom = None;
+}
+
+/// Steps added after the selected one, at most.
+const MAX_MORE: usize = 7;
 
 /// The first collective of the step (else the first band): the operator a fresh timeline
 /// highlights.
@@ -230,12 +287,19 @@ pub fn next_of_kind(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) {
     };
     let band = row.bands[j];
     let k = row.occurrence_index(j);
+    b.tl.op = Some((band.name, k));
+    b.tl.gap = None;
+    follow(b, band.start, band.end);
+}
+
+/// Pans (widening only when it is longer than the window) so that `[s, e)` is in view.
+pub fn follow(b: &mut Browser, s: Ns, e: Ns) {
+    let Some(t) = b.timeline() else { return };
     let (full_a, full_b) = (t.start, t.end.max(t.start + 1));
     let (wa, wb) = window(b, t);
-    b.tl.op = Some((band.name, k));
-    if band.start < wa || band.end > wb {
-        let w = (wb - wa).max(band.end - band.start);
-        let c = band.start + (band.end - band.start) / 2;
+    if s < wa || e > wb {
+        let w = (wb - wa).max(e - s);
+        let c = s + (e - s) / 2;
         b.tl.zoom = clamp(c - w / 2, c - w / 2 + w, full_a, full_b);
     }
 }
@@ -298,6 +362,7 @@ pub fn resolve_focus(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
                 let d = (e - s).max((t1 - t0) / 200).max(1_000) / 2;
                 b.tl.zoom = clamp(s - d, e + d, t0, t1);
                 b.tl.op = Some((band.name, k));
+                b.tl.gap = None;
                 b.tl.expanded = None;
                 select_row(b, ri, ctx.size);
             }

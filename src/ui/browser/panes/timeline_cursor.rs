@@ -1,0 +1,185 @@
+//! The timeline's cursor: on the selected row it stops at each band and at each stretch no
+//! band covers (`w` / `b` walk them in time order; the view follows), and a range runs from a
+//! marked instant (`v`) to the cursor. The inspector reads what is under it.
+
+use super::timeline_nav::{display_rows, follow};
+use crate::analysis::timeline::{Row, Timeline};
+use crate::time::Ns;
+use crate::ui::UiMsg;
+use crate::ui::browser::Browser;
+use crate::ui::shell::Ctx;
+
+/// One place the cursor stops at on a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// A band (index into the row's bands).
+    Band(usize),
+    /// A stretch between bands that no band covers (aligned start, end).
+    Gap(Ns, Ns),
+}
+
+/// A row's stops in time order over the axis `[from, to)`: each band, and each stretch no
+/// band covers — before the first band, between bands, after the last.
+pub fn stops(row: &Row, (from, to): (Ns, Ns)) -> Vec<Stop> {
+    let mut out = Vec::with_capacity(row.bands.len() * 2 + 1);
+    let mut reach = from;
+    for (i, b) in row.bands.iter().enumerate() {
+        if b.start > reach {
+            out.push(Stop::Gap(reach, b.start));
+        }
+        out.push(Stop::Band(i));
+        reach = reach.max(b.end);
+    }
+    if to > reach {
+        out.push(Stop::Gap(reach, to));
+    }
+    out
+}
+
+/// The axis of timeline `t`.
+fn axis(t: &Timeline) -> (Ns, Ns) {
+    (t.start, t.end)
+}
+
+/// The selected row: the first timeline row of the selected display row.
+pub fn row<'a>(b: &Browser, t: &'a Timeline, size: (u16, u16)) -> Option<&'a Row> {
+    let rows = display_rows(b, t, size);
+    t.rows.get(rows.get(b.tl.row)?.start)
+}
+
+/// The stop under the cursor: the gap it is on, else the selected operator's band.
+pub fn current(b: &Browser, row: &Row, stops: &[Stop]) -> Option<usize> {
+    if let Some((a, z)) = b.tl.gap {
+        return stops.iter().position(|s| *s == Stop::Gap(a, z));
+    }
+    let (name, k) = b.tl.op?;
+    let (i, _) = row
+        .bands
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.name == name)
+        .nth(k)?;
+    stops.iter().position(|s| *s == Stop::Band(i))
+}
+
+/// The interval a stop covers.
+pub fn span(row: &Row, s: Stop) -> (Ns, Ns) {
+    match s {
+        Stop::Band(i) => (row.bands[i].start, row.bands[i].end),
+        Stop::Gap(a, z) => (a, z),
+    }
+}
+
+/// `w` / `b`: the next (previous) stop on the selected row — from the first one in view
+/// when the cursor is on none — and the view follows it.
+pub fn walk(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) {
+    let Some(t) = b.timeline() else { return };
+    let Some(row) = row(b, t, ctx.size) else {
+        return;
+    };
+    let stops = stops(row, axis(t));
+    let (w0, w1) = super::timeline_nav::window(b, t);
+    let next = match current(b, row, &stops) {
+        Some(i) if forward => Some(i + 1),
+        Some(i) => i.checked_sub(1),
+        None if forward => stops.iter().position(|&s| span(row, s).1 > w0),
+        None => stops.iter().rposition(|&s| span(row, s).0 < w1),
+    };
+    let Some(&stop) = next.and_then(|i| stops.get(i)) else {
+        ctx.status = Some("no more bands on this row".into());
+        return;
+    };
+    let (s, e) = span(row, stop);
+    match stop {
+        Stop::Band(i) => {
+            let op = (row.bands[i].name, row.occurrence_index(i));
+            b.tl.op = Some(op);
+            b.tl.gap = None;
+        }
+        Stop::Gap(a, z) => b.tl.gap = Some((a, z)),
+    }
+    follow(b, s, e);
+}
+
+/// `v`: marks a range from the cursor's start, or clears the one marked.
+pub fn mark(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
+    if b.tl.mark.take().is_some() {
+        ctx.status = Some("range cleared".into());
+        return;
+    }
+    let Some(t) = b.timeline() else { return };
+    let at = row(b, t, ctx.size).and_then(|r| {
+        let stops = stops(r, axis(t));
+        current(b, r, &stops).map(|i| span(r, stops[i]).0)
+    });
+    b.tl.mark = Some(at.unwrap_or(super::timeline_nav::window(b, t).0));
+    ctx.status = Some("range marked: move the cursor (w, b) to widen it; v clears".into());
+}
+
+/// The marked range: from the mark to the far end of the stop under the cursor.
+pub fn range(b: &Browser, t: &Timeline, row: &Row) -> Option<(Ns, Ns)> {
+    let m = b.tl.mark?;
+    let stops = stops(row, axis(t));
+    let (s, e) = current(b, row, &stops).map_or((m, m), |i| span(row, stops[i]));
+    Some((m.min(s), m.max(e)))
+}
+
+/// Drops a gap that is not on the selected row any more (the row or the step changed).
+pub fn keep_valid(b: &mut Browser, size: (u16, u16)) {
+    let Some(g) = b.tl.gap else { return };
+    let ok = b.timeline().is_some_and(|t| {
+        row(b, t, size).is_some_and(|r| stops(r, axis(t)).contains(&Stop::Gap(g.0, g.1)))
+    });
+    if !ok {
+        b.tl.gap = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::timeline::{Band, BandKind};
+    use crate::model::{EventIx, RankId, RankIx};
+
+    #[test]
+    fn a_row_stops_at_each_band_and_each_uncovered_stretch() {
+        let band = |start, end| Band {
+            start,
+            end,
+            kind: BandKind::Compute,
+            name: 1,
+            event: EventIx::of(0),
+        };
+        // On [-5, 120): 0–50 holds 10–20; 60–70; touching 70–80; 100–110.
+        let row = Row {
+            rank: RankId(0),
+            rank_index: RankIx::of(0),
+            lane: None,
+            label: String::new(),
+            bands: vec![
+                band(0, 50),
+                band(10, 20),
+                band(60, 70),
+                band(70, 80),
+                band(100, 110),
+            ],
+            max_len: 50,
+        };
+        assert_eq!(
+            stops(&row, (-5, 120)),
+            vec![
+                Stop::Gap(-5, 0),
+                Stop::Band(0),
+                Stop::Band(1),
+                Stop::Gap(50, 60),
+                Stop::Band(2),
+                Stop::Band(3),
+                Stop::Gap(80, 100),
+                Stop::Band(4),
+                Stop::Gap(110, 120),
+            ]
+        );
+        // An axis the bands fill has no gap at its ends.
+        assert_eq!(stops(&row, (0, 110)).len(), 7);
+    }
+}
