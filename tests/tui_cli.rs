@@ -270,7 +270,7 @@ fn small_wordings_say_what_they_mean() {
         info.contains("start skew 300.1 ms, last to start rank 5, longest 300.3 ms (rank 7) │"),
         "{info}"
     );
-    assert!(info.contains("nccl…L(…) #0"), "{info}");
+    assert!(info.contains("ncclD…(…) #0"), "{info}");
     // For a collective, the rank marked is the late one (least time in it: the others' long
     // totals are their wait for it), not a waiting rank. On the demo, rank 5 (its data loader
     // makes step 13 late by 300 ms) spends 223 ms in the all-reduce, the waiting ranks ~553 ms.
