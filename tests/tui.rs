@@ -406,12 +406,34 @@ fn many_ranks_are_grouped_and_groups_expand() {
 #[test]
 fn help_overlay_lists_the_keymap_and_any_key_closes_it() {
     let mut app = demo((120, 40));
-    keys(&mut app, "?");
-    let s = screen(&app);
-    assert!(s.contains("keys (any key closes)"));
-    for b in &app.ctx.keymap.bindings {
-        assert!(s.contains(&b.desc), "help lists `{}`", b.desc);
+    // Each pane's help lists the global keys and its own, only: every binding is in one.
+    let mut seen = std::collections::HashSet::new();
+    for p in Pane::ALL {
+        show(&mut app, p, (120, 40));
+        keys(&mut app, "?");
+        let s = screen(&app);
+        assert!(s.contains("keys (any key closes)"));
+        for b in &app.ctx.keymap.bindings {
+            if s.contains(&b.desc) {
+                seen.insert(b.desc.clone());
+            }
+        }
+        let own = |desc: &str| s.contains(desc);
+        match p {
+            Pane::Timeline => assert!(own("next band or gap") && !own("bytes / time")),
+            Pane::Comm => assert!(own("bytes / time") && !own("next band or gap")),
+            _ => assert!(
+                !own("bytes / time") && !own("next band or gap"),
+                "{}",
+                p.name()
+            ),
+        }
+        keys(&mut app, "x");
     }
+    for b in &app.ctx.keymap.bindings {
+        assert!(seen.contains(&b.desc), "some help lists `{}`", b.desc);
+    }
+    keys(&mut app, "?");
     keys(&mut app, "x");
     assert!(!app.ctx.help);
     assert!(!app.ctx.quit);
@@ -594,4 +616,25 @@ fn a_collective_is_joined_across_ranks_by_its_matched_instance() {
         vec![380_000, 80_000]
     );
     assert!(screen(&app).contains("on 2 rows"));
+}
+
+#[test]
+fn pgdn_scrolls_the_advisor_s_detail_to_its_cause_and_fix_at_80x24() {
+    let mut app = demo((80, 24));
+    keys(&mut app, "5");
+    let before = screen(&app);
+    assert!(!before.contains("what to change"), "{before}");
+    keys(&mut app, "<pagedown>");
+    let after = screen(&app);
+    assert!(after.contains("what to change"), "{after}");
+    assert!(after.contains("↑ more above"), "{after}");
+    // The selection stays; another finding starts at its top.
+    assert_eq!(app.screen.row_of(Pane::Advisor), 0);
+    keys(&mut app, "j");
+    assert!(!screen(&app).contains("↑ more above"));
+    // Scrolling stops at the text's last line; PgUp comes back to the top.
+    keys(&mut app, &"<pagedown>".repeat(20));
+    assert!(screen(&app).contains("↑ more above"));
+    keys(&mut app, &"<pageup>".repeat(6));
+    assert!(!screen(&app).contains("↑ more above"));
 }

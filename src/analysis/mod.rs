@@ -23,6 +23,7 @@ pub mod clocks;
 pub mod cluster;
 pub mod comm;
 pub mod critical_path;
+pub mod deviation;
 pub mod host;
 pub mod inspect;
 pub mod intervals;

@@ -186,6 +186,8 @@ pub struct Browser {
     pub jumps: Vec<jumps::Place>,
     /// The comm pane's state.
     pub comm: CommView,
+    /// The advisor's detail scroll: (finding row it is for, lines scrolled).
+    pub advisor_scroll: (usize, u16),
     /// On-demand results.
     pub cache: Caches,
     /// Background work running.
@@ -195,6 +197,9 @@ pub struct Browser {
     /// The findings in words (same order as the findings), worded once: panes draw them
     /// every frame.
     pub words: Vec<Words>,
+    /// The overview's heat map: deviation from the step median per rank group and step
+    /// (computed once: it depends on the job alone).
+    pub heat: Vec<Vec<Option<f64>>>,
 }
 
 impl Browser {
@@ -207,6 +212,7 @@ impl Browser {
             .unwrap_or(0);
         let names = crate::analysis::operator::names(&data.loaded.job);
         let words = data.analysis.findings.iter().map(prose::words).collect();
+        let heat = heat_map(&data);
         let mut b = Browser {
             data: Arc::new(data),
             pane: Pane::Overview,
@@ -219,10 +225,12 @@ impl Browser {
             search: Search::default(),
             jumps: Vec::new(),
             comm: CommView::default(),
+            advisor_scroll: (0, 0),
             cache: Caches::default(),
             pending: HashSet::new(),
             names,
             words,
+            heat,
         };
         // The analysis already walked the slowest step's path (unless --window chose another
         // window): the critical pane opens on it without recomputing.
@@ -330,7 +338,7 @@ impl Browser {
                 self.tl.op = Some((s, 0));
                 self.tl.zoom = None;
                 self.tl.expanded = None;
-                nav::select_row(self, r, ctx.size);
+                panes::timeline::select_row(self, r, ctx.size);
             }
             None => ctx.status = Some(format!("{} does not run in this step", self.name(s))),
         }
@@ -370,6 +378,15 @@ impl Browser {
     }
 }
 
+/// The overview's heat map of a session.
+fn heat_map(data: &Session) -> Vec<Vec<Option<f64>>> {
+    use crate::analysis::deviation;
+    let job = &data.loaded.job;
+    let ids: Vec<_> = job.ranks.iter().map(|r| r.id).collect();
+    let groups = deviation::rank_groups(ids.len());
+    deviation::grid(&data.analysis.breakdown, &ids, &job.steps, &groups)
+}
+
 impl Screen for Browser {
     type Msg = UiMsg;
 
@@ -390,11 +407,10 @@ impl Screen for Browser {
         v
     }
 
+    /// The keys that work here: the global ones and the current pane's own.
     fn commands(&self) -> Vec<Action> {
         let mut all: Vec<Action> = nav::GLOBAL.to_vec();
-        for p in Pane::ALL {
-            all.extend_from_slice(panes::view(p).commands());
-        }
+        all.extend_from_slice(panes::view(self.pane).commands());
         Action::ALL
             .iter()
             .copied()

@@ -2,12 +2,11 @@
 //! handing the active pane what is its own (Enter, zoom); the overview's rank groups; moving
 //! a timeline selection to a row.
 
-use super::panes::{self, timeline as tlpane};
+use super::panes;
 use super::{Browser, Pane};
 use crate::ui::UiMsg;
 use crate::ui::shell::Ctx;
 use crate::ui::shell::keymap::Action;
-use std::ops::Range;
 
 /// Actions every pane takes (the rest are panes' own commands).
 pub const GLOBAL: [Action; 24] = [
@@ -18,13 +17,13 @@ pub const GLOBAL: [Action; 24] = [
     Action::PrevMatch,
     Action::NextPane,
     Action::PrevPane,
-    Action::PaneOverview,
-    Action::PaneTimeline,
-    Action::PaneCritical,
-    Action::PaneRoofline,
-    Action::PaneAdvisor,
-    Action::PaneOperator,
-    Action::PaneComm,
+    Action::Pane(0),
+    Action::Pane(1),
+    Action::Pane(2),
+    Action::Pane(3),
+    Action::Pane(4),
+    Action::Pane(5),
+    Action::Pane(6),
     Action::Enter,
     Action::Back,
     Action::PrevStep,
@@ -57,13 +56,11 @@ pub fn apply(b: &mut Browser, a: Action, ctx: &mut Ctx<UiMsg>) {
             let by = if a == Action::NextPane { 1 } else { n - 1 };
             b.pane = Pane::ALL[(b.pane.index() + by) % n];
         }
-        Action::PaneOverview => b.pane = Pane::Overview,
-        Action::PaneTimeline => b.pane = Pane::Timeline,
-        Action::PaneCritical => b.pane = Pane::Critical,
-        Action::PaneRoofline => b.pane = Pane::Roofline,
-        Action::PaneAdvisor => b.pane = Pane::Advisor,
-        Action::PaneOperator => b.pane = Pane::Operator,
-        Action::PaneComm => b.pane = Pane::Comm,
+        Action::Pane(i) => {
+            if let Some(&p) = Pane::ALL.get(usize::from(i)) {
+                b.pane = p;
+            }
+        }
         Action::Enter => {
             let row = b.selected();
             panes::view(b.pane).enter(b, row, ctx);
@@ -72,8 +69,12 @@ pub fn apply(b: &mut Browser, a: Action, ctx: &mut Ctx<UiMsg>) {
         Action::PrevStep | Action::NextStep => step(b, a == Action::NextStep),
         Action::Up => b.move_sel(-1, ctx),
         Action::Down => b.move_sel(1, ctx),
-        Action::PageUp => b.move_sel(-(super::PAGE as isize), ctx),
-        Action::PageDown => b.move_sel(super::PAGE as isize, ctx),
+        Action::PageUp | Action::PageDown => {
+            let by = if a == Action::PageUp { -1 } else { 1 };
+            if !panes::view(b.pane).page(b, by, ctx) {
+                b.move_sel(by * super::PAGE as isize, ctx);
+            }
+        }
         Action::Top => b.move_sel(isize::MIN / 2, ctx),
         Action::Bottom => b.move_sel(isize::MAX / 2, ctx),
         other => panes::view(b.pane).act(b, other, ctx),
@@ -107,18 +108,4 @@ fn step(b: &mut Browser, forward: bool) {
         b.step = next;
         b.tl.zoom = None;
     }
-}
-
-/// Ranks per overview row: groups keep the heat map at ≤ 64 rows (a straggler stays a
-/// visible stripe: a group shows its worst member).
-pub fn rank_groups(n: usize) -> Vec<Range<usize>> {
-    let g = n.div_ceil(64).max(1);
-    (0..n).step_by(g).map(|a| a..(a + g).min(n)).collect()
-}
-
-/// Selects the display row holding timeline row `ri`.
-pub fn select_row(b: &mut Browser, ri: usize, size: (u16, u16)) {
-    let Some(t) = b.timeline() else { return };
-    let rows = tlpane::display_rows(b, t, size);
-    b.tl.row = rows.iter().position(|r| r.contains(&ri)).unwrap_or(0);
 }

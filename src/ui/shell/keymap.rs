@@ -12,27 +12,97 @@ pub const EMBEDDED: [(&str, &str); 1] =
     [("default", include_str!("../../../keymaps/default.toml"))];
 
 macro_rules! actions {
-    ($($v:ident => $n:literal),* $(,)?) => {
-        /// Everything a key can do.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Action { $(#[doc = $n] $v),* }
+    ($($v:ident $(($i:literal))? => $n:literal),* $(,)?) => {
         impl Action {
             /// Every action, in help order.
-            pub const ALL: &[Action] = &[$(Action::$v),*];
+            pub const ALL: &[Action] = &[$(Action::$v $(($i))?),*];
             /// The action's name in keymap files.
             pub fn name(self) -> &'static str {
-                match self { $(Action::$v => $n),* }
+                match self {
+                    $(Action::$v $(($i))? => $n,)*
+                    Action::Pane(_) => "pane",
+                }
             }
         }
     };
 }
 
+/// Everything a key can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    /// Quit.
+    Quit,
+    /// Show the keys.
+    Help,
+    /// Search operators.
+    Search,
+    /// Next search result.
+    NextMatch,
+    /// Previous search result.
+    PrevMatch,
+    /// Next pane.
+    NextPane,
+    /// Previous pane.
+    PrevPane,
+    /// Show the pane at this position of the tab order (one action for every pane: a new
+    /// pane needs a keymap line, not a new action).
+    Pane(u8),
+    /// Open what is selected.
+    Enter,
+    /// Back one level, jump or selection.
+    Back,
+    /// Previous step.
+    PrevStep,
+    /// Next step.
+    NextStep,
+    /// Selection up.
+    Up,
+    /// Selection down.
+    Down,
+    /// Page up (a detail pane: its text).
+    PageUp,
+    /// Page down (a detail pane: its text).
+    PageDown,
+    /// First row.
+    Top,
+    /// Last row.
+    Bottom,
+    /// Pan the timeline left.
+    PanLeft,
+    /// Pan the timeline right.
+    PanRight,
+    /// Zoom in.
+    ZoomIn,
+    /// Zoom out.
+    ZoomOut,
+    /// The whole step.
+    ZoomReset,
+    /// Next operator of the selected kind.
+    NextOfKind,
+    /// Previous operator of the selected kind.
+    PrevOfKind,
+    /// The timeline cursor to the next band or gap.
+    NextBand,
+    /// The timeline cursor to the previous band or gap.
+    PrevBand,
+    /// Mark (or clear) a range from the timeline cursor.
+    MarkRange,
+    /// Show or hide the timeline inspector.
+    Inspector,
+    /// One more step on the timeline's axis.
+    WidenSteps,
+    /// One step fewer on the timeline's axis.
+    NarrowSteps,
+    /// Cycle the comm matrix metric.
+    CycleMetric,
+}
+
 actions! {
     Quit => "quit", Help => "help", Search => "search", NextMatch => "next_match",
     PrevMatch => "prev_match", NextPane => "next_pane", PrevPane => "prev_pane",
-    PaneOverview => "pane_overview", PaneTimeline => "pane_timeline",
-    PaneCritical => "pane_critical", PaneRoofline => "pane_roofline",
-    PaneAdvisor => "pane_advisor", PaneOperator => "pane_operator", PaneComm => "pane_comm",
+    Pane(0) => "pane_overview", Pane(1) => "pane_timeline", Pane(2) => "pane_critical",
+    Pane(3) => "pane_roofline", Pane(4) => "pane_advisor", Pane(5) => "pane_operator",
+    Pane(6) => "pane_comm",
     Enter => "enter", Back => "back", PrevStep => "prev_step", NextStep => "next_step",
     Up => "up", Down => "down", PageUp => "page_up", PageDown => "page_down", Top => "top",
     Bottom => "bottom", PanLeft => "pan_left", PanRight => "pan_right", ZoomIn => "zoom_in",

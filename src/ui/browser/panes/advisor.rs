@@ -8,6 +8,7 @@ use crate::prose::Words;
 use crate::ui::UiMsg;
 use crate::ui::browser::{Browser, Pane, jumps};
 use crate::ui::shell::Ctx;
+use crate::ui::shell::keymap::Action;
 use crate::ui::shell::theme::Theme;
 use crate::ui::shell::widgets::{self, block};
 use ratatui::Frame;
@@ -30,8 +31,43 @@ impl PaneView for Advisor {
         b.jumped(from);
     }
 
+    fn hints(&self) -> &'static [Action] {
+        &[
+            Action::Down,
+            Action::PageDown,
+            Action::PrevStep,
+            Action::NextStep,
+            Action::Enter,
+        ]
+    }
+
+    /// PgUp/PgDn scroll the selected finding's detail (cause and fix below the fold).
+    fn page(&self, b: &mut Browser, by: isize, ctx: &Ctx<UiMsg>) -> bool {
+        let row = b.row_of(Pane::Advisor);
+        // The detail's width at this terminal size (the layout's 55%, less the borders).
+        let w = (ctx.size.0 as usize * 55 / 100).saturating_sub(2);
+        let last = detail(&ctx.theme, b, row).map_or(0, |l| last_line(&l, w));
+        let now = scroll(b) as isize;
+        let next = (now + by * DETAIL_PAGE as isize).clamp(0, last as isize);
+        b.advisor_scroll = (row, u16::try_from(next).unwrap_or(u16::MAX));
+        true
+    }
+
     fn draw(&self, f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         draw(f, area, b, ctx);
+    }
+}
+
+/// Lines PgUp/PgDn scroll the detail by.
+const DETAIL_PAGE: u16 = 8;
+
+/// The detail's scroll for the selected finding (a new selection starts at the top).
+fn scroll(b: &Browser) -> u16 {
+    let (row, by) = b.advisor_scroll;
+    if row == b.row_of(Pane::Advisor) {
+        by
+    } else {
+        0
     }
 }
 
@@ -43,6 +79,21 @@ fn evidence(b: &mut Browser, row: usize, ctx: &mut Ctx<UiMsg>) {
     };
     let target = proof::land(&data.loaded.job, &data.analysis, f);
     jumps::open(b, target, ctx);
+}
+
+/// The detail text of finding `row`.
+fn detail(th: &Theme, b: &Browser, row: usize) -> Option<Vec<Line<'static>>> {
+    let x = b.data.analysis.findings.get(row)?;
+    Some(detail_lines(th, x, &b.words[row]))
+}
+
+/// The last line the detail may scroll to: its wrapped lines (counted by width) less one.
+fn last_line(body: &[Line], w: usize) -> usize {
+    let w = w.max(1);
+    body.iter()
+        .map(|l| l.width().div_ceil(w).max(1))
+        .sum::<usize>()
+        .saturating_sub(1)
 }
 
 /// The style of a severity label.
@@ -85,16 +136,16 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     widgets::hit_rows(ctx, list, 0, rows, off);
     let title = format!("{} findings, largest impact first", findings.len());
     f.render_widget(Paragraph::new(lines).block(block(th, title)), list);
-    let body = findings
-        .get(sel)
-        .map(|x| detail_lines(th, x, &b.words[sel]))
-        .unwrap_or_default();
-    f.render_widget(
-        Paragraph::new(body)
-            .wrap(Wrap { trim: false })
-            .block(block(th, "finding (Enter: open the evidence)")),
-        detail,
-    );
+    let body = self::detail(th, b, sel).unwrap_or_default();
+    let last = last_line(&body, detail.width.saturating_sub(2) as usize);
+    let text = Paragraph::new(body).wrap(Wrap { trim: false });
+    let by = scroll(b).min(u16::try_from(last).unwrap_or(u16::MAX));
+    let title = if by > 0 {
+        "finding (↑ more above; PgUp/PgDn scroll; Enter: open the evidence)"
+    } else {
+        "finding (PgUp/PgDn scroll; Enter: open the evidence)"
+    };
+    f.render_widget(text.scroll((by, 0)).block(block(th, title)), detail);
 }
 
 fn detail_lines(th: &Theme, x: &Finding, w: &Words) -> Vec<Line<'static>> {

@@ -110,6 +110,12 @@ pub trait PaneView: Sync {
     /// Applies one of its own commands.
     fn act(&self, _b: &mut Browser, _a: Action, _ctx: &mut Ctx<UiMsg>) {}
 
+    /// Page up (`by` < 0) or down in its detail text; false when it has none (the list
+    /// selection moves a page instead).
+    fn page(&self, _b: &mut Browser, _by: isize, _ctx: &Ctx<UiMsg>) -> bool {
+        false
+    }
+
     /// Brings what it shows up to date: computed here, taken from the caches, or started in
     /// the background.
     fn prepare(&self, _b: &mut Browser, _ctx: &mut Ctx<UiMsg>) {}

@@ -4,11 +4,11 @@
 
 use super::PaneView;
 use super::parts::{part_glyph, parts, row_of};
-use crate::analysis::breakdown::{Breakdown, Part, median_own_work};
+use crate::analysis::breakdown::{Breakdown, Part};
+use crate::analysis::deviation::rank_groups;
 use crate::format::{fit, human, pad, rpad};
 use crate::model::{RankIx, StepNo};
 use crate::ui::UiMsg;
-use crate::ui::browser::nav::rank_groups;
 use crate::ui::browser::{Browser, Level, Pane};
 use crate::ui::shell::Ctx;
 use crate::ui::shell::widgets::{self, block};
@@ -232,15 +232,6 @@ fn label(b: &Browser, g: &std::ops::Range<usize>) -> String {
     }
 }
 
-/// The own work of a group in a step: its largest member's.
-fn group_work(b: &Browser, g: &std::ops::Range<usize>, step: StepNo) -> Option<i64> {
-    let ranks = &b.data.loaded.job.ranks;
-    g.clone()
-        .filter_map(|i| row_of(b, step, ranks[i].id))
-        .map(|b| b.own_work_ns())
-        .max()
-}
-
 fn heat_map(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let t = &ctx.theme;
     let inner = area.height.saturating_sub(3) as usize;
@@ -261,11 +252,6 @@ fn heat_map(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         head.push(Span::styled(rpad(&s.to_string(), cw), style));
     }
     let mut lines = vec![Line::from(head)];
-    let rows = &b.data.analysis.breakdown;
-    let medians: Vec<i64> = steps
-        .iter()
-        .map(|s| median_own_work(rows, *s).unwrap_or(0))
-        .collect();
     for (gi, g) in groups.iter().enumerate().skip(off).take(inner) {
         let lstyle = if gi == b.row_of(Pane::Overview) {
             t.selected()
@@ -273,10 +259,9 @@ fn heat_map(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
             t.text()
         };
         let mut spans = vec![Span::styled(pad(&label(b, g), 8), lstyle), Span::raw(" ")];
-        for (si, s) in steps.iter().enumerate() {
-            let cell = match group_work(b, g, *s) {
-                Some(span) if medians[si] > 0 => {
-                    let dev = (span - medians[si]) as f64 / medians[si] as f64;
+        for si in 0..steps.len() {
+            let cell = match b.heat[gi][si] {
+                Some(dev) => {
                     let (glyph, color) = widgets::heat(t, dev);
                     if cw >= 6 {
                         Span::styled(rpad(&deviation(dev), cw), Style::default().fg(color))

@@ -6,7 +6,6 @@ use crate::analysis::timeline::{Band, BandKind, Timeline};
 use crate::model::{RankIx, StepNo, Sym};
 use crate::time::Ns;
 use crate::ui::UiMsg;
-use crate::ui::browser::nav::select_row;
 use crate::ui::browser::{Browser, Focus, SelectedKey};
 use crate::ui::shell::Ctx;
 use crate::ui::shell::keymap::Action;
@@ -165,6 +164,13 @@ pub fn widen(b: &mut Browser, more: bool, ctx: &mut Ctx<UiMsg>) {
 
 /// Steps added after the selected one, at most.
 const MAX_MORE: usize = 7;
+
+/// Selects the display row holding timeline row `ri`.
+pub fn select_row(b: &mut Browser, ri: usize, size: (u16, u16)) {
+    let Some(t) = b.timeline() else { return };
+    let rows = display_rows(b, t, size);
+    b.tl.row = rows.iter().position(|r| r.contains(&ri)).unwrap_or(0);
+}
 
 /// The first collective of the step (else the first band): the operator a fresh timeline
 /// highlights.
