@@ -194,3 +194,33 @@ fn snapshots_of_the_inspector_the_range_and_several_steps() {
         snap(&format!("timeline_steps_{tag}"), &snapshot::render(&app));
     }
 }
+
+#[test]
+fn a_click_on_a_row_puts_the_cursor_on_what_is_at_that_time() {
+    let mut app = demo((120, 40));
+    keys(&mut app, "2");
+    let text = snapshot::render(&app);
+    // Rank 5's row: idle for its first 300 ms (the loader), busy at the end.
+    let y = text.lines().position(|l| l.starts_with("│rank 5 ")).unwrap() as u16;
+    let line: Vec<char> = text.lines().nth(y as usize).unwrap().chars().collect();
+    let first_cell = 1 + 11; // border + label column
+    let idle = line.iter().position(|&c| c == '─').unwrap() as u16;
+    let busy = line.iter().rposition(|&c| c == '█').unwrap() as u16;
+    assert!(idle as usize >= first_cell);
+    app.click(idle + 5, y);
+    let b = &app.screen;
+    let row = &b.timeline().unwrap().rows
+        [stepscope::ui::browser::panes::timeline::display_rows(b, b.timeline().unwrap(), (120, 40))[b.tl.row].start];
+    assert_eq!(row.rank, RankId(5));
+    let Inspected::Gap(rank, (a, z), _) = inspected(&app) else {
+        panic!("a gap")
+    };
+    assert_eq!(rank, RankId(5));
+    assert!(z - a > 250_000_000);
+    app.click(busy, y);
+    assert_eq!(app.screen.tl.gap, None);
+    let Inspected::Band(band) = inspected(&app) else {
+        panic!("a band")
+    };
+    assert_eq!(band.rank, RankId(5));
+}

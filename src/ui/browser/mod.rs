@@ -447,6 +447,16 @@ impl Screen for Browser {
                 }
                 true
             }
+            Click::RowAt(row, col, cols) => {
+                if row >= panes::view(self.pane).list_len(self, ctx) {
+                    return false;
+                }
+                if let Some(slot) = self.sel_slot() {
+                    *slot = row;
+                }
+                panes::timeline::point_at(self, col, cols, ctx);
+                true
+            }
         }
     }
 

@@ -31,6 +31,16 @@ pub enum HitTarget {
     SpacedRows(usize),
     /// A tab of the screen (its index).
     Tab(usize),
+    /// Rows (every other line when `spaced`) whose columns from `x0` on are `cols` cells of
+    /// a measured axis (a timeline's time): a click says which cell.
+    Axis {
+        /// Every other line is a row.
+        spaced: bool,
+        /// The screen column of the axis' first cell.
+        x0: u16,
+        /// Cells of the axis.
+        cols: u16,
+    },
 }
 
 /// A clickable area recorded while drawing.
@@ -47,6 +57,8 @@ pub struct Hit {
 pub enum Click {
     /// A row of the current list.
     Row(usize),
+    /// A row of an axis, at cell `col` of `cols`.
+    RowAt(usize, u16, u16),
     /// A tab.
     Tab(usize),
 }
@@ -305,6 +317,17 @@ impl<S: Screen> Shell<S> {
                     return;
                 }
                 Click::Row(first + (y - h.area.y) as usize / 2)
+            }
+            HitTarget::Axis { spaced, x0, cols } => {
+                let dy = (y - h.area.y) as usize;
+                if spaced && dy % 2 == 1 {
+                    return;
+                }
+                let row = if spaced { dy / 2 } else { dy };
+                match x.checked_sub(x0).filter(|&c| c < cols) {
+                    Some(c) => Click::RowAt(row, c, cols),
+                    None => Click::Row(row),
+                }
             }
         };
         if self.screen.click(c, &mut self.ctx) {

@@ -25,6 +25,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use std::ops::Range;
 
+pub use super::timeline_cursor::point_at;
 pub use super::timeline_nav::{display_rows, select_row};
 
 /// Label column of rank rows (`rank 1023`); lane rows get up to [`LANE_LABEL`].
@@ -209,10 +210,10 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     };
     lines.extend(axis_lines(b, th, t, &rows, &axes, gaps));
     let shown = (lines.len() - 2) as u16;
-    let target = if gaps {
-        HitTarget::SpacedRows(0)
-    } else {
-        HitTarget::Rows(0)
+    let target = HitTarget::Axis {
+        spaced: gaps,
+        x0: inner.x + label_w as u16,
+        cols: cells as u16,
     };
     ctx.hit(Rect::new(inner.x, inner.y + 2, inner.width, shown), target);
     while lines.len() < inner.height as usize - 1 {

@@ -101,6 +101,39 @@ pub fn walk(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) {
     follow(b, s, e);
 }
 
+/// A click on the selected row at cell `col` of `cols`: the cursor to the band at that time
+/// (the shortest of those holding it: the most specific), else the gap there.
+pub fn point_at(b: &mut Browser, col: u16, cols: u16, ctx: &mut Ctx<UiMsg>) {
+    let Some(t) = b.timeline() else { return };
+    let Some(row) = row(b, t, ctx.size) else {
+        return;
+    };
+    let (w0, w1) = super::timeline_nav::window(b, t);
+    let cell = |c: u16| w0 + ((w1 - w0) as i128 * i128::from(c) / i128::from(cols.max(1))) as Ns;
+    // The cell's middle.
+    let at = cell(col) + (cell(col + 1) - cell(col)) / 2;
+    let stops = stops(row, axis(t));
+    let holds = |s: &Stop| {
+        let (a, z) = span(row, *s);
+        a <= at && at < z
+    };
+    let band = stops
+        .iter()
+        .filter(|s| matches!(s, Stop::Band(_)) && holds(s))
+        .min_by_key(|s| {
+            let (a, z) = span(row, **s);
+            z - a
+        });
+    match band.or_else(|| stops.iter().find(|s| holds(s))) {
+        Some(&Stop::Band(i)) => {
+            b.tl.op = Some((row.bands[i].name, row.occurrence_index(i)));
+            b.tl.gap = None;
+        }
+        Some(&Stop::Gap(a, z)) => b.tl.gap = Some((a, z)),
+        None => {}
+    }
+}
+
 /// `v`: marks a range from the cursor's start, or clears the one marked.
 pub fn mark(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
     if b.tl.mark.take().is_some() {
