@@ -201,7 +201,10 @@ fn a_click_on_a_row_puts_the_cursor_on_what_is_at_that_time() {
     keys(&mut app, "2");
     let text = snapshot::render(&app);
     // Rank 5's row: idle for its first 300 ms (the loader), busy at the end.
-    let y = text.lines().position(|l| l.starts_with("│rank 5 ")).unwrap() as u16;
+    let y = text
+        .lines()
+        .position(|l| l.starts_with("│rank 5 "))
+        .unwrap() as u16;
     let line: Vec<char> = text.lines().nth(y as usize).unwrap().chars().collect();
     let first_cell = 1 + 11; // border + label column
     let idle = line.iter().position(|&c| c == '─').unwrap() as u16;
@@ -209,8 +212,12 @@ fn a_click_on_a_row_puts_the_cursor_on_what_is_at_that_time() {
     assert!(idle as usize >= first_cell);
     app.click(idle + 5, y);
     let b = &app.screen;
-    let row = &b.timeline().unwrap().rows
-        [stepscope::ui::browser::panes::timeline::display_rows(b, b.timeline().unwrap(), (120, 40))[b.tl.row].start];
+    let row = &b.timeline().unwrap().rows[stepscope::ui::browser::panes::timeline::display_rows(
+        b,
+        b.timeline().unwrap(),
+        (120, 40),
+    )[b.tl.row]
+        .start];
     assert_eq!(row.rank, RankId(5));
     let Inspected::Gap(rank, (a, z), _) = inspected(&app) else {
         panic!("a gap")
@@ -223,4 +230,39 @@ fn a_click_on_a_row_puts_the_cursor_on_what_is_at_that_time() {
         panic!("a band")
     };
     assert_eq!(band.rank, RankId(5));
+}
+
+#[test]
+fn search_results_say_how_often_and_how_long_and_n_walks_the_hits_in_time() {
+    let mut app = demo((120, 40));
+    keys(&mut app, "2/allred");
+    let text = snapshot::render(&app);
+    let line = text
+        .lines()
+        .find(|l| l.contains("ncclDevKernel_AllReduce"))
+        .unwrap_or_else(|| panic!("{text}"));
+    // 4 all-reduces per step × 6 steps × 8 ranks.
+    assert!(line.contains("192×"), "{line}");
+    keys(&mut app, "<enter>");
+    let start = |app: &App| {
+        let b = &app.screen;
+        let t = b.timeline().unwrap();
+        let rows = stepscope::ui::browser::panes::timeline::display_rows(b, t, (120, 40));
+        let (op, k) = b.tl.op.unwrap();
+        t.rows[rows[b.tl.row].start]
+            .occurrence(op, k)
+            .unwrap()
+            .start
+    };
+    let mut seen = vec![start(&app)];
+    for _ in 0..5 {
+        keys(&mut app, "n");
+        let s = start(&app);
+        assert!(s >= *seen.last().unwrap(), "in time order");
+        seen.push(s);
+    }
+    let status = app.ctx.status.clone().unwrap();
+    assert!(status.contains(" of 32 on this axis"), "{status}");
+    keys(&mut app, "N");
+    assert_eq!(start(&app), seen[4]);
 }

@@ -392,21 +392,45 @@ fn most<K: Copy + Ord + std::hash::Hash>(m: &FxHashMap<K, u64>) -> Option<K> {
 /// data-loader range or a blocking `cudaStreamSynchronize` is as much a culprit as a kernel —
 /// not step markers), sorted by name: what the search and `--op` match against.
 pub fn names(job: &Job) -> Vec<Sym> {
-    let mut seen = vec![false; job.strings.len()];
+    totals(job).into_iter().map(|n| n.name).collect()
+}
+
+/// A name's occurrences over the job: what a search result says of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameTotal {
+    /// The name.
+    pub name: Sym,
+    /// Its events over every rank and step.
+    pub count: u64,
+    /// Σ their durations (saturating).
+    pub total_ns: Ns,
+}
+
+/// [`names`] with each name's count and total duration.
+pub fn totals(job: &Job) -> Vec<NameTotal> {
+    let mut acc: Vec<(u64, Ns)> = vec![(0, 0); job.strings.len()];
     for r in &job.ranks {
-        for (n, k) in r.events.name.iter().zip(&r.events.kind) {
+        let e = &r.events;
+        for i in 0..e.len() {
+            let k = e.kind[i];
             if k.is_device_work() || matches!(k, Kind::HostOp | Kind::Launch | Kind::Annotation) {
-                seen[*n as usize] = true;
+                let a = &mut acc[e.name[i] as usize];
+                a.0 += 1;
+                a.1 = a.1.saturating_add(e.dur[i]);
             }
         }
     }
-    let mut out: Vec<Sym> = job
+    let mut out: Vec<NameTotal> = job
         .strings
         .iter()
-        .filter(|(s, _)| seen[*s as usize] && !job.role(*s).is_step_marker())
-        .map(|(s, _)| s)
+        .filter(|(s, _)| acc[*s as usize].0 > 0 && !job.role(*s).is_step_marker())
+        .map(|(s, _)| NameTotal {
+            name: s,
+            count: acc[s as usize].0,
+            total_ns: acc[s as usize].1,
+        })
         .collect();
-    out.sort_by(|a, b| job.strings.resolve(*a).cmp(job.strings.resolve(*b)));
+    out.sort_by(|a, b| job.strings.resolve(a.name).cmp(job.strings.resolve(b.name)));
     out
 }
 

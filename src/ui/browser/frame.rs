@@ -125,6 +125,37 @@ fn tab_line(b: &Browser, ctx: &Ctx<UiMsg>) -> Line<'static> {
     Line::from(spans)
 }
 
+/// A search result: its name cut to `room` columns with the characters the query matched
+/// highlighted, then its count and total time.
+fn result_line(
+    name: &str,
+    query: &str,
+    room: usize,
+    style: ratatui::style::Style,
+    th: &crate::ui::shell::theme::Theme,
+    stats: String,
+) -> Line<'static> {
+    let hit = super::search::matched(name, query);
+    let shown = fit(name, room);
+    let mut spans = vec![Span::styled(" ", style)];
+    for (i, c) in shown.chars().enumerate() {
+        let st = if hit.contains(&i) && c != '…' {
+            style
+                .fg(th.c.accent)
+                .add_modifier(ratatui::style::Modifier::BOLD)
+        } else {
+            style
+        };
+        spans.push(Span::styled(c.to_string(), st));
+    }
+    let pad = room.saturating_sub(crate::format::width(&shown));
+    spans.push(Span::styled(
+        format!("{}{stats}", " ".repeat(pad)),
+        th.dim(),
+    ));
+    Line::from(spans)
+}
+
 fn search_overlay(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let th = &ctx.theme;
     let shown = b.search.results.len().min(10) as u16;
@@ -156,13 +187,17 @@ fn search_overlay(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         } else {
             th.text()
         };
-        lines.push(Line::from(Span::styled(
-            format!(
-                " {}",
-                crate::format::fit_name(b.name(*s), (r.width as usize).saturating_sub(3))
-            ),
+        let (count, total) = b.totals.get(s).copied().unwrap_or((0, 0));
+        let stats = format!("  {count}× {}", crate::format::human(total));
+        let room = (r.width as usize).saturating_sub(3 + stats.len());
+        lines.push(result_line(
+            b.name(*s),
+            &b.search.query,
+            room,
             style,
-        )));
+            th,
+            stats,
+        ));
     }
     f.render_widget(
         Paragraph::new(lines),

@@ -194,6 +194,8 @@ pub struct Browser {
     pub pending: HashSet<Task>,
     /// Operator names the search matches (device work and host operators, by name).
     pub names: Vec<Sym>,
+    /// Each name's count and total duration over the job (what a search result says).
+    pub totals: HashMap<Sym, (u64, Ns)>,
     /// The findings in words (same order as the findings), worded once: panes draw them
     /// every frame.
     pub words: Vec<Words>,
@@ -210,7 +212,12 @@ impl Browser {
         let step = slowest
             .and_then(|s| steps.iter().position(|x| *x == s))
             .unwrap_or(0);
-        let names = crate::analysis::operator::names(&data.loaded.job);
+        let all = crate::analysis::operator::totals(&data.loaded.job);
+        let names = all.iter().map(|n| n.name).collect();
+        let totals = all
+            .iter()
+            .map(|n| (n.name, (n.count, n.total_ns)))
+            .collect();
         let words = data.analysis.findings.iter().map(prose::words).collect();
         let heat = heat_map(&data);
         let mut b = Browser {
@@ -229,6 +236,7 @@ impl Browser {
             cache: Caches::default(),
             pending: HashSet::new(),
             names,
+            totals,
             words,
             heat,
         };

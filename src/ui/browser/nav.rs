@@ -45,7 +45,12 @@ pub fn apply(b: &mut Browser, a: Action, ctx: &mut Ctx<UiMsg>) {
             b.search.open(&b.names, strings);
         }
         Action::NextMatch | Action::PrevMatch => {
-            let by = if a == Action::NextMatch { 1 } else { -1 };
+            let forward = a == Action::NextMatch;
+            // On the timeline, the current result's occurrences come first, in time order.
+            if b.pane == Pane::Timeline && panes::timeline::next_hit(b, forward, ctx) {
+                return;
+            }
+            let by = if forward { 1 } else { -1 };
             match b.search.step(by) {
                 Some(s) => b.select_op(s, ctx),
                 None => ctx.status = Some("no search results: press / to search".into()),

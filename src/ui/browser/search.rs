@@ -49,6 +49,17 @@ pub fn matches(names: &[Sym], strings: &Interner, query: &str) -> Vec<Sym> {
     scored.into_iter().map(|x| x.2).collect()
 }
 
+/// The positions (char indices) of `name` the query matched, for highlighting.
+pub fn matched(name: &str, query: &str) -> Vec<usize> {
+    if query.is_empty() {
+        return Vec::new();
+    }
+    SkimMatcherV2::default()
+        .smart_case()
+        .fuzzy_indices(name, query)
+        .map_or_else(Vec::new, |(_, ix)| ix)
+}
+
 impl Search {
     /// Opens the prompt with an empty query.
     pub fn open(&mut self, names: &[Sym], strings: &Interner) {

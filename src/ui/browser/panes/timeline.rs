@@ -25,7 +25,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use std::ops::Range;
 
-pub use super::timeline_cursor::point_at;
+pub use super::timeline_cursor::{next_hit, point_at};
 pub use super::timeline_nav::{display_rows, select_row};
 
 /// Label column of rank rows (`rank 1023`); lane rows get up to [`LANE_LABEL`].

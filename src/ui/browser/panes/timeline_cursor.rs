@@ -134,6 +134,56 @@ pub fn point_at(b: &mut Browser, col: u16, cols: u16, ctx: &mut Ctx<UiMsg>) {
     }
 }
 
+/// `n` / `N` on the timeline: the next (previous) occurrence in time, over every row, of the
+/// search result the cursor is on; false when the cursor is not on it or it has no further
+/// occurrence (the search moves on to the next result).
+pub fn next_hit(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) -> bool {
+    let (Some(name), Some((sel, k))) = (b.search.current(), b.tl.op) else {
+        return false;
+    };
+    let Some(t) = b.timeline() else { return false };
+    if sel != name || b.tl.gap.is_some() {
+        return false;
+    }
+    let rows = display_rows(b, t, ctx.size);
+    let Some(cur_row) = rows.get(b.tl.row).map(|r| r.start) else {
+        return false;
+    };
+    // Every occurrence: (start, row, k, end), in time order.
+    let mut hits: Vec<(Ns, usize, usize, Ns)> = Vec::new();
+    for (ri, r) in t.rows.iter().enumerate() {
+        let named = r.bands.iter().filter(|x| x.name == name);
+        hits.extend(named.enumerate().map(|(k, x)| (x.start, ri, k, x.end)));
+    }
+    hits.sort_unstable();
+    let Some(at) = hits.iter().position(|h| (h.1, h.2) == (cur_row, k)) else {
+        return false;
+    };
+    let next = if forward {
+        at + 1
+    } else {
+        match at.checked_sub(1) {
+            Some(i) => i,
+            None => return false,
+        }
+    };
+    let Some(&(start, ri, k, end)) = hits.get(next) else {
+        return false;
+    };
+    let total: Ns = hits.iter().map(|h| h.3 - h.0).sum();
+    let n = hits.len();
+    super::timeline_nav::select_row(b, ri, ctx.size);
+    b.tl.op = Some((name, k));
+    follow(b, start, end);
+    ctx.status = Some(format!(
+        "hit {} of {n} on this axis, {} together: {}",
+        next + 1,
+        crate::format::human(total),
+        crate::format::fit_name(b.name(name), 50)
+    ));
+    true
+}
+
 /// `v`: marks a range from the cursor's start, or clears the one marked.
 pub fn mark(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
     if b.tl.mark.take().is_some() {
