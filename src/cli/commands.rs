@@ -18,6 +18,17 @@ fn print(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
 }
 
+/// The text report's width: the terminal's when stdout is one (at least 60 columns), else
+/// 100 (a pipe, a CI log).
+fn page_width() -> usize {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return report::text_page();
+    }
+    ratatui::crossterm::terminal::size()
+        .map_or(report::text_page(), |(cols, _)| usize::from(cols).max(60))
+}
+
 /// `stepscope report` (and no command off a terminal): the report of `paths`.
 pub fn report(
     paths: &[PathBuf],
@@ -26,9 +37,10 @@ pub fn report(
     fail_on: Option<Severity>,
 ) -> Result<i32, Error> {
     let s = Session::open(paths, settings)?;
-    print(&report::render(
+    print(&report::render_in(
         &report::build(&s.loaded, &s.analysis, s.opts.scope),
         format,
+        page_width(),
     ));
     let tripped = fail_on.is_some_and(|sev| s.analysis.findings.iter().any(|f| f.severity >= sev));
     // The process exits next: freeing millions of events one allocation at a time would only

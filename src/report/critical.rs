@@ -2,7 +2,7 @@
 
 use super::table::Table;
 use crate::analysis::critical_path::CriticalPath;
-use crate::format::{fit, human, join, pct};
+use crate::format::{human, join, pct};
 
 /// Critical operators listed.
 pub const CRITICAL_OPS: usize = 10;
@@ -65,7 +65,7 @@ pub fn table(c: &CriticalPath) -> Table {
             .take(CRITICAL_OPS)
             .map(|o| {
                 vec![
-                    fit(&o.name, 48),
+                    o.name.clone(),
                     o.category.as_str().to_string(),
                     o.count.to_string(),
                     human(o.total_ns),

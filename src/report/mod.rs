@@ -13,6 +13,7 @@ mod markdown;
 mod table;
 mod tasks;
 mod text;
+mod text_grid;
 mod transports;
 
 pub use cluster::{ClusterSection, CommSection, GroupInfo};
@@ -283,6 +284,16 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
 /// whole document passes [`printable_lines`](crate::format::printable_lines) last. JSON keeps
 /// names and escapes what a terminal must not see raw ([`crate::format::json`]).
 pub fn render(r: &Report, format: Format) -> String {
+    render_in(r, format, text::PAGE)
+}
+
+/// The text report's width off a terminal.
+pub fn text_page() -> usize {
+    text::PAGE
+}
+
+/// [`render`] with the text report laid out in `page` columns (a terminal's width).
+pub fn render_in(r: &Report, format: Format, page: usize) -> String {
     // The whole report is copied only when it holds something to escape.
     let printable = |s: String| {
         match crate::format::printable_lines(&s) {
@@ -292,7 +303,7 @@ pub fn render(r: &Report, format: Format) -> String {
         .unwrap_or(s)
     };
     match format {
-        Format::Text => printable(text::render(r)),
+        Format::Text => printable(text::render_in(r, page)),
         Format::Md => printable(markdown::render(r)),
         Format::Json => {
             let mut s = crate::format::json::to_string_pretty(r).expect("the report serializes");

@@ -1,25 +1,29 @@
-//! Plain-text report: what a person reads in a terminal or a CI log; fits 100 columns.
+//! Plain-text report: what a person reads in a terminal or a CI log; fits 100 columns, or
+//! the terminal's width.
 
 use super::{Report, closing_lists, nonzero_counts, rows_of_step, timings_line};
-use crate::format::{fit, printable};
+use crate::format::printable;
 use std::fmt::Write;
 
 /// Ranks listed in the per-step breakdown before the rest are summarized.
 pub const MAX_RANK_ROWS: usize = 16;
 /// Operators listed.
 pub const TOP_OPS: usize = 15;
-const NAME_WIDTH: usize = 48;
 
-/// Renders the text report.
-pub fn render(r: &Report) -> String {
+/// The page width of a report not printed to a terminal.
+pub const PAGE: usize = 100;
+
+/// Renders the text report in `page` columns (a terminal's width): tables narrow their
+/// name columns to fit and write cut names whole on the next line.
+pub fn render_in(r: &Report, page: usize) -> String {
     let mut o = String::new();
     header(&mut o, r);
-    table(&mut o, &super::advice::findings(&r.findings));
+    table(&mut o, &super::advice::findings(&r.findings), page);
     steps(&mut o, r);
     breakdown(&mut o, r);
-    top_ops(&mut o, r);
+    top_ops(&mut o, r, page);
     for t in super::tables(r) {
-        table(&mut o, &t);
+        table(&mut o, &t, page);
     }
     for (title, lines) in closing_lists(r) {
         if !lines.is_empty() {
@@ -135,7 +139,7 @@ fn breakdown(o: &mut String, r: &Report) {
 }
 
 /// Operators by device (or host self) time.
-fn top_ops(o: &mut String, r: &Report) {
+fn top_ops(o: &mut String, r: &Report, page: usize) {
     if r.top_ops.is_empty() {
         return;
     }
@@ -145,64 +149,32 @@ fn top_ops(o: &mut String, r: &Report) {
         "host self time (CPU-only job)"
     };
     let _ = writeln!(o, "\nTop operators by {basis}");
-    let _ = writeln!(
-        o,
-        "  {:<NAME_WIDTH$}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}",
-        "name", "kind", "count", "total", "mean", "share"
-    );
-    for op in r.top_ops.iter().take(TOP_OPS) {
-        let c = op.cells();
-        let _ = writeln!(
-            o,
-            "  {}  {:<7}  {:>7}  {:>9}  {:>9}  {:>6}",
-            crate::format::pad(&printable(&op.name), NAME_WIDTH),
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            c[4]
-        );
-    }
+    let rows: Vec<Vec<String>> = r
+        .top_ops
+        .iter()
+        .take(TOP_OPS)
+        .map(|op| {
+            let mut row = vec![printable(&op.name).into_owned()];
+            row.extend(op.cells());
+            row
+        })
+        .collect();
+    let heads = ["<name", "<kind", "count", "total", "mean", "share"];
+    super::text_grid::write(o, &heads, &rows, page);
 }
 
-/// Writes a table: columns padded to their widest cell (headers starting with `<` are
-/// left-aligned), at most `TABLE_ROWS` rows, then its notes wrapped at 100 columns. Cells
-/// hold trace names: each is made printable before it is measured.
-fn table(o: &mut String, t: &super::table::Table) {
+/// Writes a table: its columns in `page` ([`super::text_grid`]), at most `TABLE_ROWS` rows,
+/// then its notes wrapped at 100 columns. Cells hold trace names: each is made printable
+/// before it is measured.
+fn table(o: &mut String, t: &super::table::Table, page: usize) {
     use super::table::TABLE_ROWS;
     let _ = writeln!(o, "\n{}", printable(&t.title));
     if !t.header.is_empty() {
-        let heads: Vec<&str> = t.header.iter().map(|h| h.trim_start_matches('<')).collect();
         let rows: Vec<Vec<String>> = t.rows[..t.rows.len().min(TABLE_ROWS)]
             .iter()
             .map(|r| r.iter().map(|c| printable(c).into_owned()).collect())
             .collect();
-        let width: Vec<usize> = (0..heads.len())
-            .map(|c| {
-                rows.iter()
-                    .map(|r| crate::format::width(&r[c]))
-                    .chain([crate::format::width(heads[c])])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let line = |cells: &[&str]| {
-            let mut l = String::from(" ");
-            for (c, cell) in cells.iter().enumerate() {
-                let pad = width[c].saturating_sub(crate::format::width(cell));
-                if t.header[c].starts_with('<') {
-                    l.push_str(&format!(" {cell}{}", " ".repeat(pad)));
-                } else {
-                    l.push_str(&format!(" {}{cell}", " ".repeat(pad)));
-                }
-            }
-            fit(l.trim_end(), 100)
-        };
-        let _ = writeln!(o, "{}", line(&heads));
-        for r in &rows {
-            let cells: Vec<&str> = r.iter().map(String::as_str).collect();
-            let _ = writeln!(o, "{}", line(&cells));
-        }
+        super::text_grid::write(o, &t.header, &rows, page);
         if t.rows.len() > TABLE_ROWS {
             let _ = writeln!(
                 o,
