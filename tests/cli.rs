@@ -110,9 +110,13 @@ fn every_text_line_fits_100_columns_and_cut_names_follow_whole() {
             );
         }
         // The top operators keep every column and their full names.
-        let full = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+        let full =
+            "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
         assert!(s.contains(&format!("↳ {full}")), "{s}");
-        let top = s.lines().find(|l| l.contains("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(…)")).unwrap();
+        let top = s
+            .lines()
+            .find(|l| l.contains("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(…)"))
+            .unwrap();
         assert!(top.trim_end().ends_with('%'), "{top}");
     }
 }

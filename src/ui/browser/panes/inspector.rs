@@ -3,6 +3,7 @@
 //! the cursor moves (in `prepare`), drawn from the cache. `i` hides it.
 
 use super::timeline_cursor::{self as cursor, Stop};
+pub use super::timeline_nav::inspector_height as height;
 use crate::analysis::inspect::{self, BandFacts, HostDoing, RangeFacts};
 use crate::analysis::timeline::Timeline;
 use crate::format::{bytes, fit, fit_name, human};
@@ -18,11 +19,6 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-
-/// Lines the inspector takes (borders included) when shown.
-const HEIGHT: u16 = 7;
-/// The smallest terminal height that shows it.
-const MIN_ROWS: u16 = 20;
 
 /// What the inspection was computed for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,15 +43,6 @@ pub enum Inspected {
     Range(RankId, RangeFacts),
     /// Nothing under the cursor.
     Nothing,
-}
-
-/// Lines it takes at terminal `size` (0: hidden, or no room).
-pub fn height(b: &Browser, size: (u16, u16)) -> u16 {
-    if b.tl.inspector_off || size.1 < MIN_ROWS {
-        0
-    } else {
-        HEIGHT
-    }
 }
 
 /// Brings the inspection up to date with the cursor.

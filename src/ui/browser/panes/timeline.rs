@@ -121,6 +121,8 @@ impl PaneView for TimelinePane {
     fn prepare(&self, b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
         if let Some(step) = b.step_number() {
             tlnav::prepare(b, step, ctx);
+            cursor::keep_valid(b, ctx.size);
+            super::inspector::prepare(b, ctx.size);
         }
     }
 

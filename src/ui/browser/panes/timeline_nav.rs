@@ -21,15 +21,27 @@ pub fn capacity(size: (u16, u16), inspector: u16) -> usize {
     size.1.saturating_sub(3 + 2 + CHROME + inspector).max(1) as usize
 }
 
+/// Lines the inspector takes under the rows (borders included) when shown.
+const INSPECTOR: u16 = 7;
+/// The smallest terminal height that shows the inspector.
+const INSPECTOR_MIN_ROWS: u16 = 20;
+
+/// Lines the inspector takes at terminal `size` (0: hidden, or no room).
+pub fn inspector_height(b: &Browser, size: (u16, u16)) -> u16 {
+    if b.tl.inspector_off || size.1 < INSPECTOR_MIN_ROWS {
+        0
+    } else {
+        INSPECTOR
+    }
+}
+
 /// The displayed rows: single timeline rows, or groups when they exceed the capacity.
 pub fn display_rows(b: &Browser, t: &Timeline, size: (u16, u16)) -> Vec<Range<usize>> {
     let base =
         b.tl.expanded
             .map_or(0..t.rows.len(), |(a, e)| a..e.min(t.rows.len()));
     let n = base.len();
-    let g = n
-        .div_ceil(capacity(size, super::inspector::height(b, size)))
-        .max(1);
+    let g = n.div_ceil(capacity(size, inspector_height(b, size))).max(1);
     base.clone()
         .step_by(g)
         .map(|a| a..(a + g).min(base.end))
@@ -89,7 +101,6 @@ pub fn prepare(b: &mut Browser, step: StepNo, ctx: &mut Ctx<UiMsg>) {
         b.keep_timeline(rank, step, more, t);
     }
     resolve_focus(b, ctx);
-    super::timeline_cursor::keep_valid(b, ctx.size);
     let rows = b
         .timeline()
         .map_or(0, |t| display_rows(b, t, ctx.size).len());
@@ -114,7 +125,6 @@ pub fn prepare(b: &mut Browser, step: StepNo, ctx: &mut Ctx<UiMsg>) {
         };
         b.cache.selected = key;
     }
-    super::inspector::prepare(b, ctx.size);
 }
 
 /// Steps shown after the selected one: as asked, within the job's last step.
