@@ -192,6 +192,26 @@ fn every_finding_of_the_real_jobs_lands_on_its_proof() {
     }
 }
 
+/// The rank and the name of the band a target selects.
+fn band(app: &App, t: Target) -> (u32, String) {
+    let (r, e) = match t {
+        Target::RankLanes {
+            rank,
+            band: Some(e),
+            ..
+        } => (rank, e),
+        Target::Cluster {
+            rank: Some(r),
+            band: Some(e),
+            ..
+        } => (r, e),
+        other => panic!("no band: {other:?}"),
+    };
+    let job = &app.screen.data.loaded.job;
+    let name = job.strings.resolve(job.rank(r).events.name[e.index()]);
+    (job.rank(r).id.0, name.to_string())
+}
+
 /// The proofs the issue names, by hand on the scenarios that carry them.
 #[test]
 fn the_named_causes_open_the_view_that_proves_them() {
@@ -222,43 +242,16 @@ fn the_named_causes_open_the_view_that_proves_them() {
     );
     // The straggler: rank 3's all-reduce, where the others wait.
     let (t, _, app) = target(Scenario::Straggler, "straggler");
-    let Target::Cluster {
-        rank: Some(r),
-        band: Some(e),
-        ..
-    } = t
-    else {
-        panic!("{t:?}")
-    };
-    let job = &app.screen.data.loaded.job;
-    assert_eq!(job.rank(r).id.0, 3);
-    let name = job.strings.resolve(job.rank(r).events.name[e.index()]);
+    assert!(matches!(t, Target::Cluster { .. }), "{t:?}");
+    let (rank, name) = band(&app, t);
+    assert_eq!(rank, 3);
     assert!(name.starts_with("ncclDevKernel_AllReduce"), "{name}");
     // A sync: the blocking call itself.
     let (t, _, app) = target(Scenario::Default, "sync_points");
-    let Target::RankLanes {
-        rank,
-        band: Some(e),
-        ..
-    } = t
-    else {
-        panic!("{t:?}")
-    };
-    let job = &app.screen.data.loaded.job;
-    let name = job.strings.resolve(job.rank(rank).events.name[e.index()]);
-    assert_eq!(name, "cudaStreamSynchronize");
+    assert_eq!(band(&app, t).1, "cudaStreamSynchronize");
     // Allocator churn: an allocator call.
     let (t, _, app) = target(Scenario::AllocatorChurn, "allocator_churn");
-    let Target::RankLanes {
-        rank,
-        band: Some(e),
-        ..
-    } = t
-    else {
-        panic!("{t:?}")
-    };
-    let job = &app.screen.data.loaded.job;
-    let name = job.strings.resolve(job.rank(rank).events.name[e.index()]);
+    let name = band(&app, t).1;
     assert!(name == "cudaFree" || name == "cudaMalloc", "{name}");
     // Small messages: the comm pane, filtered to the rule's size bound.
     let (t, focus, _) = target(Scenario::SmallMessages, "small_messages");

@@ -76,17 +76,16 @@ impl Browser {
         }
     }
 
+    /// Rank `r`'s clock offset: what its times add on the aligned clock the timeline draws.
+    pub fn offset(&self, r: RankIx) -> crate::time::Ns {
+        let offsets = &self.data.analysis.comm.offsets;
+        offsets.get(r.get()).map_or(0, |o| o.offset_ns)
+    }
+
     /// A pending timeline selection of rank `r`'s event `e`.
     fn focus_on(&self, r: RankIx, e: EventIx) -> Focus {
-        let job = &self.data.loaded.job;
-        let rank = job.rank(r);
-        let off = self
-            .data
-            .analysis
-            .comm
-            .offsets
-            .get(r.get())
-            .map_or(0, |o| o.offset_ns);
+        let rank = self.data.loaded.job.rank(r);
+        let off = self.offset(r);
         let i = e.index();
         Focus {
             rank: rank.id,

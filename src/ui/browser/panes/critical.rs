@@ -37,13 +37,7 @@ impl PaneView for Critical {
         let Some(r) = job.rank_ix(op.rank) else {
             return;
         };
-        let off = b
-            .data
-            .analysis
-            .comm
-            .offsets
-            .get(r.get())
-            .map_or(0, |o| o.offset_ns);
+        let off = b.offset(r);
         let on_device = matches!(op.category, Category::GpuCompute | Category::Communication);
         if !on_device && b.device() != Some(r) {
             b.push(Level::Device(r), Pane::Timeline);

@@ -73,7 +73,7 @@ fn inspect_now(b: &Browser, t: &Timeline, size: (u16, u16)) -> Inspected {
     };
     let (job, an) = (&b.data.loaded.job, &b.data.analysis);
     let r = row.rank_index;
-    let off = an.comm.offsets.get(r.get()).map_or(0, |o| o.offset_ns);
+    let off = b.offset(r);
     if let Some((from, to)) = cursor::range(b, t, row) {
         return Inspected::Range(row.rank, inspect::range(row, from, to));
     }
