@@ -354,20 +354,10 @@ impl Browser {
 
     /// Moves the current list's selection by `by` rows (clamped).
     pub fn move_sel(&mut self, by: isize, ctx: &Ctx<UiMsg>) {
-        let len = panes::view(self.pane).list_len(self, ctx);
-        let Some(slot) = self.sel_slot() else { return };
-        let max = len.saturating_sub(1) as isize;
+        let view = panes::view(self.pane);
+        let max = view.list_len(self, ctx).saturating_sub(1) as isize;
+        let slot = view.selection(self);
         *slot = (*slot as isize).saturating_add(by).clamp(0, max.max(0)) as usize;
-    }
-
-    /// The selection the current view moves.
-    pub fn sel_slot(&mut self) -> Option<&mut usize> {
-        Some(match (self.pane, self.level()) {
-            (Pane::Overview, Level::Device(_)) => &mut self.device_row,
-            (Pane::Operator, Level::Operator(_)) => &mut self.op_row,
-            (Pane::Timeline, _) => &mut self.tl.row,
-            (p, _) => &mut self.sel[p.index()],
-        })
     }
 
     /// The selected row of a pane's list (cluster level).
@@ -377,12 +367,7 @@ impl Browser {
 
     /// The current view's selected row.
     pub fn selected(&self) -> usize {
-        match (self.pane, self.level()) {
-            (Pane::Overview, Level::Device(_)) => self.device_row,
-            (Pane::Operator, Level::Operator(_)) => self.op_row,
-            (Pane::Timeline, _) => self.tl.row,
-            (p, _) => self.sel[p.index()],
-        }
+        panes::view(self.pane).selected(self)
     }
 }
 
@@ -450,8 +435,8 @@ impl Screen for Browser {
                 }
                 if self.selected() == row {
                     nav::apply(self, Action::Enter, ctx);
-                } else if let Some(slot) = self.sel_slot() {
-                    *slot = row;
+                } else {
+                    *panes::view(self.pane).selection(self) = row;
                 }
                 true
             }
@@ -459,9 +444,7 @@ impl Screen for Browser {
                 if row >= panes::view(self.pane).list_len(self, ctx) {
                     return false;
                 }
-                if let Some(slot) = self.sel_slot() {
-                    *slot = row;
-                }
+                *panes::view(self.pane).selection(self) = row;
                 panes::timeline::point_at(self, col, cols, ctx);
                 true
             }

@@ -89,12 +89,10 @@ pub fn apply(b: &mut Browser, a: Action, ctx: &mut Ctx<UiMsg>) {
 /// Esc: collapse an expanded timeline group, else back from an evidence jump, else one level
 /// up.
 fn back(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
-    if b.pane == Pane::Timeline && b.tl.mark.is_some() {
-        b.tl.mark = None;
-        ctx.status = Some("range cleared".into());
-    } else if b.pane == Pane::Timeline && b.tl.expanded.is_some() {
-        b.tl.expanded = None;
-    } else if b.return_from_jump() {
+    if panes::view(b.pane).back(b, ctx) {
+        return;
+    }
+    if b.return_from_jump() {
         ctx.status = Some("back from the evidence".into());
     } else if !b.pop() {
         ctx.status = Some("at the cluster level (q quits)".into());

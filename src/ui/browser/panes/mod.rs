@@ -97,6 +97,22 @@ pub trait PaneView: Sync {
     /// Enter on row `row`.
     fn enter(&self, b: &mut Browser, row: usize, ctx: &mut Ctx<UiMsg>);
 
+    /// The row its list has selected in the current state (default: its cluster-level row).
+    fn selected(&self, b: &Browser) -> usize {
+        b.sel[b.pane.index()]
+    }
+
+    /// That selection, to move it.
+    fn selection<'a>(&self, b: &'a mut Browser) -> &'a mut usize {
+        &mut b.sel[b.pane.index()]
+    }
+
+    /// Esc in it: undoes its own last step (a marked range, an expanded group); false when it
+    /// has none (the browser goes back a jump or a level).
+    fn back(&self, _b: &mut Browser, _ctx: &mut Ctx<UiMsg>) -> bool {
+        false
+    }
+
     /// The footer hints it adds after the global ones.
     fn hints(&self) -> &'static [Action] {
         LIST_HINTS

@@ -38,6 +38,21 @@ impl PaneView for OperatorPane {
 
     /// In the detail: the row's rank in the timeline, the operator selected; in the list:
     /// the row's operator.
+    /// With an operator open, its list is the per-rank rows, with their own row.
+    fn selected(&self, b: &Browser) -> usize {
+        match b.level() {
+            Level::Operator(_) => b.op_row,
+            _ => b.sel[Pane::Operator.index()],
+        }
+    }
+
+    fn selection<'a>(&self, b: &'a mut Browser) -> &'a mut usize {
+        match b.level() {
+            Level::Operator(_) => &mut b.op_row,
+            _ => &mut b.sel[Pane::Operator.index()],
+        }
+    }
+
     fn enter(&self, b: &mut Browser, row: usize, _: &mut Ctx<UiMsg>) {
         match b.level() {
             Level::Operator(op) => {

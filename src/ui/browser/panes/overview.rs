@@ -30,6 +30,21 @@ impl PaneView for Overview {
         }
     }
 
+    /// At device level its list is the rank's operators, with their own row.
+    fn selected(&self, b: &Browser) -> usize {
+        match b.level() {
+            Level::Device(_) => b.device_row,
+            _ => b.sel[Pane::Overview.index()],
+        }
+    }
+
+    fn selection<'a>(&self, b: &'a mut Browser) -> &'a mut usize {
+        match b.level() {
+            Level::Device(_) => &mut b.device_row,
+            _ => &mut b.sel[Pane::Overview.index()],
+        }
+    }
+
     fn enter(&self, b: &mut Browser, row: usize, _: &mut Ctx<UiMsg>) {
         match b.level() {
             Level::Cluster => {

@@ -95,6 +95,23 @@ impl PaneView for TimelinePane {
         }
     }
 
+    fn selected(&self, b: &Browser) -> usize {
+        b.tl.row
+    }
+
+    fn selection<'a>(&self, b: &'a mut Browser) -> &'a mut usize {
+        &mut b.tl.row
+    }
+
+    /// Esc clears a marked range, then collapses an expanded group.
+    fn back(&self, b: &mut Browser, ctx: &mut Ctx<UiMsg>) -> bool {
+        if b.tl.mark.take().is_some() {
+            ctx.status = Some("range cleared".into());
+            return true;
+        }
+        b.tl.expanded.take().is_some()
+    }
+
     fn hints(&self) -> &'static [Action] {
         HINTS
     }
