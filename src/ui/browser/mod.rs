@@ -402,7 +402,7 @@ impl Screen for Browser {
 
     /// The keys that work here: the global ones and the current pane's own.
     fn commands(&self) -> Vec<Action> {
-        let mut all: Vec<Action> = nav::GLOBAL.to_vec();
+        let mut all: Vec<Action> = nav::global();
         all.extend_from_slice(panes::view(self.pane).commands());
         Action::ALL
             .iter()

@@ -8,33 +8,32 @@ use crate::ui::UiMsg;
 use crate::ui::shell::Ctx;
 use crate::ui::shell::keymap::Action;
 
-/// Actions every pane takes (the rest are panes' own commands).
-pub const GLOBAL: [Action; 24] = [
-    Action::Quit,
-    Action::Help,
-    Action::Search,
-    Action::NextMatch,
-    Action::PrevMatch,
-    Action::NextPane,
-    Action::PrevPane,
-    Action::Pane(0),
-    Action::Pane(1),
-    Action::Pane(2),
-    Action::Pane(3),
-    Action::Pane(4),
-    Action::Pane(5),
-    Action::Pane(6),
-    Action::Enter,
-    Action::Back,
-    Action::PrevStep,
-    Action::NextStep,
-    Action::Up,
-    Action::Down,
-    Action::PageUp,
-    Action::PageDown,
-    Action::Top,
-    Action::Bottom,
-];
+/// Actions every pane takes (the rest are panes' own commands): one `Pane(n)` per pane.
+pub fn global() -> Vec<Action> {
+    let mut v = vec![
+        Action::Quit,
+        Action::Help,
+        Action::Search,
+        Action::NextMatch,
+        Action::PrevMatch,
+        Action::NextPane,
+        Action::PrevPane,
+    ];
+    v.extend((0..Pane::ALL.len()).filter_map(|i| u8::try_from(i).ok().map(Action::Pane)));
+    v.extend([
+        Action::Enter,
+        Action::Back,
+        Action::PrevStep,
+        Action::NextStep,
+        Action::Up,
+        Action::Down,
+        Action::PageUp,
+        Action::PageDown,
+        Action::Top,
+        Action::Bottom,
+    ]);
+    v
+}
 
 /// Applies one action.
 pub fn apply(b: &mut Browser, a: Action, ctx: &mut Ctx<UiMsg>) {

@@ -1,7 +1,7 @@
-//! The panes of the trace browser, one unit each: what its list is, what Enter does, the
-//! footer hints and commands it adds, what it needs computed before drawing, and its draw
-//! (read-only over the browser). A new pane is a file here, a [`Pane`] variant with its name,
-//! and its unit in [`view`] (for a direct key, also an action in the keymap).
+//! The panes of the trace browser, one unit each: what its list is and which row it has
+//! selected, what Enter and Esc do, the footer hints and commands it adds, what it needs
+//! computed before drawing, and its draw (read-only over the browser). A new pane is a file
+//! here, a [`Pane`] variant and its line in `TABLE` (for a direct key, a keymap line).
 
 pub mod advisor;
 pub mod comm;
@@ -45,39 +45,43 @@ pub enum Pane {
     Comm,
 }
 
+/// Every pane: its variant, its tab title (and `--view` name), its unit. A new pane is its
+/// file, its variant and one line here (a direct key: a `pane_*` line in the keymap).
+const TABLE: [(Pane, &str, &dyn PaneView); 7] = [
+    (Pane::Overview, "overview", &overview::Overview),
+    (Pane::Timeline, "timeline", &timeline::TimelinePane),
+    (Pane::Critical, "critical", &critical::Critical),
+    (Pane::Roofline, "roofline", &roofline::RooflinePane),
+    (Pane::Advisor, "advisor", &advisor::Advisor),
+    (Pane::Operator, "operator", &operator::OperatorPane),
+    (Pane::Comm, "comm", &comm::CommPane),
+];
+
 impl Pane {
-    /// Every pane, in order.
-    pub const ALL: [Pane; 7] = [
-        Pane::Overview,
-        Pane::Timeline,
-        Pane::Critical,
-        Pane::Roofline,
-        Pane::Advisor,
-        Pane::Operator,
-        Pane::Comm,
-    ];
+    /// Every pane, in `Tab` order.
+    pub const ALL: [Pane; TABLE.len()] = {
+        let mut all = [Pane::Overview; TABLE.len()];
+        let mut i = 0;
+        while i < TABLE.len() {
+            all[i] = TABLE[i].0;
+            i += 1;
+        }
+        all
+    };
 
     /// Tab title (and `--view` name).
     pub fn name(self) -> &'static str {
-        match self {
-            Pane::Overview => "overview",
-            Pane::Timeline => "timeline",
-            Pane::Critical => "critical",
-            Pane::Roofline => "roofline",
-            Pane::Advisor => "advisor",
-            Pane::Operator => "operator",
-            Pane::Comm => "comm",
-        }
+        TABLE[self.index()].1
     }
 
     /// The pane of a `--view` name.
     pub fn from_name(s: &str) -> Option<Pane> {
-        Pane::ALL.into_iter().find(|p| p.name() == s)
+        TABLE.iter().find(|p| p.1 == s).map(|p| p.0)
     }
 
     /// Position in [`Pane::ALL`] (and in `Browser::sel`).
     pub fn index(self) -> usize {
-        Pane::ALL.iter().position(|p| *p == self).expect("listed")
+        TABLE.iter().position(|p| p.0 == self).expect("listed")
     }
 }
 
@@ -145,13 +149,20 @@ pub trait PaneView: Sync {
 
 /// The unit of a pane.
 pub fn view(p: Pane) -> &'static dyn PaneView {
-    match p {
-        Pane::Overview => &overview::Overview,
-        Pane::Timeline => &timeline::TimelinePane,
-        Pane::Critical => &critical::Critical,
-        Pane::Roofline => &roofline::RooflinePane,
-        Pane::Advisor => &advisor::Advisor,
-        Pane::Operator => &operator::OperatorPane,
-        Pane::Comm => &comm::CommPane,
+    TABLE[p.index()].2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pane_has_a_name_a_position_and_a_key() {
+        for (i, p) in Pane::ALL.into_iter().enumerate() {
+            assert_eq!(p.index(), i);
+            assert_eq!(Pane::from_name(p.name()), Some(p));
+            let key = Action::Pane(u8::try_from(i).expect("few panes"));
+            assert!(Action::ALL.contains(&key), "{} has a keymap action", p.name());
+        }
     }
 }
