@@ -162,7 +162,11 @@ mod tests {
             assert_eq!(p.index(), i);
             assert_eq!(Pane::from_name(p.name()), Some(p));
             let key = Action::Pane(u8::try_from(i).expect("few panes"));
-            assert!(Action::ALL.contains(&key), "{} has a keymap action", p.name());
+            assert!(
+                Action::ALL.contains(&key),
+                "{} has a keymap action",
+                p.name()
+            );
         }
     }
 }

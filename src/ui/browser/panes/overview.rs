@@ -94,7 +94,12 @@ pub fn overview_rank(b: &Browser, row: usize) -> Option<RankIx> {
 
 /// Draws the cluster overview.
 fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
-    let top_h = (area.height * 2 / 5).clamp(6, 14);
+    // The rank rows take what they need (a header, borders, the legend); a tall terminal
+    // gives the rest to the step chart and the findings, up to two thirds.
+    let need = rank_groups(b.data.loaded.job.ranks.len()).len() as u16 + 4;
+    let top_h = (area.height * 2 / 5)
+        .clamp(6, 14)
+        .max(area.height.saturating_sub(need).min(area.height * 2 / 3));
     let [top, bottom] =
         Layout::vertical([Constraint::Length(top_h), Constraint::Min(3)]).areas(area);
     let [chart, findings] =
@@ -189,24 +194,35 @@ fn step_chart(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
 fn top_findings(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let t = &ctx.theme;
     let w = area.width.saturating_sub(2) as usize;
-    let mut lines: Vec<Line> = b
-        .data
-        .analysis
-        .findings
+    let rows = area.height.saturating_sub(2) as usize;
+    let findings: Vec<_> = b.data.analysis.findings.iter().zip(&b.words).collect();
+    // Whole titles when they all fit, else one line each.
+    let wrapped: Vec<Vec<String>> = findings
         .iter()
-        .zip(&b.words)
-        .take(area.height.saturating_sub(2) as usize)
-        .map(|(x, words)| {
-            let sev = x.severity.as_str();
-            Line::from(vec![
-                Span::styled(
-                    format!("{:<6} ", sev.to_uppercase()),
-                    super::advisor::severity_style(t, x.severity),
-                ),
-                Span::styled(fit(&words.title, w.saturating_sub(7)), t.text()),
-            ])
-        })
+        .map(|(_, words)| crate::format::wrap(&words.title, w.saturating_sub(7), 0))
         .collect();
+    let whole = wrapped.iter().map(Vec::len).sum::<usize>() <= rows;
+    let mut lines: Vec<Line> = Vec::new();
+    for ((x, words), title) in findings.iter().zip(&wrapped) {
+        let sev = Span::styled(
+            format!("{:<6} ", x.severity.as_str().to_uppercase()),
+            super::advisor::severity_style(t, x.severity),
+        );
+        if whole {
+            for (i, l) in title.iter().enumerate() {
+                let lead = if i == 0 {
+                    sev.clone()
+                } else {
+                    Span::raw(" ".repeat(7))
+                };
+                lines.push(Line::from(vec![lead, Span::styled(l.clone(), t.text())]));
+            }
+        } else {
+            let text = fit(&words.title, w.saturating_sub(7));
+            lines.push(Line::from(vec![sev, Span::styled(text, t.text())]));
+        }
+    }
+    lines.truncate(rows);
     if lines.is_empty() {
         lines.push(widgets::empty(
             &ctx.theme,
