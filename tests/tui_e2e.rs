@@ -314,51 +314,62 @@ fn watch_reads_cjk_and_tqdm_lines_and_quits() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
-/// The evidence walk: on the demo scenarios, Enter on each finding opens its proof in the
-/// real terminal, and Esc comes back to the findings.
+/// The evidence walk: on every demo scenario, Enter on each finding opens its proof in the
+/// real terminal — the advisor gone, the status line saying what to look at — and Esc comes
+/// back to the findings. Some proofs are checked by what they show.
 #[test]
 fn the_evidence_walk_opens_each_finding_s_proof_and_comes_back() {
     if !tmux_available() {
         return;
     }
-    // (scenario, [what the proof of each finding, in advisor order, shows]).
-    let walks: [(&str, &[&str]); 4] = [
-        (
-            "default",
-            &[
-                "step 13: rank 5 lanes",
-                "rank 3 is last at ncclDevKernel_AllRe",
-                "collectives per rank, step",
-                "cudaStreamSynchronize (",
-            ],
-        ),
-        (
-            "small-messages",
-            &["collectives of at most 16.0 MiB per rank"],
-        ),
-        ("allocator-churn", &["the host blocks in the allocator"]),
-        ("stage-imbalance", &["rank 4's row, against every rank's"]),
+    use stepscope::session::{Scenario, Session as Job, Settings};
+    // (scenario, finding position, what its proof shows).
+    let shows: [(&str, usize, &str); 7] = [
+        ("default", 0, "step 13: rank 5 lanes"),
+        ("default", 1, "rank 3 is last at ncclDevKernel_AllRe"),
+        ("default", 2, "collectives per rank, step"),
+        ("default", 3, "cudaStreamSynchronize ("),
+        ("small-messages", 0, "collectives of at most 16.0 MiB per rank"),
+        ("allocator-churn", 0, "the host blocks in the allocator"),
+        ("stage-imbalance", 0, "rank 4's row, against every rank's"),
     ];
-    for (scenario, proofs) in walks {
+    const ADVISOR: &str = "findings, largest impact first";
+    let mut followed = 0;
+    for scenario in Scenario::ALL {
+        let settings = Settings {
+            scenario,
+            ..Settings::default()
+        };
+        let findings = Job::open(&[], &settings).expect("demo").analysis.findings.len();
+        let name = scenario.name();
         let s = Session::start(
-            &format!("walk-{scenario}"),
-            &wrapped(&format!("\"$BIN\" --scenario {scenario}")),
+            &format!("walk-{name}"),
+            &wrapped(&format!("\"$BIN\" --scenario {name}")),
         );
         s.wait_for("what to fix first");
         s.keys(&["5"]);
-        s.wait_for("findings, largest impact first");
-        for (i, proof) in proofs.iter().enumerate() {
+        s.wait_for(ADVISOR);
+        for i in 0..findings {
             s.keys(&["g"]);
             for _ in 0..i {
                 s.keys(&["j"]);
             }
             s.keys(&["Enter"]);
-            s.wait_for(proof);
+            // The status line (the last) says why instead of the key hints.
+            let screen = s.wait_until("the proof", |sc| {
+                let last = sc.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+                !sc.contains(ADVISOR) && !last.contains("? help")
+            });
+            if let Some((_, _, what)) = shows.iter().find(|x| (x.0, x.1) == (name, i)) {
+                assert!(screen.contains(what), "{name} #{i}: {what}\n{screen}");
+            }
             s.keys(&["Escape"]);
-            s.wait_for("findings, largest impact first");
+            s.wait_for(ADVISOR);
+            followed += 1;
         }
         s.keys(&["q"]);
         s.wait_for("exit=0");
         assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
     }
+    assert!(followed >= 30, "{followed}");
 }
