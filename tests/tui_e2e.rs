@@ -329,7 +329,11 @@ fn the_evidence_walk_opens_each_finding_s_proof_and_comes_back() {
         ("default", 1, "rank 3 is last at ncclDevKernel_AllRe"),
         ("default", 2, "collectives per rank, step"),
         ("default", 3, "cudaStreamSynchronize ("),
-        ("small-messages", 0, "collectives of at most 16.0 MiB per rank"),
+        (
+            "small-messages",
+            0,
+            "collectives of at most 16.0 MiB per rank",
+        ),
         ("allocator-churn", 0, "the host blocks in the allocator"),
         ("stage-imbalance", 0, "rank 4's row, against every rank's"),
     ];
@@ -340,7 +344,11 @@ fn the_evidence_walk_opens_each_finding_s_proof_and_comes_back() {
             scenario,
             ..Settings::default()
         };
-        let findings = Job::open(&[], &settings).expect("demo").analysis.findings.len();
+        let findings = Job::open(&[], &settings)
+            .expect("demo")
+            .analysis
+            .findings
+            .len();
         let name = scenario.name();
         let s = Session::start(
             &format!("walk-{name}"),
@@ -357,7 +365,11 @@ fn the_evidence_walk_opens_each_finding_s_proof_and_comes_back() {
             s.keys(&["Enter"]);
             // The status line (the last) says why instead of the key hints.
             let screen = s.wait_until("the proof", |sc| {
-                let last = sc.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+                let last = sc
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("");
                 !sc.contains(ADVISOR) && !last.contains("? help")
             });
             if let Some((_, _, what)) = shows.iter().find(|x| (x.0, x.1) == (name, i)) {
