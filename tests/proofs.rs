@@ -95,7 +95,13 @@ fn shows(app: &App, t: Target, what: &str) {
                 );
             }
         }
-        Target::Cluster { step, rank, band } => {
+        Target::Cluster {
+            step,
+            rank,
+            band,
+            gap,
+        } => {
+            assert_eq!(b.tl.gap, gap, "{what}: the cursor on the gap");
             assert_eq!(
                 (b.pane, b.level()),
                 (Pane::Timeline, Level::Cluster),
@@ -272,4 +278,39 @@ fn the_named_causes_open_the_view_that_proves_them() {
         panic!("{t:?}")
     };
     assert_eq!(app.screen.data.loaded.job.rank(r).id.0, 4);
+}
+
+/// A slow step whose culprit's device idled (here rank 5's loader stall, a finding the
+/// data-loader one folds on the demo) puts the cursor on the culprit's longest gap.
+#[test]
+fn a_slow_step_s_proof_is_the_culprit_s_gap() {
+    let mut app = app(Scenario::Default);
+    let a = &app.screen.data.analysis;
+    let mut f = a.findings[0].clone();
+    f.focus = Focus::SlowRank;
+    f.evidence.steps = vec![StepNo(13)];
+    let t = land(&app.screen.data.loaded.job, a, &f);
+    let Target::Cluster {
+        rank: Some(r),
+        gap: Some((from, to)),
+        ..
+    } = t
+    else {
+        panic!("{t:?}")
+    };
+    assert_eq!(app.screen.data.loaded.job.rank(r).id.0, 5);
+    assert!(to - from > 250_000_000, "{}", to - from);
+    // The browser opens it with the cursor on that gap, the inspector on the host's loader.
+    stepscope::ui::browser::jumps::open(&mut app.screen, t, &mut app.ctx);
+    app.refresh();
+    assert_eq!(app.screen.tl.gap, Some((from, to)));
+    let Some((_, stepscope::ui::browser::panes::inspector::Inspected::Gap(_, _, doing))) =
+        app.screen.cache.inspected.clone()
+    else {
+        panic!("the inspector on the gap")
+    };
+    assert!(matches!(
+        doing,
+        stepscope::analysis::inspect::HostDoing::In { loading: true, .. }
+    ));
 }

@@ -353,7 +353,46 @@ pub fn join(parts: Vec<Timeline>) -> Timeline {
     out
 }
 
+/// One place a cursor stops at on a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// A band (index into the row's bands).
+    Band(usize),
+    /// A stretch that no band of the row covers (aligned start, end).
+    Gap(Ns, Ns),
+}
+
 impl Row {
+    /// The row's stops in time order over the axis `[from, to)`: each band, and each stretch
+    /// no band covers — before the first band, between bands (after the latest end so far),
+    /// after the last.
+    pub fn stops(&self, (from, to): (Ns, Ns)) -> Vec<Stop> {
+        let mut out = Vec::with_capacity(self.bands.len() * 2 + 1);
+        let mut reach = from;
+        for (i, b) in self.bands.iter().enumerate() {
+            if b.start > reach {
+                out.push(Stop::Gap(reach, b.start));
+            }
+            out.push(Stop::Band(i));
+            reach = reach.max(b.end);
+        }
+        if to > reach {
+            out.push(Stop::Gap(reach, to));
+        }
+        out
+    }
+
+    /// Its longest gap over the axis `[from, to)` (ties: the earliest).
+    pub fn longest_gap(&self, axis: (Ns, Ns)) -> Option<(Ns, Ns)> {
+        self.stops(axis)
+            .into_iter()
+            .filter_map(|s| match s {
+                Stop::Gap(a, z) => Some((a, z)),
+                Stop::Band(_) => None,
+            })
+            .max_by_key(|&(a, z)| (z - a, std::cmp::Reverse(a)))
+    }
+
     /// The `k`-th band named `name` (0-based, in start order).
     pub fn occurrence(&self, name: Sym, k: usize) -> Option<&Band> {
         self.bands.iter().filter(|b| b.name == name).nth(k)
@@ -440,6 +479,49 @@ pub fn envelope_of(occurrences: &[Option<Band>]) -> Option<Envelope> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_row_stops_at_each_band_and_each_uncovered_stretch() {
+        let band = |start, end| Band {
+            start,
+            end,
+            kind: BandKind::Compute,
+            name: 1,
+            event: EventIx::of(0),
+        };
+        // On [-5, 120): 0–50 holds 10–20; 60–70; touching 70–80; 100–110.
+        let row = Row {
+            rank: RankId(0),
+            rank_index: RankIx::of(0),
+            lane: None,
+            label: String::new(),
+            bands: vec![
+                band(0, 50),
+                band(10, 20),
+                band(60, 70),
+                band(70, 80),
+                band(100, 110),
+            ],
+            max_len: 50,
+        };
+        assert_eq!(
+            row.stops((-5, 120)),
+            vec![
+                Stop::Gap(-5, 0),
+                Stop::Band(0),
+                Stop::Band(1),
+                Stop::Gap(50, 60),
+                Stop::Band(2),
+                Stop::Band(3),
+                Stop::Gap(80, 100),
+                Stop::Band(4),
+                Stop::Gap(110, 120),
+            ]
+        );
+        // An axis the bands fill has no gap at its ends.
+        assert_eq!(row.stops((0, 110)).len(), 7);
+        assert_eq!(row.longest_gap((-5, 120)), Some((80, 100)));
+    }
+
     use super::*;
 
     fn b(start: Ns, end: Ns, name: Sym) -> Band {

@@ -29,7 +29,19 @@ pub fn landing(job: &Job, t: &Target) -> String {
                 job.rank(rank).id
             ),
         },
-        Target::Cluster { step, rank, band } => match (rank, band) {
+        Target::Cluster {
+            rank: Some(r),
+            gap: Some((a, z)),
+            step,
+            ..
+        } => format!(
+            "step {step}: rank {}'s device idles {} here — the inspector says what its host did",
+            job.rank(r).id,
+            human(z - a)
+        ),
+        Target::Cluster {
+            step, rank, band, ..
+        } => match (rank, band) {
             (Some(r), Some(e)) => format!(
                 "step {step}: rank {} is last at {} — the slant of the edges is the others' wait",
                 job.rank(r).id,

@@ -6,6 +6,8 @@
 
 use super::{Finding, Focus, HostCall, View};
 use crate::analysis::Analysis;
+use crate::analysis::breakdown::Part;
+use crate::analysis::timeline;
 use crate::model::{EventIx, Job, Kind, Rank, RankId, RankIx, Role, StepNo, Sym};
 use crate::time::Ns;
 use rayon::prelude::*;
@@ -33,6 +35,8 @@ pub enum Target {
         rank: Option<RankIx>,
         /// The band to select (an event of that rank).
         band: Option<EventIx>,
+        /// Else the gap of that rank's row to put the cursor on (aligned start, end).
+        gap: Option<(Ns, Ns)>,
     },
     /// The communication view.
     Comm {
@@ -83,15 +87,12 @@ pub fn land(job: &Job, a: &Analysis, f: &Finding) -> Target {
         Focus::Evidence(view) => Some(evidence(job, f, view)),
         Focus::HostCall(call) => host_call(job, f, call),
         Focus::LateArrival(id) => job.rank_ix(id).and_then(|r| late_arrival(job, a, f, r)),
-        Focus::SlowRank => step.map(|s| Target::Cluster {
-            step: s,
-            rank: culprit(job, a, s),
-            band: None,
-        }),
+        Focus::SlowRank => step.map(|s| slow_rank(job, a, s)),
         Focus::Rows => step.map(|s| Target::Cluster {
             step: s,
             rank,
             band: None,
+            gap: None,
         }),
         Focus::RankLanes => lanes(job, a, f),
     };
@@ -201,7 +202,28 @@ fn late_arrival(job: &Job, a: &Analysis, f: &Finding, r: RankIx) -> Option<Targe
         step: inst.step?,
         rank: Some(r),
         band: Some(event),
+        gap: None,
     })
+}
+
+/// A slow step's culprit row on the cluster timeline; when what grew in the culprit is idle
+/// device time (host-bound or free), the cursor on the longest gap of its row: the stall.
+fn slow_rank(job: &Job, a: &Analysis, step: StepNo) -> Target {
+    let rank = culprit(job, a, step);
+    let slow = a.slow_steps.iter().find(|s| s.step == step);
+    let idle = slow
+        .is_some_and(|s| !s.shared_growth && matches!(s.part, Some(Part::HostBound | Part::Free)));
+    let gap = rank.filter(|_| idle).and_then(|r| {
+        let t = timeline::cluster(job, &a.spans, &a.comm.offsets, step);
+        let row = t.rows.iter().find(|x| x.rank_index == r)?;
+        row.longest_gap((t.start, t.end))
+    });
+    Target::Cluster {
+        step,
+        rank,
+        band: None,
+        gap,
+    }
 }
 
 /// The rank a slow step blames, else the rank with the longest span in it.

@@ -107,12 +107,18 @@ pub fn open(b: &mut Browser, t: Target, ctx: &mut Ctx<UiMsg>) {
             b.push(Level::Device(rank), Pane::Timeline);
             b.tl.focus = band.map(|e| b.focus_on(rank, e));
         }
-        Target::Cluster { step, rank, band } => {
+        Target::Cluster {
+            step,
+            rank,
+            band,
+            gap,
+        } => {
             b.select_step(Some(step));
             b.stack.truncate(1);
             b.pane = Pane::Timeline;
             b.tl.expanded = None;
             b.tl.focus = rank.zip(band).map(|(r, e)| b.focus_on(r, e));
+            b.tl.gap = gap;
             b.tl.focus_rank = rank.map(|r| b.data.loaded.job.rank(r).id);
         }
         Target::Comm {

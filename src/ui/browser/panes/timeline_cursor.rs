@@ -3,37 +3,16 @@
 //! marked instant (`v`) to the cursor. The inspector reads what is under it.
 
 use super::timeline_nav::{display_rows, follow};
+pub use crate::analysis::timeline::Stop;
 use crate::analysis::timeline::{Row, Timeline};
 use crate::time::Ns;
 use crate::ui::UiMsg;
 use crate::ui::browser::Browser;
 use crate::ui::shell::Ctx;
 
-/// One place the cursor stops at on a row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// A band (index into the row's bands).
-    Band(usize),
-    /// A stretch between bands that no band covers (aligned start, end).
-    Gap(Ns, Ns),
-}
-
-/// A row's stops in time order over the axis `[from, to)`: each band, and each stretch no
-/// band covers — before the first band, between bands, after the last.
-pub fn stops(row: &Row, (from, to): (Ns, Ns)) -> Vec<Stop> {
-    let mut out = Vec::with_capacity(row.bands.len() * 2 + 1);
-    let mut reach = from;
-    for (i, b) in row.bands.iter().enumerate() {
-        if b.start > reach {
-            out.push(Stop::Gap(reach, b.start));
-        }
-        out.push(Stop::Band(i));
-        reach = reach.max(b.end);
-    }
-    if to > reach {
-        out.push(Stop::Gap(reach, to));
-    }
-    out
+/// A row's stops over an axis ([`Row::stops`]).
+pub fn stops(row: &Row, axis: (Ns, Ns)) -> Vec<Stop> {
+    row.stops(axis)
 }
 
 /// The axis of timeline `t`.
@@ -215,54 +194,5 @@ pub fn keep_valid(b: &mut Browser, size: (u16, u16)) {
     });
     if !ok {
         b.tl.gap = None;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::analysis::timeline::{Band, BandKind};
-    use crate::model::{EventIx, RankId, RankIx};
-
-    #[test]
-    fn a_row_stops_at_each_band_and_each_uncovered_stretch() {
-        let band = |start, end| Band {
-            start,
-            end,
-            kind: BandKind::Compute,
-            name: 1,
-            event: EventIx::of(0),
-        };
-        // On [-5, 120): 0–50 holds 10–20; 60–70; touching 70–80; 100–110.
-        let row = Row {
-            rank: RankId(0),
-            rank_index: RankIx::of(0),
-            lane: None,
-            label: String::new(),
-            bands: vec![
-                band(0, 50),
-                band(10, 20),
-                band(60, 70),
-                band(70, 80),
-                band(100, 110),
-            ],
-            max_len: 50,
-        };
-        assert_eq!(
-            stops(&row, (-5, 120)),
-            vec![
-                Stop::Gap(-5, 0),
-                Stop::Band(0),
-                Stop::Band(1),
-                Stop::Gap(50, 60),
-                Stop::Band(2),
-                Stop::Band(3),
-                Stop::Gap(80, 100),
-                Stop::Band(4),
-                Stop::Gap(110, 120),
-            ]
-        );
-        // An axis the bands fill has no gap at its ends.
-        assert_eq!(stops(&row, (0, 110)).len(), 7);
     }
 }
