@@ -638,3 +638,20 @@ fn pgdn_scrolls_the_advisor_s_detail_to_its_cause_and_fix_at_80x24() {
     keys(&mut app, &"<pageup>".repeat(6));
     assert!(!screen(&app).contains("↑ more above"));
 }
+
+#[test]
+fn pgdn_scrolls_the_operator_s_args_at_80x24() {
+    let mut app = demo((80, 24));
+    keys(&mut app, "/aten::linear<enter>");
+    assert!(matches!(app.screen.level(), Level::Operator(_)));
+    let before = screen(&app);
+    assert!(!before.contains("Record function id"), "{before}");
+    assert!(before.contains("more below; PgDn"), "{before}");
+    keys(&mut app, "<pagedown>");
+    let after = screen(&app);
+    assert!(after.contains("Record function id"), "{after}");
+    assert!(after.contains("more above"), "{after}");
+    // The per-rank rows still move with j/k.
+    keys(&mut app, "j");
+    assert_eq!(app.screen.op_row, 1);
+}

@@ -188,6 +188,8 @@ pub struct Browser {
     pub comm: CommView,
     /// The advisor's detail scroll: (finding row it is for, lines scrolled).
     pub advisor_scroll: (usize, u16),
+    /// The operator view's shapes-and-args scroll: (operator it is for, lines scrolled).
+    pub op_scroll: (Option<Sym>, u16),
     /// On-demand results.
     pub cache: Caches,
     /// Background work running.
@@ -233,6 +235,7 @@ impl Browser {
             jumps: Vec::new(),
             comm: CommView::default(),
             advisor_scroll: (0, 0),
+            op_scroll: (None, 0),
             cache: Caches::default(),
             pending: HashSet::new(),
             names,

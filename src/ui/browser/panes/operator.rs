@@ -18,7 +18,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 
 /// The operator view: an operator's detail, or the list to pick one from.
 pub struct OperatorPane;
@@ -75,6 +75,16 @@ impl PaneView for OperatorPane {
                 }
             }
         }
+    }
+
+    /// With an operator open, PgUp/PgDn scroll its shapes and args.
+    fn page(&self, b: &mut Browser, by: isize, _: &Ctx<UiMsg>) -> bool {
+        let Level::Operator(op) = b.level() else {
+            return false;
+        };
+        let next = (scroll(b) as isize + by * 4).clamp(0, u16::MAX as isize);
+        b.op_scroll = (Some(op), u16::try_from(next).unwrap_or(0));
+        true
     }
 
     fn draw(&self, f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
@@ -171,6 +181,14 @@ pub fn op_list(
     );
 }
 
+/// The shapes-and-args scroll of the open operator (another operator starts at the top).
+fn scroll(b: &Browser) -> u16 {
+    match (b.op_scroll, b.level()) {
+        ((Some(s), by), Level::Operator(op)) if s == op => by,
+        _ => 0,
+    }
+}
+
 fn detail(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail) {
     // The kernel table's lines need room: type, dynamic, PMU and two units.
     let want = if d.task.is_some() { 14 } else { 11 };
@@ -180,12 +198,24 @@ fn detail(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail
     let [stats, extra] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
     f.render_widget(
-        Paragraph::new(stat_lines(b, &ctx.theme, d)).block(block(&ctx.theme, "operator")),
+        Paragraph::new(stat_lines(b, &ctx.theme, d))
+            .wrap(Wrap { trim: false })
+            .block(block(&ctx.theme, "operator")),
         stats,
     );
+    let lines = shapes_and_args(b, &ctx.theme, d, extra);
+    let room = extra.height.saturating_sub(2) as usize;
+    let by = scroll(b).min(u16::try_from(lines.len().saturating_sub(room)).unwrap_or(0));
+    let title = match (by > 0, lines.len() > room + by as usize) {
+        (false, false) => "shapes and args",
+        (true, true) => "shapes and args (more above and below; PgUp/PgDn)",
+        (true, false) => "shapes and args (more above; PgUp)",
+        (false, true) => "shapes and args (more below; PgDn)",
+    };
     f.render_widget(
-        Paragraph::new(shapes_and_args(b, &ctx.theme, d, extra))
-            .block(block(&ctx.theme, "shapes and args")),
+        Paragraph::new(lines)
+            .scroll((by, 0))
+            .block(block(&ctx.theme, title)),
         extra,
     );
     per_rank(f, ranks, b, ctx, d);
@@ -375,11 +405,21 @@ fn shapes_and_args(b: &Browser, th: &Theme, d: &OpDetail, area: Rect) -> Vec<Lin
     )));
     match &b.cache.op_args {
         Some(Ok(args)) if !args.is_empty() => {
-            for (k, v) in args.iter().take(area.height.saturating_sub(6) as usize) {
-                l.push(Line::from(vec![
-                    Span::styled(format!("{k}: "), th.dim()),
-                    Span::styled(fit(v, w.saturating_sub(k.len() + 2)), th.text()),
-                ]));
+            // Every arg, a long value wrapped under its key (PgUp/PgDn scroll them).
+            for (k, v) in args {
+                let room = w.saturating_sub(k.len() + 2).max(8);
+                let wrapped = crate::format::wrap(v, room, 0);
+                for (i, part) in wrapped.into_iter().enumerate() {
+                    let key = if i == 0 {
+                        format!("{k}: ")
+                    } else {
+                        " ".repeat(k.len() + 2)
+                    };
+                    l.push(Line::from(vec![
+                        Span::styled(key, th.dim()),
+                        Span::styled(part, th.text()),
+                    ]));
+                }
             }
         }
         Some(Ok(_)) => l.push(widgets::empty(th, "no args")),
