@@ -10,7 +10,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Instant;
 use stepscope::analysis::critical_path::{self, Window};
-use stepscope::analysis::{self, Options, operator, timeline};
+use stepscope::analysis::{self, Options, deviation, operator, timeline};
 use stepscope::session::{self, DemoSpec, LoadOptions, Session};
 use stepscope::ui::browser::{Browser, Caches, Pane};
 use stepscope::ui::shell::keymap::{Keymap, parse_script};
@@ -108,7 +108,12 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
     // the overview's caches) plus drawing.
     g.bench_function("first_frame", |b| {
         b.iter(|| {
-            black_box(operator::names(&app.screen.data.loaded.job));
+            let data = &app.screen.data;
+            let job = &data.loaded.job;
+            black_box(operator::totals(job));
+            let ids: Vec<_> = job.ranks.iter().map(|r| r.id).collect();
+            let groups = deviation::rank_groups(ids.len());
+            black_box(deviation::grid(&data.analysis.breakdown, &ids, &job.steps, &groups));
             app.screen.cache = Caches::default();
             app.screen.stack.truncate(1);
             app.screen.pane = Pane::Overview;
@@ -129,6 +134,19 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
     press(app, "0");
     g.bench_function("timeline_keys_next_prev_of_kind", |b| {
         b.iter(|| black_box(press(app, "><lt>")))
+    });
+    // The cursor: each key moves it and the inspector reads what is under it.
+    g.bench_function("timeline_keys_cursor_w_b", |b| {
+        b.iter(|| black_box(press(app, "wb")))
+    });
+    // A range marked and cleared: the inspector sums the row over it.
+    press(app, "w");
+    g.bench_function("timeline_keys_range_v_v", |b| {
+        b.iter(|| black_box(press(app, "vv")))
+    });
+    // One more step on the axis and back: the joined timeline (kept after its first build).
+    g.bench_function("timeline_keys_widen_narrow_steps", |b| {
+        b.iter(|| black_box(press(app, "}{")))
     });
     // A step switch on the timeline builds the new step's bands (an analysis, not a redraw).
     g.bench_function("timeline_keys_prev_next_step_first_visit", |b| {
