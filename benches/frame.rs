@@ -88,6 +88,16 @@ fn on_demand(app: &App, label: &str) {
         tl.as_secs_f64() * 1e3,
         op.as_secs_f64() * 1e3
     );
+    // Each finding's proof, as Enter on it resolves it.
+    for f in &an.findings {
+        let t = Instant::now();
+        black_box(stepscope::analysis::advisor::proof::land(job, an, f));
+        eprintln!(
+            "{label} on demand: the proof of {} {:.2} ms",
+            f.rule,
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
 }
 
 /// Presses each key and draws a frame after each; returns the last frame.
@@ -113,7 +123,12 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
             black_box(operator::totals(job));
             let ids: Vec<_> = job.ranks.iter().map(|r| r.id).collect();
             let groups = deviation::rank_groups(ids.len());
-            black_box(deviation::grid(&data.analysis.breakdown, &ids, &job.steps, &groups));
+            black_box(deviation::grid(
+                &data.analysis.breakdown,
+                &ids,
+                &job.steps,
+                &groups,
+            ));
             app.screen.cache = Caches::default();
             app.screen.stack.truncate(1);
             app.screen.pane = Pane::Overview;
