@@ -107,6 +107,13 @@ fn a_band_s_inspection_names_its_launch_and_its_collective() {
     let l = b.launch.expect("its launch");
     assert_eq!(app.screen.name(l.name), "cudaLaunchKernel");
     assert!(l.delay >= 0);
+    // Its args, read again from the input: the correlation id first on the last line.
+    let (e, args) = app.screen.cache.band_args.clone().expect("args read");
+    assert_eq!(e, b.event);
+    let args = args.expect("the demo's args");
+    assert!(args.iter().any(|(k, _)| k == "correlation"), "{args:?}");
+    let text = snapshot::render(&app);
+    assert!(text.contains("args correlation "), "{text}");
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use super::comm::Comm;
 use super::intervals::IntervalSet;
 use super::timeline::{BandKind, Row};
-use crate::model::{CollOp, EventIx, Job, Kind, LaneSide, RankId, RankIx, Sym};
+use crate::model::{CollOp, EventIx, EventRef, Job, Kind, LaneSide, RankId, RankIx, Sym};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
 
@@ -46,6 +46,8 @@ pub struct CollectiveFacts {
 /// One band's facts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BandFacts {
+    /// The event.
+    pub event: EventRef,
     /// Its rank.
     pub rank: RankId,
     /// Its name.
@@ -99,6 +101,7 @@ pub fn band(job: &Job, comm: &Comm, r: RankIx, e: EventIx, offset: Ns) -> BandFa
         .ok()
         .map(|k| (rank.shapes[k].dims, rank.shapes[k].types));
     BandFacts {
+        event: EventRef { rank: r, event: e },
         rank: rank.id,
         name: ev.name[i],
         kind: ev.kind[i],

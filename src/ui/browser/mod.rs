@@ -154,6 +154,8 @@ pub struct Caches {
     pub selected: Option<SelectedKey>,
     /// Its occurrences, one per timeline row.
     pub selected_bands: Vec<Option<Band>>,
+    /// The args of the inspector's band, read in the background.
+    pub band_args: Option<(crate::model::EventRef, args::Args)>,
     /// What the inspector says, for the cursor it was computed at.
     pub inspected: Option<(panes::inspector::Key, panes::inspector::Inspected)>,
 }

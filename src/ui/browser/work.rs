@@ -9,7 +9,7 @@ use super::{Browser, KeptTimeline};
 use crate::analysis::critical_path::{self, CriticalPath, Window};
 use crate::analysis::operator::{self, OpDetail};
 use crate::analysis::timeline::{self, Timeline};
-use crate::model::{RankIx, StepNo, Sym};
+use crate::model::{EventRef, RankIx, StepNo, Sym};
 use crate::session::Session;
 use crate::ui::UiMsg;
 use crate::ui::shell::Ctx;
@@ -23,6 +23,8 @@ pub enum Task {
     Op(Sym, StepNo),
     /// A step's timeline (cluster, or one rank's lanes): prefetched for `[` and `]`.
     Timeline(Option<RankIx>, StepNo),
+    /// One event's args (read again from its input): the inspector's band.
+    Args(EventRef),
 }
 
 /// A finished piece of work.
@@ -33,6 +35,8 @@ pub enum Done {
     Op(Sym, StepNo, Box<OpDetail>, Args),
     /// A step's timeline.
     Timeline(Option<RankIx>, StepNo, Box<Timeline>),
+    /// An event's args.
+    Args(EventRef, Args),
 }
 
 impl Done {
@@ -42,6 +46,7 @@ impl Done {
             Done::Critical(s, _) => Task::Critical(*s),
             Done::Op(o, s, ..) => Task::Op(*o, *s),
             Done::Timeline(r, s, _) => Task::Timeline(*r, *s),
+            Done::Args(e, _) => Task::Args(*e),
         }
     }
 }
@@ -67,6 +72,7 @@ pub fn compute(data: &Session, task: Task, cp: Option<Option<CriticalPath>>) -> 
             let t = build_timeline(data, rank, step);
             vec![Done::Timeline(rank, step, Box::new(t))]
         }
+        Task::Args(e) => vec![Done::Args(e, args::read(data, Some(e)))],
         Task::Op(op, step) => {
             let mut out = Vec::new();
             let cp = cp.unwrap_or_else(|| {
@@ -97,13 +103,14 @@ impl Browser {
                 .timelines
                 .iter()
                 .any(|t| (t.rank, t.step, t.more) == (r, s, 0)),
+            Task::Args(e) => self.cache.band_args.as_ref().is_some_and(|a| a.0 == e),
         };
         if cached {
             return;
         }
         let cp = match task {
             Task::Op(_, s) => self.cache.critical.get(&s).cloned(),
-            Task::Critical(_) | Task::Timeline(..) => None,
+            Task::Critical(_) | Task::Timeline(..) | Task::Args(_) => None,
         };
         match &ctx.spawner {
             Some(sp) => {
@@ -135,6 +142,7 @@ impl Browser {
                 self.cache.op = Some((o, s, *detail));
                 self.cache.op_args = Some(args);
             }
+            Done::Args(e, args) => self.cache.band_args = Some((e, args)),
             Done::Timeline(rank, step, t) => {
                 let kept = &mut self.cache.timelines;
                 if !kept

@@ -45,8 +45,10 @@ pub enum Inspected {
     Nothing,
 }
 
-/// Brings the inspection up to date with the cursor.
-pub fn prepare(b: &mut Browser, size: (u16, u16)) {
+/// Brings the inspection up to date with the cursor; a band's args are read in the
+/// background.
+pub fn prepare(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
+    let size = ctx.size;
     if height(b, size) == 0 {
         return;
     }
@@ -64,7 +66,14 @@ pub fn prepare(b: &mut Browser, size: (u16, u16)) {
         return;
     }
     let what = inspect_now(b, t, size);
+    let band = match &what {
+        Inspected::Band(x) => Some(x.event),
+        _ => None,
+    };
     b.cache.inspected = Some((key, what));
+    if let Some(e) = band {
+        b.need(crate::ui::browser::work::Task::Args(e), ctx);
+    }
 }
 
 fn inspect_now(b: &Browser, t: &Timeline, size: (u16, u16)) -> Inspected {
@@ -98,10 +107,13 @@ pub fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let at = |x: Ns| format!("+{}", human(x - t.start));
     let name = |s: Sym| b.name(s).to_string();
     let (title, lines) = match what {
-        Inspected::Band(x) => (
-            "inspector: band (w/b: next/previous, v: range)",
-            band_lines(th, x, w, &at, &name),
-        ),
+        Inspected::Band(x) => {
+            let mut l = band_lines(th, x, w, &at, &name);
+            // Room for four lines of facts, then the args.
+            l.truncate(4);
+            l.push(args_line(th, b, x));
+            ("inspector: band (w/b: next/previous, v: range)", l)
+        }
         Inspected::Gap(rank, (a, z), doing) => (
             "inspector: gap (w/b: next/previous, v: range)",
             gap_lines(th, *rank, (at(*a), at(*z), z - a), doing, &name),
@@ -210,6 +222,30 @@ fn band_lines(
         ));
     }
     l
+}
+
+/// The band's args as `key value` pairs on one line, the correlation id first (what the
+/// lines above show already left out); while they are read, says so.
+fn args_line(th: &Theme, b: &Browser, x: &BandFacts) -> Line<'static> {
+    const SHOWN: [&str; 4] = ["Input Dims", "Input type", "External id", "Ev Idx"];
+    let text = match &b.cache.band_args {
+        Some((e, Ok(args))) if *e == x.event => {
+            let mut v: Vec<&(String, String)> = args
+                .iter()
+                .filter(|(k, _)| !SHOWN.contains(&k.as_str()))
+                .collect();
+            v.sort_by_key(|(k, _)| k != "correlation");
+            if v.is_empty() {
+                "no other args".to_string()
+            } else {
+                let pairs: Vec<String> = v.iter().map(|(k, val)| format!("{k} {val}")).collect();
+                pairs.join("  ")
+            }
+        }
+        Some((e, Err(why))) if *e == x.event => format!("not available: {why}"),
+        _ => "reading…".to_string(),
+    };
+    widgets::pairs(th, &[("args", text)])
 }
 
 fn gap_lines(

@@ -139,7 +139,7 @@ impl PaneView for TimelinePane {
         if let Some(step) = b.step_number() {
             tlnav::prepare(b, step, ctx);
             cursor::keep_valid(b, ctx.size);
-            super::inspector::prepare(b, ctx.size);
+            super::inspector::prepare(b, ctx);
         }
     }
 
