@@ -21,6 +21,10 @@ use std::sync::Arc;
 pub use crate::ingest::demo::{DemoSpec, Scenario};
 pub use crate::ingest::{Input, LoadOptions, Loaded};
 
+/// Bytes a view may decompress or generate unasked to show an event's args again (16 MiB:
+/// a few milliseconds); beyond, it waits for a key.
+pub const CHEAP_REREAD: u64 = 16 << 20;
+
 /// How to read and analyse, as the command line states it.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -220,6 +224,17 @@ impl Session {
     /// A name's text.
     pub fn name(&self, s: Sym) -> &str {
         self.loaded.job.strings.resolve(s)
+    }
+
+    /// True when reading event `e`'s text again is cheap (a mapped file, or at most
+    /// [`CHEAP_REREAD`] bytes to decompress or generate): views read it unasked then.
+    pub fn event_text_is_cheap(&self, e: EventRef) -> bool {
+        let rank = self.loaded.job.rank(e.rank);
+        let raw = rank.events.raw[e.event.0 as usize];
+        let end = raw.offset + u64::from(raw.len);
+        self.inputs
+            .get(rank.source.input)
+            .is_none_or(|i| i.bytes_to_reread(end, rank.source.json_bytes) <= CHEAP_REREAD)
     }
 
     /// The JSON text of one event again (for its args), from its input.

@@ -122,6 +122,17 @@ impl Input {
         }
     }
 
+    /// Bytes to decompress or generate before the text of an event ending at `end` is there
+    /// again: 0 for a mapped plain file or memory; up to the event for a gzip file; the
+    /// whole rank (`rank_bytes`) for the demo, which writes it anew.
+    pub fn bytes_to_reread(&self, end: u64, rank_bytes: u64) -> u64 {
+        match &self.origin {
+            Origin::File(p) if p.extension().is_some_and(|x| x == "gz") => end,
+            Origin::Demo(..) => rank_bytes,
+            _ => 0,
+        }
+    }
+
     /// The text of one event again, for views that show its args (`None`: not kept, stdin).
     pub fn event_text(&self, raw: crate::model::RawSpan) -> Result<String, String> {
         match &self.origin {
@@ -326,4 +337,25 @@ fn counted(
     };
     counters.set_file(i, state);
     r
+}
+
+#[cfg(test)]
+mod reread_tests {
+    use super::*;
+
+    #[test]
+    fn rereading_an_event_costs_its_prefix_in_a_gzip_file_and_the_rank_in_the_demo() {
+        let input = |origin| Input {
+            origin,
+            format: Format::Kineto,
+        };
+        let gz = input(Origin::File(PathBuf::from("rank-0.json.gz")));
+        assert_eq!(gz.bytes_to_reread(5_000, 90_000), 5_000);
+        let plain = input(Origin::File(PathBuf::from("rank-0.json")));
+        assert_eq!(plain.bytes_to_reread(5_000, 90_000), 0);
+        let memory = input(Origin::Memory("m".into(), Arc::from(&b"{}"[..])));
+        assert_eq!(memory.bytes_to_reread(5_000, 90_000), 0);
+        let demo = demo_inputs(demo::DemoSpec::default()).remove(0);
+        assert_eq!(demo.bytes_to_reread(5_000, 90_000), 90_000);
+    }
 }

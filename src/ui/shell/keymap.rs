@@ -93,6 +93,8 @@ pub enum Action {
     WidenSteps,
     /// One step fewer on the timeline's axis.
     NarrowSteps,
+    /// Read the inspected band's args (when reading them is not cheap).
+    ReadArgs,
     /// Cycle the comm matrix metric.
     CycleMetric,
 }
@@ -109,7 +111,7 @@ actions! {
     ZoomOut => "zoom_out", ZoomReset => "zoom_reset", NextOfKind => "next_of_kind",
     PrevOfKind => "prev_of_kind", NextBand => "next_band", PrevBand => "prev_band",
     MarkRange => "mark_range", Inspector => "inspector", WidenSteps => "widen_steps",
-    NarrowSteps => "narrow_steps", CycleMetric => "cycle_metric",
+    NarrowSteps => "narrow_steps", ReadArgs => "read_args", CycleMetric => "cycle_metric",
 }
 
 /// A key with its modifiers (shift folded into the character).

@@ -11,6 +11,7 @@ use crate::model::{RankId, RankIx, StepNo, Sym};
 use crate::time::Ns;
 use crate::ui::UiMsg;
 use crate::ui::browser::Browser;
+use crate::ui::browser::work::Task;
 use crate::ui::shell::Ctx;
 use crate::ui::shell::theme::Theme;
 use crate::ui::shell::widgets::{self, block};
@@ -71,8 +72,17 @@ pub fn prepare(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
         _ => None,
     };
     b.cache.inspected = Some((key, what));
-    if let Some(e) = band {
-        b.need(crate::ui::browser::work::Task::Args(e), ctx);
+    // Args that cost a decompression or a regeneration wait for `a` (read_args).
+    if let Some(e) = band.filter(|&e| b.data.event_text_is_cheap(e)) {
+        b.need(Task::Args(e), ctx);
+    }
+}
+
+/// `a`: reads the inspected band's args, however much it costs.
+pub fn read_args(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
+    if let Some((_, Inspected::Band(x))) = &b.cache.inspected {
+        let e = x.event;
+        b.need(Task::Args(e), ctx);
     }
 }
 
@@ -243,7 +253,9 @@ fn args_line(th: &Theme, b: &Browser, x: &BandFacts) -> Line<'static> {
             }
         }
         Some((e, Err(why))) if *e == x.event => format!("not available: {why}"),
-        _ => "reading…".to_string(),
+        _ if b.is_pending(Task::Args(x.event)) => "reading…".to_string(),
+        _ => "a reads them (the input is compressed or generated: it is read up to the event)"
+            .to_string(),
     };
     widgets::pairs(th, &[("args", text)])
 }

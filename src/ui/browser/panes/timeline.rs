@@ -61,6 +61,7 @@ const COMMANDS: &[Action] = &[
     Action::Inspector,
     Action::WidenSteps,
     Action::NarrowSteps,
+    Action::ReadArgs,
 ];
 
 impl PaneView for TimelinePane {
@@ -128,6 +129,7 @@ impl PaneView for TimelinePane {
             Action::NextBand | Action::PrevBand => cursor::walk(b, a == Action::NextBand, ctx),
             Action::MarkRange => cursor::mark(b, ctx),
             Action::Inspector => b.tl.inspector_off = !b.tl.inspector_off,
+            Action::ReadArgs => super::inspector::read_args(b, ctx),
             Action::WidenSteps | Action::NarrowSteps => {
                 tlnav::widen(b, a == Action::WidenSteps, ctx)
             }
