@@ -88,6 +88,14 @@ fn on_demand(app: &App, label: &str) {
         tl.as_secs_f64() * 1e3,
         op.as_secs_f64() * 1e3
     );
+    // The slowest step replayed over its dependency graph (what-if's self-check).
+    let t = Instant::now();
+    let replay = stepscope::analysis::whatif::check(job, &an.comm, step);
+    eprintln!(
+        "{label} on demand: replay of step {step} {:.1} ms (error {:.3}%)",
+        t.elapsed().as_secs_f64() * 1e3,
+        replay.map_or(f64::NAN, |c| c.error * 100.0)
+    );
     // Each finding's proof, as Enter on it resolves it.
     for f in &an.findings {
         let t = Instant::now();

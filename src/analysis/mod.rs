@@ -38,6 +38,7 @@ pub mod step_times;
 pub mod steps;
 pub mod tasks;
 pub mod timeline;
+pub mod whatif;
 
 use crate::model::{Job, Kind, RankId, StepNo, Sym};
 use crate::time::Ns;

@@ -1,0 +1,9 @@
+//! What-if (docs/metrics.md, "Replay"): the dependency graph of a step across every loaded
+//! rank — the critical path's graph, joined at matched collectives — replayed as an
+//! earliest-start schedule with durations that can be changed. The first use is the
+//! self-check: replaying the measured durations must give back each rank's measured end of
+//! the step; its error says how far the graph explains the step.
+
+pub mod replay;
+
+pub use replay::{ReplayCheck, check};

@@ -1,0 +1,193 @@
+//! The replay: every node of the step's graph at its earliest time given its predecessors
+//! (a node's time = the latest of its predecessors' times plus the edge weights), nodes
+//! without a predecessor at their measured time (on the aligned clock). With measured
+//! weights the schedule should land every rank's last node where it was measured.
+
+use crate::analysis::comm::Comm;
+use crate::analysis::critical_path::graph::Graph;
+use crate::analysis::critical_path::{Window, build_graph};
+use crate::model::{EventIx, Job, RankId, RankIx, StepNo};
+use crate::time::Ns;
+use rustc_hash::FxHashSet;
+
+/// The replay of one step with its measured durations, against the measurement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayCheck {
+    /// The step.
+    pub step: StepNo,
+    /// The step time measured on the graph: the latest node minus the earliest, over ranks.
+    pub measured_ns: Ns,
+    /// The same, replayed.
+    pub replayed_ns: Ns,
+    /// Per rank (in rank order): its measured and its replayed end (aligned clock).
+    pub ranks: Vec<(RankId, Ns, Ns)>,
+    /// The largest |replayed − measured| rank end over the step time: the replay error.
+    pub error: f64,
+}
+
+/// Node times of `g` on the aligned clock: its own time plus its rank's offset.
+fn measured(g: &Graph, offsets: &[Ns]) -> Vec<Ns> {
+    g.nodes
+        .iter()
+        .map(|&(r, t)| t.saturating_add(offsets.get(r.get()).copied().unwrap_or(0)))
+        .collect()
+}
+
+/// The measured weight of each edge (`None`: not a dependency in a replay): its own, but for
+/// a cross-rank (collective) edge the member's own transfer — its end minus the last arrival
+/// (`at`: measured node times), where the critical path puts the last arriver's duration,
+/// which a member that ends sooner would be made to wait for. A point-to-point transfer
+/// whose direction is known depends only on its send: the edge from a receive that arrived
+/// last to the send's end is dropped (a send may complete before its receive is posted).
+pub fn weights(g: &Graph, job: &Job, comm: &Comm, at: &[Ns]) -> Vec<Option<Ns>> {
+    let receives = receive_calls(job, comm);
+    g.edges
+        .iter()
+        .map(|e| {
+            let (from, to) = (e.from as usize, e.to as usize);
+            if g.nodes[from].0 == g.nodes[to].0 {
+                Some(e.w)
+            } else if receives.contains(&(e.rank, e.event)) {
+                None
+            } else {
+                Some((at[to] - at[from]).max(0))
+            }
+        })
+        .collect()
+}
+
+/// The receiving members' calls of directed point-to-point instances.
+fn receive_calls(job: &Job, comm: &Comm) -> FxHashSet<(RankIx, EventIx)> {
+    let mut out = FxHashSet::default();
+    for (inst, _) in comm.instances() {
+        let Some(p) = inst.p2p else { continue };
+        for m in &inst.members {
+            let call = &comm.calls.per_rank[m.rank.get()][m.call as usize];
+            if job.rank(m.rank).id == p.dst {
+                out.insert((m.rank, call.event));
+            }
+        }
+    }
+    out
+}
+
+/// The earliest-start schedule of `g` with edge weights `w` (one per edge; `None`: the edge
+/// is no dependency): sources at `anchor`, every other node at the latest predecessor time
+/// plus its edge's weight. `None` for a graph with a cycle.
+pub fn schedule(g: &Graph, w: &[Option<Ns>], anchor: &[Ns]) -> Option<Vec<Ns>> {
+    let n = g.nodes.len();
+    let mut indeg = vec![0u32; n];
+    let mut first = vec![0u32; n + 1];
+    let live = |k: usize| w[k].is_some();
+    for (_, e) in g.edges.iter().enumerate().filter(|(k, _)| live(*k)) {
+        indeg[e.to as usize] += 1;
+        first[e.from as usize + 1] += 1;
+    }
+    for v in 0..n {
+        first[v + 1] += first[v];
+    }
+    let mut fill = first.clone();
+    let mut out = vec![0u32; first[n] as usize];
+    for (k, e) in g.edges.iter().enumerate().filter(|(k, _)| live(*k)) {
+        out[fill[e.from as usize] as usize] = k as u32;
+        fill[e.from as usize] += 1;
+    }
+    let mut t: Vec<Option<Ns>> = vec![None; n];
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+    for &v in &stack {
+        t[v as usize] = Some(anchor[v as usize]);
+    }
+    let mut seen = 0;
+    while let Some(v) = stack.pop() {
+        seen += 1;
+        let tv = t[v as usize].unwrap_or(anchor[v as usize]);
+        for &k in &out[first[v as usize] as usize..first[v as usize + 1] as usize] {
+            let e = &g.edges[k as usize];
+            let cand = tv.saturating_add(w[k as usize].unwrap_or(0));
+            let to = e.to as usize;
+            t[to] = Some(t[to].map_or(cand, |x| x.max(cand)));
+            indeg[to] -= 1;
+            if indeg[to] == 0 {
+                stack.push(e.to);
+            }
+        }
+    }
+    (seen == n).then(|| t.into_iter().map(|x| x.unwrap_or(0)).collect())
+}
+
+/// Replays step `step` of the job with its measured durations.
+pub fn check(job: &Job, comm: &Comm, step: StepNo) -> Option<ReplayCheck> {
+    let (g, _) = build_graph(job, comm, &Window::Step(step))?;
+    let offsets: Vec<Ns> = (0..job.ranks.len())
+        .map(|i| comm.offsets.get(i).map_or(0, |o| o.offset_ns))
+        .collect();
+    let at = measured(&g, &offsets);
+    let w = weights(&g, job, comm, &at);
+    let replayed = schedule(&g, &w, &at)?;
+    let mut ends: Vec<(RankIx, Ns, Ns)> = Vec::new();
+    for (v, &(r, _)) in g.nodes.iter().enumerate() {
+        match ends.iter_mut().find(|x| x.0 == r) {
+            Some(x) => {
+                x.1 = x.1.max(at[v]);
+                x.2 = x.2.max(replayed[v]);
+            }
+            None => ends.push((r, at[v], replayed[v])),
+        }
+    }
+    ends.sort_by_key(|x| x.0);
+    let start = at.iter().copied().min()?;
+    let measured_ns = ends.iter().map(|x| x.1).max()? - start;
+    let replayed_ns = ends.iter().map(|x| x.2).max()? - start;
+    let worst = ends.iter().map(|x| (x.2 - x.1).abs()).max()?;
+    Some(ReplayCheck {
+        step,
+        measured_ns,
+        replayed_ns,
+        ranks: ends
+            .into_iter()
+            .map(|(r, m, p)| (job.rank(r).id, m, p))
+            .collect(),
+        error: worst as f64 / measured_ns.max(1) as f64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::critical_path::Category;
+
+    #[test]
+    fn nodes_start_at_their_latest_predecessor_plus_its_edge() {
+        // Rank 0: a(0) → b (+10) → c (+5); rank 1: d(3) → e (+4); d → c (+1, cross).
+        // c = max(10 + 5, 3 + 1) = 15; e = 7. With b's edge shortened to 2: c = max(7, 4).
+        let mut g = Graph::default();
+        let (r0, r1) = (RankIx(0), RankIx(1));
+        let a = g.node(r0, 0);
+        let b = g.node(r0, 10);
+        let c = g.node(r0, 15);
+        let d = g.node(r1, 3);
+        let e = g.node(r1, 7);
+        let ev = EventIx(0);
+        g.edge(a, b, 10, Some(Category::Cpu), r0, ev);
+        g.edge(b, c, 5, Some(Category::Cpu), r0, ev);
+        g.edge(d, e, 4, Some(Category::Cpu), r1, ev);
+        g.edge(d, c, 1, Some(Category::Communication), r1, ev);
+        let anchor = [0, 10, 15, 3, 7];
+        let w: Vec<Option<Ns>> = g.edges.iter().map(|x| Some(x.w)).collect();
+        assert_eq!(schedule(&g, &w, &anchor), Some(vec![0, 10, 15, 3, 7]));
+        let mut faster = w.clone();
+        faster[0] = Some(2);
+        assert_eq!(schedule(&g, &faster, &anchor), Some(vec![0, 2, 7, 3, 7]));
+        // A dropped edge constrains nothing: d → c gone, and d's late start cannot hold c.
+        let mut late = anchor;
+        late[3] = 20;
+        let mut dropped = faster.clone();
+        assert_eq!(schedule(&g, &dropped, &late).unwrap()[2], 21);
+        dropped[3] = None;
+        assert_eq!(schedule(&g, &dropped, &late).unwrap()[2], 7);
+        // A cycle has no schedule.
+        g.edge(c, a, 0, None, r0, ev);
+        let w: Vec<Option<Ns>> = g.edges.iter().map(|x| Some(x.w)).collect();
+        assert_eq!(schedule(&g, &w, &[0, 10, 15, 3, 7]), None);
+    }
+}
