@@ -83,6 +83,8 @@ pub struct Analysis {
     pub stages: Option<Vec<Stage>>,
     /// The critical path of the window (`None`: no such window, or no events in it).
     pub critical_path: Option<critical_path::CriticalPath>,
+    /// The critical path's step replayed with its measured durations (what-if's self-check).
+    pub replay: Option<whatif::ReplayCheck>,
     /// Host-side causes over the scope.
     pub host: host::Host,
     /// Roofline classes over the scope.
@@ -214,7 +216,18 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         .window
         .clone()
         .or_else(|| scope.step.or(slowest_step).map(critical_path::Window::Step));
-    let critical_path = window.and_then(|w| critical_path::critical_path(job, &comm, &w));
+    // One graph serves the critical path and, for a step, the replay's self-check.
+    let built = window.and_then(|w| critical_path::build_graph(job, &comm, &w).map(|g| (w, g)));
+    let (critical_path, replay) = match built {
+        Some((w, (g, ranks))) => {
+            let replay = match w {
+                critical_path::Window::Step(s) => whatif::check_graph(job, &comm, &g, s),
+                critical_path::Window::Annotation { .. } => None,
+            };
+            (critical_path::of_graph(job, &g, ranks, &w), replay)
+        }
+        None => (None, None),
+    };
     let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
     let mut host = host::host(job, &busy, &spans, &all_rows, in_scope);
     host.env = host::env::settings(job);
@@ -239,6 +252,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         op_stat_checks: tasks::op_stat_checks(job),
         findings: Vec::new(),
         critical_path,
+        replay,
         host,
         roofline,
         tasks,

@@ -325,8 +325,13 @@ pub fn build_graph(job: &Job, comm: &Comm, win: &Window) -> Option<(Graph, Vec<R
 /// Computes the critical path of `win` over every rank that has it.
 pub fn critical_path(job: &Job, comm: &Comm, win: &Window) -> Option<CriticalPath> {
     let (g, ranks) = build_graph(job, comm, win)?;
+    of_graph(job, &g, ranks, win)
+}
+
+/// The critical path of a graph already built for `win` (over `ranks`).
+pub fn of_graph(job: &Job, g: &Graph, ranks: Vec<RankId>, win: &Window) -> Option<CriticalPath> {
     let (total, edges) = g.longest_path()?;
-    let (ops, by_category) = path::stretches(&g, job, &edges);
+    let (ops, by_category) = path::stretches(g, job, &edges);
     let top_ops = path::top_ops(&ops);
     let mut through: Vec<RankId> = ops.iter().map(|o| o.rank).collect();
     through.sort_unstable();

@@ -6,4 +6,8 @@
 
 pub mod replay;
 
-pub use replay::{ReplayCheck, check};
+pub use replay::{ReplayCheck, check, check_graph};
+
+/// The replay error above which the graph is taken not to explain the step (no saving is
+/// claimed from it).
+pub const MAX_REPLAY_ERROR: f64 = 0.02;

@@ -118,12 +118,17 @@ pub fn schedule(g: &Graph, w: &[Option<Ns>], anchor: &[Ns]) -> Option<Vec<Ns>> {
 /// Replays step `step` of the job with its measured durations.
 pub fn check(job: &Job, comm: &Comm, step: StepNo) -> Option<ReplayCheck> {
     let (g, _) = build_graph(job, comm, &Window::Step(step))?;
+    check_graph(job, comm, &g, step)
+}
+
+/// [`check`] over the step's graph already built.
+pub fn check_graph(job: &Job, comm: &Comm, g: &Graph, step: StepNo) -> Option<ReplayCheck> {
     let offsets: Vec<Ns> = (0..job.ranks.len())
         .map(|i| comm.offsets.get(i).map_or(0, |o| o.offset_ns))
         .collect();
-    let at = measured(&g, &offsets);
-    let w = weights(&g, job, comm, &at);
-    let replayed = schedule(&g, &w, &at)?;
+    let at = measured(g, &offsets);
+    let w = weights(g, job, comm, &at);
+    let replayed = schedule(g, &w, &at)?;
     let mut ends: Vec<(RankIx, Ns, Ns)> = Vec::new();
     for (v, &(r, _)) in g.nodes.iter().enumerate() {
         match ends.iter_mut().find(|x| x.0 == r) {
