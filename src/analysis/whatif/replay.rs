@@ -129,17 +129,19 @@ pub fn check_graph(job: &Job, comm: &Comm, g: &Graph, step: StepNo) -> Option<Re
     let at = measured(g, &offsets);
     let w = weights(g, job, comm, &at);
     let replayed = schedule(g, &w, &at)?;
-    let mut ends: Vec<(RankIx, Ns, Ns)> = Vec::new();
+    // Per rank (by position): its latest measured and replayed node.
+    let mut by_rank: Vec<Option<(Ns, Ns)>> = vec![None; job.ranks.len()];
     for (v, &(r, _)) in g.nodes.iter().enumerate() {
-        match ends.iter_mut().find(|x| x.0 == r) {
-            Some(x) => {
-                x.1 = x.1.max(at[v]);
-                x.2 = x.2.max(replayed[v]);
-            }
-            None => ends.push((r, at[v], replayed[v])),
-        }
+        let x = &mut by_rank[r.get()];
+        *x = Some(x.map_or((at[v], replayed[v]), |(m, p)| {
+            (m.max(at[v]), p.max(replayed[v]))
+        }));
     }
-    ends.sort_by_key(|x| x.0);
+    let ends: Vec<(RankIx, Ns, Ns)> = by_rank
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, x)| x.map(|(m, p)| (RankIx::of(i), m, p)))
+        .collect();
     let start = at.iter().copied().min()?;
     let measured_ns = ends.iter().map(|x| x.1).max()? - start;
     let replayed_ns = ends.iter().map(|x| x.2).max()? - start;
