@@ -52,6 +52,26 @@ use std::time::Instant;
 use step_times::StepTime;
 use steps::StepSpan;
 
+/// The critical path of a window and, for a step, the replay's self-check: one graph serves
+/// both.
+fn path_and_replay(
+    job: &Job,
+    comm: &Comm,
+    w: critical_path::Window,
+) -> (
+    Option<critical_path::CriticalPath>,
+    Option<whatif::ReplayCheck>,
+) {
+    let Some((g, ranks)) = critical_path::build_graph(job, comm, &w) else {
+        return (None, None);
+    };
+    let replay = match w {
+        critical_path::Window::Step(s) => whatif::check_graph(job, comm, &g, s),
+        critical_path::Window::Annotation { .. } => None,
+    };
+    (critical_path::of_graph(job, &g, ranks, &w), replay)
+}
+
 /// Everything the report shows, computed once.
 #[derive(Debug)]
 pub struct Analysis {
@@ -216,18 +236,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         .window
         .clone()
         .or_else(|| scope.step.or(slowest_step).map(critical_path::Window::Step));
-    // One graph serves the critical path and, for a step, the replay's self-check.
-    let built = window.and_then(|w| critical_path::build_graph(job, &comm, &w).map(|g| (w, g)));
-    let (critical_path, replay) = match built {
-        Some((w, (g, ranks))) => {
-            let replay = match w {
-                critical_path::Window::Step(s) => whatif::check_graph(job, &comm, &g, s),
-                critical_path::Window::Annotation { .. } => None,
-            };
-            (critical_path::of_graph(job, &g, ranks, &w), replay)
-        }
-        None => (None, None),
-    };
+    let (critical_path, replay) = window.map_or((None, None), |w| path_and_replay(job, &comm, w));
     let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
     let mut host = host::host(job, &busy, &spans, &all_rows, in_scope);
     host.env = host::env::settings(job);
