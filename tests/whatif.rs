@@ -79,3 +79,56 @@ fn a_pipeline_replays_without_making_sends_wait_for_receives() {
         );
     }
 }
+
+/// The data-loader fix, held to the run without the problem: the default demo is the
+/// straggler scenario plus one 300 ms loader stall on rank 5 in step 13, and the dataloader
+/// scenario a healthy job whose every rank waits for its loader; replaying each without the
+/// loader must land within 5% of its twin's measured step.
+#[test]
+fn removing_the_loader_stall_predicts_the_run_without_it() {
+    use stepscope::analysis::whatif::{Fix, predict};
+    let open = |sc| {
+        let settings = Settings {
+            scenario: sc,
+            ..Settings::default()
+        };
+        Session::open(&[], &settings).expect("the demo loads")
+    };
+    // (faulty scenario, its clean twin, step, how much slower the faulty step is at least).
+    let pairs = [
+        (Scenario::Default, Scenario::Straggler, 13, 4.0),
+        // Every rank waits ~25 ms for its loader in every step; the twin loads in time.
+        (
+            Scenario::Dataloader,
+            Scenario::SkewedClocksButHealthy,
+            12,
+            1.3,
+        ),
+    ];
+    for (bad, good, step, slower) in pairs {
+        let (faulty, clean) = (open(bad), open(good));
+        let step = stepscope::model::StepNo(step);
+        let p = predict(
+            &faulty.loaded.job,
+            &faulty.analysis.comm,
+            step,
+            Fix::DataLoader,
+        )
+        .expect("a prediction");
+        let truth = check(&clean.loaded.job, &clean.analysis.comm, step)
+            .expect("a replay")
+            .measured_ns;
+        let off = (p.predicted_ns - truth).abs() as f64 / truth as f64;
+        let what = format!("{} step {step}", bad.name());
+        assert!(
+            p.measured_ns as f64 > slower * truth as f64 * 0.9,
+            "{what}: the stall is there"
+        );
+        assert!(
+            off <= 0.05,
+            "{what}: predicted {} vs measured {truth}: {:.1}% off",
+            p.predicted_ns,
+            off * 100.0
+        );
+    }
+}

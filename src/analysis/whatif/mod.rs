@@ -4,8 +4,10 @@
 //! self-check: replaying the measured durations must give back each rank's measured end of
 //! the step; its error says how far the graph explains the step.
 
+pub mod fix;
 pub mod replay;
 
+pub use fix::{Fix, Prediction, predict};
 pub use replay::{ReplayCheck, check, check_graph};
 
 /// The replay error above which the graph is taken not to explain the step (no saving is

@@ -26,7 +26,7 @@ pub struct ReplayCheck {
 }
 
 /// Node times of `g` on the aligned clock: its own time plus its rank's offset.
-fn measured(g: &Graph, offsets: &[Ns]) -> Vec<Ns> {
+pub fn measured(g: &Graph, offsets: &[Ns]) -> Vec<Ns> {
     g.nodes
         .iter()
         .map(|&(r, t)| t.saturating_add(offsets.get(r.get()).copied().unwrap_or(0)))
@@ -41,11 +41,15 @@ fn measured(g: &Graph, offsets: &[Ns]) -> Vec<Ns> {
 /// last to the send's end is dropped (a send may complete before its receive is posted).
 pub fn weights(g: &Graph, job: &Job, comm: &Comm, at: &[Ns]) -> Vec<Option<Ns>> {
     let receives = receive_calls(job, comm);
-    g.edges
+    let cross = |e: &crate::analysis::critical_path::graph::Edge| {
+        g.nodes[e.from as usize].0 != g.nodes[e.to as usize].0
+    };
+    let mut w: Vec<Option<Ns>> = g
+        .edges
         .iter()
         .map(|e| {
             let (from, to) = (e.from as usize, e.to as usize);
-            if g.nodes[from].0 == g.nodes[to].0 {
+            if !cross(e) {
                 Some(e.w)
             } else if receives.contains(&(e.rank, e.event)) {
                 None
@@ -53,7 +57,47 @@ pub fn weights(g: &Graph, job: &Job, comm: &Comm, at: &[Ns]) -> Vec<Option<Ns>> 
                 Some((at[to] - at[from]).max(0))
             }
         })
-        .collect()
+        .collect();
+    // A joined member's wait for the last arriver is the join's to carry: its own wait
+    // stretch weighs 0, so that an earlier last arrival ends it sooner. (The stretch is
+    // followed by its transfer edge, whose end the join reaches.)
+    let mut joined = vec![false; g.nodes.len()];
+    for (k, e) in g.edges.iter().enumerate() {
+        if cross(e) && w[k].is_some() {
+            joined[e.to as usize] = true;
+        }
+    }
+    for &k in g.waits.values() {
+        if g.edges.get(k + 1).is_some_and(|t| joined[t.to as usize]) {
+            w[k] = Some(0);
+        }
+    }
+    w
+}
+
+/// Edges that tie each node without a predecessor (a thread's first op in the window, a
+/// stream's first kernel) to the latest earlier node of its rank, weighted by the measured
+/// gap: a thread starts after what its rank did just before (the backward thread after the
+/// main thread's `backward()` call), so a fix upstream moves it too. The rank's first node
+/// stays a source. `w`: the weights in use (a `None` edge is no predecessor).
+pub fn tie_sources(g: &Graph, w: &[Option<Ns>], at: &[Ns]) -> Vec<(u32, u32, Ns)> {
+    let mut has_pred = vec![false; g.nodes.len()];
+    for (k, e) in g.edges.iter().enumerate() {
+        if w[k].is_some() {
+            has_pred[e.to as usize] = true;
+        }
+    }
+    let mut order: Vec<u32> = (0..g.nodes.len() as u32).collect();
+    order.sort_by_key(|&v| (g.nodes[v as usize].0, at[v as usize], v));
+    let mut out = Vec::new();
+    for pair in order.windows(2) {
+        let (u, v) = (pair[0] as usize, pair[1] as usize);
+        let same_rank = g.nodes[u].0 == g.nodes[v].0;
+        if same_rank && !has_pred[v] && at[u] < at[v] {
+            out.push((pair[0], pair[1], at[v] - at[u]));
+        }
+    }
+    out
 }
 
 /// The receiving members' calls of directed point-to-point instances.
@@ -75,6 +119,34 @@ fn receive_calls(job: &Job, comm: &Comm) -> FxHashSet<(RankIx, EventIx)> {
 /// is no dependency): sources at `anchor`, every other node at the latest predecessor time
 /// plus its edge's weight. `None` for a graph with a cycle.
 pub fn schedule(g: &Graph, w: &[Option<Ns>], anchor: &[Ns]) -> Option<Vec<Ns>> {
+    schedule_with(g, w, &[], anchor)
+}
+
+/// [`schedule`] with `extra` edges (from, to, weight) besides the graph's.
+pub fn schedule_with(
+    g: &Graph,
+    w: &[Option<Ns>],
+    extra: &[(u32, u32, Ns)],
+    anchor: &[Ns],
+) -> Option<Vec<Ns>> {
+    let mut g2;
+    let (g, w) = if extra.is_empty() {
+        (g, std::borrow::Cow::Borrowed(w))
+    } else {
+        g2 = Graph {
+            nodes: g.nodes.clone(),
+            edges: g.edges.clone(),
+            waits: Default::default(),
+        };
+        let mut w2 = w.to_vec();
+        for &(a, b, x) in extra {
+            let r = g2.nodes[a as usize].0;
+            g2.edge(a, b, x, None, r, crate::model::EventIx::NONE);
+            w2.push(Some(x));
+        }
+        (&g2, std::borrow::Cow::Owned(w2))
+    };
+    let w: &[Option<Ns>] = &w;
     let n = g.nodes.len();
     let mut indeg = vec![0u32; n];
     let mut first = vec![0u32; n + 1];
@@ -128,7 +200,8 @@ pub fn check_graph(job: &Job, comm: &Comm, g: &Graph, step: StepNo) -> Option<Re
         .collect();
     let at = measured(g, &offsets);
     let w = weights(g, job, comm, &at);
-    let replayed = schedule(g, &w, &at)?;
+    let ties = tie_sources(g, &w, &at);
+    let replayed = schedule_with(g, &w, &ties, &at)?;
     // Per rank (by position): its latest measured and replayed node.
     let mut by_rank: Vec<Option<(Ns, Ns)>> = vec![None; job.ranks.len()];
     for (v, &(r, _)) in g.nodes.iter().enumerate() {

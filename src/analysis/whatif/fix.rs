@@ -1,0 +1,56 @@
+//! Fixes as transforms of the replay's weights (docs/metrics.md, "Replay"): the cause a
+//! finding names taken away, the step replayed, the step time it would take. Only the
+//! data-loader transform is built so far.
+
+use super::replay::{measured, schedule_with, tie_sources, weights};
+use crate::analysis::comm::Comm;
+use crate::analysis::critical_path::{Window, build_graph};
+use crate::model::{Job, StepNo};
+use crate::time::Ns;
+
+/// A change to the measured step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fix {
+    /// Data-loader ranges (`enumerate(DataLoader)#…`) take no time: batches are ready.
+    DataLoader,
+}
+
+/// A step's time measured and predicted with a fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prediction {
+    /// The step.
+    pub step: StepNo,
+    /// Its time on the graph (latest node − earliest, over ranks), as measured.
+    pub measured_ns: Ns,
+    /// The same, replayed with the fix.
+    pub predicted_ns: Ns,
+}
+
+/// Step `step` replayed with `fix` applied.
+pub fn predict(job: &Job, comm: &Comm, step: StepNo, fix: Fix) -> Option<Prediction> {
+    let (g, _) = build_graph(job, comm, &Window::Step(step))?;
+    let offsets: Vec<Ns> = (0..job.ranks.len())
+        .map(|i| comm.offsets.get(i).map_or(0, |o| o.offset_ns))
+        .collect();
+    let at = measured(&g, &offsets);
+    let mut w = weights(&g, job, comm, &at);
+    let ties = tie_sources(&g, &w, &at);
+    for (k, e) in g.edges.iter().enumerate() {
+        let name = job.rank(e.rank).events.name.get(e.event.index()).copied();
+        let hit = match fix {
+            Fix::DataLoader => name.is_some_and(|n| job.role(n).data_loader),
+        };
+        if hit {
+            if let Some(x) = w[k].as_mut() {
+                *x = 0;
+            }
+        }
+    }
+    let replayed = schedule_with(&g, &w, &ties, &at)?;
+    let start = at.iter().copied().min()?;
+    Some(Prediction {
+        step,
+        measured_ns: at.iter().copied().max()? - start,
+        predicted_ns: replayed.iter().copied().max()? - start,
+    })
+}
