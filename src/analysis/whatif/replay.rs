@@ -122,47 +122,42 @@ pub fn schedule(g: &Graph, w: &[Option<Ns>], anchor: &[Ns]) -> Option<Vec<Ns>> {
     schedule_with(g, w, &[], anchor)
 }
 
-/// [`schedule`] with `extra` edges (from, to, weight) besides the graph's.
+/// [`schedule`] with `extra` edges (from, to, weight) besides the graph's (the graph is not
+/// copied: the extra edges are indexed after its own).
 pub fn schedule_with(
     g: &Graph,
     w: &[Option<Ns>],
     extra: &[(u32, u32, Ns)],
     anchor: &[Ns],
 ) -> Option<Vec<Ns>> {
-    let mut g2;
-    let (g, w) = if extra.is_empty() {
-        (g, std::borrow::Cow::Borrowed(w))
-    } else {
-        g2 = Graph {
-            nodes: g.nodes.clone(),
-            edges: g.edges.clone(),
-            waits: Default::default(),
-        };
-        let mut w2 = w.to_vec();
-        for &(a, b, x) in extra {
-            let r = g2.nodes[a as usize].0;
-            g2.edge(a, b, x, None, r, crate::model::EventIx::NONE);
-            w2.push(Some(x));
-        }
-        (&g2, std::borrow::Cow::Owned(w2))
-    };
-    let w: &[Option<Ns>] = &w;
     let n = g.nodes.len();
+    let ne = g.edges.len();
+    // Every live edge as (from, to, weight): the graph's, then the extra ones.
+    let edge = |k: usize| -> Option<(u32, u32, Ns)> {
+        if k < ne {
+            let e = &g.edges[k];
+            w[k].map(|x| (e.from, e.to, x))
+        } else {
+            extra.get(k - ne).copied()
+        }
+    };
+    let total = ne + extra.len();
     let mut indeg = vec![0u32; n];
     let mut first = vec![0u32; n + 1];
-    let live = |k: usize| w[k].is_some();
-    for (_, e) in g.edges.iter().enumerate().filter(|(k, _)| live(*k)) {
-        indeg[e.to as usize] += 1;
-        first[e.from as usize + 1] += 1;
+    for (from, to, _) in (0..total).filter_map(edge) {
+        indeg[to as usize] += 1;
+        first[from as usize + 1] += 1;
     }
     for v in 0..n {
         first[v + 1] += first[v];
     }
     let mut fill = first.clone();
     let mut out = vec![0u32; first[n] as usize];
-    for (k, e) in g.edges.iter().enumerate().filter(|(k, _)| live(*k)) {
-        out[fill[e.from as usize] as usize] = k as u32;
-        fill[e.from as usize] += 1;
+    for k in 0..total {
+        if let Some((from, _, _)) = edge(k) {
+            out[fill[from as usize] as usize] = k as u32;
+            fill[from as usize] += 1;
+        }
     }
     let mut t: Vec<Option<Ns>> = vec![None; n];
     let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
@@ -174,13 +169,15 @@ pub fn schedule_with(
         seen += 1;
         let tv = t[v as usize].unwrap_or(anchor[v as usize]);
         for &k in &out[first[v as usize] as usize..first[v as usize + 1] as usize] {
-            let e = &g.edges[k as usize];
-            let cand = tv.saturating_add(w[k as usize].unwrap_or(0));
-            let to = e.to as usize;
-            t[to] = Some(t[to].map_or(cand, |x| x.max(cand)));
+            let Some((_, to, x)) = edge(k as usize) else {
+                continue;
+            };
+            let cand = tv.saturating_add(x);
+            let to = to as usize;
+            t[to] = Some(t[to].map_or(cand, |y| y.max(cand)));
             indeg[to] -= 1;
             if indeg[to] == 0 {
-                stack.push(e.to);
+                stack.push(to as u32);
             }
         }
     }
