@@ -189,3 +189,38 @@ fn unknown_window_has_no_path_and_bad_window_is_a_usage_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_sync_recorded_on_a_sibling_row_of_its_thread_is_a_wait_on_the_device() {
+    // sibling_sync.json (Ascend's layout: a `Python` and a `CANN` row for one OS thread, tid
+    // 7). aten::mm [10, 20) ⊃ cudaLaunchKernel [12, 16) → gemm [20, 120) on an idle stream;
+    // aten::_local_scalar_dense [30, 130) on the Python row holds cudaStreamSynchronize
+    // [35, 125) on the CANN row. The path: mm 2 (cpu), the launch 12 → 20 (8), gemm 100, the
+    // sync's end after the gemm, the op's last 5 (cpu) = 115 µs. Before, the op's 100 µs
+    // counted as host work (cpu 110 of a 120 µs path).
+    let r = report_json(&[&testdata("sibling_sync.json")], &[]);
+    let c = path(&r);
+    assert_eq!(c["total_ns"], 115_000);
+    assert_eq!(
+        c["by_category"],
+        json!({"cpu": 7000, "gpu_compute": 100000, "communication": 0,
+               "launch_overhead": 8000, "kernel_gap": 0, "wait": 0, "host_gap": 0})
+    );
+    assert_consistent(c);
+}
+
+#[test]
+fn the_ascend_path_waits_on_the_device_instead_of_counting_the_sync_as_host_work() {
+    let Some(s) = shared() else { return };
+    let dir = s.join("traces/ascend/msinsight/test/data/pytorch/text/level1");
+    let r = report_json(&[&dir], &[]);
+    let c = path(&r);
+    let total = c["total_ns"].as_i64().unwrap();
+    let cpu = c["by_category"]["cpu"].as_i64().unwrap();
+    // aten::_local_scalar_dense held a 91.7 ms aclrtSynchronizeStreamWithTimeout: 91% of
+    // the path was `cpu` before.
+    assert!(cpu * 5 < total, "cpu {cpu} of {total}");
+    let top = c["top_ops"][0]["name"].as_str().unwrap();
+    assert_ne!(top, "aten::_local_scalar_dense");
+    assert_consistent(c);
+}

@@ -8,7 +8,8 @@
 //!   next child … → parent.end, each segment weighted by its length and attributed to the op
 //!   that runs it (`cpu`); blocking calls (the `sync` role: device/stream/event synchronize,
 //!   synchronous copies, event polls) are `wait` with weight 0 — the time they block is paid
-//!   on the device path;
+//!   on the device path; one recorded on a sibling row of its OS thread (same tid: Ascend's
+//!   `CANN` row) joins the chain of the op on the thread's other row that holds it;
 //! - **dependency**: consecutive top-level ops of a thread, weight 0;
 //! - **launch**: runtime call start → kernel start, weighted by the launch delay
 //!   (`launch_overhead`) only when no device work ended between the launch call's return

@@ -12,6 +12,25 @@ use std::collections::BTreeMap;
 /// Device event → (start node, end node).
 pub type DeviceNodes = FxHashMap<u32, (u32, u32)>;
 
+/// Blocking calls that move to a sibling lane of their OS thread (see
+/// `RankGraph::sibling_syncs`).
+#[derive(Default)]
+struct Siblings {
+    /// Per lane: the calls it takes in.
+    taken: FxHashMap<u16, Vec<usize>>,
+    /// The calls their own lane leaves out.
+    left: rustc_hash::FxHashSet<usize>,
+}
+
+/// The events of a lane that start in the window (a lane's events are sorted by start).
+fn window_slice(rank: &Rank, lane: u16, win: RankWindow) -> std::ops::Range<usize> {
+    let ev = &rank.events;
+    let r = rank.lane_events(lane);
+    let from = r.start + ev.start[r.clone()].partition_point(|&t| t < win.lo);
+    let to = r.start + ev.start[r.clone()].partition_point(|&t| t < win.hi);
+    from..to.max(from)
+}
+
 /// What a rank's graph needs of the collectives of the window.
 #[derive(Debug, Default, Clone)]
 pub struct RankCalls {
@@ -74,9 +93,10 @@ impl<'a> RankGraph<'a> {
             device: Vec::new(),
             gap_into: FxHashMap::default(),
         };
+        let moved = b.sibling_syncs(win);
         for (l, lane) in rank.lanes.iter().enumerate() {
             if lane.side == LaneSide::Cpu {
-                b.host_lane(l as u16, win);
+                b.host_lane(l as u16, win, &moved);
             }
         }
         b.host_transfers(win, comm);
@@ -119,8 +139,52 @@ impl<'a> RankGraph<'a> {
         end
     }
 
-    /// One host thread's ops and runtime calls in the window, as nested chains.
-    fn host_lane(&mut self, lane: u16, win: RankWindow) {
+    /// Blocking calls recorded on one lane of an OS thread (Ascend's `CANN` row) while an
+    /// operator of another lane of the same thread (its `Python` row, same tid) holds them:
+    /// they belong in that operator's chain, so that its time in them is a wait on the device,
+    /// not host work. Returns, per lane, the calls it takes in (the lane they were recorded on
+    /// leaves them out).
+    fn sibling_syncs(&self, win: RankWindow) -> Siblings {
+        let rank = self.rank;
+        let ev = &rank.events;
+        let mut out = Siblings::default();
+        for (a, la) in rank.lanes.iter().enumerate() {
+            if la.side != LaneSide::Cpu {
+                continue;
+            }
+            let siblings: Vec<u16> = (0..rank.lanes.len())
+                .filter(|&b| {
+                    let lb = &rank.lanes[b];
+                    b != a && lb.side == LaneSide::Cpu && lb.tid == la.tid
+                })
+                .map(|b| b as u16)
+                .collect();
+            if siblings.is_empty() {
+                continue;
+            }
+            for i in window_slice(rank, a as u16, win) {
+                if !self.blocking(i) || ev.dur[i] <= 0 {
+                    continue;
+                }
+                let holder = siblings.iter().copied().find(|&b| {
+                    window_slice(rank, b, win).any(|j| {
+                        ev.kind[j] == Kind::HostOp
+                            && ev.start[j] <= ev.start[i]
+                            && ev.end(i) <= ev.end(j)
+                    })
+                });
+                if let Some(b) = holder {
+                    out.taken.entry(b).or_default().push(i);
+                    out.left.insert(i);
+                }
+            }
+        }
+        out
+    }
+
+    /// One host thread's ops and runtime calls in the window, as nested chains (with the
+    /// blocking calls of its sibling lanes that its ops hold).
+    fn host_lane(&mut self, lane: u16, win: RankWindow, moved: &Siblings) {
         let rank = self.rank;
         let ev = &rank.events;
         let mut stack: Vec<(usize, u32)> = Vec::new(); // (event, cursor node)
@@ -128,10 +192,15 @@ impl<'a> RankGraph<'a> {
         // Open annotations (`DistributedDataParallel.forward`): what a host gap is inside.
         let mut within: Vec<usize> = Vec::new();
         // Events of a lane are sorted by start: only the window's slice is visited.
-        let r = rank.lane_events(lane);
-        let from = r.start + ev.start[r.clone()].partition_point(|&t| t < win.lo);
-        let to = r.start + ev.start[r.clone()].partition_point(|&t| t < win.hi);
-        for i in from..to {
+        let mut order: Vec<usize> = window_slice(rank, lane, win)
+            .filter(|i| !moved.left.contains(i))
+            .collect();
+        if let Some(taken) = moved.taken.get(&lane) {
+            order.extend(taken);
+            // A parent before the children it holds: by start, the longer first.
+            order.sort_by_key(|&i| (ev.start[i], std::cmp::Reverse(ev.end(i)), i));
+        }
+        for i in order {
             let k = ev.kind[i];
             let work = matches!(k, Kind::HostOp | Kind::Launch)
                 || (k == Kind::Annotation && self.role(i).data_loader);
