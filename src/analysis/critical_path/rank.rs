@@ -22,6 +22,9 @@ struct Siblings {
     left: rustc_hash::FxHashSet<usize>,
 }
 
+/// Ops looked back at, from a sibling row's blocking call, for one that holds it.
+const HOLDER_LOOKBACK: usize = 256;
+
 /// The events of a lane that start in the window (a lane's events are sorted by start).
 fn window_slice(rank: &Rank, lane: u16, win: RankWindow) -> std::ops::Range<usize> {
     let ev = &rank.events;
@@ -167,11 +170,14 @@ impl<'a> RankGraph<'a> {
                     continue;
                 }
                 let holder = siblings.iter().copied().find(|&b| {
-                    window_slice(rank, b, win).any(|j| {
-                        ev.kind[j] == Kind::HostOp
-                            && ev.start[j] <= ev.start[i]
-                            && ev.end(i) <= ev.end(j)
-                    })
+                    // The holder starts before the call: look back from the call's start
+                    // over the ops that could hold it (nesting is shallow; bounded).
+                    let r = window_slice(rank, b, win);
+                    let at = r.start + ev.start[r.clone()].partition_point(|&t| t <= ev.start[i]);
+                    (r.start..at)
+                        .rev()
+                        .take(HOLDER_LOOKBACK)
+                        .any(|j| ev.kind[j] == Kind::HostOp && ev.end(i) <= ev.end(j))
                 });
                 if let Some(b) = holder {
                     out.taken.entry(b).or_default().push(i);
