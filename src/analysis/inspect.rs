@@ -79,7 +79,7 @@ pub fn band(job: &Job, comm: &Comm, r: RankIx, e: EventIx, offset: Ns) -> BandFa
     let i = e.index();
     let linked = |j: EventIx, delay: Ns| Linked {
         name: ev.name[j.index()],
-        start: ev.start[j.index()] + offset,
+        start: ev.start[j.index()].saturating_add(offset),
         delay,
     };
     let link = ev.link[i].get();
@@ -106,7 +106,7 @@ pub fn band(job: &Job, comm: &Comm, r: RankIx, e: EventIx, offset: Ns) -> BandFa
         name: ev.name[i],
         kind: ev.kind[i],
         lane: rank.lanes[ev.lane[i] as usize].name,
-        start: ev.start[i] + offset,
+        start: ev.start[i].saturating_add(offset),
         dur: ev.dur[i],
         launch,
         launched,

@@ -50,7 +50,7 @@ pub fn predict(job: &Job, comm: &Comm, step: StepNo, fix: Fix) -> Option<Predict
     let start = at.iter().copied().min()?;
     Some(Prediction {
         step,
-        measured_ns: at.iter().copied().max()? - start,
-        predicted_ns: replayed.iter().copied().max()? - start,
+        measured_ns: at.iter().copied().max()?.saturating_sub(start),
+        predicted_ns: replayed.iter().copied().max()?.saturating_sub(start),
     })
 }

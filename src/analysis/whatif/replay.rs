@@ -54,7 +54,7 @@ pub fn weights(g: &Graph, job: &Job, comm: &Comm, at: &[Ns]) -> Vec<Option<Ns>> 
             } else if receives.contains(&(e.rank, e.event)) {
                 None
             } else {
-                Some((at[to] - at[from]).max(0))
+                Some(at[to].saturating_sub(at[from]).max(0))
             }
         })
         .collect();
@@ -94,7 +94,7 @@ pub fn tie_sources(g: &Graph, w: &[Option<Ns>], at: &[Ns]) -> Vec<(u32, u32, Ns)
         let (u, v) = (pair[0] as usize, pair[1] as usize);
         let same_rank = g.nodes[u].0 == g.nodes[v].0;
         if same_rank && !has_pred[v] && at[u] < at[v] {
-            out.push((pair[0], pair[1], at[v] - at[u]));
+            out.push((pair[0], pair[1], at[v].saturating_sub(at[u])));
         }
     }
     out
@@ -213,9 +213,13 @@ pub fn check_graph(job: &Job, comm: &Comm, g: &Graph, step: StepNo) -> Option<Re
         .filter_map(|(i, x)| x.map(|(m, p)| (RankIx::of(i), m, p)))
         .collect();
     let start = at.iter().copied().min()?;
-    let measured_ns = ends.iter().map(|x| x.1).max()? - start;
-    let replayed_ns = ends.iter().map(|x| x.2).max()? - start;
-    let worst = ends.iter().map(|x| (x.2 - x.1).abs()).max()?;
+    // Saturating: adversarial clocks never overflow (times are bounded, offsets too).
+    let measured_ns = ends.iter().map(|x| x.1).max()?.saturating_sub(start);
+    let replayed_ns = ends.iter().map(|x| x.2).max()?.saturating_sub(start);
+    let worst = ends
+        .iter()
+        .map(|x| x.2.saturating_sub(x.1).saturating_abs())
+        .max()?;
     Some(ReplayCheck {
         step,
         measured_ns,
