@@ -160,7 +160,13 @@ fn several_steps_share_one_axis() {
     // Rank 0's device work of the three steps, once each, in start order.
     assert_eq!(t.rows[0].bands.len(), one.iter().sum::<usize>());
     assert!(t.rows[0].bands.windows(2).all(|w| w[0].start <= w[1].start));
-    assert!(snapshot::render(&app).contains("steps 13–15: ranks"));
+    let text = snapshot::render(&app);
+    assert!(text.contains("steps 13–15: ranks"));
+    // The ruler marks where steps 14 and 15 begin.
+    let marks: Vec<StepNo> = t.steps_at.iter().map(|s| s.0).collect();
+    assert_eq!(marks, vec![StepNo(14), StepNo(15)]);
+    assert!(t.steps_at.windows(2).all(|w| w[0].1 < w[1].1));
+    assert!(text.contains("┃14") && text.contains("┃15"), "{text}");
     // Past the last step it stops and says so; `{` narrows.
     keys(&mut app, "}}}}");
     assert_eq!(app.screen.timeline().unwrap().last, StepNo(15));

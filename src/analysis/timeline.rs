@@ -97,6 +97,8 @@ pub struct Timeline {
     pub step: StepNo,
     /// The last step on the axis ([`join`]); `step` for one step.
     pub last: StepNo,
+    /// Where each step after the first begins on the axis (its earliest row start).
+    pub steps_at: Vec<(StepNo, Ns)>,
     /// Earliest aligned step start over the rows' ranks.
     pub start: Ns,
     /// Latest aligned step end (host or device) over the rows' ranks.
@@ -316,6 +318,7 @@ fn assemble(step: StepNo, rows: Vec<(Row, Ns, Ns)>) -> Timeline {
     Timeline {
         step,
         last: step,
+        steps_at: Vec::new(),
         start,
         end,
         rows: rows.into_iter().map(|r| r.0).collect(),
@@ -332,6 +335,7 @@ pub fn join(parts: Vec<Timeline>) -> Timeline {
     };
     for p in it {
         out.last = p.last;
+        out.steps_at.push((p.step, p.start));
         out.start = out.start.min(p.start);
         out.end = out.end.max(p.end);
         for row in p.rows {
@@ -547,6 +551,7 @@ mod tests {
         let tl = Timeline {
             step: StepNo(1),
             last: StepNo(1),
+            steps_at: Vec::new(),
             start: 0,
             end: 100,
             rows: vec![

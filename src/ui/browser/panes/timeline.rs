@@ -420,6 +420,19 @@ fn ruler(th: &Theme, t: &Timeline, a: Ns, b: Ns, cells: usize, label_w: usize) -
         }
         tick = tick.saturating_add(step);
     }
+    // On several steps, where each later one begins: `┃14`, over the ticks.
+    for &(s, at) in &t.steps_at {
+        if at < a || at >= b {
+            continue;
+        }
+        let x = (i128::from(at) - i128::from(a)) * cells as i128 / i128::from(width);
+        let x = usize::try_from(x).unwrap_or(0);
+        for (i, ch) in format!("┃{s}").chars().enumerate() {
+            if x + i < cells {
+                text[x + i] = ch;
+            }
+        }
+    }
     Line::from(vec![
         Span::styled(pad("+t", label_w), th.dim()),
         Span::styled(text.into_iter().collect::<String>(), th.dim()),
@@ -475,10 +488,15 @@ fn info_line(b: &Browser, th: &Theme, t: &Timeline, width: usize) -> Line<'stati
                 }
             }
             let room = width.saturating_sub(zoom.len() + 2 + 3 + crate::format::width(&facts));
-            let name = crate::format::fit_name(b.name(s), room.max(6));
+            // Under 9 columns a name is only ellipses: the inspector names it.
+            let name = if room >= 9 {
+                crate::format::fit_name(b.name(s), room)
+            } else {
+                String::new()
+            };
             spans.push(Span::styled(
                 fit(
-                    &format!(" │ {name}{facts}"),
+                    &format!(" │ {}", format!("{name}{facts}").trim_start()),
                     width.saturating_sub(zoom.len() + 2),
                 ),
                 th.fg(th.c.accent),
@@ -526,7 +544,7 @@ mod tests {
         #[test]
         fn any_window_gets_a_ruler(a in instant(), b in instant(), start in instant(), cells in 0usize..400) {
             let (a, b) = (a.min(b), a.max(b).max(a.min(b) + 1));
-            let t = Timeline { step: crate::model::StepNo(1), last: crate::model::StepNo(1), start: start.min(a), end: b, rows: Vec::new() };
+            let t = Timeline { step: crate::model::StepNo(1), last: crate::model::StepNo(1), steps_at: Vec::new(), start: start.min(a), end: b, rows: Vec::new() };
             let line = ruler(&Theme::builtin("dark"), &t, a, b, cells, 4);
             let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
             prop_assert_eq!(text.chars().count(), 4 + cells);
