@@ -2,7 +2,7 @@
 //! finding names taken away, the step replayed, the step time it would take. Only the
 //! data-loader transform is built so far.
 
-use super::replay::{measured, schedule_with, tie_sources, weights};
+use super::replay::Baseline;
 use crate::analysis::comm::Comm;
 use crate::analysis::critical_path::{Window, build_graph};
 use crate::model::{Job, StepNo};
@@ -29,12 +29,8 @@ pub struct Prediction {
 /// Step `step` replayed with `fix` applied.
 pub fn predict(job: &Job, comm: &Comm, step: StepNo, fix: Fix) -> Option<Prediction> {
     let (g, _) = build_graph(job, comm, &Window::Step(step))?;
-    let offsets: Vec<Ns> = (0..job.ranks.len())
-        .map(|i| comm.offsets.get(i).map_or(0, |o| o.offset_ns))
-        .collect();
-    let at = measured(&g, &offsets);
-    let mut w = weights(&g, job, comm, &at);
-    let ties = tie_sources(&g, &w, &at);
+    let base = Baseline::of(&g, job, comm);
+    let mut w = base.w.clone();
     for (k, e) in g.edges.iter().enumerate() {
         let name = job.rank(e.rank).events.name.get(e.event.index()).copied();
         let hit = match fix {
@@ -46,11 +42,11 @@ pub fn predict(job: &Job, comm: &Comm, step: StepNo, fix: Fix) -> Option<Predict
             }
         }
     }
-    let replayed = schedule_with(&g, &w, &ties, &at)?;
-    let start = at.iter().copied().min()?;
+    let replayed = base.replay(&g, &w)?;
+    let start = base.at.iter().copied().min()?;
     Some(Prediction {
         step,
-        measured_ns: at.iter().copied().max()?.saturating_sub(start),
+        measured_ns: base.at.iter().copied().max()?.saturating_sub(start),
         predicted_ns: replayed.iter().copied().max()?.saturating_sub(start),
     })
 }

@@ -190,15 +190,40 @@ pub fn check(job: &Job, comm: &Comm, step: StepNo) -> Option<ReplayCheck> {
     check_graph(job, comm, &g, step)
 }
 
+/// What every replay of a graph starts from: its nodes' measured aligned times, the measured
+/// weights (a fix changes a copy of them) and the ties of threads' first ops.
+pub struct Baseline {
+    /// Measured node times on the aligned clock.
+    pub at: Vec<Ns>,
+    /// Measured edge weights (`None`: no dependency in a replay).
+    pub w: Vec<Option<Ns>>,
+    /// Ties of sources to their rank's earlier nodes ([`tie_sources`]).
+    pub ties: Vec<(u32, u32, Ns)>,
+}
+
+impl Baseline {
+    /// The baseline of `g`, a graph of `job`'s ranks.
+    pub fn of(g: &Graph, job: &Job, comm: &Comm) -> Baseline {
+        let offsets: Vec<Ns> = (0..job.ranks.len())
+            .map(|i| comm.offsets.get(i).map_or(0, |o| o.offset_ns))
+            .collect();
+        let at = measured(g, &offsets);
+        let w = weights(g, job, comm, &at);
+        let ties = tie_sources(g, &w, &at);
+        Baseline { at, w, ties }
+    }
+
+    /// `g` replayed with weights `w` (the measured ones, or a fix's).
+    pub fn replay(&self, g: &Graph, w: &[Option<Ns>]) -> Option<Vec<Ns>> {
+        schedule_with(g, w, &self.ties, &self.at)
+    }
+}
+
 /// [`check`] over the step's graph already built.
 pub fn check_graph(job: &Job, comm: &Comm, g: &Graph, step: StepNo) -> Option<ReplayCheck> {
-    let offsets: Vec<Ns> = (0..job.ranks.len())
-        .map(|i| comm.offsets.get(i).map_or(0, |o| o.offset_ns))
-        .collect();
-    let at = measured(g, &offsets);
-    let w = weights(g, job, comm, &at);
-    let ties = tie_sources(g, &w, &at);
-    let replayed = schedule_with(g, &w, &ties, &at)?;
+    let base = Baseline::of(g, job, comm);
+    let replayed = base.replay(g, &base.w)?;
+    let at = &base.at;
     // Per rank (by position): its latest measured and replayed node.
     let mut by_rank: Vec<Option<(Ns, Ns)>> = vec![None; job.ranks.len()];
     for (v, &(r, _)) in g.nodes.iter().enumerate() {

@@ -96,7 +96,7 @@ fn inspect_now(b: &Browser, t: &Timeline, size: (u16, u16)) -> Inspected {
     if let Some((from, to)) = cursor::range(b, t, row) {
         return Inspected::Range(row.rank, inspect::range(row, from, to));
     }
-    let stops = cursor::stops(row, (t.start, t.end));
+    let stops = row.stops(cursor::axis(t));
     match cursor::current(b, row, &stops).map(|i| stops[i]) {
         Some(Stop::Band(i)) => {
             let facts = inspect::band(job, &an.comm, r, row.bands[i].event, off);

@@ -10,13 +10,8 @@ use crate::ui::UiMsg;
 use crate::ui::browser::Browser;
 use crate::ui::shell::Ctx;
 
-/// A row's stops over an axis ([`Row::stops`]).
-pub fn stops(row: &Row, axis: (Ns, Ns)) -> Vec<Stop> {
-    row.stops(axis)
-}
-
-/// The axis of timeline `t`.
-fn axis(t: &Timeline) -> (Ns, Ns) {
+/// The axis of timeline `t`: what [`Row::stops`] runs over.
+pub fn axis(t: &Timeline) -> (Ns, Ns) {
     (t.start, t.end)
 }
 
@@ -56,7 +51,7 @@ pub fn walk(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) {
     let Some(row) = row(b, t, ctx.size) else {
         return;
     };
-    let stops = stops(row, axis(t));
+    let stops = row.stops(axis(t));
     let (w0, w1) = super::timeline_nav::window(b, t);
     let next = match current(b, row, &stops) {
         Some(i) if forward => Some(i + 1),
@@ -91,7 +86,7 @@ pub fn point_at(b: &mut Browser, col: u16, cols: u16, ctx: &mut Ctx<UiMsg>) {
     let cell = |c: u16| w0 + ((w1 - w0) as i128 * i128::from(c) / i128::from(cols.max(1))) as Ns;
     // The cell's middle.
     let at = cell(col) + (cell(col + 1) - cell(col)) / 2;
-    let stops = stops(row, axis(t));
+    let stops = row.stops(axis(t));
     let holds = |s: &Stop| {
         let (a, z) = span(row, *s);
         a <= at && at < z
@@ -171,7 +166,7 @@ pub fn mark(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
     }
     let Some(t) = b.timeline() else { return };
     let at = row(b, t, ctx.size).and_then(|r| {
-        let stops = stops(r, axis(t));
+        let stops = r.stops(axis(t));
         current(b, r, &stops).map(|i| span(r, stops[i]).0)
     });
     b.tl.mark = Some(at.unwrap_or(super::timeline_nav::window(b, t).0));
@@ -181,7 +176,7 @@ pub fn mark(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
 /// The marked range: from the mark to the far end of the stop under the cursor.
 pub fn range(b: &Browser, t: &Timeline, row: &Row) -> Option<(Ns, Ns)> {
     let m = b.tl.mark?;
-    let stops = stops(row, axis(t));
+    let stops = row.stops(axis(t));
     let (s, e) = current(b, row, &stops).map_or((m, m), |i| span(row, stops[i]));
     Some((m.min(s), m.max(e)))
 }
@@ -190,7 +185,7 @@ pub fn range(b: &Browser, t: &Timeline, row: &Row) -> Option<(Ns, Ns)> {
 pub fn keep_valid(b: &mut Browser, size: (u16, u16)) {
     let Some(g) = b.tl.gap else { return };
     let ok = b.timeline().is_some_and(|t| {
-        row(b, t, size).is_some_and(|r| stops(r, axis(t)).contains(&Stop::Gap(g.0, g.1)))
+        row(b, t, size).is_some_and(|r| r.stops(axis(t)).contains(&Stop::Gap(g.0, g.1)))
     });
     if !ok {
         b.tl.gap = None;
