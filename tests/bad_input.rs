@@ -375,7 +375,7 @@ fn user_device_table_and_thresholds_apply() {
     .unwrap();
     std::fs::write(
         dir.join("config.toml"),
-        "[advisor]\ndataloader_share = 0.5\n",
+        "[advisor]\ndataloader_share = 0.9\n",
     )
     .unwrap();
     let out = with_config(home.path(), &["report", "--format", "json"]);

@@ -52,24 +52,50 @@ use std::time::Instant;
 use step_times::StepTime;
 use steps::StepSpan;
 
-/// The critical path of a window and, for a step, the replay's self-check: one graph serves
-/// both.
-fn path_and_replay(
+/// The critical path of a window and, for a step, its graph (kept for the what-if, so that
+/// one build serves both).
+fn path_and_graph(
     job: &Job,
     comm: &Comm,
     w: critical_path::Window,
 ) -> (
     Option<critical_path::CriticalPath>,
-    Option<whatif::ReplayCheck>,
+    Option<(StepNo, critical_path::graph::Graph)>,
 ) {
     let Some((g, ranks)) = critical_path::build_graph(job, comm, &w) else {
         return (None, None);
     };
-    let replay = match w {
-        critical_path::Window::Step(s) => whatif::check_graph(job, comm, &g, s),
-        critical_path::Window::Annotation { .. } => None,
-    };
-    (critical_path::of_graph(job, &g, ranks, &w), replay)
+    let path = critical_path::of_graph(job, &g, ranks, &w);
+    match w {
+        critical_path::Window::Step(s) => (path, Some((s, g))),
+        critical_path::Window::Annotation { .. } => (path, None),
+    }
+}
+
+/// The what-if over the steps in scope with every finding's fix; the findings take their
+/// savings as impacts (docs/metrics.md, "Replay").
+fn what_if(
+    a: &mut Analysis,
+    job: &Job,
+    graph: Option<(StepNo, critical_path::graph::Graph)>,
+    t: &advisor::Thresholds,
+) -> whatif::WhatIf {
+    let cx = whatif::Context::new(job, &a.comm, &a.breakdown, a.stages.as_deref());
+    let steps: Vec<StepNo> = a.step_times.iter().map(|s| s.step).collect();
+    let mut fixes: Vec<Vec<whatif::Fix>> = Vec::new();
+    let index: Vec<Option<usize>> = a
+        .findings
+        .iter()
+        .map(|f| {
+            let fix = whatif::savings::fix_for(f)?;
+            fixes.push(vec![fix]);
+            Some(fixes.len() - 1)
+        })
+        .collect();
+    let w = whatif::run(job, &a.comm, &cx, &steps, graph, &fixes);
+    let step_ns = a.facts().step_ns();
+    whatif::savings::apply(&mut a.findings, &index, &w, step_ns, t);
+    w
 }
 
 /// Everything the report shows, computed once.
@@ -103,8 +129,8 @@ pub struct Analysis {
     pub stages: Option<Vec<Stage>>,
     /// The critical path of the window (`None`: no such window, or no events in it).
     pub critical_path: Option<critical_path::CriticalPath>,
-    /// The critical path's step replayed with its measured durations (what-if's self-check).
-    pub replay: Option<whatif::ReplayCheck>,
+    /// The steps in scope replayed: self-check, ideal, each finding's fix, the slowdown.
+    pub whatif: whatif::WhatIf,
     /// Host-side causes over the scope.
     pub host: host::Host,
     /// Roofline classes over the scope.
@@ -236,7 +262,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         .window
         .clone()
         .or_else(|| scope.step.or(slowest_step).map(critical_path::Window::Step));
-    let (critical_path, replay) = window.map_or((None, None), |w| path_and_replay(job, &comm, w));
+    let (critical_path, graph) = window.map_or((None, None), |w| path_and_graph(job, &comm, w));
     let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
     let mut host = host::host(job, &busy, &spans, &all_rows, in_scope);
     host.env = host::env::settings(job);
@@ -261,7 +287,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         op_stat_checks: tasks::op_stat_checks(job),
         findings: Vec::new(),
         critical_path,
-        replay,
+        whatif: whatif::WhatIf::default(),
         host,
         roofline,
         tasks,
@@ -274,6 +300,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         analysis_ns: 0,
     };
     a.findings = advisor::advise(&a.facts(), &opts.thresholds);
+    a.whatif = what_if(&mut a, job, graph, &opts.thresholds);
     a.analysis_ns = began.elapsed().as_nanos() as u64;
     a
 }

@@ -225,7 +225,7 @@ fn pane_names() -> clap::builder::PossibleValuesParser {
 pub const WATCH_VIEW: &str = "watch";
 
 /// `--step` and `--rank` as a scope.
-fn scope(step: Option<u32>, rank: Option<u32>) -> Scope {
+pub fn scope(step: Option<u32>, rank: Option<u32>) -> Scope {
     Scope {
         step: step.map(StepNo),
         rank: rank.map(RankId),
@@ -285,6 +285,27 @@ impl ReportArgs {
     }
 }
 
+/// `stepscope whatif`.
+#[derive(Debug, Args)]
+pub struct WhatIfArgs {
+    /// Trace files, directories, or - for stdin; none: the demo cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The fix to replay: a finding's rule id (dataloader, straggler, small_messages, ...),
+    /// `ideal` (every fix at once) or `all` (every finding's fix together; the default).
+    #[arg(long, value_name = "RULE|ideal|all")]
+    pub fix: Option<String>,
+    /// Fix this rank: its own work and links at its peers' (alone, or with --fix straggler).
+    #[arg(long, value_name = "R")]
+    pub rank: Option<u32>,
+    /// Only this step number (ProfilerStep#N).
+    #[arg(long, value_name = "N")]
+    pub step: Option<u32>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+}
+
 /// `stepscope demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
@@ -306,6 +327,10 @@ pub struct DemoArgs {
     /// Write plain .json instead of .json.gz.
     #[arg(long)]
     pub plain: bool,
+    /// Write the scenario's clean twin: the same job without its problem (what fixing it
+    /// should give; compare with `stepscope whatif`).
+    #[arg(long)]
+    pub clean: bool,
 }
 
 /// `stepscope watch`.

@@ -1,7 +1,7 @@
 //! The commands: the report, a TUI pane drawn to text, the demo cluster written as files.
 
 use super::EXIT_FINDINGS;
-use super::args::{DemoArgs, Global, SnapshotArgs, WATCH_VIEW, WatchArgs};
+use super::args::{DemoArgs, Global, SnapshotArgs, WATCH_VIEW, WatchArgs, WhatIfArgs};
 use std::io::Write;
 use std::path::PathBuf;
 use stepscope::analysis::advisor::Severity;
@@ -47,6 +47,22 @@ pub fn report(
     // delay the exit (the OS reclaims it all at once).
     std::mem::forget(s);
     Ok(if tripped { EXIT_FINDINGS } else { 0 })
+}
+
+/// `stepscope whatif`: the steps replayed with a fix against their measured times.
+pub fn whatif(a: &WhatIfArgs, g: &Global) -> Result<i32, Error> {
+    use stepscope::analysis::whatif::choice::Choice;
+    let s = Session::open(&a.paths, &g.settings(super::args::scope(a.step, None)))?;
+    let choice = Choice::parse(a.fix.as_deref(), a.rank.map(stepscope::model::RankId));
+    let run = report::whatif_cmd::run(&s.loaded.job, &s.analysis, &choice)
+        .map_err(|m| Error::usage("whatif", m))?;
+    print(&report::whatif_cmd::render(
+        &run,
+        a.format.into(),
+        page_width(),
+    ));
+    std::mem::forget(s);
+    Ok(0)
 }
 
 /// `stepscope snapshot`: one pane drawn to text after the setup's moves and keys.
@@ -103,6 +119,7 @@ pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
         scale: a.scale,
         split: a.split_buckets,
         scenario: g.scenario(),
+        clean: a.clean,
     };
     spec.check().map_err(|e| Error::usage("--ranks", e))?;
     let label = a.out.display().to_string();

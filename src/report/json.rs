@@ -19,8 +19,12 @@ pub struct FindingRow {
     pub category: Category,
     /// From impact_pct.
     pub severity: Severity,
-    /// Estimated step time it costs over the steps in scope (per rank).
+    /// Step time it costs over the steps in scope: `saves_ns` when replayed, else the rule's
+    /// estimate.
     pub impact_ns: Ns,
+    /// What fixing it saves over the steps shown, by the what-if replay (null: not
+    /// replayed; docs/metrics.md "Replay").
+    pub saves_ns: Option<Ns>,
     /// impact / Σ cluster step time.
     #[serde(serialize_with = "crate::analysis::ser::f64_6")]
     pub impact_pct: f64,
@@ -56,6 +60,7 @@ impl FindingRow {
             category: f.category,
             severity: f.severity,
             impact_ns: f.impact_ns,
+            saves_ns: f.saves_ns,
             impact_pct: f.impact_pct,
             title: w.title,
             evidence: f.evidence.clone(),

@@ -112,7 +112,7 @@ fn top_ops(o: &mut String, r: &Report) {
 /// Writes a table as a markdown section: a pipe table, then its notes as a list. A note
 /// numbered `k. ` is an ordered item; an indented note belongs to the item above it and is
 /// nested under it (so a finding's evidence, cause and advice stay one item in a PR comment).
-fn table(o: &mut String, t: &super::table::Table) {
+pub(super) fn table(o: &mut String, t: &super::table::Table) {
     let _ = writeln!(o, "\n## {}\n", printable(&t.title));
     if !t.header.is_empty() {
         let heads: Vec<&str> = t.header.iter().map(|h| h.trim_start_matches('<')).collect();

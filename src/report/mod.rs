@@ -15,6 +15,8 @@ mod tasks;
 mod text;
 mod text_grid;
 mod transports;
+pub mod whatif;
+pub mod whatif_cmd;
 
 pub use cluster::{ClusterSection, CommSection, GroupInfo};
 pub use job::JobInfo;
@@ -73,7 +75,7 @@ pub struct Report {
     /// The critical path of the slowest step (or `--step`, or `--window`).
     pub critical_path: Option<CriticalPath>,
     /// That step replayed over its dependency graph with its measured durations.
-    pub whatif: Option<WhatIf>,
+    pub whatif: Option<whatif::WhatIfView>,
     /// Launch, synchronization, data loading, GC, allocator and pageable-copy findings.
     pub host: Host,
     /// Roofline classes and operators.
@@ -211,7 +213,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         cluster,
         communication,
         critical_path: a.critical_path.as_ref().map(critical::for_json),
-        whatif: a.replay.as_ref().map(WhatIf::of),
+        whatif: whatif::WhatIfView::of(&a.whatif),
         host: a.host.clone(),
         roofline: RooflineView::of(&a.roofline),
         findings: a.findings.iter().map(FindingRow::of).collect(),
@@ -387,58 +389,15 @@ pub fn closing_lists(r: &Report) -> [(&'static str, Vec<&str>); 3] {
     ]
 }
 
-/// The what-if replay's self-check in the report (docs/metrics.md, "Replay").
-#[derive(Debug, Clone, Serialize)]
-pub struct WhatIf {
-    /// The step replayed.
-    pub step: StepNo,
-    /// Its time measured on the graph (latest node − earliest, over ranks).
-    pub measured_ns: Ns,
-    /// The same, replayed with the measured durations.
-    pub replayed_ns: Ns,
-    /// The largest rank-end difference over the step time.
-    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
-    pub replay_error: f64,
-    /// The replay error is at most [`crate::analysis::whatif::MAX_REPLAY_ERROR`]: the graph
-    /// explains the step.
-    pub explains_step: bool,
-}
-
-impl WhatIf {
-    fn of(c: &crate::analysis::whatif::ReplayCheck) -> WhatIf {
-        WhatIf {
-            step: c.step,
-            measured_ns: c.measured_ns,
-            replayed_ns: c.replayed_ns,
-            replay_error: c.error,
-            explains_step: c.error <= crate::analysis::whatif::MAX_REPLAY_ERROR,
-        }
-    }
-
-    /// Its line under the critical path.
-    fn note(&self) -> String {
-        let verdict = if self.explains_step {
-            "the graph explains the step"
-        } else {
-            "the graph does not explain the step: no what-if saving is claimed from it"
-        };
-        format!(
-            "replay of step {}: measured {}, replayed {} (error {:.2}%): {verdict}",
-            self.step,
-            human(self.measured_ns),
-            human(self.replayed_ns),
-            self.replay_error * 100.0
-        )
-    }
-}
-
 /// Every section table after the per-step ones, in reading order.
 pub fn tables(r: &Report) -> Vec<Table> {
     let mut out = cluster_tables::tables(&r.cluster, &r.communication);
     if let Some(c) = &r.critical_path {
-        let mut t = critical::table(c);
-        t.notes.extend(r.whatif.as_ref().map(WhatIf::note));
-        out.push(t);
+        out.push(critical::table(c));
+    }
+    if let Some(w) = &r.whatif {
+        out.push(whatif::steps_table(w));
+        out.extend(w.slowdown.as_ref().map(whatif::slowdown_table));
     }
     out.extend(advice::roofline(&r.roofline));
     out.extend(tasks::pmu(&r.roofline.roofline));

@@ -166,7 +166,7 @@ fn top_ops(o: &mut String, r: &Report, page: usize) {
 /// Writes a table: its columns in `page` ([`super::text_grid`]), at most `TABLE_ROWS` rows,
 /// then its notes wrapped at 100 columns. Cells hold trace names: each is made printable
 /// before it is measured.
-fn table(o: &mut String, t: &super::table::Table, page: usize) {
+pub(super) fn table(o: &mut String, t: &super::table::Table, page: usize) {
     use super::table::TABLE_ROWS;
     let _ = writeln!(o, "\n{}", printable(&t.title));
     if !t.header.is_empty() {

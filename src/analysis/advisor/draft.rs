@@ -71,6 +71,7 @@ impl Draft {
             focus: self.focus,
             claim: self.claim,
             folded: Vec::new(),
+            saves_ns: None,
         }
     }
 }

@@ -110,6 +110,12 @@ pub fn fold(mut v: Vec<Finding>, step_ns: Ns, t: &Thresholds) -> Vec<Finding> {
         let ci = if ci > si { ci - 1 } else { ci };
         absorb(&mut v[ci], s, step_ns, t);
     }
+    rank(v, step_ns, t)
+}
+
+/// Findings by impact, largest first (ties: rule id), each capped at what the ones before
+/// it left of the step time.
+pub fn rank(mut v: Vec<Finding>, step_ns: Ns, t: &Thresholds) -> Vec<Finding> {
     v.sort_by(|a, b| b.impact_ns.cmp(&a.impact_ns).then(a.rule.cmp(b.rule)));
     cap(&mut v, step_ns, t);
     v

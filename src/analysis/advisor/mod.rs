@@ -214,8 +214,12 @@ pub struct Finding {
     pub category: Category,
     /// From impact_pct.
     pub severity: Severity,
-    /// Estimated step time it costs over the steps in scope (per rank).
+    /// Step time it costs over the steps in scope: its saving when replayed, else the
+    /// rule's own estimate (per rank).
     pub impact_ns: Ns,
+    /// What the what-if replay says fixing it saves over the steps shown (`None`: its cause
+    /// has no transform, or the graph does not explain the steps; docs/metrics.md "Replay").
+    pub saves_ns: Option<Ns>,
     /// impact / Σ cluster step time.
     #[serde(serialize_with = "crate::analysis::ser::f64_6")]
     pub impact_pct: f64,

@@ -107,6 +107,11 @@ impl Comm {
         self.matching.instances.iter().zip(&self.timed)
     }
 
+    /// The `k`-th matched instance and its timing.
+    pub fn instance(&self, k: usize) -> Option<(&Instance, &TimedInstance)> {
+        Some((self.matching.instances.get(k)?, self.timed.get(k)?))
+    }
+
     /// The number of ranks in group `g`.
     pub fn group_size(&self, g: u32) -> u32 {
         self.calls.groups[g as usize].members.len() as u32

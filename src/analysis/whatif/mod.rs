@@ -1,14 +1,25 @@
 //! What-if (docs/metrics.md, "Replay"): the dependency graph of a step across every loaded
 //! rank — the critical path's graph, joined at matched collectives — replayed as an
-//! earliest-start schedule with durations that can be changed. The first use is the
-//! self-check: replaying the measured durations must give back each rank's measured end of
-//! the step; its error says how far the graph explains the step.
+//! earliest-start schedule with durations that can be changed. The self-check replays the
+//! measured durations (its error says how far the graph explains the step); each fix is a
+//! transform of the durations ([`fix`]), and what it saves becomes its finding's impact
+//! ([`savings`]); the ideal step gives the slowdown decomposition ([`slowdown`]).
 
+pub mod bands;
+pub mod choice;
+pub mod cover;
 pub mod fix;
 pub mod replay;
+pub mod savings;
+pub mod slowdown;
+pub mod step;
+pub mod steps;
+pub mod transfers;
 
-pub use fix::{Fix, Prediction, predict};
-pub use replay::{ReplayCheck, check, check_graph};
+pub use fix::{CommKind, Context, Fix};
+pub use replay::{ReplayCheck, check};
+pub use step::StepReplay;
+pub use steps::{StepWhatIf, WhatIf, run};
 
 /// The replay error above which the graph is taken not to explain the step (no saving is
 /// claimed from it).

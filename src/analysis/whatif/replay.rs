@@ -4,8 +4,8 @@
 //! weights the schedule should land every rank's last node where it was measured.
 
 use crate::analysis::comm::Comm;
+use crate::analysis::critical_path::Category;
 use crate::analysis::critical_path::graph::Graph;
-use crate::analysis::critical_path::{Window, build_graph};
 use crate::model::{EventIx, Job, RankId, RankIx, StepNo};
 use crate::time::Ns;
 use rustc_hash::FxHashSet;
@@ -58,6 +58,22 @@ pub fn weights(g: &Graph, job: &Job, comm: &Comm, at: &[Ns]) -> Vec<Option<Ns>> 
             }
         })
         .collect();
+    // A stream gap after which the kernel was launched (its launch began after the
+    // previous kernel ended) is the launch's lateness, not the device's: the launch edge
+    // carries it, and the gap weighs 0, so that an earlier launch starts the kernel sooner.
+    let mut launched_at: Vec<Option<Ns>> = vec![None; g.nodes.len()];
+    for e in &g.edges {
+        if e.cat == Some(Category::LaunchOverhead) {
+            let t = &mut launched_at[e.to as usize];
+            *t = Some(t.map_or(at[e.from as usize], |x| x.max(at[e.from as usize])));
+        }
+    }
+    for (k, e) in g.edges.iter().enumerate() {
+        let late = launched_at[e.to as usize].is_some_and(|l| l >= at[e.from as usize]);
+        if e.cat == Some(Category::KernelGap) && late {
+            w[k] = Some(0);
+        }
+    }
     // A joined member's wait for the last arriver is the join's to carry: its own wait
     // stretch weighs 0, so that an earlier last arrival ends it sooner. (The stretch is
     // followed by its transfer edge, whose end the join reaches.)
@@ -186,12 +202,12 @@ pub fn schedule_with(
 
 /// Replays step `step` of the job with its measured durations.
 pub fn check(job: &Job, comm: &Comm, step: StepNo) -> Option<ReplayCheck> {
-    let (g, _) = build_graph(job, comm, &Window::Step(step))?;
-    check_graph(job, comm, &g, step)
+    Some(super::step::StepReplay::new(job, comm, step)?.check())
 }
 
 /// What every replay of a graph starts from: its nodes' measured aligned times, the measured
-/// weights (a fix changes a copy of them) and the ties of threads' first ops.
+/// weights (a fix changes a copy of them), the ties of threads' first ops, and one
+/// topological order with each node's incoming edges, so that a replay is one pass.
 pub struct Baseline {
     /// Measured node times on the aligned clock.
     pub at: Vec<Ns>,
@@ -199,68 +215,102 @@ pub struct Baseline {
     pub w: Vec<Option<Ns>>,
     /// Ties of sources to their rank's earlier nodes ([`tie_sources`]).
     pub ties: Vec<(u32, u32, Ns)>,
+    /// Nodes in a topological order of the live edges and ties.
+    order: Vec<u32>,
+    /// Incoming edges per node (CSR: node v's are `incoming[first[v]..first[v + 1]]`; an
+    /// index ≥ the graph's edge count is a tie).
+    first: Vec<u32>,
+    incoming: Vec<u32>,
 }
 
 impl Baseline {
-    /// The baseline of `g`, a graph of `job`'s ranks.
-    pub fn of(g: &Graph, job: &Job, comm: &Comm) -> Baseline {
+    /// The baseline of `g`, a graph of `job`'s ranks; `None` when its live edges have a
+    /// cycle (no schedule exists).
+    pub fn of(g: &Graph, job: &Job, comm: &Comm) -> Option<Baseline> {
         let offsets: Vec<Ns> = (0..job.ranks.len())
             .map(|i| comm.offsets.get(i).map_or(0, |o| o.offset_ns))
             .collect();
         let at = measured(g, &offsets);
         let w = weights(g, job, comm, &at);
         let ties = tie_sources(g, &w, &at);
-        Baseline { at, w, ties }
+        let n = g.nodes.len();
+        let ne = g.edges.len();
+        let live = |k: usize| -> Option<(u32, u32)> {
+            match k.checked_sub(ne) {
+                None => w[k].map(|_| (g.edges[k].from, g.edges[k].to)),
+                Some(j) => ties.get(j).map(|&(a, b, _)| (a, b)),
+            }
+        };
+        let total = ne + ties.len();
+        let mut first = vec![0u32; n + 1];
+        for (_, to) in (0..total).filter_map(live) {
+            first[to as usize + 1] += 1;
+        }
+        for v in 0..n {
+            first[v + 1] += first[v];
+        }
+        let mut fill = first.clone();
+        let mut incoming = vec![0u32; first[n] as usize];
+        let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for k in 0..total {
+            if let Some((from, to)) = live(k) {
+                incoming[fill[to as usize] as usize] = k as u32;
+                fill[to as usize] += 1;
+                succ[from as usize].push(to);
+            }
+        }
+        let mut indeg: Vec<u32> = (0..n).map(|v| first[v + 1] - first[v]).collect();
+        let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(v) = stack.pop() {
+            order.push(v);
+            for &t in &succ[v as usize] {
+                indeg[t as usize] -= 1;
+                if indeg[t as usize] == 0 {
+                    stack.push(t);
+                }
+            }
+        }
+        (order.len() == n).then_some(Baseline {
+            at,
+            w,
+            ties,
+            order,
+            first,
+            incoming,
+        })
     }
 
-    /// `g` replayed with weights `w` (the measured ones, or a fix's).
-    pub fn replay(&self, g: &Graph, w: &[Option<Ns>]) -> Option<Vec<Ns>> {
-        schedule_with(g, w, &self.ties, &self.at)
+    /// `g` replayed with weights `w` (the measured ones, or a fix's, which may only lower,
+    /// raise or drop the measured edges): every node at the latest of its live predecessors
+    /// plus the edge's weight, a node left without one at its measured time.
+    pub fn replay(&self, g: &Graph, w: &[Option<Ns>]) -> Vec<Ns> {
+        let ne = g.edges.len();
+        let mut t: Vec<Ns> = vec![0; self.at.len()];
+        for &v in &self.order {
+            let v = v as usize;
+            let mut best: Option<Ns> = None;
+            for &k in &self.incoming[self.first[v] as usize..self.first[v + 1] as usize] {
+                let k = k as usize;
+                let (from, x) = match k.checked_sub(ne) {
+                    None => match w[k] {
+                        Some(x) => (g.edges[k].from, x),
+                        None => continue,
+                    },
+                    Some(j) => (self.ties[j].0, self.ties[j].2),
+                };
+                let c = t[from as usize].saturating_add(x);
+                best = Some(best.map_or(c, |b: Ns| b.max(c)));
+            }
+            t[v] = best.unwrap_or(self.at[v]);
+        }
+        t
     }
-}
-
-/// [`check`] over the step's graph already built.
-pub fn check_graph(job: &Job, comm: &Comm, g: &Graph, step: StepNo) -> Option<ReplayCheck> {
-    let base = Baseline::of(g, job, comm);
-    let replayed = base.replay(g, &base.w)?;
-    let at = &base.at;
-    // Per rank (by position): its latest measured and replayed node.
-    let mut by_rank: Vec<Option<(Ns, Ns)>> = vec![None; job.ranks.len()];
-    for (v, &(r, _)) in g.nodes.iter().enumerate() {
-        let x = &mut by_rank[r.get()];
-        *x = Some(x.map_or((at[v], replayed[v]), |(m, p)| {
-            (m.max(at[v]), p.max(replayed[v]))
-        }));
-    }
-    let ends: Vec<(RankIx, Ns, Ns)> = by_rank
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, x)| x.map(|(m, p)| (RankIx::of(i), m, p)))
-        .collect();
-    let start = at.iter().copied().min()?;
-    // Saturating: adversarial clocks never overflow (times are bounded, offsets too).
-    let measured_ns = ends.iter().map(|x| x.1).max()?.saturating_sub(start);
-    let replayed_ns = ends.iter().map(|x| x.2).max()?.saturating_sub(start);
-    let worst = ends
-        .iter()
-        .map(|x| x.2.saturating_sub(x.1).saturating_abs())
-        .max()?;
-    Some(ReplayCheck {
-        step,
-        measured_ns,
-        replayed_ns,
-        ranks: ends
-            .into_iter()
-            .map(|(r, m, p)| (job.rank(r).id, m, p))
-            .collect(),
-        error: worst as f64 / measured_ns.max(1) as f64,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::critical_path::Category;
 
     #[test]
     fn nodes_start_at_their_latest_predecessor_plus_its_edge() {

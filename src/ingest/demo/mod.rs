@@ -38,6 +38,8 @@ pub struct DemoSpec {
     pub split: u32,
     /// The problem the job carries.
     pub scenario: Scenario,
+    /// The scenario's clean twin: the same job without its problem (`demo --clean`).
+    pub clean: bool,
 }
 
 impl Default for DemoSpec {
@@ -48,6 +50,7 @@ impl Default for DemoSpec {
             scale: 1,
             split: 1,
             scenario: Scenario::Default,
+            clean: false,
         }
     }
 }
@@ -70,6 +73,12 @@ pub(super) const BASE_TIME_NS: Ns = 1_795_300_000_000_000_000;
 impl DemoSpec {
     /// Why this spec cannot be simulated, if it cannot (a pipeline needs pairs of ranks).
     pub fn check(&self) -> Result<(), String> {
+        if self.clean && self.scenario.clean_knobs().is_none() {
+            return Err(format!(
+                "scenario {} has no clean twin to generate",
+                self.scenario.name()
+            ));
+        }
         if self.knobs().pipeline && (self.ranks < 2 || self.ranks % 2 == 1) {
             return Err(format!(
                 "scenario {} pairs ranks into two pipeline stages: --ranks must be even",
@@ -96,6 +105,11 @@ impl DemoSpec {
         format!("scenario {}: {}", self.scenario.name(), parts.join(", "))
     }
     fn knobs(&self) -> scenario::Knobs {
+        if self.clean {
+            if let Some(k) = self.scenario.clean_knobs() {
+                return k;
+            }
+        }
         self.scenario.knobs()
     }
     /// The rank whose kernels are slower in every step, if the scenario has one.

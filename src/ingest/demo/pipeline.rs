@@ -1,5 +1,5 @@
 //! One pipeline-parallel step of one rank (the stage-imbalance scenario): ranks pair into
-//! two stages, the first holding [`FIRST_LAYERS`] layers and the second [`SECOND_LAYERS`]
+//! two stages, the first holding 10 of [`LAYERS`] layers and the second 13
 //! (1.3× the work). Each step runs [`MICRO`] micro-batches, GPipe style: the first stage runs
 //! every forward and sends each activation, then receives each gradient and runs its
 //! backward; the second receives an activation, runs forward and backward, and sends the
@@ -12,10 +12,9 @@ use crate::time::Ns;
 
 /// Micro-batches per step.
 const MICRO: u32 = 4;
-/// Layers of the first stage, per unit of scale.
-const FIRST_LAYERS: u32 = 10;
-/// Layers of the second stage, per unit of scale: 1.3× the first.
-const SECOND_LAYERS: u32 = 13;
+/// Layers of both stages, per unit of scale: 10 | 13 (the second 1.3× the first), or as
+/// the scenario's knobs split them.
+const LAYERS: u32 = 23;
 /// Elements (bf16) of one micro-batch's activation or gradient: [1, 2048, 2048].
 const ACT_ELEMS: u64 = 2048 * 2048;
 /// One activation transfer over NVLink (8 MiB at ~150 GB/s, plus latency).
@@ -61,9 +60,14 @@ impl RankSim<'_> {
         let h = self.inputs(t0);
         let scale = self.spec.scale.max(1);
         let h = if self.rank < self.spec.ranks / 2 {
-            self.first_stage(h, 0..FIRST_LAYERS * scale, &arrivals, &mut sent)
+            self.first_stage(
+                h,
+                0..self.knobs.first_stage_layers * scale,
+                &arrivals,
+                &mut sent,
+            )
         } else {
-            let layers = FIRST_LAYERS * scale..(FIRST_LAYERS + SECOND_LAYERS) * scale;
+            let layers = self.knobs.first_stage_layers * scale..LAYERS * scale;
             self.second_stage(h, layers, &arrivals, &mut sent)
         };
         (self.optimizer_and_sync(h + 20_000), sent)

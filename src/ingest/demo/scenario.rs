@@ -119,6 +119,44 @@ impl Scenario {
         }
     }
 
+    /// The knobs of the same job without its problem (same seed, model and everything
+    /// else): the run a fix of the expected finding should predict. `None` for a healthy
+    /// job, and for launch-bound, whose problem is its workload (a smaller micro-batch has
+    /// no launch-free twin to simulate).
+    pub(super) fn clean_knobs(self) -> Option<Knobs> {
+        let k = self.knobs();
+        Some(match self {
+            Scenario::Default => Knobs { pause: None, ..k },
+            Scenario::Straggler | Scenario::OverlappingBuckets => Knobs {
+                straggler: None,
+                ..k
+            },
+            Scenario::SlowStep => Knobs {
+                slow_step_pct: 0,
+                ..k
+            },
+            // The stages as even as whole layers allow (11 | 12 of 23).
+            Scenario::StageImbalance => Knobs {
+                first_stage_layers: 11,
+                ..k
+            },
+            Scenario::SmallMessages => Knobs { split: 1, ..k },
+            Scenario::Dataloader => Knobs {
+                loader_ns: Knobs::default().loader_ns,
+                ..k
+            },
+            Scenario::AllocatorChurn => Knobs {
+                allocator_churn: false,
+                ..k
+            },
+            Scenario::GraphCapture => Knobs {
+                capture_forward: false,
+                ..k
+            },
+            Scenario::LaunchBound | Scenario::SkewedClocksButHealthy => return None,
+        })
+    }
+
     /// The knobs of the simulation that make this problem.
     pub(super) fn knobs(self) -> Knobs {
         let base = Knobs::default();
@@ -207,6 +245,8 @@ pub(super) struct Knobs {
     pub clock_skew_ms: i64,
     /// Two pipeline stages exchanging activations and gradients instead of data parallel.
     pub pipeline: bool,
+    /// Layers (per unit of scale) of the first pipeline stage, of 23.
+    pub first_stage_layers: u32,
 }
 
 impl Default for Knobs {
@@ -225,6 +265,7 @@ impl Default for Knobs {
             capture_forward: false,
             clock_skew_ms: 6,
             pipeline: false,
+            first_stage_layers: 10,
         }
     }
 }

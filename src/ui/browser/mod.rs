@@ -156,6 +156,8 @@ pub struct Caches {
     pub selected_bands: Vec<Option<Band>>,
     /// The args of the inspector's band, read in the background.
     pub band_args: Option<(crate::model::EventRef, args::Args)>,
+    /// Steps measured and replayed, by (step, fix row); `None`: no events in the step.
+    pub replay: HashMap<(StepNo, usize), Option<crate::analysis::whatif::bands::StepBands>>,
     /// What the inspector says, for the cursor it was computed at.
     pub inspected: Option<(panes::inspector::Key, panes::inspector::Inspected)>,
 }
@@ -190,6 +192,8 @@ pub struct Browser {
     pub comm: CommView,
     /// The advisor's detail scroll: (finding row it is for, lines scrolled).
     pub advisor_scroll: (usize, u16),
+    /// The what-if pane shows the replayed step alone (Enter toggles).
+    pub whatif_zoom: bool,
     /// The operator view's shapes-and-args scroll: (operator it is for, lines scrolled).
     pub op_scroll: (Option<Sym>, u16),
     /// On-demand results.
@@ -237,6 +241,7 @@ impl Browser {
             jumps: Vec::new(),
             comm: CommView::default(),
             advisor_scroll: (0, 0),
+            whatif_zoom: false,
             op_scroll: (None, 0),
             cache: Caches::default(),
             pending: HashSet::new(),

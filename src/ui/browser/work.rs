@@ -9,6 +9,7 @@ use super::{Browser, KeptTimeline};
 use crate::analysis::critical_path::{self, CriticalPath, Window};
 use crate::analysis::operator::{self, OpDetail};
 use crate::analysis::timeline::{self, Timeline};
+use crate::analysis::whatif::{self, bands::StepBands};
 use crate::model::{EventRef, RankIx, StepNo, Sym};
 use crate::session::Session;
 use crate::ui::UiMsg;
@@ -25,6 +26,8 @@ pub enum Task {
     Timeline(Option<RankIx>, StepNo),
     /// One event's args (read again from its input): the inspector's band.
     Args(EventRef),
+    /// A step measured and replayed with a finding's fix (index), or the ideal (past them).
+    Replay(StepNo, usize),
 }
 
 /// A finished piece of work.
@@ -37,6 +40,8 @@ pub enum Done {
     Timeline(Option<RankIx>, StepNo, Box<Timeline>),
     /// An event's args.
     Args(EventRef, Args),
+    /// A step's replay bands.
+    Replay(StepNo, usize, Option<Box<StepBands>>),
 }
 
 impl Done {
@@ -47,6 +52,7 @@ impl Done {
             Done::Op(o, s, ..) => Task::Op(*o, *s),
             Done::Timeline(r, s, _) => Task::Timeline(*r, *s),
             Done::Args(e, _) => Task::Args(*e),
+            Done::Replay(s, k, _) => Task::Replay(*s, *k),
         }
     }
 }
@@ -73,6 +79,7 @@ pub fn compute(data: &Session, task: Task, cp: Option<Option<CriticalPath>>) -> 
             vec![Done::Timeline(rank, step, Box::new(t))]
         }
         Task::Args(e) => vec![Done::Args(e, args::read(data, Some(e)))],
+        Task::Replay(step, k) => vec![Done::Replay(step, k, replay(data, step, k).map(Box::new))],
         Task::Op(op, step) => {
             let mut out = Vec::new();
             let cp = cp.unwrap_or_else(|| {
@@ -86,6 +93,18 @@ pub fn compute(data: &Session, task: Task, cp: Option<Option<CriticalPath>>) -> 
             out
         }
     }
+}
+
+/// Step `step` measured and replayed with finding `k`'s fix (the ideal past the findings).
+fn replay(data: &Session, step: StepNo, k: usize) -> Option<StepBands> {
+    let (job, an) = (&data.loaded.job, &data.analysis);
+    let fixes = match an.findings.get(k) {
+        Some(f) => vec![whatif::savings::fix_for(f)?],
+        None => vec![whatif::Fix::Ideal],
+    };
+    let cx = whatif::Context::new(job, &an.comm, &an.breakdown, an.stages.as_deref());
+    let ranks = crate::ui::browser::panes::whatif::RANKS_DRAWN;
+    whatif::bands::bands(job, &an.comm, &cx, step, &fixes, ranks)
 }
 
 /// Timelines kept for revisits (a 1024-rank step is ~25 MB of bands).
@@ -104,13 +123,14 @@ impl Browser {
                 .iter()
                 .any(|t| (t.rank, t.step, t.more) == (r, s, 0)),
             Task::Args(e) => self.cache.band_args.as_ref().is_some_and(|a| a.0 == e),
+            Task::Replay(s, k) => self.cache.replay.contains_key(&(s, k)),
         };
         if cached {
             return;
         }
         let cp = match task {
             Task::Op(_, s) => self.cache.critical.get(&s).cloned(),
-            Task::Critical(_) | Task::Timeline(..) | Task::Args(_) => None,
+            Task::Critical(_) | Task::Timeline(..) | Task::Args(_) | Task::Replay(..) => None,
         };
         match &ctx.spawner {
             Some(sp) => {
@@ -143,6 +163,9 @@ impl Browser {
                 self.cache.op_args = Some(args);
             }
             Done::Args(e, args) => self.cache.band_args = Some((e, args)),
+            Done::Replay(s, k, bands) => {
+                self.cache.replay.insert((s, k), bands.map(|b| *b));
+            }
             Done::Timeline(rank, step, t) => {
                 let kept = &mut self.cache.timelines;
                 if !kept

@@ -238,18 +238,19 @@ fn claim(c: Claim) -> crate::analysis::advisor::Claim {
 /// Device idle while the data loader runs.
 pub fn dataloader(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let d = &f.host?.data_loading;
-    if d.count == 0 || d.share_of_step < t.dataloader_share {
-        return None;
-    }
-
     // The scope is every (rank, step) where loading idles the device for a noticeable share
-    // of that step: all ranks and steps when every step stalls, one when one does.
+    // of that step: all ranks and steps when every step stalls, one when one does. One
+    // rank's stall is enough (everyone waits for it): the share over the whole cluster's
+    // time would dilute it by the rank count.
     let hit: Vec<_> = d
         .per_step
         .iter()
         .filter(|x| x.1 > 0 && share(x.1, x.2) >= t.dataloader_share)
         .map(|x| x.0)
         .collect();
+    if d.count == 0 || (hit.is_empty() && d.share_of_step < t.dataloader_share) {
+        return None;
+    }
     let ranks: Vec<RankId> = distinct(hit.iter().map(|x| x.rank));
     let steps: Vec<StepNo> = distinct(hit.iter().map(|x| x.step));
     let c = Claim::DataLoader {

@@ -18,6 +18,7 @@ pub mod timeline;
 mod timeline_cursor;
 mod timeline_nav;
 mod transports;
+pub mod whatif;
 
 use super::Browser;
 use crate::ui::UiMsg;
@@ -43,11 +44,13 @@ pub enum Pane {
     Operator,
     /// Communication matrix and per-rank collectives.
     Comm,
+    /// Findings with their replayed savings; the step measured and replayed with a fix.
+    WhatIf,
 }
 
 /// Every pane: its variant, its tab title (and `--view` name), its unit. A new pane is its
 /// file, its variant and one line here (a direct key: a `pane_*` line in the keymap).
-const TABLE: [(Pane, &str, &dyn PaneView); 7] = [
+const TABLE: [(Pane, &str, &dyn PaneView); 8] = [
     (Pane::Overview, "overview", &overview::Overview),
     (Pane::Timeline, "timeline", &timeline::TimelinePane),
     (Pane::Critical, "critical", &critical::Critical),
@@ -55,6 +58,7 @@ const TABLE: [(Pane, &str, &dyn PaneView); 7] = [
     (Pane::Advisor, "advisor", &advisor::Advisor),
     (Pane::Operator, "operator", &operator::OperatorPane),
     (Pane::Comm, "comm", &comm::CommPane),
+    (Pane::WhatIf, "whatif", &whatif::WhatIfPane),
 ];
 
 impl Pane {

@@ -1,0 +1,165 @@
+//! One step made ready for replays: its cross-rank graph, the measured baseline, and what
+//! the transforms ask of each edge (whose work it is, which collective it carries). Built
+//! once per step; each fix is then one pass over the graph.
+
+use super::replay::{Baseline, ReplayCheck};
+use crate::analysis::comm::Comm;
+use crate::analysis::critical_path::graph::Graph;
+use crate::analysis::critical_path::{Category, Window, build_graph};
+use crate::model::{EventIx, Job, RankId, RankIx, StepNo};
+use crate::time::Ns;
+use rustc_hash::FxHashMap;
+
+/// Whose time an edge is, for the transforms that scale a rank's own work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// Device kernels, copies and sets.
+    Device,
+    /// Host ops, runtime calls and the host's time between them.
+    Host,
+}
+
+impl Work {
+    /// The class of an edge's category (`None`: not a rank's own work: waits, transfers,
+    /// launch delays, stream gaps).
+    pub fn of(cat: Option<Category>) -> Option<Work> {
+        match cat? {
+            Category::GpuCompute => Some(Work::Device),
+            Category::Cpu | Category::HostGap => Some(Work::Host),
+            _ => None,
+        }
+    }
+}
+
+/// A step's graph with its measured baseline.
+pub struct StepReplay<'a> {
+    /// The job.
+    pub job: &'a Job,
+    /// Its communication analysis (matched instances, offsets).
+    pub comm: &'a Comm,
+    /// The step.
+    pub step: StepNo,
+    /// The cross-rank graph of the step.
+    pub g: Graph,
+    /// Measured times, weights and the replay order.
+    pub base: Baseline,
+    /// The earliest measured node (aligned clock): where the step's time counts from.
+    pub start: Ns,
+    /// The step time on the graph as measured (latest node − `start`).
+    pub measured_ns: Ns,
+    /// The same, replayed with the measured weights.
+    pub replayed_ns: Ns,
+    /// The matched instance each collective call of the step belongs to (by its rank and
+    /// event), for the transforms that change transfers.
+    pub instance_of: FxHashMap<(RankIx, EventIx), usize>,
+}
+
+impl<'a> StepReplay<'a> {
+    /// Step `step` of the job; `None` without events in it or with a cyclic graph.
+    pub fn new(job: &'a Job, comm: &'a Comm, step: StepNo) -> Option<StepReplay<'a>> {
+        let (g, _) = build_graph(job, comm, &Window::Step(step))?;
+        StepReplay::of_graph(job, comm, g, step)
+    }
+
+    /// Over the step's graph already built.
+    pub fn of_graph(job: &'a Job, comm: &'a Comm, g: Graph, step: StepNo) -> Option<Self> {
+        let base = Baseline::of(&g, job, comm)?;
+        let start = base.at.iter().copied().min()?;
+        let measured_ns = base.at.iter().copied().max()?.saturating_sub(start);
+        let mut instance_of = FxHashMap::default();
+        for (k, (inst, _)) in comm.instances().enumerate() {
+            if inst.step != Some(step) {
+                continue;
+            }
+            for m in &inst.members {
+                let e = comm.calls.per_rank[m.rank.get()][m.call as usize].event;
+                instance_of.insert((m.rank, e), k);
+            }
+        }
+        let mut s = StepReplay {
+            job,
+            comm,
+            step,
+            g,
+            base,
+            start,
+            measured_ns,
+            replayed_ns: 0,
+            instance_of,
+        };
+        s.replayed_ns = s.time_with(&s.base.w);
+        Some(s)
+    }
+
+    /// Node times replayed with weights `w`.
+    pub fn replay(&self, w: &[Option<Ns>]) -> Vec<Ns> {
+        self.base.replay(&self.g, w)
+    }
+
+    /// The step time replayed with weights `w` (latest node − the measured start).
+    pub fn time_with(&self, w: &[Option<Ns>]) -> Ns {
+        let t = self.replay(w);
+        t.iter()
+            .copied()
+            .max()
+            .unwrap_or(self.start)
+            .saturating_sub(self.start)
+    }
+
+    /// Each rank's own work in the step under weights `w`, by position: [device, host].
+    pub fn work(&self, w: &[Option<Ns>]) -> Vec<[Ns; 2]> {
+        let mut out = vec![[0; 2]; self.job.ranks.len()];
+        for (k, e) in self.g.edges.iter().enumerate() {
+            let (Some(class), Some(x)) = (Work::of(e.cat), w[k]) else {
+                continue;
+            };
+            out[e.rank.get()][class as usize] += x;
+        }
+        out
+    }
+
+    /// The self-check: every rank's latest node replayed with the measured weights against
+    /// its measured time.
+    pub fn check(&self) -> ReplayCheck {
+        let at = &self.base.at;
+        let replayed = self.replay(&self.base.w);
+        // Per rank (by position): its latest measured and replayed node.
+        let mut by_rank: Vec<Option<(Ns, Ns)>> = vec![None; self.job.ranks.len()];
+        for (v, &(r, _)) in self.g.nodes.iter().enumerate() {
+            let x = &mut by_rank[r.get()];
+            *x = Some(x.map_or((at[v], replayed[v]), |(m, p)| {
+                (m.max(at[v]), p.max(replayed[v]))
+            }));
+        }
+        let ranks: Vec<(RankId, Ns, Ns)> = by_rank
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, x)| x.map(|(m, p)| (self.job.ranks[i].id, m, p)))
+            .collect();
+        // Saturating: adversarial clocks never overflow (times are bounded, offsets too).
+        let worst = ranks
+            .iter()
+            .map(|x| x.2.saturating_sub(x.1).saturating_abs())
+            .max()
+            .unwrap_or(0);
+        ReplayCheck {
+            step: self.step,
+            measured_ns: self.measured_ns,
+            replayed_ns: self.replayed_ns,
+            ranks,
+            error: worst as f64 / self.measured_ns.max(1) as f64,
+        }
+    }
+
+    /// Ranks (by position) with nodes in the step's graph.
+    pub fn ranks(&self) -> Vec<RankIx> {
+        let mut seen = vec![false; self.job.ranks.len()];
+        for &(r, _) in &self.g.nodes {
+            seen[r.get()] = true;
+        }
+        (0..seen.len())
+            .filter(|&i| seen[i])
+            .map(RankIx::of)
+            .collect()
+    }
+}
