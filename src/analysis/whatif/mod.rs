@@ -17,8 +17,8 @@ pub mod steps;
 pub mod transfers;
 
 pub use fix::{CommKind, Context, Fix};
-pub use replay::{ReplayCheck, check};
-pub use step::StepReplay;
+pub use replay::ReplayCheck;
+pub use step::{StepReplay, check};
 pub use steps::{StepWhatIf, WhatIf, run};
 
 /// The replay error above which the graph is taken not to explain the step (no saving is

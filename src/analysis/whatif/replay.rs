@@ -200,11 +200,6 @@ pub fn schedule_with(
     (seen == n).then(|| t.into_iter().map(|x| x.unwrap_or(0)).collect())
 }
 
-/// Replays step `step` of the job with its measured durations.
-pub fn check(job: &Job, comm: &Comm, step: StepNo) -> Option<ReplayCheck> {
-    Some(super::step::StepReplay::new(job, comm, step)?.check())
-}
-
 /// What every replay of a graph starts from: its nodes' measured aligned times, the measured
 /// weights (a fix changes a copy of them), the ties of threads' first ops, and one
 /// topological order with each node's incoming edges, so that a replay is one pass.

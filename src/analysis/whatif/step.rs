@@ -10,6 +10,11 @@ use crate::model::{EventIx, Job, RankId, RankIx, StepNo};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
 
+/// Replays step `step` of the job with its measured durations.
+pub fn check(job: &Job, comm: &Comm, step: StepNo) -> Option<ReplayCheck> {
+    Some(StepReplay::new(job, comm, step)?.check())
+}
+
 /// Whose time an edge is, for the transforms that scale a rank's own work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Work {

@@ -95,6 +95,9 @@ pub fn compute(data: &Session, task: Task, cp: Option<Option<CriticalPath>>) -> 
     }
 }
 
+/// Ranks the what-if pane draws (the latest-ending first); each takes two rows.
+pub const RANKS_DRAWN: usize = 32;
+
 /// Step `step` measured and replayed with finding `k`'s fix (the ideal past the findings).
 fn replay(data: &Session, step: StepNo, k: usize) -> Option<StepBands> {
     let (job, an) = (&data.loaded.job, &data.analysis);
@@ -103,8 +106,7 @@ fn replay(data: &Session, step: StepNo, k: usize) -> Option<StepBands> {
         None => vec![whatif::Fix::Ideal],
     };
     let cx = whatif::Context::new(job, &an.comm, &an.breakdown, an.stages.as_deref());
-    let ranks = crate::ui::browser::panes::whatif::RANKS_DRAWN;
-    whatif::bands::bands(job, &an.comm, &cx, step, &fixes, ranks)
+    whatif::bands::bands(job, &an.comm, &cx, step, &fixes, RANKS_DRAWN)
 }
 
 /// Timelines kept for revisits (a 1024-rank step is ~25 MB of bands).

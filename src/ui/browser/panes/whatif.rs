@@ -20,9 +20,6 @@ use ratatui::style::Color;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-/// Ranks drawn (the latest-ending first); each takes two rows.
-pub const RANKS_DRAWN: usize = 32;
-
 /// The what-if pane.
 pub struct WhatIfPane;
 
