@@ -4,10 +4,8 @@
 
 use super::table::Table;
 use crate::analysis::whatif::slowdown::{Slowdown, Verdict};
-use crate::analysis::whatif::{MAX_REPLAY_ERROR, WhatIf};
+use crate::analysis::whatif::{MAX_REPLAY_ERROR, StepWhatIf, WhatIf};
 use crate::format::human;
-use crate::model::StepNo;
-use crate::time::Ns;
 use serde::Serialize;
 
 /// The what-if as the report carries it.
@@ -20,25 +18,9 @@ pub struct WhatIfView {
     /// (only from the steps whose graph explains them).
     pub explains: bool,
     /// Per step.
-    pub steps: Vec<StepRow>,
+    pub steps: Vec<StepWhatIf>,
     /// S, S_t, S_w and the verdict (absent when no step is explained).
     pub slowdown: Option<Slowdown>,
-}
-
-/// One step's replay.
-#[derive(Debug, Clone, Serialize)]
-pub struct StepRow {
-    /// The step.
-    pub step: StepNo,
-    /// Its time measured on the graph (latest node − earliest, over ranks).
-    pub measured_ns: Ns,
-    /// The same, replayed with the measured durations.
-    pub replayed_ns: Ns,
-    /// |replayed − measured| of the worst rank end over the step time.
-    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
-    pub replay_error: f64,
-    /// The step time with every fix applied (the ideal step).
-    pub ideal_ns: Ns,
 }
 
 impl WhatIfView {
@@ -47,17 +29,7 @@ impl WhatIfView {
         (!w.steps.is_empty()).then(|| WhatIfView {
             replay_error: w.replay_error(),
             explains: w.explains(),
-            steps: w
-                .steps
-                .iter()
-                .map(|s| StepRow {
-                    step: s.step,
-                    measured_ns: s.measured_ns,
-                    replayed_ns: s.replayed_ns,
-                    replay_error: s.replay_error,
-                    ideal_ns: s.ideal_ns,
-                })
-                .collect(),
+            steps: w.steps.clone(),
             slowdown: w.slowdown.clone(),
         })
     }

@@ -30,6 +30,7 @@ pub struct StepWhatIf {
     pub ideal_ns: Ns,
     /// Per fix asked for (in order): measured − what its replay saves (`measured_ns` when
     /// the graph does not explain the step).
+    #[serde(skip)]
     pub predicted_ns: Vec<Ns>,
     /// Per fix: whether it changed any of the step's durations (a fix of a rank that is not
     /// loaded, or of a collective the step lacks, changes none: the replay says nothing).
