@@ -3,7 +3,6 @@
 //! per category where it touches.
 
 use super::fix::{Context, Fix};
-use super::slowdown::predict_all;
 use super::step::StepReplay;
 use crate::analysis::comm::Comm;
 use crate::analysis::critical_path::Category;
@@ -59,12 +58,10 @@ pub fn bands(
     max_ranks: usize,
 ) -> Option<StepBands> {
     let s = StepReplay::new(job, comm, step)?;
-    let mut w = s.base.w.clone();
-    for f in fixes {
-        s.apply(cx, f, &mut w);
-    }
+    let w = s.weights(cx, fixes);
     let replayed = s.replay(&w);
-    let saved = s.replayed_ns.saturating_sub(predict_all(&s, cx, fixes));
+    let end = replayed.iter().copied().max().unwrap_or(s.start);
+    let saved = s.replayed_ns.saturating_sub(end.saturating_sub(s.start));
     let n = job.ranks.len();
     let mut per: Vec<(Vec<Band>, Vec<Band>, Ns, Ns)> =
         vec![(Vec::new(), Vec::new(), Ns::MIN, Ns::MIN); n];

@@ -113,16 +113,13 @@ impl<'a> Context<'a> {
 }
 
 impl StepReplay<'_> {
-    /// The step's replay weights with `fix` applied.
-    pub fn weights(&self, cx: &Context, fix: &Fix) -> Vec<Option<Ns>> {
+    /// The step's replay weights with `fixes` applied in order.
+    pub fn weights(&self, cx: &Context, fixes: &[Fix]) -> Vec<Option<Ns>> {
         let mut w = self.base.w.clone();
-        self.apply(cx, fix, &mut w);
+        for f in fixes {
+            self.apply(cx, f, &mut w);
+        }
         w
-    }
-
-    /// The step time replayed with `fix` applied.
-    pub fn predict(&self, cx: &Context, fix: &Fix) -> Ns {
-        self.time_with(&self.weights(cx, fix))
     }
 
     /// Applies `fix` to weights `w`.

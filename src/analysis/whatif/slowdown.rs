@@ -3,7 +3,7 @@
 //! only worker w fixed; and the verdict telling one slow worker from unbalanced stages.
 
 use super::cover::Stall;
-use super::fix::{CommKind, Context, DEFAULT_BUCKET_BYTES, Fix};
+use super::fix::{CommKind, DEFAULT_BUCKET_BYTES, Fix};
 use super::step::StepReplay;
 use crate::model::{CollOp, RankId};
 use crate::time::Ns;
@@ -66,15 +66,6 @@ pub fn op_types(s: &StepReplay) -> Vec<OpType> {
         });
     }
     out
-}
-
-/// The step time replayed with several fixes applied in order.
-pub fn predict_all(s: &StepReplay, cx: &Context, fixes: &[Fix]) -> Ns {
-    let mut w = s.base.w.clone();
-    for f in fixes {
-        s.apply(cx, f, &mut w);
-    }
-    s.time_with(&w)
 }
 
 /// A part of the decomposition: its slowdown and the time it would give back.

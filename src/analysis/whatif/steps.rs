@@ -136,30 +136,33 @@ pub fn run(
 fn one_step(s: &StepReplay, cx: &Context, fixes: &[Vec<Fix>]) -> (StepWhatIf, Option<StepParts>) {
     let error = s.check().error;
     let explains = error <= MAX_REPLAY_ERROR;
-    let base = s.replayed_ns;
-    let predicted = |f: &[Fix]| -> Ns {
+    // Measured − what the replay with weights `w` saves (measured when the graph does not
+    // explain the step).
+    let predicted_with = |w: &[Option<Ns>]| -> Ns {
         if !explains {
             return s.measured_ns;
         }
-        let saved = base.saturating_sub(slowdown::predict_all(s, cx, f));
+        let saved = s.replayed_ns.saturating_sub(s.time_with(w));
         s.measured_ns.saturating_sub(saved)
     };
+    let predicted = |f: &[Fix]| predicted_with(&s.weights(cx, f));
     let ideal = predicted(&[Fix::Ideal]);
-    let touched = |f: &[Fix]| {
-        let mut w = s.base.w.clone();
-        for x in f {
-            s.apply(cx, x, &mut w);
-        }
-        w != s.base.w
-    };
+    // Each finding's fix applied once: its prediction and whether it changed anything.
+    let (predicted_ns, touched): (Vec<Ns>, Vec<bool>) = fixes
+        .iter()
+        .map(|f| {
+            let w = s.weights(cx, f);
+            (predicted_with(&w), w != s.base.w)
+        })
+        .unzip();
     let row = StepWhatIf {
         step: s.step,
         measured_ns: s.measured_ns,
         replayed_ns: s.replayed_ns,
         replay_error: error,
         ideal_ns: ideal,
-        predicted_ns: fixes.iter().map(|f| predicted(f)).collect(),
-        touched: fixes.iter().map(|f| touched(f)).collect(),
+        predicted_ns,
+        touched,
     };
     if !explains {
         return (row, None);
@@ -201,25 +204,8 @@ fn decompose(parts: &[StepParts]) -> Option<Slowdown> {
             *workers.entry(r).or_default() += x;
         }
     }
-    let part = |saves: Ns| slowdown::ratio(actual, actual.saturating_sub(saves).max(1));
-    let mut by_type: Vec<Part<&'static str>> = types
-        .into_iter()
-        .map(|(of, saves_ns)| Part {
-            of,
-            s: part(saves_ns),
-            saves_ns,
-        })
-        .collect();
-    by_type.sort_by(|a, b| b.saves_ns.cmp(&a.saves_ns).then(a.of.cmp(b.of)));
-    let mut by_worker: Vec<Part<RankId>> = workers
-        .into_iter()
-        .map(|(of, saves_ns)| Part {
-            of,
-            s: part(saves_ns),
-            saves_ns,
-        })
-        .collect();
-    by_worker.sort_by(|a, b| b.saves_ns.cmp(&a.saves_ns).then(a.of.cmp(&b.of)));
+    let by_type = ranked(types, actual);
+    let mut by_worker = ranked(workers, actual);
     by_worker.truncate(slowdown::WORKERS);
     let stages = parts.iter().map(|p| p.stages).sum::<Option<Ns>>();
     let balance: Ns = parts.iter().map(|p| p.balance).sum();
@@ -232,4 +218,18 @@ fn decompose(parts: &[StepParts]) -> Option<Slowdown> {
         by_worker,
         stages_saves_ns: stages,
     })
+}
+
+/// Parts from their savings over `actual`, the largest saving first (ties: by key).
+fn ranked<K: Ord + Copy>(saves: BTreeMap<K, Ns>, actual: Ns) -> Vec<Part<K>> {
+    let mut v: Vec<Part<K>> = saves
+        .into_iter()
+        .map(|(of, saves_ns)| Part {
+            of,
+            s: slowdown::ratio(actual, actual.saturating_sub(saves_ns).max(1)),
+            saves_ns,
+        })
+        .collect();
+    v.sort_by(|a, b| b.saves_ns.cmp(&a.saves_ns).then(a.of.cmp(&b.of)));
+    v
 }
