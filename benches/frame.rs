@@ -96,6 +96,22 @@ fn on_demand(app: &App, label: &str) {
         t.elapsed().as_secs_f64() * 1e3,
         replay.map_or(f64::NAN, |c| c.error * 100.0)
     );
+    // The same step built and replayed with the ideal fix (what the what-if pane asks).
+    let t = Instant::now();
+    let ideal = stepscope::analysis::whatif::StepReplay::new(job, &an.comm, step).map(|r| {
+        let cx = stepscope::analysis::whatif::Context::new(
+            job,
+            &an.comm,
+            &an.breakdown,
+            an.stages.as_deref(),
+        );
+        r.time_with(&r.weights(&cx, &[stepscope::analysis::whatif::Fix::Ideal]))
+    });
+    eprintln!(
+        "{label} on demand: replay of step {step} with the ideal fix {:.1} ms ({:.1} ms ideal)",
+        t.elapsed().as_secs_f64() * 1e3,
+        ideal.map_or(f64::NAN, |x| x as f64 / 1e6)
+    );
     // Each finding's proof, as Enter on it resolves it.
     for f in &an.findings {
         let t = Instant::now();

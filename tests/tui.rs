@@ -95,6 +95,18 @@ fn every_pane_on_the_demo_job() {
     app.screen.push(Level::Operator(mm), Pane::Operator);
     app.refresh();
     snap("tui_demo_operator_aten_mm_120x40", &screen(&app));
+    // The what-if at 220×60: the finding list and every rank measured above replayed; the
+    // ideal (the row past the findings) replays the same step with every fix.
+    show(&mut app, Pane::WhatIf, (220, 60));
+    snap("tui_demo_whatif_220x60", &screen(&app));
+    let ideal = app.screen.data.analysis.findings.len();
+    for _ in 0..ideal {
+        app.key((KeyCode::Char('j'), KeyModifiers::NONE));
+    }
+    app.refresh();
+    let text = screen(&app);
+    assert!(text.contains("with ideal (every fix)"), "{text}");
+    snap("tui_demo_whatif_ideal_220x60", &text);
 }
 
 #[test]

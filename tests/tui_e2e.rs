@@ -385,3 +385,32 @@ fn the_evidence_walk_opens_each_finding_s_proof_and_comes_back() {
     }
     assert!(followed >= 30, "{followed}");
 }
+
+#[test]
+fn the_whatif_pane_replays_a_finding_s_fix_zooms_and_comes_back() {
+    if !tmux_available() {
+        return;
+    }
+    const LIST: &str = "what fixing it saves";
+    let s = Session::start("whatif", &wrapped("\"$BIN\""));
+    s.wait_for("what to fix first");
+    s.keys(&["8"]);
+    s.wait_for(LIST);
+    // The first finding's replay arrives from a background task: measured → with its fix.
+    s.wait_for("step 13: measured 365.6 ms → 79.7 ms with fix dataloader");
+    // The next finding, the straggler: its own replay of the same step.
+    s.keys(&["j"]);
+    let screen = s.wait_for("with fix straggler");
+    assert!(screen.contains("r3   msr"), "{screen}");
+    // Enter zooms the replay over the whole pane; Esc brings the list back.
+    s.keys(&["Enter"]);
+    s.wait_gone(LIST);
+    s.keys(&["Escape"]);
+    s.wait_for(LIST);
+    // Another step replays too.
+    s.keys(&["]"]);
+    s.wait_for("step 14: measured");
+    s.keys(&["q"]);
+    s.wait_for("exit=0");
+    assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
+}

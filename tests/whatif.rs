@@ -4,11 +4,11 @@
 
 mod common;
 
+use common::twins;
+
 use stepscope::analysis::advisor::Severity;
 use stepscope::analysis::whatif::check;
-use stepscope::analysis::whatif::choice::Choice;
-use stepscope::report::whatif_cmd;
-use stepscope::session::{self, DemoSpec, Scenario, Session, Settings};
+use stepscope::session::{Scenario, Session, Settings};
 
 /// The largest replay error over the job's steps, and how many steps were replayed.
 fn worst(s: &Session) -> (f64, usize) {
@@ -83,84 +83,14 @@ fn a_pipeline_replays_without_making_sends_wait_for_receives() {
     }
 }
 
-/// A demo job of `ranks` ranks, faulty or its clean twin.
-fn demo(sc: Scenario, ranks: u32, clean: bool) -> Session {
-    let spec = DemoSpec {
-        ranks,
-        scenario: sc,
-        clean,
-        ..DemoSpec::default()
-    };
-    let settings = Settings::default();
-    let loaded = session::load(
-        &session::demo_inputs(spec),
-        &settings.load_options().unwrap(),
-    )
-    .expect("the demo loads");
-    let opts = settings.analysis_options().unwrap();
-    Session::analyse(loaded, opts, sc.name().into(), Vec::new()).expect("it analyses")
-}
-
-/// Every scenario's expected finding, fixed by the replay, predicts its clean twin: per step,
-/// the predicted step time lands within 5% of the twin's measured one, and the problem was
-/// there (the faulty run is slower than its twin in some step). Also: the first finding is
-/// the expected one at this size, and its saving is what the what-if says its fix saves.
-fn twins_at(ranks: u32) {
-    for sc in Scenario::ALL {
-        let Some(rule) = sc.expected_rule() else {
-            continue;
-        };
-        let faulty = demo(sc, ranks, false);
-        let first = &faulty.analysis.findings[0];
-        assert_eq!(first.rule, rule, "{} at {ranks} ranks", sc.name());
-        // At 64 ranks the small-messages fusion changes no transfer (each call already moves
-        // its bytes as fast as the fitted line allows): the finding keeps the rule's estimate.
-        if first.saves_ns.is_none() {
-            let what = (sc, ranks);
-            assert_eq!(
-                what,
-                (Scenario::SmallMessages, 64),
-                "{} is replayed",
-                sc.name()
-            );
-            continue;
-        }
-        if sc == Scenario::LaunchBound {
-            // No launch-free twin to simulate: the saving is checked against the measured
-            // host dispatch below instead (tests/whatif.rs, launch_bound_…).
-            continue;
-        }
-        let clean = demo(sc, ranks, true);
-        let choice = Choice::Rule(rule.into());
-        let run = whatif_cmd::run(&faulty.loaded.job, &faulty.analysis, &choice).unwrap();
-        let truth = whatif_cmd::run(&clean.loaded.job, &clean.analysis, &Choice::Ideal).unwrap();
-        let mut slower = false;
-        for (p, t) in run.steps.iter().zip(&truth.steps) {
-            assert_eq!(p.step, t.step);
-            let off = (p.predicted_ns - t.measured_ns).abs() as f64 / t.measured_ns as f64;
-            assert!(
-                off <= 0.05,
-                "{} at {ranks} ranks, step {}: predicted {} vs clean {} ({:+.1}%)",
-                sc.name(),
-                p.step,
-                p.predicted_ns,
-                t.measured_ns,
-                off * 100.0
-            );
-            slower |= p.measured_ns as f64 > 1.04 * t.measured_ns as f64;
-        }
-        assert!(slower, "{}: the problem is there", sc.name());
-    }
-}
-
 #[test]
 fn fixing_each_scenario_predicts_its_clean_twin_at_8_ranks() {
-    twins_at(8);
+    twins::twins_at(8, 6);
 }
 
 #[test]
 fn fixing_each_scenario_predicts_its_clean_twin_at_64_ranks() {
-    twins_at(64);
+    twins::twins_at(64, 6);
 }
 
 /// Cause before symptom, healthy stays quiet: on small messages the cause ranks first (the
@@ -168,13 +98,13 @@ fn fixing_each_scenario_predicts_its_clean_twin_at_64_ranks() {
 /// no finding is above LOW; a one-rank data-loader stall is not diluted by the rank count.
 #[test]
 fn savings_rank_causes_and_keep_healthy_jobs_quiet() {
-    let s = demo(Scenario::SmallMessages, 8, false);
+    let s = twins::demo(Scenario::SmallMessages, 8, 6, false);
     assert_eq!(s.analysis.findings[0].rule, "small_messages");
-    let healthy = demo(Scenario::SkewedClocksButHealthy, 8, false);
+    let healthy = twins::demo(Scenario::SkewedClocksButHealthy, 8, 6, false);
     for f in &healthy.analysis.findings {
         assert_eq!(f.severity, Severity::Low, "{} on a healthy job", f.rule);
     }
-    let big = demo(Scenario::Default, 64, false);
+    let big = twins::demo(Scenario::Default, 64, 6, false);
     let f = &big.analysis.findings[0];
     assert_eq!(f.rule, "dataloader");
     assert!(f.severity >= Severity::Medium, "{:?}", f.severity);

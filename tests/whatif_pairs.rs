@@ -21,14 +21,19 @@ fn predict(dir: &str, choice: &Choice) -> (i64, i64) {
     (run.measured_ns, run.predicted_ns)
 }
 
+/// Each pair's fix, and how far from the clean run its prediction may land (a share of the
+/// clean run's time): the accuracy docs/metrics.md records, held so that it cannot regress.
+/// Small buckets stay far off: on a 2-core VM the transfers compete with compute for the
+/// cores, which the replay does not model (docs/metrics.md, "Slowdown").
+const PAIRS: [(&str, &str, f64); 3] = [
+    ("slow-rank", "straggler", 0.20),
+    ("loader-stall", "dataloader", 0.15),
+    ("small-buckets", "small_messages", 0.45),
+];
+
 #[test]
-fn every_real_pair_predicts_between_the_clean_and_the_faulty_run() {
-    let pairs = [
-        ("slow-rank", "straggler"),
-        ("loader-stall", "dataloader"),
-        ("small-buckets", "small_messages"),
-    ];
-    for (problem, rule) in pairs {
+fn every_real_pair_predicts_near_the_clean_run() {
+    for (problem, rule, off) in PAIRS {
         let choice = Choice::Rule(rule.into());
         let (faulty, predicted) = predict(&format!("{problem}/faulty"), &choice);
         let (clean, _) = predict(&format!("{problem}/clean"), &Choice::Ideal);
@@ -40,10 +45,29 @@ fn every_real_pair_predicts_between_the_clean_and_the_faulty_run() {
             predicted < faulty,
             "{problem}: fixing {rule} helps ({predicted} vs {faulty})"
         );
+        let miss = (predicted - clean).abs() as f64 / clean as f64;
         assert!(
-            predicted as f64 >= 0.95 * clean as f64,
-            "{problem}: predicted {predicted} below the clean run's {clean}"
+            miss <= off,
+            "{problem}: predicted {predicted} is {:.0}% off the clean run's {clean}",
+            miss * 100.0
         );
+    }
+}
+
+/// Replaying the measured durations reproduces every real pair's steps (the self-check
+/// holds on gloo's run-loop threads, whose records may end after the waiting thread woke).
+#[test]
+fn every_real_pair_replays_within_2_percent() {
+    for (problem, _, _) in PAIRS {
+        for run in ["faulty", "clean"] {
+            let path = common::testdata(&format!("pairs/{problem}/{run}"));
+            let s = Session::open(&[path], &Settings::default()).expect(problem);
+            let w = &s.analysis.whatif;
+            for st in &w.steps {
+                let err = st.replay_error;
+                assert!(err <= 0.02, "{problem}/{run} step {}: {err}", st.step.0);
+            }
+        }
     }
 }
 

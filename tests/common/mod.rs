@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod replay;
+pub mod twins;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -8,7 +8,8 @@ use super::rank::{DeviceNodes, RankCalls};
 use crate::analysis::comm::Comm;
 use crate::model::{EventIx, Job, RankIx};
 
-/// Per rank (index): the waits of the window's instances and the transfers' enqueue ops.
+/// Per rank (index): the waits of the window's instances, their recorded ends past the
+/// instance's completion, and the transfers' enqueue ops.
 pub fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<RankCalls> {
     let mut out = vec![RankCalls::default(); job.ranks.len()];
     for (inst, t) in comm.instances() {
@@ -17,11 +18,18 @@ pub fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<RankCalls> {
                 continue;
             }
         }
+        // The instance completes when its first member ends: a later recorded end is the
+        // member's bookkeeping after the result arrived (a CPU backend's run loop).
+        let done = t.members.iter().map(|x| x.end_ns).min().unwrap_or(0);
         for (k, m) in inst.members.iter().enumerate() {
             let event = comm.calls.per_rank[m.rank.get()][m.call as usize].event;
-            out[m.rank.get()]
-                .waits
-                .insert(event.0, t.members[k].wait_ns);
+            let calls = &mut out[m.rank.get()];
+            let own = &t.members[k];
+            calls.waits.insert(event.0, own.wait_ns);
+            let tail = (own.end_ns - done).min(own.transit_ns);
+            if tail > 0 {
+                calls.tails.insert(event.0, tail);
+            }
         }
     }
     for (r, calls) in comm.calls.per_rank.iter().enumerate() {

@@ -4,10 +4,12 @@
 
 use super::graph::Graph;
 use super::{Category, KERNEL_GAP_MAX_NS};
-use crate::model::{EventIx, HostCollective, Kind, LaneSide, Rank, RankIx, Role, SyncCall};
+use crate::model::{EventIx, Kind, LaneSide, Rank, RankIx, Role, SyncCall};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+
+mod transfers;
 
 /// Device event → (start node, end node).
 pub type DeviceNodes = FxHashMap<u32, (u32, u32)>;
@@ -41,6 +43,9 @@ pub struct RankCalls {
     pub waits: FxHashMap<u32, Ns>,
     /// A CPU backend's transfer event → the enqueue op it was paired with.
     pub enqueues: FxHashMap<u32, u32>,
+    /// A collective call's event → how long its recorded end lies past the instance's
+    /// completion (its first member's end), when it does.
+    pub tails: FxHashMap<u32, Ns>,
 }
 
 /// A rank's window: host time `[lo, hi)` and, for a step, the step's index (device work then
@@ -73,6 +78,9 @@ pub struct RankGraph<'a> {
     /// Host-gap edges by the op node they lead to (a transfer the op waited for explains
     /// part of the gap).
     gap_into: FxHashMap<u32, usize>,
+    /// Per host lane: its top-level gaps (start, end) in time order, where a thread may
+    /// have waited for a transfer.
+    gaps: FxHashMap<u16, Vec<(Ns, Ns)>>,
 }
 
 impl<'a> RankGraph<'a> {
@@ -95,6 +103,7 @@ impl<'a> RankGraph<'a> {
             blocking_calls: Vec::new(),
             device: Vec::new(),
             gap_into: FxHashMap::default(),
+            gaps: FxHashMap::default(),
         };
         let moved = b.sibling_syncs(win);
         for (l, lane) in rank.lanes.iter().enumerate() {
@@ -258,6 +267,8 @@ impl<'a> RankGraph<'a> {
                         let at = within.last().copied().unwrap_or(i);
                         let cat = (gap > 0).then_some(Category::HostGap);
                         self.gap_into.insert(s, self.g.edges.len());
+                        let from = self.g.nodes[pe as usize].1;
+                        self.gaps.entry(lane).or_default().push((from, ev.start[i]));
                         self.g.edge(pe, s, gap, cat, self.ri, EventIx::of(at));
                     }
                 }
@@ -269,65 +280,8 @@ impl<'a> RankGraph<'a> {
         }
     }
 
-    /// A CPU backend's transfers (`gloo:*` on its run-loop thread) in the window, as the
-    /// collective kernels of a CPU-only rank: split at their wait, after their enqueue op and
-    /// the previous transfer of their thread, before the enqueuing thread's next op (which
-    /// waited for the result). Dependencies weigh 0: the transfer's edges carry the time.
-    fn host_transfers(&mut self, win: RankWindow, comm: &RankCalls) {
-        let (rank, ri) = (self.rank, self.ri);
-        let ev = &rank.events;
-        for (l, lane) in rank.lanes.iter().enumerate() {
-            if lane.side != LaneSide::Cpu {
-                continue;
-            }
-            let mut prev: Option<u32> = None;
-            for i in rank.lane_events(l as u16) {
-                let transfer = self.role(i).host_collective == Some(HostCollective::Transfer);
-                if !transfer || !(win.lo..win.hi).contains(&ev.start[i]) {
-                    continue;
-                }
-                let event = EventIx::of(i);
-                let (s, e) = (self.g.node(ri, ev.start[i]), self.g.node(ri, ev.end(i)));
-                self.device_nodes.insert(i as u32, (s, e));
-                self.split_at_wait(s, e, i, Category::Communication, &comm.waits);
-                if let Some(p) = prev.replace(e) {
-                    self.g.edge(p, s, 0, None, ri, event);
-                }
-                let Some(&q) = comm.enqueues.get(&(i as u32)) else {
-                    continue;
-                };
-                if let Some(&(qs, _)) = self.call_nodes.get(&q) {
-                    self.g.edge(qs, s, 0, None, ri, event);
-                }
-                if let Some(next) = self.next_op(ev.lane[q as usize], ev.end(i)) {
-                    self.g.edge(e, next, 0, None, ri, event);
-                    self.explain_gap(next, ev.end(i));
-                }
-            }
-        }
-    }
-
-    /// The thread waited for a transfer that ended at `t` before the op at node `next`: the
-    /// host gap into that op counts only from `t` (the transfer's edges carry the rest).
-    fn explain_gap(&mut self, next: u32, t: Ns) {
-        let Some(&k) = self.gap_into.get(&next) else {
-            return;
-        };
-        let to = self.g.nodes[next as usize].1;
-        let edge = &mut self.g.edges[k];
-        edge.w = edge.w.min((to - t).max(0));
-    }
-
-    /// The start node of the first op of `lane` in the graph starting at or after `t`.
-    fn next_op(&self, lane: u16, t: Ns) -> Option<u32> {
-        let ev = &self.rank.events;
-        let r = self.rank.lane_events(lane);
-        let from = r.start + ev.start[r.clone()].partition_point(|&x| x < t);
-        (from..r.end).find_map(|i| self.call_nodes.get(&(i as u32)).map(|n| n.0))
-    }
-
-    /// The edges of a collective call from `s` to `e`: its wait for the last arriver (when
-    /// the window's instances give one) as its own edge, then the rest as `cat`.
+    /// The edges of a collective call from node `s` to node `e`: its wait for the last
+    /// arriver (when the window's instances give one) as its own edge, then the rest as `cat`.
     fn split_at_wait(
         &mut self,
         s: u32,
@@ -336,8 +290,9 @@ impl<'a> RankGraph<'a> {
         cat: Category,
         waits: &FxHashMap<u32, Ns>,
     ) {
-        let (ri, event, dur) = (self.ri, EventIx::of(i), self.rank.events.dur[i]);
+        let (ri, event) = (self.ri, EventIx::of(i));
         let g = &mut self.g;
+        let dur = g.nodes[e as usize].1 - g.nodes[s as usize].1;
         match waits.get(&(i as u32)) {
             Some(&wait) if wait > 0 && wait < dur => {
                 let mid = g.node(ri, self.rank.events.start[i] + wait);

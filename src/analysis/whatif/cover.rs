@@ -3,7 +3,7 @@
 //! for a graph re-capture the whole region from `cudaStreamBeginCapture` to the end of its
 //! `cudaStreamEndCapture`.
 
-use crate::model::{GraphCall, Job, Kind, RankIx, Role};
+use crate::model::{GraphCall, Job, Kind, RankId, RankIx, Role, StepNo};
 use crate::time::Ns;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -106,13 +106,39 @@ impl Cover {
         Cover { per_rank }
     }
 
-    /// Whether `[s, e]` on rank `rank`'s lane `lane` lies within one of the intervals.
-    pub fn holds(&self, rank: RankIx, lane: u16, s: Ns, e: Ns) -> bool {
-        let Some(v) = self.per_rank.get(rank.get()).and_then(|m| m.get(&lane)) else {
-            return false;
+    /// What an interval on `ranks` in `steps` takes once its stall is fixed: the median
+    /// interval of the other rank-steps (the job's typical call) when the stalled ones'
+    /// median is at least twice that — one rank's or step's loader is slow; else 0 — the
+    /// calls are as slow everywhere, and the fix hides them. Intervals outside the steps
+    /// (loading before the first) count for neither.
+    pub fn floor(&self, job: &Job, ranks: &[RankId], steps: &[StepNo]) -> Ns {
+        let (mut hit, mut other): (Vec<Ns>, Vec<Ns>) = (Vec::new(), Vec::new());
+        for (r, lanes) in self.per_rank.iter().enumerate() {
+            let rank = &job.ranks[r];
+            for &(s, e) in lanes.values().flatten() {
+                let Some(step) = rank.steps.iter().find(|x| x.start <= s && s < x.end) else {
+                    continue;
+                };
+                let stalled = ranks.contains(&rank.id) && steps.contains(&step.number);
+                if stalled { &mut hit } else { &mut other }.push(e - s);
+            }
+        }
+        let median = |v: &mut Vec<Ns>| {
+            v.sort_unstable();
+            v.get(v.len() / 2).copied()
         };
+        match (median(&mut hit), median(&mut other)) {
+            (Some(h), Some(o)) if h >= o.saturating_mul(2) => o,
+            _ => 0,
+        }
+    }
+
+    /// The length of the interval `[s, e]` on rank `rank`'s lane `lane` lies within.
+    pub fn holds(&self, rank: RankIx, lane: u16, s: Ns, e: Ns) -> Option<Ns> {
+        let v = self.per_rank.get(rank.get()).and_then(|m| m.get(&lane))?;
         let k = v.partition_point(|&(a, _)| a <= s);
-        k > 0 && v[k - 1].1 >= e
+        let (a, b) = *v.get(k.checked_sub(1)?)?;
+        (b >= e).then_some(b - a)
     }
 
     /// Whether the stall occurs anywhere.
@@ -146,11 +172,54 @@ mod tests {
         per_rank[0].insert(2, v);
         let c = Cover { per_rank };
         let r = RankIx::of(0);
-        assert!(c.holds(r, 2, 12, 30));
-        assert!(c.holds(r, 2, 10, 10));
-        assert!(!c.holds(r, 2, 25, 41));
-        assert!(!c.holds(r, 2, 6, 8));
-        assert!(!c.holds(r, 1, 12, 13));
+        assert_eq!(c.holds(r, 2, 12, 30), Some(20));
+        assert_eq!(c.holds(r, 2, 10, 10), Some(20));
+        assert_eq!(c.holds(r, 2, 25, 41), None);
+        assert_eq!(c.holds(r, 2, 6, 8), None);
+        assert_eq!(c.holds(r, 1, 12, 13), None);
         assert!(!c.is_empty());
+    }
+
+    /// Two ranks, steps 1 and 2 of 100 ns each; loader calls (lane 0) of 40 ns on rank 1 in
+    /// both steps and on rank 0 in step 2, 4 ns on rank 0 in step 1, and one of 90 ns before
+    /// the first step (counts for neither side).
+    #[test]
+    fn a_slow_rank_s_loader_is_fixed_to_the_typical_call_elsewhere() {
+        use crate::model::{HostStep, Rank};
+        let rank = |id: u32| Rank {
+            id: RankId(id),
+            steps: [(1, 100), (2, 200)]
+                .map(|(n, s)| HostStep {
+                    number: StepNo(n),
+                    start: s,
+                    end: s + 100,
+                    synthetic: false,
+                })
+                .to_vec(),
+            ..Rank::default()
+        };
+        let job = Job {
+            ranks: vec![rank(0), rank(1)],
+            ..Job::default()
+        };
+        let lanes = |v: Vec<(Ns, Ns)>| FxHashMap::from_iter([(0u16, v)]);
+        let c = Cover {
+            per_rank: vec![
+                lanes(vec![(0, 90), (100, 104), (200, 240)]),
+                lanes(vec![(100, 140), (200, 240)]),
+            ],
+        };
+        let (r1, both) = ([RankId(1)], [StepNo(1), StepNo(2)]);
+        // Rank 1 stalls in both steps (median 40) against rank 0's calls (4, 40: median
+        // 40): not twice as slow — the loader is as slow everywhere, and the fix hides it.
+        assert_eq!(c.floor(&job, &r1, &both), 0);
+        // Only step 1 stalls on rank 1 (40) against 4, 40, 40 elsewhere (median 40): same.
+        assert_eq!(c.floor(&job, &r1, &[StepNo(1)]), 0);
+        // With rank 1's step-2 call at 4 ns, the other calls of rank 1's step 1 are 4, 40
+        // and 4 (median 4): its 40 is a stall, fixed to 4. Rank 0's step 2 (40) likewise.
+        let mut c = c;
+        c.per_rank[1] = lanes(vec![(100, 140), (200, 204)]);
+        assert_eq!(c.floor(&job, &r1, &[StepNo(1)]), 4);
+        assert_eq!(c.floor(&job, &[RankId(0)], &[StepNo(2)]), 4);
     }
 }

@@ -4,13 +4,14 @@
 //! [`Fix::Stages`], which move work to the mean (so a lighter rank may get more).
 
 use super::cover::{Cover, Stall};
+use super::edges::EdgeFacts;
 use super::step::{StepReplay, Work};
 use super::transfers::{Speeds, mul_div};
 use crate::analysis::breakdown::Breakdown;
 use crate::analysis::cluster::Stage;
 use crate::analysis::comm::Comm;
 use crate::analysis::critical_path::Category;
-use crate::model::{CollOp, Job, LaneSide, RankId, StepNo};
+use crate::model::{CollOp, Job, RankId, StepNo};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
@@ -20,6 +21,9 @@ use std::sync::OnceLock;
 pub enum Fix {
     /// A kind of host stall takes no time (with everything nested under it).
     Stall(Stall),
+    /// On these ranks in these steps, each data-loader call takes the job's typical call
+    /// elsewhere, or nothing when the loader is as slow everywhere ([`Cover::floor`]).
+    Loader(Vec<RankId>, Vec<StepNo>),
     /// Blocking synchronizations no longer block: the host goes on at the call.
     Syncs,
     /// Launch delays 0, launch calls and framework operators free (graph capture): kernels
@@ -116,36 +120,63 @@ impl StepReplay<'_> {
     /// The step's replay weights with `fixes` applied in order.
     pub fn weights(&self, cx: &Context, fixes: &[Fix]) -> Vec<Option<Ns>> {
         let mut w = self.base.w.clone();
-        for f in fixes {
-            self.apply(cx, f, &mut w);
+        for (k, f) in fixes.iter().enumerate() {
+            self.apply_to(cx, f, &mut w, k == 0);
         }
         w
     }
 
+    /// What the host transforms ask of each edge (found on first use).
+    fn edge_facts(&self, cx: &Context) -> &EdgeFacts {
+        self.facts
+            .get_or_init(|| EdgeFacts::of(self.job, &self.g, &|s| cx.cover(s)))
+    }
+
     /// Applies `fix` to weights `w`.
     pub fn apply(&self, cx: &Context, fix: &Fix, w: &mut [Option<Ns>]) {
+        self.apply_to(cx, fix, w, false);
+    }
+
+    /// Applies `fix` to `w`; `measured`: `w` are still the measured weights (their work is
+    /// known without a pass).
+    fn apply_to(&self, cx: &Context, fix: &Fix, w: &mut [Option<Ns>], measured: bool) {
+        let work = || -> std::borrow::Cow<'_, [[Ns; 2]]> {
+            if measured {
+                self.base_work().into()
+            } else {
+                self.work(w).into()
+            }
+        };
         match fix {
-            Fix::Stall(s) => self.zero_stall(cx.cover(*s), w),
-            Fix::Syncs => self.drop_syncs(w),
-            Fix::LaunchDelays => self.free_launches(w),
+            Fix::Stall(s) => self.shrink_stall(cx, *s, 0, None, w),
+            Fix::Loader(ranks, steps) if steps.contains(&self.step) => {
+                let floor = cx.cover(Stall::DataLoader).floor(cx.job, ranks, steps);
+                self.shrink_stall(cx, Stall::DataLoader, floor, Some(ranks), w);
+            }
+            Fix::Loader(..) => {}
+            Fix::Syncs => self.drop_syncs(cx, w),
+            Fix::LaunchDelays => self.free_launches(cx, w),
             Fix::Ranks(ids) => {
-                let targets = self.peer_means(cx, ids, w);
-                self.scale_work(w, &targets);
+                let work = work();
+                let targets = self.peer_means(cx, ids, &work);
+                self.scale_work(w, &targets, &work);
             }
             Fix::Balance => {
+                let work = work();
                 let all: Vec<usize> = self.ranks().iter().map(|r| r.get()).collect();
-                let work = self.work(w);
                 let mean = mean_of(&work, &all);
                 let targets = all.iter().map(|&r| (r, mean)).collect();
-                self.scale_work(w, &targets);
+                self.scale_work(w, &targets, &work);
             }
             Fix::Stages => {
-                let targets = self.stage_targets(cx, w);
-                self.scale_work(w, &targets);
+                let work = work();
+                let targets = self.stage_targets(cx, &work);
+                self.scale_work(w, &targets, &work);
             }
             Fix::SlowSteps(steps) if steps.contains(&self.step) => {
-                let targets = self.other_steps(cx, w);
-                self.scale_work(w, &targets);
+                let work = work();
+                let targets = self.other_steps(cx, &work);
+                self.scale_work(w, &targets, &work);
             }
             Fix::SlowSteps(_) => {}
             Fix::Fuse(_) | Fix::Links(_) | Fix::MedianComm(_) => {
@@ -153,91 +184,94 @@ impl StepReplay<'_> {
                 self.scale_transfers(w, &targets);
             }
             Fix::Ideal => {
-                for f in &IDEAL {
-                    self.apply(cx, f, w);
+                for (k, f) in IDEAL.iter().enumerate() {
+                    self.apply_to(cx, f, w, measured && k == 0);
                 }
             }
         }
     }
 
-    /// The event an edge spends, as (lane, start, end, role) on its rank.
-    fn event(&self, k: usize) -> (u16, Ns, Ns, &crate::model::Role) {
-        let e = &self.g.edges[k];
-        let ev = &self.job.rank(e.rank).events;
-        let i = e.event.index();
-        (
-            ev.lane[i],
-            ev.start[i],
-            ev.end(i),
-            self.job.role(ev.name[i]),
-        )
-    }
-
-    /// Host time inside the stall takes none; the device syncs of calls inside it no longer
-    /// hold the host.
-    fn zero_stall(&self, cover: &Cover, w: &mut [Option<Ns>]) {
+    /// Host time inside a stall's intervals longer than `to` (on `ranks`, or all) scaled
+    /// to `to` in proportion; removed entirely (`to` 0), the device syncs of calls inside
+    /// no longer hold the host.
+    fn shrink_stall(
+        &self,
+        cx: &Context,
+        stall: Stall,
+        to: Ns,
+        ranks: Option<&[RankId]>,
+        w: &mut [Option<Ns>],
+    ) {
+        let cover = cx.cover(stall);
         if cover.is_empty() {
             return;
         }
-        for (k, e) in self.g.edges.iter().enumerate() {
-            if w[k].is_none() || Work::of(e.cat) == Some(Work::Device) {
+        for k in self.edge_facts(cx).in_stall(stall) {
+            let e = &self.g.edges[k];
+            let Some(x) = w[k] else { continue };
+            if ranks.is_some_and(|r| !r.contains(&self.job.rank(e.rank).id)) {
                 continue;
             }
-            if matches!(
-                e.cat,
-                Some(Category::Communication | Category::LaunchOverhead)
-            ) {
+            let len = if to == 0 {
+                Some(Ns::MAX)
+            } else {
+                let ev = &self.job.rank(e.rank).events;
+                let i = e.event.index();
+                cover.holds(e.rank, ev.lane[i], ev.start[i], ev.end(i))
+            };
+            let Some(len) = len.filter(|&l| l > to) else {
                 continue;
-            }
-            let (lane, s, end, _) = self.event(k);
-            if cover.holds(e.rank, lane, s, end) {
-                w[k] = if e.cat.is_some() { Some(0) } else { None };
-            }
+            };
+            w[k] = match (e.cat, to) {
+                (Some(_), 0) => Some(0),
+                (Some(_), _) => Some(mul_div(x, i128::from(to), i128::from(len))),
+                (None, 0) => None,
+                (None, _) => Some(x),
+            };
         }
     }
 
     /// A blocking call's dependency on the device work it waited for is dropped.
-    fn drop_syncs(&self, w: &mut [Option<Ns>]) {
-        for (k, e) in self.g.edges.iter().enumerate() {
-            if e.cat.is_none() && w[k].is_some() && self.event(k).3.is_blocking() {
-                w[k] = None;
-            }
+    fn drop_syncs(&self, cx: &Context, w: &mut [Option<Ns>]) {
+        for k in self.edge_facts(cx).syncs() {
+            w[k] = None;
         }
     }
 
     /// Launch delays 0; on ranks with a device, launch calls and framework operators take
     /// no host time (a captured graph replays their kernels without dispatching them).
-    fn free_launches(&self, w: &mut [Option<Ns>]) {
-        let device: Vec<bool> = self
-            .job
-            .ranks
-            .iter()
-            .map(|r| r.lanes.iter().any(|l| l.side == LaneSide::Device))
-            .collect();
+    fn free_launches(&self, cx: &Context, w: &mut [Option<Ns>]) {
         for (k, e) in self.g.edges.iter().enumerate() {
-            let role = self.event(k).3;
-            let dispatch = role.kernel_launch || (role.framework_op && device[e.rank.get()]);
-            let host = e.cat == Some(Category::Cpu) && dispatch;
-            if w[k].is_some() && (e.cat == Some(Category::LaunchOverhead) || host) {
+            if e.cat == Some(Category::LaunchOverhead) && w[k].is_some() {
+                w[k] = Some(0);
+            }
+        }
+        for k in self.edge_facts(cx).dispatches() {
+            if w[k].is_some() {
                 w[k] = Some(0);
             }
         }
     }
 
     /// Each rank's own work scaled to its target ([device, host] per rank position).
-    fn scale_work(&self, w: &mut [Option<Ns>], targets: &FxHashMap<usize, [Ns; 2]>) {
-        let work = self.work(w);
-        for (k, e) in self.g.edges.iter().enumerate() {
-            let (Some(class), Some(x)) = (Work::of(e.cat), w[k]) else {
-                continue;
-            };
-            let Some(t) = targets.get(&e.rank.get()) else {
-                continue;
-            };
-            let c = class as usize;
-            let own = work[e.rank.get()][c];
-            if own > 0 {
-                w[k] = Some(mul_div(x, i128::from(t[c]), i128::from(own)));
+    /// (`work`: each rank's work under `w`.)
+    fn scale_work(
+        &self,
+        w: &mut [Option<Ns>],
+        targets: &FxHashMap<usize, [Ns; 2]>,
+        work: &[[Ns; 2]],
+    ) {
+        for (&r, t) in targets {
+            for k in self.rank_edges(r) {
+                let e = &self.g.edges[k];
+                let (Some(class), Some(x)) = (Work::of(e.cat), w[k]) else {
+                    continue;
+                };
+                let c = class as usize;
+                let own = work[r][c];
+                if e.rank.get() == r && own > 0 {
+                    w[k] = Some(mul_div(x, i128::from(t[c]), i128::from(own)));
+                }
             }
         }
     }
@@ -247,9 +281,8 @@ impl StepReplay<'_> {
         &self,
         cx: &Context,
         ids: &[RankId],
-        w: &[Option<Ns>],
+        work: &[[Ns; 2]],
     ) -> FxHashMap<usize, [Ns; 2]> {
-        let work = self.work(w);
         let present: Vec<usize> = self.ranks().iter().map(|r| r.get()).collect();
         let stage_of = |r: usize| {
             let id = self.job.ranks[r].id;
@@ -269,18 +302,17 @@ impl StepReplay<'_> {
             if peers.is_empty() {
                 continue;
             }
-            let mean = mean_of(&work, &peers);
+            let mean = mean_of(work, &peers);
             out.insert(r, [mean[0].min(work[r][0]), mean[1].min(work[r][1])]);
         }
         out
     }
 
     /// Every stage's ranks scaled by (mean stage work / their stage's work).
-    fn stage_targets(&self, cx: &Context, w: &[Option<Ns>]) -> FxHashMap<usize, [Ns; 2]> {
-        let work = self.work(w);
+    fn stage_targets(&self, cx: &Context, work: &[[Ns; 2]]) -> FxHashMap<usize, [Ns; 2]> {
         let present: Vec<usize> = self.ranks().iter().map(|r| r.get()).collect();
         let Some(stages) = cx.stages else {
-            let mean = mean_of(&work, &present);
+            let mean = mean_of(work, &present);
             return present.iter().map(|&r| (r, mean)).collect();
         };
         let members: Vec<Vec<usize>> = stages
@@ -294,7 +326,7 @@ impl StepReplay<'_> {
             })
             .filter(|m: &Vec<usize>| !m.is_empty())
             .collect();
-        let means: Vec<[Ns; 2]> = members.iter().map(|m| mean_of(&work, m)).collect();
+        let means: Vec<[Ns; 2]> = members.iter().map(|m| mean_of(work, m)).collect();
         let n = Ns::try_from(means.len().max(1)).unwrap_or(1);
         let overall: [Ns; 2] = std::array::from_fn(|c| means.iter().map(|m| m[c]).sum::<Ns>() / n);
         let mut out = FxHashMap::default();
@@ -314,10 +346,9 @@ impl StepReplay<'_> {
     }
 
     /// Each rank's work at (its mean compute over the other steps / this step's), when less.
-    fn other_steps(&self, cx: &Context, w: &[Option<Ns>]) -> FxHashMap<usize, [Ns; 2]> {
-        let work = self.work(w);
+    fn other_steps(&self, cx: &Context, work: &[[Ns; 2]]) -> FxHashMap<usize, [Ns; 2]> {
         let mut out = FxHashMap::default();
-        for r in self.ranks() {
+        for &r in self.ranks() {
             let id = self.job.rank(r).id;
             let compute = |b: &Breakdown| b.compute_ns + b.overlap_ns;
             let mut here = None;
@@ -346,7 +377,7 @@ impl StepReplay<'_> {
     /// Per instance of the step the fix concerns: its target transfer and its measured one.
     fn transfer_targets(&self, cx: &Context, fix: &Fix) -> FxHashMap<usize, (Ns, Ns)> {
         let comm = self.comm;
-        let mut insts: Vec<usize> = self.instance_of.values().copied().collect();
+        let mut insts: Vec<usize> = self.transfers().iter().map(|t| t.1).collect();
         insts.sort_unstable();
         insts.dedup();
         let p2p = |k: usize| {
@@ -407,15 +438,9 @@ impl StepReplay<'_> {
 
     /// Transfer edges of the concerned instances scaled by target / measured transit.
     fn scale_transfers(&self, w: &mut [Option<Ns>], targets: &FxHashMap<usize, (Ns, Ns)>) {
-        for (k, e) in self.g.edges.iter().enumerate() {
-            if e.cat != Some(Category::Communication) {
-                continue;
-            }
+        for &(k, inst) in self.transfers() {
             let Some(x) = w[k] else { continue };
-            let Some(inst) = self.instance_of.get(&(e.rank, e.event)) else {
-                continue;
-            };
-            if let Some(&(target, measured)) = targets.get(inst) {
+            if let Some(&(target, measured)) = targets.get(&inst) {
                 if measured > 0 {
                     w[k] = Some(mul_div(x, i128::from(target), i128::from(measured)));
                 }

@@ -8,6 +8,7 @@
 pub mod bands;
 pub mod choice;
 pub mod cover;
+pub mod edges;
 pub mod fix;
 pub mod replay;
 pub mod savings;

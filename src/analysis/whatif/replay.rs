@@ -103,14 +103,43 @@ pub fn tie_sources(g: &Graph, w: &[Option<Ns>], at: &[Ns]) -> Vec<(u32, u32, Ns)
             has_pred[e.to as usize] = true;
         }
     }
-    let mut order: Vec<u32> = (0..g.nodes.len() as u32).collect();
-    order.sort_by_key(|&v| (g.nodes[v as usize].0, at[v as usize], v));
+    // Sources by (rank, time, node). Each node is a candidate for the sources of its rank
+    // after it: kept at the first of them, then carried forward (a running max).
+    let key = |v: u32| (g.nodes[v as usize].0, at[v as usize], v);
+    let mut sources: Vec<u32> = (0..g.nodes.len() as u32)
+        .filter(|&v| !has_pred[v as usize])
+        .collect();
+    sources.sort_by_key(|&v| key(v));
+    // Per rank (position): its sources' range in `sources`.
+    let ranks = g.nodes.iter().map(|n| n.0.get() + 1).max().unwrap_or(0);
+    let mut range = vec![(0usize, 0usize); ranks];
+    for (j, &v) in sources.iter().enumerate() {
+        let r = &mut range[g.nodes[v as usize].0.get()];
+        *r = if r.1 == 0 { (j, j + 1) } else { (r.0, j + 1) };
+    }
+    let mut best: Vec<Option<u32>> = vec![None; sources.len()];
+    for (u, &(r, _)) in g.nodes.iter().enumerate() {
+        let (lo, hi) = range[r.get()];
+        let j = lo + sources[lo..hi].partition_point(|&s| (at[s as usize], s) <= (at[u], u as u32));
+        if j < hi && best[j].is_none_or(|b| key(b) < key(u as u32)) {
+            best[j] = Some(u as u32);
+        }
+    }
     let mut out = Vec::new();
-    for pair in order.windows(2) {
-        let (u, v) = (pair[0] as usize, pair[1] as usize);
-        let same_rank = g.nodes[u].0 == g.nodes[v].0;
-        if same_rank && !has_pred[v] && at[u] < at[v] {
-            out.push((pair[0], pair[1], at[v].saturating_sub(at[u])));
+    for j in 0..sources.len() {
+        let v = sources[j];
+        if j > 0 && key(sources[j - 1]).0 == key(v).0 {
+            // The latest earlier node may precede an earlier source of the rank.
+            let prev = best[j - 1];
+            if prev.is_some_and(|p| best[j].is_none_or(|b| key(b) < key(p))) {
+                best[j] = prev;
+            }
+        }
+        if let Some(u) = best[j] {
+            let gap = at[v as usize] - at[u as usize];
+            if gap > 0 {
+                out.push((u, v, gap));
+            }
         }
     }
     out
@@ -200,6 +229,40 @@ pub fn schedule_with(
     (seen == n).then(|| t.into_iter().map(|x| x.unwrap_or(0)).collect())
 }
 
+/// A topological order of `n` nodes whose incoming sources are `source[first[v]..first[v +
+/// 1]]` (Kahn's, successors as one array); `None` with a cycle.
+fn topological(n: usize, first: &[u32], source: &[u32]) -> Option<Vec<u32>> {
+    let mut out_first = vec![0u32; n + 1];
+    for &u in source {
+        out_first[u as usize + 1] += 1;
+    }
+    for v in 0..n {
+        out_first[v + 1] += out_first[v];
+    }
+    let mut fill = out_first.clone();
+    let mut succ = vec![0u32; source.len()];
+    for v in 0..n {
+        for &u in &source[first[v] as usize..first[v + 1] as usize] {
+            succ[fill[u as usize] as usize] = v as u32;
+            fill[u as usize] += 1;
+        }
+    }
+    let mut indeg: Vec<u32> = (0..n).map(|v| first[v + 1] - first[v]).collect();
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(v) = stack.pop() {
+        order.push(v);
+        let v = v as usize;
+        for &t in &succ[out_first[v] as usize..out_first[v + 1] as usize] {
+            indeg[t as usize] -= 1;
+            if indeg[t as usize] == 0 {
+                stack.push(t);
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
+}
+
 /// What every replay of a graph starts from: its nodes' measured aligned times, the measured
 /// weights (a fix changes a copy of them), the ties of threads' first ops, and one
 /// topological order with each node's incoming edges, so that a replay is one pass.
@@ -213,9 +276,11 @@ pub struct Baseline {
     /// Nodes in a topological order of the live edges and ties.
     order: Vec<u32>,
     /// Incoming edges per node (CSR: node v's are `incoming[first[v]..first[v + 1]]`; an
-    /// index ≥ the graph's edge count is a tie).
+    /// index ≥ the graph's edge count is a tie), and each one's source node (beside it, so
+    /// that a replay reads no edge).
     first: Vec<u32>,
     incoming: Vec<u32>,
+    source: Vec<u32>,
 }
 
 impl Baseline {
@@ -246,33 +311,23 @@ impl Baseline {
         }
         let mut fill = first.clone();
         let mut incoming = vec![0u32; first[n] as usize];
-        let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut source = vec![0u32; first[n] as usize];
         for k in 0..total {
             if let Some((from, to)) = live(k) {
                 incoming[fill[to as usize] as usize] = k as u32;
+                source[fill[to as usize] as usize] = from;
                 fill[to as usize] += 1;
-                succ[from as usize].push(to);
             }
         }
-        let mut indeg: Vec<u32> = (0..n).map(|v| first[v + 1] - first[v]).collect();
-        let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
-        let mut order = Vec::with_capacity(n);
-        while let Some(v) = stack.pop() {
-            order.push(v);
-            for &t in &succ[v as usize] {
-                indeg[t as usize] -= 1;
-                if indeg[t as usize] == 0 {
-                    stack.push(t);
-                }
-            }
-        }
-        (order.len() == n).then_some(Baseline {
+        let order = topological(n, &first, &source)?;
+        Some(Baseline {
             at,
             w,
             ties,
             order,
             first,
             incoming,
+            source,
         })
     }
 
@@ -284,15 +339,14 @@ impl Baseline {
         let mut t: Vec<Ns> = vec![0; self.at.len()];
         for &v in &self.order {
             let v = v as usize;
+            let (a, b) = (self.first[v] as usize, self.first[v + 1] as usize);
             let mut best: Option<Ns> = None;
-            for &k in &self.incoming[self.first[v] as usize..self.first[v + 1] as usize] {
+            for (&k, &from) in self.incoming[a..b].iter().zip(&self.source[a..b]) {
                 let k = k as usize;
-                let (from, x) = match k.checked_sub(ne) {
-                    None => match w[k] {
-                        Some(x) => (g.edges[k].from, x),
-                        None => continue,
-                    },
-                    Some(j) => (self.ties[j].0, self.ties[j].2),
+                let x = match w.get(k) {
+                    Some(&Some(x)) => x,
+                    Some(None) => continue,
+                    None => self.ties[k - ne].2,
                 };
                 let c = t[from as usize].saturating_add(x);
                 best = Some(best.map_or(c, |b: Ns| b.max(c)));
@@ -306,6 +360,29 @@ impl Baseline {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_source_is_tied_to_its_rank_s_latest_earlier_node() {
+        // Rank 0: a(0) → b(10); sources c(5) and d(20). Rank 1: sources e(3) and f(3).
+        let mut g = Graph::default();
+        let (r0, r1, ev) = (RankIx(0), RankIx(1), EventIx(0));
+        let a = g.node(r0, 0);
+        let b = g.node(r0, 10);
+        let c = g.node(r0, 5);
+        let d = g.node(r0, 20);
+        g.node(r1, 3);
+        g.node(r1, 3);
+        g.edge(a, b, 10, Some(Category::Cpu), r0, ev);
+        let w: Vec<Option<Ns>> = vec![Some(10)];
+        let at = [0, 10, 5, 20, 3, 3];
+        // c after a (b is later), d after b; a and e open their ranks; f is at e's time.
+        assert_eq!(tie_sources(&g, &w, &at), vec![(a, c, 5), (b, d, 10)]);
+        // Without the edge, b is a source too: tied to c, the node just before it.
+        assert_eq!(
+            tie_sources(&g, &[None], &at),
+            vec![(a, c, 5), (c, b, 5), (b, d, 10)]
+        );
+    }
 
     #[test]
     fn nodes_start_at_their_latest_predecessor_plus_its_edge() {

@@ -17,7 +17,11 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
         "rank_imbalance" => Fix::Balance,
         "stage_imbalance" => Fix::Stages,
         "slow_step" => Fix::SlowSteps(f.evidence.steps.clone()),
-        "dataloader" => Fix::Stall(Stall::DataLoader),
+        // Scoped to the stalled rank-steps when the finding names them.
+        "dataloader" if f.evidence.ranks.is_empty() || f.evidence.steps.is_empty() => {
+            Fix::Stall(Stall::DataLoader)
+        }
+        "dataloader" => Fix::Loader(ranks(), f.evidence.steps.clone()),
         "gc" => Fix::Stall(Stall::Gc),
         "allocator_churn" => Fix::Stall(Stall::Allocator),
         "graph_capture" => Fix::Stall(Stall::GraphCapture),

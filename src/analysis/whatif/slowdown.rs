@@ -12,6 +12,10 @@ use serde::Serialize;
 /// Workers S_w is computed for: the ranks with the most own work above the mean.
 pub const WORKERS: usize = 8;
 
+/// A worker's own work above the mean, as a share of the step time, below which S_w is
+/// not computed for it.
+pub const MIN_EXCESS: f64 = 0.005;
+
 /// An op type of the decomposition and the fixes that make it ideal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpType {
@@ -122,9 +126,11 @@ pub fn ratio(a: Ns, b: Ns) -> f64 {
     if b > 0 { a as f64 / b as f64 } else { 1.0 }
 }
 
-/// The workers S_w is computed for in a step: the most own work above the mean first.
+/// The workers S_w is computed for in a step: those whose own work is above the mean by
+/// more than [`MIN_EXCESS`] of the step time, the most first (a worker within noise of the
+/// mean gives nothing back; on a 1024-rank job each one is a replay of ~2 M edges).
 pub fn candidates(s: &StepReplay) -> Vec<RankId> {
-    let work = s.work(&s.base.w);
+    let work = s.base_work();
     let present = s.ranks();
     let total = |r: usize| work[r][0] + work[r][1];
     let n = Ns::try_from(present.len().max(1)).unwrap_or(1);
@@ -132,7 +138,7 @@ pub fn candidates(s: &StepReplay) -> Vec<RankId> {
     let mut v: Vec<(Ns, RankId)> = present
         .iter()
         .map(|r| (total(r.get()) - mean, s.job.rank(*r).id))
-        .filter(|x| x.0 > 0)
+        .filter(|x| x.0 > 0 && x.0 as f64 > MIN_EXCESS * s.measured_ns as f64)
         .collect();
     v.sort_unstable_by(|a, b| b.cmp(a));
     v.into_iter().take(WORKERS).map(|x| x.1).collect()

@@ -2,6 +2,8 @@
 //! the transforms ask of each edge (whose work it is, which collective it carries). Built
 //! once per step; each fix is then one pass over the graph.
 
+use super::edges::EdgeFacts;
+pub use super::edges::Work;
 use super::replay::{Baseline, ReplayCheck};
 use crate::analysis::comm::Comm;
 use crate::analysis::critical_path::graph::Graph;
@@ -9,31 +11,11 @@ use crate::analysis::critical_path::{Category, Window, build_graph};
 use crate::model::{EventIx, Job, RankId, RankIx, StepNo};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
+use std::sync::OnceLock;
 
 /// Replays step `step` of the job with its measured durations.
 pub fn check(job: &Job, comm: &Comm, step: StepNo) -> Option<ReplayCheck> {
     Some(StepReplay::new(job, comm, step)?.check())
-}
-
-/// Whose time an edge is, for the transforms that scale a rank's own work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Work {
-    /// Device kernels, copies and sets.
-    Device,
-    /// Host ops, runtime calls and the host's time between them.
-    Host,
-}
-
-impl Work {
-    /// The class of an edge's category (`None`: not a rank's own work: waits, transfers,
-    /// launch delays, stream gaps).
-    pub fn of(cat: Option<Category>) -> Option<Work> {
-        match cat? {
-            Category::GpuCompute => Some(Work::Device),
-            Category::Cpu | Category::HostGap => Some(Work::Host),
-            _ => None,
-        }
-    }
 }
 
 /// A step's graph with its measured baseline.
@@ -57,6 +39,19 @@ pub struct StepReplay<'a> {
     /// The matched instance each collective call of the step belongs to (by its rank and
     /// event), for the transforms that change transfers.
     pub instance_of: FxHashMap<(RankIx, EventIx), usize>,
+    /// Node times replayed with the measured weights.
+    base_times: Vec<Ns>,
+    /// Ranks (by position) with nodes in the graph.
+    present: Vec<RankIx>,
+    /// Each rank's own work under the measured weights ([`Self::work`]).
+    base_work: Vec<[Ns; 2]>,
+    /// What the host transforms ask of each edge (found on first use, `fix.rs`).
+    pub(super) facts: OnceLock<EdgeFacts>,
+    /// Per rank (by position): the span of edge indices holding its own work (a rank's
+    /// edges are appended together), so that a transform of one rank reads only those.
+    rank_edges: Vec<std::ops::Range<usize>>,
+    /// Transfer edges (`communication`) of matched calls, each with its instance.
+    transfers: Vec<(usize, usize)>,
 }
 
 impl<'a> StepReplay<'a> {
@@ -81,6 +76,16 @@ impl<'a> StepReplay<'a> {
                 instance_of.insert((m.rank, e), k);
             }
         }
+        let mut seen = vec![false; job.ranks.len()];
+        for &(r, _) in &g.nodes {
+            seen[r.get()] = true;
+        }
+        let present = (0..seen.len())
+            .filter(|&i| seen[i])
+            .map(RankIx::of)
+            .collect();
+        let base_times = base.replay(&g, &base.w);
+        let replayed_ns = base_times.iter().copied().max()?.saturating_sub(start);
         let mut s = StepReplay {
             job,
             comm,
@@ -89,11 +94,54 @@ impl<'a> StepReplay<'a> {
             base,
             start,
             measured_ns,
-            replayed_ns: 0,
+            replayed_ns,
             instance_of,
+            base_times,
+            present,
+            base_work: Vec::new(),
+            facts: OnceLock::new(),
+            rank_edges: Vec::new(),
+            transfers: Vec::new(),
         };
-        s.replayed_ns = s.time_with(&s.base.w);
+        s.index_edges();
+        s.base_work = s.work(&s.base.w);
         Some(s)
+    }
+
+    /// Fills [`Self::rank_edges`] and [`Self::transfers`].
+    fn index_edges(&mut self) {
+        // (first, last + 1) per rank; (MAX, 0) while it has none.
+        let mut spans = vec![(usize::MAX, 0); self.job.ranks.len()];
+        for (k, e) in self.g.edges.iter().enumerate() {
+            if Work::of(e.cat).is_some() {
+                let r = &mut spans[e.rank.get()];
+                *r = (r.0.min(k), r.1.max(k + 1));
+            }
+            if e.cat == Some(Category::Communication) {
+                if let Some(&inst) = self.instance_of.get(&(e.rank, e.event)) {
+                    self.transfers.push((k, inst));
+                }
+            }
+        }
+        self.rank_edges = spans
+            .into_iter()
+            .map(|(a, b)| if a > b { 0..0 } else { a..b })
+            .collect();
+    }
+
+    /// The span of edge indices holding rank `r`'s (position) own work.
+    pub fn rank_edges(&self, r: usize) -> std::ops::Range<usize> {
+        self.rank_edges.get(r).cloned().unwrap_or(0..0)
+    }
+
+    /// Transfer edges of matched calls, each with its instance.
+    pub fn transfers(&self) -> &[(usize, usize)] {
+        &self.transfers
+    }
+
+    /// Each rank's own work under the measured weights ([`Self::work`], computed once).
+    pub fn base_work(&self) -> &[[Ns; 2]] {
+        &self.base_work
     }
 
     /// Node times replayed with weights `w`.
@@ -126,8 +174,7 @@ impl<'a> StepReplay<'a> {
     /// The self-check: every rank's latest node replayed with the measured weights against
     /// its measured time.
     pub fn check(&self) -> ReplayCheck {
-        let at = &self.base.at;
-        let replayed = self.replay(&self.base.w);
+        let (at, replayed) = (&self.base.at, &self.base_times);
         // Per rank (by position): its latest measured and replayed node.
         let mut by_rank: Vec<Option<(Ns, Ns)>> = vec![None; self.job.ranks.len()];
         for (v, &(r, _)) in self.g.nodes.iter().enumerate() {
@@ -157,14 +204,7 @@ impl<'a> StepReplay<'a> {
     }
 
     /// Ranks (by position) with nodes in the step's graph.
-    pub fn ranks(&self) -> Vec<RankIx> {
-        let mut seen = vec![false; self.job.ranks.len()];
-        for &(r, _) in &self.g.nodes {
-            seen[r.get()] = true;
-        }
-        (0..seen.len())
-            .filter(|&i| seen[i])
-            .map(RankIx::of)
-            .collect()
+    pub fn ranks(&self) -> &[RankIx] {
+        &self.present
     }
 }

@@ -12,6 +12,7 @@ use crate::model::{Job, RankId, StepNo};
 use crate::time::Ns;
 use rayon::prelude::*;
 use serde::Serialize;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// One step's replays.
@@ -138,23 +139,32 @@ fn one_step(s: &StepReplay, cx: &Context, fixes: &[Vec<Fix>]) -> (StepWhatIf, Op
     let explains = error <= MAX_REPLAY_ERROR;
     // Measured − what the replay with weights `w` saves (measured when the graph does not
     // explain the step).
-    let predicted_with = |w: &[Option<Ns>]| -> Ns {
+    // Each list of fixes is replayed once (a finding's fix may also be a part's), and not
+    // at all when it changes no weight.
+    let memo: RefCell<Vec<(Vec<Fix>, Ns, bool)>> = RefCell::default();
+    let replayed = |f: &[Fix]| -> (Ns, bool) {
         if !explains {
-            return s.measured_ns;
+            return (s.measured_ns, false);
         }
-        let saved = s.replayed_ns.saturating_sub(s.time_with(w));
-        s.measured_ns.saturating_sub(saved)
+        if let Some(x) = memo.borrow().iter().find(|x| x.0 == f) {
+            return (x.1, x.2);
+        }
+        let w = s.weights(cx, f);
+        let touched = w != s.base.w;
+        let time = if touched {
+            s.time_with(&w)
+        } else {
+            s.replayed_ns
+        };
+        let saved = s.replayed_ns.saturating_sub(time);
+        let out = (s.measured_ns.saturating_sub(saved), touched);
+        memo.borrow_mut().push((f.to_vec(), out.0, out.1));
+        out
     };
-    let predicted = |f: &[Fix]| predicted_with(&s.weights(cx, f));
+    let predicted = |f: &[Fix]| replayed(f).0;
     let ideal = predicted(&[Fix::Ideal]);
-    // Each finding's fix applied once: its prediction and whether it changed anything.
-    let (predicted_ns, touched): (Vec<Ns>, Vec<bool>) = fixes
-        .iter()
-        .map(|f| {
-            let w = s.weights(cx, f);
-            (predicted_with(&w), w != s.base.w)
-        })
-        .unzip();
+    // Each finding's fix: its prediction and whether it changed anything.
+    let (predicted_ns, touched): (Vec<Ns>, Vec<bool>) = fixes.iter().map(|f| replayed(f)).unzip();
     let row = StepWhatIf {
         step: s.step,
         measured_ns: s.measured_ns,

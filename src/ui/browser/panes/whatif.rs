@@ -63,7 +63,8 @@ impl PaneView for WhatIfPane {
         let list_h = if b.whatif_zoom {
             0
         } else {
-            (findings.len() as u16 + 3).min(area.height / 2)
+            // Every finding and the ideal, a header and two borders.
+            (findings.len() as u16 + 4).min(area.height / 2)
         };
         let [top, bottom] =
             Layout::vertical([Constraint::Length(list_h), Constraint::Min(4)]).areas(area);
