@@ -107,6 +107,17 @@ fn every_pane_on_the_demo_job() {
     let text = screen(&app);
     assert!(text.contains("with ideal (every fix)"), "{text}");
     snap("tui_demo_whatif_ideal_220x60", &text);
+    // The layout at 220×60; Enter on the straggler's cell opens its timeline, Esc comes back.
+    show(&mut app, Pane::Layout, (220, 60));
+    snap("tui_demo_layout_220x60", &screen(&app));
+    keys(&mut app, "jjj");
+    let text = screen(&app);
+    assert!(text.contains("rank 3 dp3: own work +"), "{text}");
+    keys(&mut app, "<enter>");
+    let text = screen(&app);
+    assert!(text.contains("cluster › rank 3"), "{text}");
+    keys(&mut app, "<esc>");
+    assert!(screen(&app).contains("layout: DP 8"));
 }
 
 #[test]

@@ -414,3 +414,27 @@ fn the_whatif_pane_replays_a_finding_s_fix_zooms_and_comes_back() {
     s.wait_for("exit=0");
     assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
 }
+
+#[test]
+fn the_layout_pane_opens_a_rank_s_timeline_and_comes_back() {
+    if !tmux_available() {
+        return;
+    }
+    const GRID: &str = "layout: DP 4 × PP 2";
+    let s = Session::start("layout", &wrapped("\"$BIN\" --scenario stage-imbalance"));
+    s.wait_for("what to fix first");
+    s.keys(&["9"]);
+    s.wait_for(GRID);
+    // Rank 5 sits in stage 1 of replica 1: the fourth rank walking row by row (0, 4, 1, 5).
+    for _ in 0..3 {
+        s.keys(&["j"]);
+    }
+    s.wait_for("rank 5 pp1·dp1: own work");
+    s.keys(&["Enter"]);
+    s.wait_for("cluster › rank 5");
+    s.keys(&["Escape"]);
+    s.wait_for(GRID);
+    s.keys(&["q"]);
+    s.wait_for("exit=0");
+    assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
+}

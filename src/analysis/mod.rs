@@ -27,6 +27,7 @@ pub mod deviation;
 pub mod host;
 pub mod inspect;
 pub mod intervals;
+pub mod layout;
 pub mod live;
 pub mod operator;
 pub mod ops;
@@ -127,6 +128,8 @@ pub struct Analysis {
     pub imbalance: Vec<Imbalance>,
     /// Pipeline stages, when send/recv traffic shows them.
     pub stages: Option<Vec<Stage>>,
+    /// The job's parallel layout (TP × CP × EP × DP × PP), declared or inferred.
+    pub layout: Option<layout::Layout>,
     /// The critical path of the window (`None`: no such window, or no events in it).
     pub critical_path: Option<critical_path::CriticalPath>,
     /// The steps in scope replayed: self-check, ideal, each finding's fix, the slowdown.
@@ -257,6 +260,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     let slow_steps = cluster::slow_steps(&step_times::step_times(&all_rows), &all_rows, &comm);
     let (stragglers, imbalance) = cluster::stragglers(job, &comm, &all_rows, &spans, scope.step);
     let stages = cluster::stages(&comm, &all_rows, scope.step);
+    let layout = layout::layout(job, Some(&comm), stages.as_deref());
     let slowest_step = step_times::slowest(&step_times);
     let window = opts
         .window
@@ -278,6 +282,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         stragglers,
         imbalance,
         stages,
+        layout,
         profiler_checks: profiler_check::step_checks(job),
         transports: comm::transports::transports(job, scope.step),
         link_matrix: comm::link_matrix::link_matrix(job, scope.step),

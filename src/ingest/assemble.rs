@@ -43,6 +43,7 @@ pub fn assemble(
         warnings.append(&mut d.warnings);
         job.world_size = job.world_size.max(d.world_size);
         job.groups.append(&mut d.groups);
+        job.parallel = job.parallel.or(d.parallel);
         let r = &d.rank;
         if r.steps.len() == 1 && r.steps[0].synthetic {
             notes.push(format!(

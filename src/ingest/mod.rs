@@ -183,6 +183,8 @@ pub struct RankDraft {
     pub world_size: Option<u32>,
     /// The process groups the input declares.
     pub groups: Vec<ProcessGroup>,
+    /// The parallel sizes the input declares.
+    pub parallel: Option<crate::model::ParallelSizes>,
     /// Things the user should know about this input (lossy names, clamped durations).
     pub warnings: Vec<String>,
     /// The median duration of its events, once checked (`bounds.rs`): its time unit shows in
@@ -202,6 +204,7 @@ impl RankDraft {
             declared_rank: None,
             world_size: None,
             groups: Vec::new(),
+            parallel: None,
             warnings,
             typical_dur: None,
             busy_ns: 0,

@@ -41,8 +41,27 @@ pub struct Job {
     pub world_size: Option<u32>,
     /// Process groups declared by any rank (`distributedInfo.pg_config`), each once, by name.
     pub groups: Vec<ProcessGroup>,
+    /// The parallel sizes a rank's metadata declares (Megatron's `distributed_args`), the
+    /// first rank's that has them.
+    pub parallel: Option<ParallelSizes>,
     /// Notes about how the job was read that a user must know (guessed ranks, missing steps).
     pub notes: Vec<String>,
+}
+
+/// Parallel sizes as a framework declares them (Megatron's `distributed_args`:
+/// `tensor_model_parallel_size`, ...); 1 where unstated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ParallelSizes {
+    /// Tensor parallel.
+    pub tp: u32,
+    /// Pipeline parallel.
+    pub pp: u32,
+    /// Data parallel.
+    pub dp: u32,
+    /// Context parallel.
+    pub cp: u32,
+    /// Expert parallel.
+    pub ep: u32,
 }
 
 /// A process group (communication domain) as `distributedInfo.pg_config` declares it.

@@ -10,13 +10,14 @@ use crate::analysis::comm::calls::GroupSource;
 use crate::analysis::comm::links::Topology;
 use crate::analysis::comm::stalls::Stall;
 use crate::analysis::comm::stats::{P2pCell, SlowLink, TypeStats, WorstInstance};
+use crate::analysis::layout::Layout;
 use crate::model::RankId;
 use serde::Serialize;
 
 /// Stragglers listed per group in JSON (text shows fewer).
 pub const JSON_STRAGGLERS: usize = 20;
 
-/// `cluster`: clock offsets, slow steps, stragglers, imbalance, pipeline stages.
+/// `cluster`: clock offsets, slow steps, stragglers, imbalance, pipeline stages, layout.
 #[derive(Debug, Serialize)]
 pub struct ClusterSection {
     /// `collective` or `none`.
@@ -31,6 +32,8 @@ pub struct ClusterSection {
     pub imbalance: Vec<Imbalance>,
     /// Pipeline stages, when send/recv traffic shows them.
     pub stages: Option<Vec<Stage>>,
+    /// The job's parallel layout, declared or inferred.
+    pub layout: Option<Layout>,
 }
 
 /// A communication domain.
@@ -88,7 +91,7 @@ pub fn build(a: &Analysis) -> (ClusterSection, CommSection) {
             .filter(|x| x.straggler.group == s.group)
             .count();
         if n < JSON_STRAGGLERS {
-            stragglers.push(StragglerRow::of(s));
+            stragglers.push(StragglerRow::of(s, a.layout.as_ref()));
         }
     }
     let missing = |name: &str| {
@@ -135,6 +138,7 @@ pub fn build(a: &Analysis) -> (ClusterSection, CommSection) {
             stragglers,
             imbalance: a.imbalance.clone(),
             stages: a.stages.clone(),
+            layout: a.layout.clone(),
         },
         CommSection {
             topology: c.topology.clone(),

@@ -10,12 +10,14 @@ use crate::analysis::comm::align::{Align, Offset};
 use crate::analysis::comm::hccl_split;
 use crate::analysis::comm::stalls::STALL_RATIO;
 use crate::analysis::comm::stats::WORST;
+use crate::analysis::layout::Source;
 use crate::format::{bytes, gbps, human, join, pct};
 use crate::model::RankId;
 
 /// Every table of both sections, in reading order; empty ones are left out.
 pub fn tables(cl: &ClusterSection, cm: &CommSection) -> Vec<Table> {
     let mut out = Vec::new();
+    out.extend(layout(cl));
     out.extend(slow_steps(cl));
     out.extend(stragglers(cl));
     out.extend(imbalance(cl));
@@ -35,6 +37,50 @@ pub fn tables(cl: &ClusterSection, cm: &CommSection) -> Vec<Table> {
         });
     }
     out
+}
+
+/// A rank with its position in the layout when there is one (`3 dp3`).
+fn at(cl: &ClusterSection, r: RankId) -> String {
+    match cl.layout.as_ref().map(|l| l.label(r)) {
+        Some(p) if !p.is_empty() => format!("{r} {p}"),
+        _ => r.to_string(),
+    }
+}
+
+/// The parallel layout: one row per axis, outermost first.
+fn layout(cl: &ClusterSection) -> Option<Table> {
+    let l = cl.layout.as_ref()?;
+    let source = |s: Source| match s {
+        Source::DeclaredSize => "declared size (distributed_args)",
+        Source::DeclaredGroup => "declared group name",
+        Source::InferredStages => "inferred: pipeline stages (send/recv)",
+        Source::InferredGroups => "inferred: collective groups",
+        Source::InferredRest => "inferred: the rest of the world",
+    };
+    let mut notes = Vec::new();
+    if !l.tiles {
+        notes.push(format!(
+            "the axes do not place every one of the {} ranks once: positions are approximate",
+            l.world
+        ));
+    }
+    Some(Table {
+        title: format!("Parallel layout: {} ({} ranks)", l.shape(), l.world),
+        header: vec!["<axis", "size", "stride", "<from"],
+        rows: l
+            .axes
+            .iter()
+            .map(|a| {
+                vec![
+                    a.dim.as_str().to_string(),
+                    a.size.to_string(),
+                    a.stride.to_string(),
+                    source(a.source).to_string(),
+                ]
+            })
+            .collect(),
+        notes,
+    })
 }
 
 fn slow_steps(cl: &ClusterSection) -> Option<Table> {
@@ -73,7 +119,15 @@ fn stragglers(cl: &ClusterSection) -> Option<Table> {
     }
     let mut t = Table {
         title: "Stragglers (ranks the others waited for, per group)".into(),
-        header: vec!["<group", "rank", "last", "imposed wait", "share", "<flag"],
+        header: vec![
+            "<group",
+            "rank",
+            "<position",
+            "last",
+            "imposed wait",
+            "share",
+            "<flag",
+        ],
         ..Default::default()
     };
     let mut shown: Vec<&StragglerRow> = Vec::new();
@@ -88,6 +142,7 @@ fn stragglers(cl: &ClusterSection) -> Option<Table> {
         t.rows.push(vec![
             s.group.clone(),
             s.rank.to_string(),
+            r.position.clone().unwrap_or_default(),
             format!("{}/{}", s.last_arrivals, s.instances),
             human(s.imposed_wait_ns),
             pct(s.share),
@@ -123,8 +178,8 @@ fn imbalance(cl: &ClusterSection) -> Option<Table> {
                 vec![
                     i.group.clone(),
                     i.part.as_str().to_string(),
-                    format!("{} ({})", human(i.max_ns), i.max_rank),
-                    format!("{} ({})", human(i.min_ns), i.min_rank),
+                    format!("{} ({})", human(i.max_ns), at(cl, i.max_rank)),
+                    format!("{} ({})", human(i.min_ns), at(cl, i.min_rank)),
                     pct(i.spread),
                 ]
             })

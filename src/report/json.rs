@@ -5,6 +5,7 @@
 use crate::analysis::advisor::{Category, Evidence, Finding, Severity};
 use crate::analysis::cluster::{SlowStep, Straggler};
 use crate::analysis::comm::matching::Mismatch;
+use crate::analysis::layout::Layout;
 use crate::analysis::roofline::Roofline;
 use crate::prose;
 use crate::time::Ns;
@@ -105,15 +106,18 @@ pub struct StragglerRow {
     /// The straggler.
     #[serde(flatten)]
     pub straggler: Straggler,
+    /// Its position in the job's parallel layout (`pp1·dp0·tp3`), when there is one.
+    pub position: Option<String>,
     /// One line for people.
     pub evidence: String,
 }
 
 impl StragglerRow {
-    /// A straggler in words.
-    pub fn of(s: &Straggler) -> StragglerRow {
+    /// A straggler in words, at its position in `layout`.
+    pub fn of(s: &Straggler, layout: Option<&Layout>) -> StragglerRow {
         StragglerRow {
             evidence: prose::straggler_evidence(s),
+            position: layout.map(|l| l.label(s.rank)).filter(|p| !p.is_empty()),
             straggler: s.clone(),
         }
     }

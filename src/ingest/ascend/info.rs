@@ -4,7 +4,7 @@
 //! string or a list).
 
 use crate::error::{Error, Position};
-use crate::model::{ProcessGroup, RankId};
+use crate::model::{ParallelSizes, ProcessGroup, RankId};
 use serde_json::Value;
 use std::path::Path;
 
@@ -19,6 +19,8 @@ pub struct Info {
     pub world_size: Option<u32>,
     /// `parallel_group_info`: HCCL group id, framework name (`tp`, `dp`, ...), global ranks.
     pub groups: Vec<ProcessGroup>,
+    /// `distributed_args`' parallel sizes, when it states any.
+    pub parallel: Option<ParallelSizes>,
     /// `ENV_VARIABLES` that were set (an empty string means not set), sorted by name;
     /// `None` when the metadata records no environment.
     pub env: Option<Vec<(String, String)>>,
@@ -55,9 +57,34 @@ pub fn parse_files(
             .as_u64()
             .and_then(|n| u32::try_from(n).ok());
         info.groups = parallel_groups(&v["parallel_group_info"]);
+        info.parallel = parallel_sizes(dist);
         info.env = env(&v["ENV_VARIABLES"]);
     }
     Ok(info)
+}
+
+/// Megatron's `distributed_args` sizes (`tensor_model_parallel_size`, ...), 1 where unstated;
+/// `None` when it states none of them.
+pub fn parallel_sizes(dist: &Value) -> Option<ParallelSizes> {
+    let size = |k: &str| dist[k].as_u64().and_then(|n| u32::try_from(n).ok());
+    let keys = [
+        "tensor_model_parallel_size",
+        "pipeline_model_parallel_size",
+        "data_parallel_size",
+        "context_parallel_size",
+        "expert_model_parallel_size",
+    ];
+    let [tp, pp, dp, cp, ep] = keys.map(size);
+    [tp, pp, dp, cp, ep]
+        .iter()
+        .any(Option::is_some)
+        .then(|| ParallelSizes {
+            tp: tp.unwrap_or(1).max(1),
+            pp: pp.unwrap_or(1).max(1),
+            dp: dp.unwrap_or(1).max(1),
+            cp: cp.unwrap_or(1).max(1),
+            ep: ep.unwrap_or(1).max(1),
+        })
 }
 
 /// The variables of an `ENV_VARIABLES` object that were set, by name; `None` for no object.
@@ -191,5 +218,36 @@ mod tests {
         std::fs::write(&p, "{\n\"a\": }").unwrap();
         let e = read(None, Some(&p)).unwrap_err().to_string();
         assert!(e.contains("line 2"), "{e}");
+    }
+
+    /// msinsight's TP2×PP2×DP2 metadata (rank 0's `distributed_args` and groups), read in
+    /// place: the layout every rank sits in, from one rank's file. Under CI its absence
+    /// fails.
+    #[test]
+    fn msinsight_metadata_declares_tp2_pp2_dp2() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/traces/ascend/msinsight/server/src/test/test_data/metadata/profiler_metadata.json"
+        );
+        let Ok(text) = std::fs::read(path) else {
+            assert!(std::env::var("CI").is_err(), "{path} missing under CI");
+            return;
+        };
+        let i = parse_files(None, Some(("profiler_metadata.json", &text))).unwrap();
+        let s = i.parallel.expect("distributed_args sizes");
+        assert_eq!((s.tp, s.pp, s.dp, s.cp, s.ep), (2, 2, 2, 1, 1));
+        let job = crate::model::Job {
+            world_size: i.world_size,
+            groups: i.groups,
+            parallel: i.parallel,
+            ..Default::default()
+        };
+        let l = crate::analysis::layout::layout(&job, None, None).expect("a layout");
+        assert_eq!(l.shape(), "TP 2 × DP 2 × PP 2");
+        assert!(l.tiles);
+        let labels: Vec<String> = (0..8).map(|r| l.label(RankId(r))).collect();
+        assert_eq!(labels[1], "pp0·dp0·tp1");
+        assert_eq!(labels[2], "pp0·dp1·tp0");
+        assert_eq!(labels[6], "pp1·dp1·tp0");
     }
 }

@@ -73,6 +73,7 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
         d.declared_rank = info.rank.or(d.declared_rank);
         d.rank.env = info.env.or(d.rank.env.take());
         d.world_size = info.world_size;
+        d.parallel = info.parallel.or(d.parallel);
         if !info.groups.is_empty() {
             d.groups = info.groups;
         }
@@ -86,6 +87,7 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
     d.declared_rank = info.rank;
     d.rank.env = info.env;
     d.world_size = info.world_size;
+    d.parallel = info.parallel;
     d.groups = info.groups;
     Ok(d)
 }
@@ -250,6 +252,7 @@ fn read_db(
     Ok(RankDraft {
         declared_rank: r.rank_id.map(crate::model::RankId),
         groups: r.groups,
+        parallel: r.parallel,
         ..RankDraft::undeclared(rank, strings, warnings)
     })
 }

@@ -150,6 +150,7 @@ pub fn read(src: &Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
         groups: head.groups(),
         declared_rank: head.distributed_u32("rank").map(RankId),
         world_size: head.distributed_u32("world_size"),
+        parallel: None,
         rank,
         strings,
         warnings: m.warnings,

@@ -104,7 +104,7 @@ actions! {
     PrevMatch => "prev_match", NextPane => "next_pane", PrevPane => "prev_pane",
     Pane(0) => "pane_overview", Pane(1) => "pane_timeline", Pane(2) => "pane_critical",
     Pane(3) => "pane_roofline", Pane(4) => "pane_advisor", Pane(5) => "pane_operator",
-    Pane(6) => "pane_comm", Pane(7) => "pane_whatif",
+    Pane(6) => "pane_comm", Pane(7) => "pane_whatif", Pane(8) => "pane_layout",
     Enter => "enter", Back => "back", PrevStep => "prev_step", NextStep => "next_step",
     Up => "up", Down => "down", PageUp => "page_up", PageDown => "page_down", Top => "top",
     Bottom => "bottom", PanLeft => "pan_left", PanRight => "pan_right", ZoomIn => "zoom_in",

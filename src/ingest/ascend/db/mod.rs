@@ -29,6 +29,8 @@ pub struct DbRank {
     pub env: Option<Vec<(String, String)>>,
     /// `META_DATA` `parallel_group_info`, as the text export's metadata file has it.
     pub groups: Vec<crate::model::ProcessGroup>,
+    /// `META_DATA` `distributed_args`' parallel sizes.
+    pub parallel: Option<crate::model::ParallelSizes>,
     /// `COMPUTE_TASK_INFO` rows that match no device event.
     pub unmatched_tasks: usize,
     /// What a user must know about the rows (an empty `TASK`, names missing from
@@ -39,8 +41,16 @@ pub struct DbRank {
 /// The environment variables that were set, by name (`None`: none recorded).
 type Env = Option<Vec<(String, String)>>;
 
-/// `META_DATA`'s environment and parallel groups (as `profiler_metadata.json` has them).
-fn meta_data(db: &Db) -> Result<(Env, Vec<crate::model::ProcessGroup>), Error> {
+/// `META_DATA`'s environment, parallel groups and parallel sizes.
+type Meta = (
+    Env,
+    Vec<crate::model::ProcessGroup>,
+    Option<crate::model::ParallelSizes>,
+);
+
+/// `META_DATA`'s environment, parallel groups and sizes (as `profiler_metadata.json` has
+/// them).
+fn meta_data(db: &Db) -> Result<Meta, Error> {
     let json = |name: &str| -> Result<Option<serde_json::Value>, Error> {
         let sql = format!("SELECT value FROM META_DATA WHERE name = '{name}' LIMIT 1");
         Ok(rows::first_text(db, "META_DATA", &sql)?
@@ -50,7 +60,8 @@ fn meta_data(db: &Db) -> Result<(Env, Vec<crate::model::ProcessGroup>), Error> {
     let groups = json("parallel_group_info")?
         .map(|v| super::info::parallel_groups(&v))
         .unwrap_or_default();
-    Ok((env, groups))
+    let parallel = json("distributed_args")?.and_then(|v| super::info::parallel_sizes(&v));
+    Ok((env, groups, parallel))
 }
 
 /// Reads the events of one rank's database.
@@ -113,7 +124,7 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
     .and_then(|r| r.parse().ok());
     let device = rows::first_text(&db, "NPU_INFO", "SELECT name FROM NPU_INFO LIMIT 1")?
         .filter(|n| !n.trim().is_empty());
-    let (env, groups) = meta_data(&db)?;
+    let (env, groups, parallel) = meta_data(&db)?;
     Ok(DbRank {
         rank,
         strings,
@@ -121,6 +132,7 @@ pub fn read(path: &Path) -> Result<DbRank, Error> {
         device,
         env,
         groups,
+        parallel,
         unmatched_tasks,
         warnings,
     })

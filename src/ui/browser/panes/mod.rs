@@ -8,6 +8,7 @@ pub mod comm;
 pub mod critical;
 pub mod device;
 pub mod inspector;
+pub mod layout;
 pub mod operator;
 pub mod overview;
 mod parts;
@@ -46,11 +47,13 @@ pub enum Pane {
     Comm,
     /// Findings with their replayed savings; the step measured and replayed with a fix.
     WhatIf,
+    /// The ranks drawn as the job is split (pipeline stages × replicas × tensor groups).
+    Layout,
 }
 
 /// Every pane: its variant, its tab title (and `--view` name), its unit. A new pane is its
 /// file, its variant and one line here (a direct key: a `pane_*` line in the keymap).
-const TABLE: [(Pane, &str, &dyn PaneView); 8] = [
+const TABLE: [(Pane, &str, &dyn PaneView); 9] = [
     (Pane::Overview, "overview", &overview::Overview),
     (Pane::Timeline, "timeline", &timeline::TimelinePane),
     (Pane::Critical, "critical", &critical::Critical),
@@ -59,6 +62,7 @@ const TABLE: [(Pane, &str, &dyn PaneView); 8] = [
     (Pane::Operator, "operator", &operator::OperatorPane),
     (Pane::Comm, "comm", &comm::CommPane),
     (Pane::WhatIf, "whatif", &whatif::WhatIfPane),
+    (Pane::Layout, "layout", &layout::LayoutPane),
 ];
 
 impl Pane {
