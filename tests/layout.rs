@@ -48,3 +48,30 @@ fn the_report_names_the_layout_and_each_straggler_s_position() {
     let r = report_json(&[&sh.join("traces/torch-cpu")], &[]);
     assert_eq!(r["cluster"]["layout"]["axes"][0]["size"], 4);
 }
+
+/// A TP 2 × DP 2 job (testdata/gen_layout_fixtures.py): declared by Megatron's group names
+/// in `pg_config`, and the same job with names that say nothing, inferred from the groups its
+/// all-reduces ran in (stride-1 pairs beside wider ones: tensor parallel).
+#[test]
+fn tp2_by_dp2_declared_by_names_or_inferred_from_collectives() {
+    for (dir, source) in [
+        ("megatron4", "declared_group"),
+        ("groups4", "inferred_groups"),
+    ] {
+        let r = report_json(&[&common::testdata(dir)], &[]);
+        let l = &r["cluster"]["layout"];
+        assert_eq!(
+            l["axes"],
+            json!([
+                {"dim": "dp", "size": 2, "stride": 2, "source": source},
+                {"dim": "tp", "size": 2, "stride": 1, "source": source}
+            ]),
+            "{dir}"
+        );
+        assert_eq!(l["tiles"], true, "{dir}");
+    }
+    let s = Session::open(&[common::testdata("megatron4")], &Settings::default()).unwrap();
+    let l = s.analysis.layout.as_ref().unwrap();
+    let labels: Vec<String> = (0..4).map(|r| l.label(RankId(r))).collect();
+    assert_eq!(labels, ["dp0·tp0", "dp0·tp1", "dp1·tp0", "dp1·tp1"]);
+}

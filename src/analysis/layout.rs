@@ -10,6 +10,9 @@ use crate::analysis::comm::Comm;
 use crate::model::{CollOp, Job, ParallelSizes, RankId};
 use serde::Serialize;
 
+/// The largest world a layout is made for (a declared world beyond it is a hostile input's).
+pub const MAX_WORLD: u32 = 1 << 20;
+
 /// A parallel dimension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -137,18 +140,22 @@ impl Layout {
 }
 
 /// The layout of `job` from its declarations, else from its collectives' groups (`comm`)
-/// and the pipeline `stages`; `None` for a single rank.
+/// and the pipeline `stages`; `None` for a single rank or a world beyond [`MAX_WORLD`].
 pub fn layout(job: &Job, comm: Option<&Comm>, stages: Option<&[Stage]>) -> Option<Layout> {
     // The world: as declared, else every rank loaded or named by a collective's group.
-    let loaded = job.ranks.iter().map(|r| r.id.0 + 1).max().unwrap_or(0);
+    let loaded = job.ranks.iter().map(|r| r.id.0.saturating_add(1)).max();
     let named = comm
         .iter()
         .flat_map(|c| &c.calls.groups)
-        .flat_map(|g| g.members.iter().map(|r| r.0 + 1))
-        .max()
-        .unwrap_or(0);
-    let world = job.world_size.unwrap_or(0).max(loaded).max(named);
-    if world < 2 {
+        .flat_map(|g| g.members.iter().map(|r| r.0.saturating_add(1)))
+        .max();
+    let world = job
+        .world_size
+        .unwrap_or(0)
+        .max(loaded.unwrap_or(0))
+        .max(named.unwrap_or(0));
+    // A world beyond any real job is a hostile input's: no layout (and no grid to draw).
+    if !(2..=MAX_WORLD).contains(&world) {
         return None;
     }
     let mut axes: Vec<Axis> = Vec::new();
@@ -174,8 +181,7 @@ pub fn layout(job: &Job, comm: Option<&Comm>, stages: Option<&[Stage]>) -> Optio
     let inner: u32 = axes
         .iter()
         .filter(|a| a.dim != Dim::Ep)
-        .map(|a| a.size)
-        .product();
+        .fold(1u32, |p, a| p.saturating_mul(a.size));
     if !axes.iter().any(|a| a.dim == Dim::Dp) && inner > 0 && world % inner == 0 {
         let stride = free_stride(&axes, world);
         add(
@@ -221,11 +227,12 @@ fn declared_sizes(s: ParallelSizes, have: &[Axis]) -> Vec<Axis> {
             .find(|a| a.dim == dim)
             .map_or(default, |a| a.stride)
     };
+    let tp_cp = s.tp.saturating_mul(s.cp);
     let tp = stride_of(Dim::Tp, 1);
     let cp = stride_of(Dim::Cp, s.tp);
-    let dp = stride_of(Dim::Dp, s.tp * s.cp);
-    let pp = stride_of(Dim::Pp, s.tp * s.cp * s.dp);
-    let ep = stride_of(Dim::Ep, s.tp * s.cp);
+    let dp = stride_of(Dim::Dp, tp_cp);
+    let pp = stride_of(Dim::Pp, tp_cp.saturating_mul(s.dp));
+    let ep = stride_of(Dim::Ep, tp_cp);
     [
         (Dim::Tp, s.tp, tp),
         (Dim::Cp, s.cp, cp),

@@ -130,6 +130,19 @@ fn runs_are_evenly_spaced_ranks() {
     assert_eq!(r(&[4, 0, 2, 6]), Some((4, 2)));
     assert_eq!(r(&[0, 1, 3]), None);
     assert_eq!(r(&[5]), None);
-    // A single rank has no layout.
+    // A single rank has no layout, nor a world no job has (a hostile `world_size`).
     assert!(layout(&job(1, &[], None), None, None).is_none());
+    let mut huge = job(2, &[], None);
+    huge.world_size = Some(u32::MAX);
+    assert!(layout(&huge, None, None).is_none());
+    // Declared sizes that overflow a product place nothing but do not panic.
+    let wild = ParallelSizes {
+        tp: u32::MAX,
+        pp: u32::MAX,
+        dp: 3,
+        cp: u32::MAX,
+        ep: 1,
+    };
+    let l = layout(&job(8, &[], Some(wild)), None, None).unwrap();
+    assert!(!l.tiles);
 }

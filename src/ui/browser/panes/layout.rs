@@ -34,23 +34,17 @@ impl Grid {
     fn of(l: &Layout) -> Grid {
         let size = |d: Dim| l.axes.iter().find(|a| a.dim == d).map_or(1, |a| a.size);
         let (cols, tp) = (size(Dim::Pp), size(Dim::Tp));
-        let n_rows = (l.world / (cols * tp).max(1)).max(1);
+        let n_rows = (l.world / cols.saturating_mul(tp).max(1)).max(1);
         let mut rows: Vec<(String, Vec<Vec<RankId>>)> =
             vec![(String::new(), vec![Vec::new(); cols as usize]); n_rows as usize];
-        // Rows in order of their outer coordinates: the first rank seen labels the row.
-        let mut keys: Vec<Vec<u32>> = Vec::new();
+        // A row per combination of the outer coordinates (dp fastest, then cp, then ep).
         for r in (0..l.world).map(RankId) {
-            let key: Vec<u32> = [Dim::Dp, Dim::Cp, Dim::Ep]
-                .iter()
-                .filter_map(|&d| l.coord(r, d))
-                .collect();
-            let row = match keys.iter().position(|k| *k == key) {
-                Some(i) => i,
-                None => {
-                    keys.push(key);
-                    keys.len() - 1
-                }
-            };
+            let mut row = 0usize;
+            let mut scale = 1usize;
+            for d in [Dim::Dp, Dim::Cp, Dim::Ep] {
+                row += l.coord(r, d).unwrap_or(0) as usize * scale;
+                scale = scale.saturating_mul(size(d) as usize);
+            }
             let Some((label, cells)) = rows.get_mut(row) else {
                 continue;
             };
