@@ -267,8 +267,10 @@ impl<'a> RankGraph<'a> {
                         let at = within.last().copied().unwrap_or(i);
                         let cat = (gap > 0).then_some(Category::HostGap);
                         self.gap_into.insert(s, self.g.edges.len());
-                        let from = self.g.nodes[pe as usize].1;
-                        self.gaps.entry(lane).or_default().push((from, ev.start[i]));
+                        if gap > 0 {
+                            let from = self.g.nodes[pe as usize].1;
+                            self.gaps.entry(lane).or_default().push((from, ev.start[i]));
+                        }
                         self.g.edge(pe, s, gap, cat, self.ri, EventIx::of(at));
                     }
                 }

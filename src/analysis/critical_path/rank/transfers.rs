@@ -92,7 +92,9 @@ impl RankGraph<'_> {
             .iter()
             .max_by_key(|g| (g.1 - g.0.max(start), g.1))?;
         let ends = ends.get(&lane)?;
-        let other = ends.partition_point(|&x| x <= to) - ends.partition_point(|&x| x < from);
+        let other = ends
+            .partition_point(|&x| x <= to)
+            .saturating_sub(ends.partition_point(|&x| x < from));
         (other == 0).then_some(to)
     }
 
