@@ -212,22 +212,17 @@ impl StepReplay<'_> {
             if ranks.is_some_and(|r| !r.contains(&self.job.rank(e.rank).id)) {
                 continue;
             }
-            let len = if to == 0 {
-                Some(Ns::MAX)
-            } else {
-                let ev = &self.job.rank(e.rank).events;
-                let i = e.event.index();
-                cover.holds(e.rank, ev.lane[i], ev.start[i], ev.end(i))
-            };
-            let Some(len) = len.filter(|&l| l > to) else {
+            if to == 0 {
+                // Removed: its time and its syncs' hold on the host go.
+                w[k] = e.cat.map(|_| 0);
                 continue;
-            };
-            w[k] = match (e.cat, to) {
-                (Some(_), 0) => Some(0),
-                (Some(_), _) => Some(mul_div(x, i128::from(to), i128::from(len))),
-                (None, 0) => None,
-                (None, _) => Some(x),
-            };
+            }
+            let ev = &self.job.rank(e.rank).events;
+            let i = e.event.index();
+            let held = cover.holds(e.rank, ev.lane[i], ev.start[i], ev.end(i));
+            if let (Some(len), Some(_)) = (held.filter(|&l| l > to), e.cat) {
+                w[k] = Some(mul_div(x, i128::from(to), i128::from(len)));
+            }
         }
     }
 

@@ -160,75 +160,6 @@ fn receive_calls(job: &Job, comm: &Comm) -> FxHashSet<(RankIx, EventIx)> {
     out
 }
 
-/// The earliest-start schedule of `g` with edge weights `w` (one per edge; `None`: the edge
-/// is no dependency): sources at `anchor`, every other node at the latest predecessor time
-/// plus its edge's weight. `None` for a graph with a cycle.
-pub fn schedule(g: &Graph, w: &[Option<Ns>], anchor: &[Ns]) -> Option<Vec<Ns>> {
-    schedule_with(g, w, &[], anchor)
-}
-
-/// [`schedule`] with `extra` edges (from, to, weight) besides the graph's (the graph is not
-/// copied: the extra edges are indexed after its own).
-pub fn schedule_with(
-    g: &Graph,
-    w: &[Option<Ns>],
-    extra: &[(u32, u32, Ns)],
-    anchor: &[Ns],
-) -> Option<Vec<Ns>> {
-    let n = g.nodes.len();
-    let ne = g.edges.len();
-    // Every live edge as (from, to, weight): the graph's, then the extra ones.
-    let edge = |k: usize| -> Option<(u32, u32, Ns)> {
-        if k < ne {
-            let e = &g.edges[k];
-            w[k].map(|x| (e.from, e.to, x))
-        } else {
-            extra.get(k - ne).copied()
-        }
-    };
-    let total = ne + extra.len();
-    let mut indeg = vec![0u32; n];
-    let mut first = vec![0u32; n + 1];
-    for (from, to, _) in (0..total).filter_map(edge) {
-        indeg[to as usize] += 1;
-        first[from as usize + 1] += 1;
-    }
-    for v in 0..n {
-        first[v + 1] += first[v];
-    }
-    let mut fill = first.clone();
-    let mut out = vec![0u32; first[n] as usize];
-    for k in 0..total {
-        if let Some((from, _, _)) = edge(k) {
-            out[fill[from as usize] as usize] = k as u32;
-            fill[from as usize] += 1;
-        }
-    }
-    let mut t: Vec<Option<Ns>> = vec![None; n];
-    let mut stack: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
-    for &v in &stack {
-        t[v as usize] = Some(anchor[v as usize]);
-    }
-    let mut seen = 0;
-    while let Some(v) = stack.pop() {
-        seen += 1;
-        let tv = t[v as usize].unwrap_or(anchor[v as usize]);
-        for &k in &out[first[v as usize] as usize..first[v as usize + 1] as usize] {
-            let Some((_, to, x)) = edge(k as usize) else {
-                continue;
-            };
-            let cand = tv.saturating_add(x);
-            let to = to as usize;
-            t[to] = Some(t[to].map_or(cand, |y| y.max(cand)));
-            indeg[to] -= 1;
-            if indeg[to] == 0 {
-                stack.push(to as u32);
-            }
-        }
-    }
-    (seen == n).then(|| t.into_iter().map(|x| x.unwrap_or(0)).collect())
-}
-
 /// A topological order of `n` nodes whose incoming sources are `source[first[v]..first[v +
 /// 1]]` (Kahn's, successors as one array); `None` with a cycle.
 fn topological(n: usize, first: &[u32], source: &[u32]) -> Option<Vec<u32>> {
@@ -293,6 +224,17 @@ impl Baseline {
         let at = measured(g, &offsets);
         let w = weights(g, job, comm, &at);
         let ties = tie_sources(g, &w, &at);
+        Baseline::with(g, at, w, ties)
+    }
+
+    /// The baseline of `g` from its measured node times `at`, weights `w` and `ties`;
+    /// `None` when the live edges have a cycle.
+    fn with(
+        g: &Graph,
+        at: Vec<Ns>,
+        w: Vec<Option<Ns>>,
+        ties: Vec<(u32, u32, Ns)>,
+    ) -> Option<Baseline> {
         let n = g.nodes.len();
         let ne = g.edges.len();
         let live = |k: usize| -> Option<(u32, u32)> {
@@ -382,6 +324,12 @@ mod tests {
             tie_sources(&g, &[None], &at),
             vec![(a, c, 5), (c, b, 5), (b, d, 10)]
         );
+    }
+
+    /// The replay of `g` with weights `w`, sources at `anchor` (no ties).
+    fn schedule(g: &Graph, w: &[Option<Ns>], anchor: &[Ns]) -> Option<Vec<Ns>> {
+        let b = Baseline::with(g, anchor.to_vec(), w.to_vec(), Vec::new())?;
+        Some(b.replay(g, w))
     }
 
     #[test]
