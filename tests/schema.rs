@@ -44,6 +44,7 @@ fn key_paths() -> BTreeSet<String> {
         report_json(&[&testdata("seq2")], &[]),
         report_json(&[&testdata("mismatch3")], &[]),
         report_json(&[&testdata("ascend/tiny")], &[]),
+        report_json(&[&testdata("ascend/pp4")], &[]),
     ];
     for r in &reports {
         assert_eq!(r["schema"], "stepscope.report/1");

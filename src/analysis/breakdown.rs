@@ -263,6 +263,45 @@ pub fn rank_breakdown(s: &Sets, rank: RankId, spans: &[StepSpan]) -> Vec<Breakdo
         .collect()
 }
 
+/// Breakdown of every step span of a summary-only rank ([`crate::model::Rank::summary_only`])
+/// from the profiler's own step summary: compute = Computing − Overlapped, overlap =
+/// Overlapped, comm = Communication(Not Overlapped), free = the rest of the span (the
+/// profiler's Free when the span is its device span; memory and host-bound are not told
+/// apart by the summary: they are in free). A step the summary has no row for has none.
+pub fn summary_breakdown(rank: &Rank, spans: &[StepSpan]) -> Vec<Breakdown> {
+    spans
+        .iter()
+        .filter_map(|sp| {
+            let synthetic = rank
+                .steps
+                .get(sp.index as usize)
+                .is_some_and(|s| s.synthetic);
+            let row = rank.profiler_steps.iter().find(|p| match p.step {
+                Some(n) => n == sp.number,
+                None => synthetic,
+            })?;
+            let overlap = row.overlapped.clamp(0, row.computing.max(0));
+            let busy = [row.computing.max(0), row.comm_not_overlapped.max(0)];
+            let (compute, comm) = (busy[0] - overlap, busy[1]);
+            // Parts are capped so they never exceed the span: each takes what is left.
+            let compute = compute.min(sp.len());
+            let overlap = overlap.min(sp.len() - compute);
+            let comm = comm.min(sp.len() - compute - overlap);
+            Some(Breakdown {
+                rank: rank.id,
+                step: sp.number,
+                span_ns: sp.len(),
+                compute_ns: compute,
+                overlap_ns: overlap,
+                comm_ns: comm,
+                memory_ns: 0,
+                host_bound_ns: 0,
+                free_ns: sp.len() - compute - overlap - comm,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -167,16 +167,25 @@ pub fn layout(job: &Job, comm: Option<&Comm>, stages: Option<&[Stage]>) -> Optio
     for a in named_groups(job) {
         add(a, &mut axes);
     }
+    // Declared sizes settle every dimension, those of size 1 included: no group is then
+    // inferred to be one of them.
+    let mut settled: Vec<Dim> = axes.iter().map(|a| a.dim).collect();
     if let Some(sizes) = job.parallel {
         for a in declared_sizes(sizes, &axes) {
+            settled.push(a.dim);
             add(a, &mut axes);
         }
     }
-    if let Some(a) = stages.and_then(pipeline) {
+    if let Some(a) = stages
+        .and_then(pipeline)
+        .filter(|a| !settled.contains(&a.dim))
+    {
         add(a, &mut axes);
     }
     for a in comm.map_or_else(Vec::new, |c| collective_groups(c, world, &axes)) {
-        add(a, &mut axes);
+        if !settled.contains(&a.dim) {
+            add(a, &mut axes);
+        }
     }
     let inner: u32 = axes
         .iter()
@@ -290,7 +299,9 @@ fn collective_groups(comm: &Comm, world: u32, have: &[Axis]) -> Vec<Axis> {
         let Some((size, stride)) = run(&g.members) else {
             continue;
         };
-        if !runs.iter().any(|r| (r.0, r.1) == (size, stride)) {
+        // Groups an axis already stands for are that axis, not another.
+        let placed = have.iter().any(|a| (a.size, a.stride) == (size, stride));
+        if !placed && !runs.iter().any(|r| (r.0, r.1) == (size, stride)) {
             runs.push((size, stride, a2a));
         }
     }
@@ -319,7 +330,7 @@ fn collective_groups(comm: &Comm, world: u32, have: &[Axis]) -> Vec<Axis> {
 }
 
 /// `ranks` as an arithmetic run: (count, step) when sorted they are evenly spaced.
-fn run(ranks: &[RankId]) -> Option<(u32, u32)> {
+pub(crate) fn run(ranks: &[RankId]) -> Option<(u32, u32)> {
     let mut v: Vec<u32> = ranks.iter().map(|r| r.0).collect();
     v.sort_unstable();
     v.dedup();
@@ -357,6 +368,8 @@ fn tiles(axes: &[Axis], world: u32) -> bool {
     }
     inner == world
 }
+
+pub mod health;
 
 #[cfg(test)]
 mod tests;

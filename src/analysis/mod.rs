@@ -130,6 +130,8 @@ pub struct Analysis {
     pub stages: Option<Vec<Stage>>,
     /// The job's parallel layout (TP × CP × EP × DP × PP), declared or inferred.
     pub layout: Option<layout::Layout>,
+    /// Each communication group's health, by the layout dimension it runs along.
+    pub group_health: Vec<layout::health::GroupHealth>,
     /// The critical path of the window (`None`: no such window, or no events in it).
     pub critical_path: Option<critical_path::CriticalPath>,
     /// The steps in scope replayed: self-check, ideal, each finding's fix, the slowdown.
@@ -209,11 +211,12 @@ fn rank_sets(job: &Job, spans: &[Vec<StepSpan>]) -> RankSets {
                 busy: device.union(&sets.host),
                 device,
             };
-            (
-                breakdown::rank_breakdown(&sets, r.id, sp),
-                sets.compute,
-                busy,
-            )
+            let rows = if r.summary_only {
+                breakdown::summary_breakdown(r, sp)
+            } else {
+                breakdown::rank_breakdown(&sets, r.id, sp)
+            };
+            (rows, sets.compute, busy)
         })
         .collect();
     let mut out = RankSets {
@@ -258,9 +261,18 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     let comm = comm::analyze(job, &compute, &span_ns, &opts.comm, scope.step, &devices);
     drop(compute);
     let slow_steps = cluster::slow_steps(&step_times::step_times(&all_rows), &all_rows, &comm);
-    let (stragglers, imbalance) = cluster::stragglers(job, &comm, &all_rows, &spans, scope.step);
-    let stages = cluster::stages(&comm, &all_rows, scope.step);
-    let layout = layout::layout(job, Some(&comm), stages.as_deref());
+    let p2p_stages = cluster::stages(&comm, &all_rows, scope.step);
+    let layout = layout::layout(job, Some(&comm), p2p_stages.as_deref());
+    let mut stages = p2p_stages.or_else(|| {
+        let ranks: Vec<RankId> = job.ranks.iter().map(|r| r.id).collect();
+        cluster::stages_of_layout(layout.as_ref()?, &ranks, &comm, &all_rows, scope.step)
+    });
+    if let Some(s) = stages.as_mut() {
+        cluster::name_heavier_ops(job, s, scope.step);
+    }
+    let (stragglers, imbalance) =
+        cluster::stragglers(job, &comm, &all_rows, &spans, scope.step, stages.as_deref());
+    let group_health = layout::health::group_health(&comm, layout.as_ref(), scope.step);
     let slowest_step = step_times::slowest(&step_times);
     let window = opts
         .window
@@ -282,6 +294,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         stragglers,
         imbalance,
         stages,
+        group_health,
         layout,
         profiler_checks: profiler_check::step_checks(job),
         transports: comm::transports::transports(job, scope.step),
@@ -372,5 +385,6 @@ impl Analysis {
             )
             .causes(&self.host, &self.roofline, self.critical_path.as_ref())
             .tasks(&self.tasks)
+            .groups(&self.group_health)
     }
 }

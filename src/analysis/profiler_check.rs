@@ -54,7 +54,11 @@ pub fn columns(r: &ProfilerStep) -> [(&'static str, Ns); 7] {
 /// number pairs with a rank's only step.
 pub fn step_checks(job: &Job) -> Vec<StepCheck> {
     let mut out = Vec::new();
-    for rank in job.ranks.iter().filter(|r| !r.profiler_steps.is_empty()) {
+    for rank in job
+        .ranks
+        .iter()
+        .filter(|r| !r.profiler_steps.is_empty() && !r.summary_only)
+    {
         let ours = recompute(job, rank);
         for theirs in &rank.profiler_steps {
             let ix = match theirs.step {
@@ -143,6 +147,7 @@ fn row(w: StepWork, step: StepNo, host_start: Option<Ns>) -> ProfilerStep {
         bubble: w.bubble,
         comm_not_overlapped_excl_receive: Some(exposed.saturating_sub(w.bubble)),
         preparing: host_start.map(|h| lo - h),
+        device: None,
     }
 }
 

@@ -271,26 +271,47 @@ pub fn load_counted(
     counters: &Counters,
 ) -> Result<Loaded, Error> {
     let began = Instant::now();
-    let results: Vec<Result<RankDraft, Error>> = inputs
+    let per_input: Vec<Result<Vec<RankDraft>, Error>> = inputs
         .par_iter()
         .enumerate()
         .map(|(i, input)| {
             counted(counters, i, || {
-                let mut d = read(input, opts, counters)?;
-                bounds::check(&mut d)?;
-                d.rank.source.input = i;
-                Ok(d)
+                let mut drafts = read(input, opts, counters)?;
+                for d in &mut drafts {
+                    bounds::check(d)?;
+                    d.rank.source.input = i;
+                }
+                Ok(drafts)
             })
         })
         .collect();
-    let hints: Vec<Option<RankId>> = inputs.iter().map(Input::rank_hint).collect();
+    // An input that is several ranks (one process's devices) names them itself: the input's
+    // rank hint is for an input that is one rank.
+    let mut results = Vec::with_capacity(per_input.len());
+    let mut hints = Vec::with_capacity(per_input.len());
+    for (r, input) in per_input.into_iter().zip(inputs) {
+        match r {
+            Ok(drafts) => {
+                let hint = input.rank_hint().filter(|_| drafts.len() == 1);
+                for d in drafts {
+                    results.push(Ok(d));
+                    hints.push(hint);
+                }
+            }
+            Err(e) => {
+                results.push(Err(e));
+                hints.push(None);
+            }
+        }
+    }
     let mut loaded = assemble::assemble(results, &hints, &opts.roles)?;
     loaded.load_ns = began.elapsed().as_nanos() as u64;
     Ok(loaded)
 }
 
-/// Reads one input with its format's reader.
-fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<RankDraft, Error> {
+/// Reads one input with its format's reader: one rank, or several (an Ascend summary of one
+/// process's devices).
+fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<Vec<RankDraft>, Error> {
     let ascend_opts = ascend::ReadOptions {
         roles: &opts.roles,
         bytes_done: &counters.bytes,
@@ -303,9 +324,9 @@ fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<RankDr
     let src = input.open()?;
     // A `trace_view.json` under another name is told by its processes.
     if ascend::sniff(&src) {
-        return ascend::read_trace(&src, &ascend_opts);
+        return ascend::read_trace(&src, &ascend_opts).map(|d| vec![d]);
     }
-    match input.format {
+    let one = match input.format {
         Format::Kineto => kineto::read(
             &src,
             &kineto::ReadOptions {
@@ -316,21 +337,21 @@ fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<RankDr
             },
         ),
         Format::Ascend => Err(Error::input(&src.label, "not an Ascend rank directory")),
-    }
+    };
+    one.map(|d| vec![d])
 }
 
 /// Runs one input's read, recording its state and counts.
 fn counted(
     counters: &Counters,
     i: usize,
-    read: impl FnOnce() -> Result<RankDraft, Error>,
-) -> Result<RankDraft, Error> {
+    read: impl FnOnce() -> Result<Vec<RankDraft>, Error>,
+) -> Result<Vec<RankDraft>, Error> {
     counters.set_file(i, progress::FILE_READING);
     let r = read();
-    if let Ok(d) = &r {
-        counters
-            .events
-            .fetch_add(d.rank.events.len() as u64, Ordering::Relaxed);
+    if let Ok(drafts) = &r {
+        let events: usize = drafts.iter().map(|d| d.rank.events.len()).sum();
+        counters.events.fetch_add(events as u64, Ordering::Relaxed);
     }
     counters.files_done.fetch_add(1, Ordering::Relaxed);
     let state = if r.is_ok() {

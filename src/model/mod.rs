@@ -129,6 +129,9 @@ pub struct Rank {
     /// The accelerator's own details of device tasks (Ascend's kernel table), in event
     /// order; empty when the profiler wrote none.
     pub tasks: Vec<TaskDetail>,
+    /// Only the profiler's summaries were kept (Ascend's step summary and HCCL ops, no
+    /// timeline): its events are its communication ops, its breakdown is the profiler's own.
+    pub summary_only: bool,
 }
 
 /// Device events launched before the trace window: on a stream, the unlinked events that run
@@ -293,6 +296,14 @@ impl Job {
     /// The rank at a position.
     pub fn rank(&self, ix: RankIx) -> &Rank {
         &self.ranks[ix.get()]
+    }
+
+    /// True when rank `id` is loaded from the profiler's summaries alone
+    /// ([`Rank::summary_only`]); ranks are kept in id order.
+    pub fn is_summary_only(&self, id: RankId) -> bool {
+        self.ranks
+            .binary_search_by_key(&id, |r| r.id)
+            .is_ok_and(|k| self.ranks[k].summary_only)
     }
 }
 

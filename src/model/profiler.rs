@@ -29,6 +29,9 @@ pub struct ProfilerStep {
     pub comm_not_overlapped_excl_receive: Option<Ns>,
     /// From the host step's start to the first device task (newer exports).
     pub preparing: Option<Ns>,
+    /// The device the row is of, when the summary names one (`Device_id`, `deviceId`): one
+    /// process that profiled several devices writes a row per device.
+    pub device: Option<u32>,
 }
 
 /// A rank waiting inside a collective for one named peer's signal, as the collective library

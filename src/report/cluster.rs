@@ -34,6 +34,8 @@ pub struct ClusterSection {
     pub stages: Option<Vec<Stage>>,
     /// The job's parallel layout, declared or inferred.
     pub layout: Option<Layout>,
+    /// Each group's health, by the layout dimension it runs along.
+    pub group_health: Vec<crate::analysis::layout::health::GroupHealth>,
 }
 
 /// A communication domain.
@@ -139,6 +141,7 @@ pub fn build(a: &Analysis) -> (ClusterSection, CommSection) {
             imbalance: a.imbalance.clone(),
             stages: a.stages.clone(),
             layout: a.layout.clone(),
+            group_health: a.group_health.clone(),
         },
         CommSection {
             topology: c.topology.clone(),

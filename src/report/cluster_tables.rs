@@ -10,14 +10,14 @@ use crate::analysis::comm::align::{Align, Offset};
 use crate::analysis::comm::hccl_split;
 use crate::analysis::comm::stalls::STALL_RATIO;
 use crate::analysis::comm::stats::WORST;
-use crate::analysis::layout::Source;
 use crate::format::{bytes, gbps, human, join, pct};
 use crate::model::RankId;
 
 /// Every table of both sections, in reading order; empty ones are left out.
 pub fn tables(cl: &ClusterSection, cm: &CommSection) -> Vec<Table> {
     let mut out = Vec::new();
-    out.extend(layout(cl));
+    out.extend(super::layout_tables::layout(cl));
+    out.extend(super::layout_tables::group_health(cl));
     out.extend(slow_steps(cl));
     out.extend(stragglers(cl));
     out.extend(imbalance(cl));
@@ -48,41 +48,6 @@ fn at(cl: &ClusterSection, r: RankId) -> String {
 }
 
 /// The parallel layout: one row per axis, outermost first.
-fn layout(cl: &ClusterSection) -> Option<Table> {
-    let l = cl.layout.as_ref()?;
-    let source = |s: Source| match s {
-        Source::DeclaredSize => "declared size (distributed_args)",
-        Source::DeclaredGroup => "declared group name",
-        Source::InferredStages => "inferred: pipeline stages (send/recv)",
-        Source::InferredGroups => "inferred: collective groups",
-        Source::InferredRest => "inferred: the rest of the world",
-    };
-    let mut notes = Vec::new();
-    if !l.tiles {
-        notes.push(format!(
-            "the axes do not place every one of the {} ranks once: positions are approximate",
-            l.world
-        ));
-    }
-    Some(Table {
-        title: format!("Parallel layout: {} ({} ranks)", l.shape(), l.world),
-        header: vec!["<axis", "size", "stride", "<from"],
-        rows: l
-            .axes
-            .iter()
-            .map(|a| {
-                vec![
-                    a.dim.as_str().to_string(),
-                    a.size.to_string(),
-                    a.stride.to_string(),
-                    source(a.source).to_string(),
-                ]
-            })
-            .collect(),
-        notes,
-    })
-}
-
 fn slow_steps(cl: &ClusterSection) -> Option<Table> {
     let s = &cl.slow_steps.first()?.step;
     Some(Table {
@@ -217,8 +182,51 @@ fn stages(cl: &ClusterSection) -> Option<Table> {
                 ]
             })
             .collect(),
-        notes: Vec::new(),
+        notes: stage_notes(stages),
     })
+}
+
+/// Stage against worker (M_S vs M_W): where the stages come from, the operators that make
+/// the flagged stage heavier, and each stage's slowest worker against its peers.
+fn stage_notes(stages: &[crate::analysis::cluster::Stage]) -> Vec<String> {
+    use crate::analysis::cluster::StagesFrom;
+    let mut out = Vec::new();
+    if stages.first().is_some_and(|s| s.from == StagesFrom::Layout) {
+        out.push(
+            "stages from the layout's pipeline axis (the send/recv do not say who sent)".into(),
+        );
+    }
+    for s in stages.iter().filter(|s| !s.heavier_ops.is_empty()) {
+        let ops: Vec<String> = s
+            .heavier_ops
+            .iter()
+            .map(|o| format!("{} {} vs {}", o.name, human(o.stage_ns), human(o.others_ns)))
+            .collect();
+        out.push(format!(
+            "stage {} is heavier by (per rank and step, vs the other stages): {}",
+            s.stage,
+            ops.join("; ")
+        ));
+    }
+    for s in stages {
+        let Some(w) = s
+            .workers
+            .iter()
+            .max_by_key(|w| (w.excess_ns, std::cmp::Reverse(w.rank)))
+        else {
+            continue;
+        };
+        if s.workers.len() > 1 {
+            out.push(format!(
+                "stage {}: slowest worker rank {} computes {} per step, {} over its stage's median",
+                s.stage,
+                w.rank,
+                human(w.compute_ns),
+                human(w.excess_ns)
+            ));
+        }
+    }
+    out
 }
 
 fn comm_types(cm: &CommSection) -> Option<Table> {

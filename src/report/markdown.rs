@@ -90,6 +90,9 @@ fn breakdown(o: &mut String, r: &Report, step: StepNo) {
             rows.len() - MAX_RANK_ROWS
         );
     }
+    if rows.iter().any(|b| b.summary_only) {
+        let _ = writeln!(o, "\n{}", super::text::SUMMARY_ONLY);
+    }
 }
 
 fn top_ops(o: &mut String, r: &Report) {

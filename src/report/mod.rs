@@ -9,6 +9,7 @@ mod cluster_tables;
 mod critical;
 mod job;
 pub mod json;
+pub mod layout_tables;
 mod markdown;
 mod table;
 mod tasks;
@@ -159,6 +160,10 @@ pub struct BreakdownRow {
     pub parts: Breakdown,
     /// span − comm: the rank's own work in the step (not a part of the partition).
     pub own_work_ns: Ns,
+    /// The rank is summary only: these are the profiler's step summary, not a timeline's
+    /// (absent when false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub summary_only: bool,
 }
 
 /// One operator's totals.
@@ -249,6 +254,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
             .map(|b| BreakdownRow {
                 parts: *b,
                 own_work_ns: b.own_work_ns(),
+                summary_only: job.is_summary_only(b.rank),
             })
             .collect(),
         top_ops_basis: a.op_basis.as_str(),
@@ -337,11 +343,11 @@ impl StepRow {
 }
 
 impl BreakdownRow {
-    /// Display cells: rank, span, then the six parts in partition order.
+    /// Display cells: rank (`*`: summary only), span, then the six parts in partition order.
     pub fn cells(&self) -> [String; 8] {
         let b = &self.parts;
         [
-            b.rank.to_string(),
+            format!("{}{}", b.rank, if self.summary_only { "*" } else { "" }),
             human(b.span_ns),
             human(b.compute_ns),
             human(b.overlap_ns),

@@ -136,7 +136,14 @@ fn breakdown(o: &mut String, r: &Report) {
             rows.len() - MAX_RANK_ROWS
         );
     }
+    if rows.iter().any(|b| b.summary_only) {
+        let _ = writeln!(o, "  {SUMMARY_ONLY}");
+    }
 }
+
+/// What `*` after a rank means.
+pub const SUMMARY_ONLY: &str = "* summary only: the profiler's step summary (no timeline kept); \
+                                memory and host-bound time are in free";
 
 /// Operators by device (or host self) time.
 fn top_ops(o: &mut String, r: &Report, page: usize) {

@@ -21,16 +21,20 @@ pub struct WhatIfView {
     pub steps: Vec<StepWhatIf>,
     /// S, S_t, S_w and the verdict (absent when no step is explained).
     pub slowdown: Option<Slowdown>,
+    /// Why the job was not replayed (absent when it was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_replayed: Option<String>,
 }
 
 impl WhatIfView {
-    /// The view of a what-if; `None` when no step was replayed.
+    /// The view of a what-if; `None` when no step was replayed and nothing says why.
     pub fn of(w: &WhatIf) -> Option<WhatIfView> {
-        (!w.steps.is_empty()).then(|| WhatIfView {
+        (!w.steps.is_empty() || w.not_replayed.is_some()).then(|| WhatIfView {
             replay_error: w.replay_error(),
             explains: w.explains(),
             steps: w.steps.clone(),
             slowdown: w.slowdown.clone(),
+            not_replayed: w.not_replayed.clone(),
         })
     }
 }
@@ -60,6 +64,10 @@ pub fn steps_table(v: &WhatIfView) -> Table {
         ],
         ..Table::default()
     };
+    if let Some(why) = &v.not_replayed {
+        t.notes.push(why.clone());
+        return t;
+    }
     for s in &v.steps {
         t.rows.push(vec![
             s.step.to_string(),

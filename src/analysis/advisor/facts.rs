@@ -11,6 +11,7 @@ use crate::analysis::comm::stats::{SlowLink, TypeStats};
 use crate::analysis::comm::unaligned::Unaligned;
 use crate::analysis::critical_path::CriticalPath;
 use crate::analysis::host::Host;
+use crate::analysis::layout::health::GroupHealth;
 use crate::analysis::roofline::Roofline;
 use crate::analysis::step_times::StepTime;
 use crate::analysis::tasks::Tasks;
@@ -58,6 +59,8 @@ pub struct Facts<'a> {
     pub clock_drops: &'a [ClockDrop],
     /// The job's top device clock, MHz.
     pub top_mhz: Option<u32>,
+    /// Each communication group's members and health.
+    pub groups: &'a [GroupHealth],
 }
 
 impl<'a> Facts<'a> {
@@ -99,6 +102,25 @@ impl<'a> Facts<'a> {
     pub fn unaligned(mut self, u: &'a Unaligned) -> Facts<'a> {
         self.unaligned = Some(u);
         self
+    }
+
+    /// With each group's health (its members, its dimension).
+    pub fn groups(mut self, groups: &'a [GroupHealth]) -> Facts<'a> {
+        self.groups = groups;
+        self
+    }
+
+    /// True when `group`'s members are in more than one pipeline stage: its waits are the
+    /// pipeline's (its drain, a heavier stage), not a late rank's.
+    pub fn across_stages(&self, group: &str) -> bool {
+        let (Some(stages), Some(g)) = (self.stages, self.groups.iter().find(|g| g.group == group))
+        else {
+            return false;
+        };
+        let stage_of = |r: &RankId| stages.iter().find(|s| s.ranks.contains(r)).map(|s| s.stage);
+        let mut of = g.ranks.iter().filter_map(stage_of);
+        let first = of.next();
+        of.any(|s| Some(s) != first)
     }
 
     /// With the stalled transfers.

@@ -19,8 +19,12 @@ mod stages;
 mod stragglers;
 
 pub use slow_steps::{LastArrivals, SlowStep, slow_steps, threshold};
-pub use stages::{Stage, stages};
-pub use stragglers::{Imbalance, PartExcess, Straggler, StragglerStep, stragglers};
+pub use stages::{
+    HEAVIER_OPS, Stage, StageOp, StagesFrom, Worker, name_heavier_ops, stages, stages_of_layout,
+};
+pub use stragglers::{
+    Imbalance, PartExcess, Straggler, StragglerStep, cross_stage_groups, stragglers,
+};
 
 /// MAD multiplier: 1.4826 (normal consistency) × 3, in ten-thousandths.
 pub const MAD_FACTOR_E4: i64 = 44_478;

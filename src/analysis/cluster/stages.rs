@@ -5,7 +5,8 @@ use crate::analysis::breakdown::Breakdown;
 use crate::analysis::comm::Comm;
 use crate::analysis::comm::matching::P2p;
 use crate::analysis::comm::waits::Unions;
-use crate::model::{RankId, StepNo};
+use crate::analysis::layout::{Dim, Layout};
+use crate::model::{Job, RankId, StepNo};
 use crate::time::Ns;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,15 +32,89 @@ pub struct Stage {
     /// The slowest stage, with a pace cost ≥ [`STAGE_IMBALANCE`] of its compute: the share
     /// of a pipelined step balancing would give back.
     pub flagged: bool,
+    /// Where the stages come from: the send/recv traffic, or the layout's pipeline axis.
+    pub from: StagesFrom,
+    /// Each loaded rank of the stage against its stage peers (M_W): the stage is M_S.
+    pub workers: Vec<Worker>,
+    /// The operators that make a flagged stage heavier: its device time per (rank, step)
+    /// against the other stages' mean, largest excess first (at most [`HEAVIER_OPS`]).
+    pub heavier_ops: Vec<StageOp>,
 }
+
+/// How a job's pipeline stages were found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StagesFrom {
+    /// The depth of each rank in the forward graph of send/recv.
+    #[default]
+    SendRecv,
+    /// The layout's pipeline coordinate (declared, or inferred): for traffic whose direction
+    /// is not recorded.
+    Layout,
+}
+
+/// One worker of a stage against its peers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Worker {
+    /// The rank.
+    pub rank: RankId,
+    /// Its mean compute (incl. overlapped) per step.
+    pub compute_ns: Ns,
+    /// compute − the median of its stage's workers (negative: faster than its peers).
+    pub excess_ns: Ns,
+}
+
+/// An operator's device time in a stage against the other stages.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StageOp {
+    /// Operator name.
+    pub name: String,
+    /// Its mean device time per (rank, step) in the stage.
+    pub stage_ns: Ns,
+    /// Its mean per (rank, step) over the other stages' ranks.
+    pub others_ns: Ns,
+}
+
+/// How many operators a flagged stage names.
+pub const HEAVIER_OPS: usize = 5;
 
 /// Pipeline stages from directed send/recv instances: the earliest transfer between two
 /// ranks is the forward direction; a rank's stage is its depth in that forward graph.
 /// `None` without directed point-to-point traffic, or when the graph has a cycle.
 pub fn stages(comm: &Comm, rows: &[Breakdown], step: Option<StepNo>) -> Option<Vec<Stage>> {
     let depth = depths(&forward_edges(comm))?;
+    Some(of_depths(comm, rows, step, &depth, StagesFrom::SendRecv))
+}
+
+/// Pipeline stages from the layout's pipeline coordinate of each loaded rank, for jobs
+/// whose send/recv do not say who sent (HCCL's summaries, unpaired calls); `None` without a
+/// pipeline axis or with fewer than two stages loaded.
+pub fn stages_of_layout(
+    layout: &Layout,
+    ranks: &[RankId],
+    comm: &Comm,
+    rows: &[Breakdown],
+    step: Option<StepNo>,
+) -> Option<Vec<Stage>> {
+    layout.axes.iter().find(|a| a.dim == Dim::Pp)?;
+    let depth: BTreeMap<RankId, u32> = ranks
+        .iter()
+        .filter_map(|&r| Some((r, layout.coord(r, Dim::Pp)?)))
+        .collect();
+    let distinct: BTreeSet<u32> = depth.values().copied().collect();
+    (distinct.len() >= 2).then(|| of_depths(comm, rows, step, &depth, StagesFrom::Layout))
+}
+
+/// The stages of ranks at these depths.
+fn of_depths(
+    comm: &Comm,
+    rows: &[Breakdown],
+    step: Option<StepNo>,
+    depth: &BTreeMap<RankId, u32>,
+    from: StagesFrom,
+) -> Vec<Stage> {
     let mut by_stage: BTreeMap<u32, Vec<RankId>> = BTreeMap::new();
-    for (&r, &d) in &depth {
+    for (&r, &d) in depth {
         by_stage.entry(d).or_default().push(r);
     }
     let steps: BTreeSet<StepNo> = rows
@@ -48,7 +123,7 @@ pub fn stages(comm: &Comm, rows: &[Breakdown], step: Option<StepNo>) -> Option<V
         .filter(|s| step.is_none_or(|x| x == *s))
         .collect();
     let n_steps = steps.len().max(1) as Ns;
-    let recv_wait = recv_waits(comm, &depth, step);
+    let recv_wait = recv_waits(comm, depth, step);
     let mut out: Vec<Stage> = by_stage
         .into_iter()
         .map(|(stage, ranks)| {
@@ -64,17 +139,100 @@ pub fn stages(comm: &Comm, rows: &[Breakdown], step: Option<StepNo>) -> Option<V
             };
             Stage {
                 stage,
+                workers: workers(&ranks, rows, &steps),
                 ranks,
                 compute_ns: compute,
                 recv_wait_ns: recv_wait.get(&stage).copied().unwrap_or(0) / n_steps,
-                excess: 0.0,
-                pace_cost_ns: 0,
-                flagged: false,
+                from,
+                ..Stage::default()
             }
         })
         .collect();
     flag_excess(&mut out);
-    Some(out)
+    out
+}
+
+/// Each loaded rank's mean compute per step against the median of its stage's ranks.
+fn workers(ranks: &[RankId], rows: &[Breakdown], steps: &BTreeSet<StepNo>) -> Vec<Worker> {
+    let mut per: BTreeMap<RankId, (Ns, Ns)> = BTreeMap::new();
+    for b in rows
+        .iter()
+        .filter(|b| ranks.contains(&b.rank) && steps.contains(&b.step))
+    {
+        let e = per.entry(b.rank).or_default();
+        *e = (e.0 + b.compute_ns + b.overlap_ns, e.1 + 1);
+    }
+    let mean: Vec<(RankId, Ns)> = per
+        .into_iter()
+        .map(|(r, (s, n))| (r, s / n.max(1)))
+        .collect();
+    let mut sorted: Vec<Ns> = mean.iter().map(|m| m.1).collect();
+    sorted.sort_unstable();
+    let median = crate::analysis::stats::median_sorted(&sorted);
+    mean.into_iter()
+        .map(|(rank, compute_ns)| Worker {
+            rank,
+            compute_ns,
+            excess_ns: compute_ns - median,
+        })
+        .collect()
+}
+
+/// Fills the flagged stage's [`Stage::heavier_ops`]: per operator, its device time per
+/// (rank, step) on the stage's ranks against the other stages' ranks (ranks whose timeline
+/// is loaded; steps of `step`, all when `None`).
+pub fn name_heavier_ops(job: &Job, stages: &mut [Stage], step: Option<StepNo>) {
+    let Some(k) = stages.iter().position(|s| s.flagged) else {
+        return;
+    };
+    let stage_of: BTreeMap<RankId, usize> = stages
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.ranks.iter().map(move |&r| (r, i)))
+        .collect();
+    // Per operator: (this stage's Σ, the others' Σ); per side: its (rank, step) count.
+    let mut totals: BTreeMap<crate::model::Sym, (Ns, Ns)> = BTreeMap::new();
+    let mut cells = [0 as Ns; 2];
+    for rank in job.ranks.iter().filter(|r| !r.summary_only) {
+        let Some(&i) = stage_of.get(&rank.id) else {
+            continue;
+        };
+        let side = usize::from(i != k);
+        let in_scope = |s: u32| {
+            rank.steps
+                .get(s as usize)
+                .is_some_and(|h| step.is_none_or(|n| n == h.number))
+        };
+        cells[side] += rank
+            .steps
+            .iter()
+            .filter(|h| step.is_none_or(|n| n == h.number))
+            .count() as Ns;
+        let ev = &rank.events;
+        for e in 0..ev.len() {
+            if ev.kind[e] == crate::model::Kind::Compute && in_scope(ev.step[e]) {
+                let t = totals.entry(ev.name[e]).or_default();
+                if side == 0 {
+                    t.0 += ev.dur[e];
+                } else {
+                    t.1 += ev.dur[e];
+                }
+            }
+        }
+    }
+    let [mine, others] = cells.map(|c| c.max(1));
+    let mut ops: Vec<StageOp> = totals
+        .into_iter()
+        .map(|(name, (a, b))| StageOp {
+            name: job.strings.resolve(name).to_string(),
+            stage_ns: a / mine,
+            others_ns: b / others,
+        })
+        .filter(|o| o.stage_ns > o.others_ns)
+        .collect();
+    ops.sort_by_key(|o| (std::cmp::Reverse(o.stage_ns - o.others_ns), o.name.clone()));
+    ops.truncate(HEAVIER_OPS);
+    stages[k].heavier_ops = ops;
 }
 
 /// One directed edge (sender, receiver) per pair of ranks that exchange point-to-point
@@ -136,14 +294,12 @@ fn recv_waits(
         if step.is_some() && inst.step != step {
             continue;
         }
-        if let Some(x) = t.members.iter().find(|x| x.rank == dst) {
-            waits.add(
-                depth[&dst],
-                dst,
-                inst.step,
-                x.start_ns,
-                x.start_ns + x.wait_ns,
-            );
+        let (Some(x), Some(&d)) = (t.members.iter().find(|x| x.rank == dst), depth.get(&dst))
+        else {
+            continue;
+        };
+        {
+            waits.add(d, dst, inst.step, x.start_ns, x.start_ns + x.wait_ns);
         }
     }
     waits.totals()

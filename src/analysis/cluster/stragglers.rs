@@ -136,18 +136,26 @@ struct PartSums {
     mean_span: f64,
 }
 
-/// Stragglers and imbalance of every domain with at least two ranks present.
+/// Stragglers and imbalance of every domain with at least two ranks present. A domain
+/// whose ranks are in different pipeline `stages` is left out: arrivals there are paced by
+/// the pipeline (its drain, a heavier stage: the stage analysis's), and a slow worker shows
+/// in the domains it shares with its own stage's peers.
 pub fn stragglers(
     job: &Job,
     comm: &Comm,
     rows: &[Breakdown],
     spans: &[Vec<StepSpan>],
     step: Option<StepNo>,
+    stages: Option<&[super::Stage]>,
 ) -> (Vec<Straggler>, Vec<Imbalance>) {
     let mut out = Vec::new();
     let mut imbalance = Vec::new();
-    let any_group = imposed_any_group(comm, step);
+    let across = cross_stage_groups(comm, stages);
+    let any_group = imposed_any_group(comm, step, &across);
     for (g, group) in comm.calls.groups.iter().enumerate() {
+        if across.contains(&(g as u32)) {
+            continue;
+        }
         let mut waits = domain_waits(comm, spans, g as u32, step);
         if waits.ranks.len() < 2 {
             continue;
@@ -247,12 +255,43 @@ fn collective_name(job: &Job, comm: &Comm, k: usize) -> Option<String> {
     crate::analysis::comm::instance_name(job, &comm.calls, comm.matching.instances.get(k)?)
 }
 
+/// The groups whose members are in more than one pipeline stage (none without stages).
+pub fn cross_stage_groups(comm: &Comm, stages: Option<&[super::Stage]>) -> BTreeSet<u32> {
+    let Some(stages) = stages else {
+        return BTreeSet::new();
+    };
+    let stage_of: BTreeMap<RankId, u32> = stages
+        .iter()
+        .flat_map(|s| s.ranks.iter().map(move |&r| (r, s.stage)))
+        .collect();
+    comm.calls
+        .groups
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| {
+            let mut of = g.members.iter().filter_map(|r| stage_of.get(r));
+            let first = of.next();
+            of.any(|s| Some(s) != first)
+        })
+        .map(|(g, _)| g as u32)
+        .collect()
+}
+
 /// Per (last arriver, step): the union over every group's (non-p2p) instances it arrived
-/// last at of each waiting rank's wait, summed over the waiting ranks.
-fn imposed_any_group(comm: &Comm, step: Option<StepNo>) -> BTreeMap<(RankId, Option<StepNo>), Ns> {
+/// last at of each waiting rank's wait, summed over the waiting ranks; the groups `across`
+/// pipeline stages left out.
+fn imposed_any_group(
+    comm: &Comm,
+    step: Option<StepNo>,
+    across: &BTreeSet<u32>,
+) -> BTreeMap<(RankId, Option<StepNo>), Ns> {
     let mut imposed = Unions::default();
     for (inst, t) in comm.instances() {
-        if inst.op.is_p2p() || (step.is_some() && inst.step != step) || t.timing.skew_ns == 0 {
+        if inst.op.is_p2p()
+            || (step.is_some() && inst.step != step)
+            || t.timing.skew_ns == 0
+            || across.contains(&inst.group)
+        {
             continue;
         }
         for x in &t.members {

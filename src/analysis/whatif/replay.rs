@@ -162,7 +162,33 @@ fn receive_calls(job: &Job, comm: &Comm) -> FxHashSet<(RankIx, EventIx)> {
 
 /// A topological order of `n` nodes whose incoming sources are `source[first[v]..first[v +
 /// 1]]` (Kahn's, successors as one array); `None` with a cycle.
-fn topological(n: usize, first: &[u32], source: &[u32]) -> Option<Vec<u32>> {
+/// Incoming edges per node, compressed: (first index per node, n + 1 of them; each edge's
+/// index `k`; each edge's source), from `(k, (from, to))`.
+fn csr(
+    n: usize,
+    edges: impl Iterator<Item = (usize, (u32, u32))> + Clone,
+) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let mut first = vec![0u32; n + 1];
+    for (_, (_, to)) in edges.clone() {
+        first[to as usize + 1] += 1;
+    }
+    for v in 0..n {
+        first[v + 1] += first[v];
+    }
+    let mut fill = first.clone();
+    let mut incoming = vec![0u32; first[n] as usize];
+    let mut source = vec![0u32; first[n] as usize];
+    for (k, (from, to)) in edges {
+        incoming[fill[to as usize] as usize] = k as u32;
+        source[fill[to as usize] as usize] = from;
+        fill[to as usize] += 1;
+    }
+    (first, incoming, source)
+}
+
+/// Kahn's order of the nodes; on a cycle, which nodes it could not order (those on a cycle
+/// and after one).
+fn topological(n: usize, first: &[u32], source: &[u32]) -> Result<Vec<u32>, Vec<bool>> {
     let mut out_first = vec![0u32; n + 1];
     for &u in source {
         out_first[u as usize + 1] += 1;
@@ -191,7 +217,11 @@ fn topological(n: usize, first: &[u32], source: &[u32]) -> Option<Vec<u32>> {
             }
         }
     }
-    (order.len() == n).then_some(order)
+    if order.len() == n {
+        Ok(order)
+    } else {
+        Err(indeg.iter().map(|&d| d > 0).collect())
+    }
 }
 
 /// What every replay of a graph starts from: its nodes' measured aligned times, the measured
@@ -228,49 +258,48 @@ impl Baseline {
     }
 
     /// The baseline of `g` from its measured node times `at`, weights `w` and `ties`;
-    /// `None` when the live edges have a cycle.
-    fn with(
+    /// `None` when the graph's own live edges have a cycle. Ties that close a cycle with
+    /// the graph's edges (a launch recorded after its kernel started: host and device clocks
+    /// apart) are dropped — those between nodes Kahn's algorithm could not order — and the
+    /// order is taken again: a tie only carries what a rank did before.
+    pub(super) fn with(
         g: &Graph,
         at: Vec<Ns>,
         w: Vec<Option<Ns>>,
-        ties: Vec<(u32, u32, Ns)>,
+        mut ties: Vec<(u32, u32, Ns)>,
     ) -> Option<Baseline> {
         let n = g.nodes.len();
         let ne = g.edges.len();
-        let live = |k: usize| -> Option<(u32, u32)> {
-            match k.checked_sub(ne) {
-                None => w[k].map(|_| (g.edges[k].from, g.edges[k].to)),
-                Some(j) => ties.get(j).map(|&(a, b, _)| (a, b)),
+        loop {
+            let edges = (0..ne)
+                .filter_map(|k| Some((k, w[k].map(|_| (g.edges[k].from, g.edges[k].to))?)))
+                .chain(
+                    ties.iter()
+                        .enumerate()
+                        .map(|(j, &(a, b, _))| (ne + j, (a, b))),
+                );
+            let (first, incoming, source) = csr(n, edges);
+            match topological(n, &first, &source) {
+                Ok(order) => {
+                    return Some(Baseline {
+                        at,
+                        w,
+                        ties,
+                        order,
+                        first,
+                        incoming,
+                        source,
+                    });
+                }
+                Err(unordered) => {
+                    let before = ties.len();
+                    ties.retain(|&(a, b, _)| !(unordered[a as usize] && unordered[b as usize]));
+                    if ties.len() == before {
+                        return None;
+                    }
+                }
             }
-        };
-        let total = ne + ties.len();
-        let mut first = vec![0u32; n + 1];
-        for (_, to) in (0..total).filter_map(live) {
-            first[to as usize + 1] += 1;
         }
-        for v in 0..n {
-            first[v + 1] += first[v];
-        }
-        let mut fill = first.clone();
-        let mut incoming = vec![0u32; first[n] as usize];
-        let mut source = vec![0u32; first[n] as usize];
-        for k in 0..total {
-            if let Some((from, to)) = live(k) {
-                incoming[fill[to as usize] as usize] = k as u32;
-                source[fill[to as usize] as usize] = from;
-                fill[to as usize] += 1;
-            }
-        }
-        let order = topological(n, &first, &source)?;
-        Some(Baseline {
-            at,
-            w,
-            ties,
-            order,
-            first,
-            incoming,
-            source,
-        })
     }
 
     /// `g` replayed with weights `w` (the measured ones, or a fix's, which may only lower,
@@ -365,5 +394,30 @@ mod tests {
         g.edge(c, a, 0, None, r0, ev);
         let w: Vec<Option<Ns>> = g.edges.iter().map(|x| Some(x.w)).collect();
         assert_eq!(schedule(&g, &w, &[0, 10, 15, 3, 7]), None);
+    }
+
+    #[test]
+    fn a_tie_against_the_graph_is_dropped_not_the_replay() {
+        // Rank 0: a launch L recorded at 12 after its kernel K started at 10 (host and device
+        // clocks apart): L → K weighs 0. K opened the stream, L the thread: tie_sources ties
+        // L (a source, later) to K (the rank's latest earlier node) — a cycle with L → K.
+        // The tie goes; the rest replays: K at L's 12, its end E at 12 + 5.
+        let mut g = Graph::default();
+        let (r0, ev) = (RankIx(0), EventIx(0));
+        let k = g.node(r0, 10);
+        let e = g.node(r0, 15);
+        let l = g.node(r0, 12);
+        g.edge(l, k, 0, Some(Category::LaunchOverhead), r0, ev);
+        g.edge(k, e, 5, Some(Category::GpuCompute), r0, ev);
+        let w: Vec<Option<Ns>> = vec![Some(0), Some(5)];
+        let at = vec![10, 15, 12];
+        let ties = vec![(k, l, 2)];
+        let b = Baseline::with(&g, at, w.clone(), ties).expect("a schedule");
+        assert!(b.ties.is_empty());
+        assert_eq!(b.replay(&g, &w), vec![12, 17, 12]);
+        // A cycle of the graph's own edges still has none.
+        g.edge(e, l, 0, None, r0, ev);
+        let w: Vec<Option<Ns>> = vec![Some(0), Some(5), Some(0)];
+        assert!(Baseline::with(&g, vec![10, 15, 12], w, Vec::new()).is_none());
     }
 }

@@ -57,6 +57,9 @@ pub struct StepReplay<'a> {
 impl<'a> StepReplay<'a> {
     /// Step `step` of the job; `None` without events in it or with a cyclic graph.
     pub fn new(job: &'a Job, comm: &'a Comm, step: StepNo) -> Option<StepReplay<'a>> {
+        if super::steps::unreplayable(job).is_some() {
+            return None;
+        }
         let (g, _) = build_graph(job, comm, &Window::Step(step))?;
         StepReplay::of_graph(job, comm, g, step)
     }

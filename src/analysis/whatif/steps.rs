@@ -61,6 +61,26 @@ pub struct WhatIf {
     pub steps: Vec<StepWhatIf>,
     /// The decomposition over the steps the graph explains (`None`: none does).
     pub slowdown: Option<Slowdown>,
+    /// Why no step was replayed, when the job cannot be ([`unreplayable`]).
+    pub not_replayed: Option<String>,
+}
+
+/// Why a job's steps cannot be replayed: a summary-only rank has its HCCL ops but not the
+/// work between them, so its ops would replay as rigid waits (`None`: they can be).
+pub fn unreplayable(job: &Job) -> Option<String> {
+    let summary: Vec<String> = job
+        .ranks
+        .iter()
+        .filter(|r| r.summary_only)
+        .map(|r| r.id.to_string())
+        .collect();
+    (!summary.is_empty()).then(|| {
+        format!(
+            "not replayed: rank(s) {} are summary only (their work between HCCL ops is not in \
+             the input); findings keep their rules' estimates",
+            summary.join(", ")
+        )
+    })
 }
 
 impl WhatIf {
@@ -107,6 +127,12 @@ pub fn run(
     prebuilt: Option<(StepNo, Graph)>,
     fixes: &[Vec<Fix>],
 ) -> WhatIf {
+    if let Some(why) = unreplayable(job) {
+        return WhatIf {
+            not_replayed: Some(why),
+            ..WhatIf::default()
+        };
+    }
     let mut prebuilt = prebuilt;
     let jobs: Vec<(StepNo, Option<Graph>)> = steps
         .iter()
@@ -130,6 +156,7 @@ pub fn run(
     WhatIf {
         steps,
         slowdown: decompose(&parts),
+        not_replayed: None,
     }
 }
 

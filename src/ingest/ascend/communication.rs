@@ -33,6 +33,24 @@ struct Times<'a> {
     elapse_ms: Option<&'a RawValue>,
     #[serde(rename = "Transit Time(ms)", borrow)]
     transit_ms: Option<&'a RawValue>,
+    #[serde(rename = "Start Timestamp(us)", borrow, default)]
+    start_us: Option<&'a RawValue>,
+}
+
+/// One HCCL op as the summary places it in time: what a rank that kept only the summaries
+/// has of its timeline (`summary.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpTiming {
+    /// The step it ran in (`None`: the profile had no schedule).
+    pub step: Option<StepNo>,
+    /// The op (`hcom_allReduce__586_0_1`).
+    pub op: String,
+    /// Its group (HCCL's hash of the group id).
+    pub group: String,
+    /// `Start Timestamp(us)` as ns since the epoch, exactly.
+    pub start_ns: Ns,
+    /// `Elapse Time(ms)` as ns.
+    pub elapse_ns: Ns,
 }
 
 /// What a `communication.json` gives.
@@ -42,6 +60,8 @@ pub struct Summary {
     pub transports: Vec<TransportUse>,
     /// Each op's elapse and transit.
     pub times: Vec<HcclOpTime>,
+    /// Each op placed in time (ops without a start are left out).
+    pub timings: Vec<OpTiming>,
 }
 
 /// One transport of an op.
@@ -70,14 +90,24 @@ pub fn parse(label: &str, text: &[u8]) -> Result<Summary, Error> {
             let ops: BTreeMap<Cow<str>, Op> = fragment(label, text, raw)?;
             for (key, op) in ops.iter().filter(|(k, _)| *k != TOTAL) {
                 // `hcom_allReduce__586_0_1@17522688603477080586`: the op, then its group.
-                let name = key.split('@').next().unwrap_or(key);
+                let (name, group) = key.split_once('@').unwrap_or((key, ""));
                 if let Some(t) = op.time.as_ref().filter(|t| t.elapse_ms.is_some()) {
+                    let elapse_ns = millions(label, t.elapse_ms, "Elapse Time(ms)", name)?;
                     out.times.push(HcclOpTime {
                         step,
                         op: name.to_string(),
-                        elapse_ns: millions(label, t.elapse_ms, "Elapse Time(ms)", name)?,
+                        elapse_ns,
                         transit_ns: millions(label, t.transit_ms, "Transit Time(ms)", name)?,
                     });
+                    if let Some(start) = t.start_us {
+                        out.timings.push(OpTiming {
+                            step,
+                            op: name.to_string(),
+                            group: group.to_string(),
+                            start_ns: start_ns(label, start, name)?,
+                            elapse_ns,
+                        });
+                    }
                 }
                 for (t, link) in &op.bandwidth {
                     let Some(transport) = Transport::of(t) else {
@@ -186,6 +216,16 @@ fn millions(label: &str, v: Option<&RawValue>, col: &str, what: &str) -> Result<
         return Err(Error::input(label, format!("{what}: `{col}` is negative")));
     }
     Ok(n)
+}
+
+/// `Start Timestamp(us)` as ns, from its decimal text.
+fn start_ns(label: &str, v: &RawValue, what: &str) -> Result<Ns, Error> {
+    crate::time::micros_text_to_ns(v.get().as_bytes()).map_err(|e| {
+        Error::input(
+            label,
+            format!("{what}: `Start Timestamp(us)` {}: {e}", v.get()),
+        )
+    })
 }
 
 /// serde's message without its own position (the error carries the file's line).

@@ -22,6 +22,7 @@ pub mod matrix;
 mod objects;
 pub mod op_statistic;
 pub mod step_trace;
+pub mod summary;
 pub mod tasks;
 pub mod trace;
 
@@ -45,10 +46,25 @@ pub struct ReadOptions<'a> {
 }
 
 /// Reads one rank directory: its `trace_view.json`, else its profiler database, else its
-/// kernel table alone. Files that are missing degrade what can be computed and are named in
-/// the warnings; a rank with no timed events at all is an error.
-pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
+/// kernel table alone, else its summaries ([`summary`]: one rank per device they name).
+/// Files that are missing degrade what can be computed and are named in the warnings.
+pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<Vec<RankDraft>, Error> {
     let info = info::read(dir.profiler_info().as_deref(), dir.metadata().as_deref())?;
+    let timeline = dir.output_file("trace_view.json").is_some()
+        || dir.profiler_db().is_some()
+        || dir.output_file("kernel_details.csv").is_some();
+    if !timeline && summary::has_summaries(dir) {
+        return summary::read(dir, info);
+    }
+    read_timeline(dir, info, opts).map(|d| vec![d])
+}
+
+/// Reads a rank directory that kept a timeline.
+fn read_timeline(
+    dir: &RankDir,
+    info: info::Info,
+    opts: &ReadOptions<'_>,
+) -> Result<RankDraft, Error> {
     let mut d = if let Some(trace_path) = dir.output_file("trace_view.json") {
         // Found in a directory, not named: only a regular file is read (a FIFO would block).
         source::check_regular(&trace_path)?;

@@ -21,6 +21,9 @@ const REQUIRED: [&str; 8] = [
 ];
 const EXCL_RECEIVE: &str = "Communication(Not Overlapped and Exclude Receive)";
 const PREPARING: &str = "Preparing";
+/// CANN 8.3 writes the device first; one process that profiled several devices writes a row
+/// per device.
+const DEVICE: &str = "Device_id";
 
 /// Reads the file at `path`.
 pub fn read(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
@@ -37,7 +40,7 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<ProfilerStep>, Error> {
     for (slot, name) in required.iter_mut().zip(REQUIRED) {
         *slot = col(name).ok_or_else(|| at_line(1, format!("no `{name}` column")))?;
     }
-    let (excl, preparing) = (col(EXCL_RECEIVE), col(PREPARING));
+    let (excl, preparing, device) = (col(EXCL_RECEIVE), col(PREPARING), col(DEVICE));
     let mut rows = Vec::new();
     let mut lines = Lines::new(bytes);
     for rec in r.records() {
@@ -74,6 +77,14 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<ProfilerStep>, Error> {
             bubble: us(required[7])?,
             comm_not_overlapped_excl_receive: opt(excl)?,
             preparing: opt(preparing)?,
+            device: match device.map(cell) {
+                None | Some("") => None,
+                Some(d) => {
+                    Some(d.parse().map_err(|_| {
+                        at_line(line, format!("`{DEVICE}` {d:?} is not a device id"))
+                    })?)
+                }
+            },
         });
     }
     Ok(rows)
@@ -104,7 +115,7 @@ mod tests {
         let t = "Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble\n\
             4,,1.5,2,0,2,3,6.5,0\n";
         let r = parse("t", t.as_bytes()).unwrap()[0];
-        assert_eq!(r.step, None);
+        assert_eq!((r.step, r.device), (None, Some(4)));
         assert_eq!((r.computing, r.free, r.preparing), (1_500, 3_000, None));
     }
 

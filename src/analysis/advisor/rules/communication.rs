@@ -240,13 +240,14 @@ pub fn comm_wait_dominated(f: &Facts, t: &Thresholds) -> Option<Draft> {
     if f.stragglers.iter().any(|s| s.flagged) || !f.slow_steps.is_empty() {
         return None;
     }
-    // Receives of a pipeline wait for the stage before them: that is its bubble and its
-    // stage imbalance (stage_imbalance), not a late rank.
+    // Receives of a pipeline wait for the stage before them, and a group across stages for
+    // the pipeline's drain: that is its bubble and its stage imbalance (stage_imbalance),
+    // not a late rank.
     let pipeline = f.stages.is_some();
     let w: Vec<_> = f
         .comm
         .iter()
-        .filter(|c| c.wait_dominated && !(pipeline && c.op.is_p2p()))
+        .filter(|c| c.wait_dominated && !(pipeline && (c.op.is_p2p() || f.across_stages(&c.group))))
         .collect();
     let worst = w.iter().max_by_key(|c| c.exposed_ns)?;
     let average: Ns = w

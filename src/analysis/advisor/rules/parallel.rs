@@ -191,6 +191,7 @@ pub fn stage_imbalance(f: &Facts, _: &Thresholds) -> Option<Draft> {
             .focus(Focus::Rows)
             .ranks(worst.ranks.iter().copied())
             .steps(f.steps.iter().map(|s| s.step))
+            .ops(worst.heavier_ops.iter().map(|o| o.name.as_str()))
             .number("compute_ns", Quantity::Ns(worst.compute_ns))
             .number("mean_ns", Quantity::Ns(mean))
             .number("recv_wait_ns", Quantity::Ns(worst.recv_wait_ns))

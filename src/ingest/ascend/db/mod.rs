@@ -170,7 +170,8 @@ fn row_warnings(label: &str, t: &mut build::Tables) -> Vec<String> {
 }
 
 /// `analysis.db` `StepTraceTime`: the step summary, µs values converted to ns exactly from
-/// SQLite's own decimal text of them.
+/// SQLite's own decimal text of them; each row's device when the table has a device column
+/// (one process that profiled several devices).
 pub fn step_trace(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
     let db = Db::open(path)?;
     if !db.has_table("StepTraceTime")? {
@@ -187,9 +188,11 @@ pub fn step_trace(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
         "communication_not_overlapped_and_exclude_receive",
         "preparing",
     ];
+    let device = device_column(&db, "StepTraceTime")?;
     let sql = format!(
-        "SELECT rowid, CAST(step AS TEXT), {} FROM StepTraceTime",
-        cols.map(|c| format!("CAST({c} AS TEXT)")).join(", ")
+        "SELECT rowid, CAST(step AS TEXT), {}, {} FROM StepTraceTime",
+        cols.map(|c| format!("CAST({c} AS TEXT)")).join(", "),
+        device.map_or("NULL".to_string(), |d| format!("CAST({d} AS TEXT)"))
     );
     let mut out = Vec::new();
     rows::each(&db, "StepTraceTime", &sql, |r| {
@@ -225,7 +228,69 @@ pub fn step_trace(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
             bubble: need(8)?,
             comm_not_overlapped_excl_receive: us(9)?,
             preparing: us(10)?,
+            device: device_id(text(11))?,
         });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The name of `table`'s device column, when it has one (`deviceId`, `device_id`,
+/// `Device_id`: the tools spell it differently).
+fn device_column(db: &Db, table: &str) -> Result<Option<&'static str>, Error> {
+    for c in ["deviceId", "device_id", "Device_id"] {
+        if db.has_column(table, c)? {
+            return Ok(Some(c));
+        }
+    }
+    Ok(None)
+}
+
+/// A device column's text as a device id (NULL: none).
+fn device_id(text: Option<String>) -> Result<Option<u32>, String> {
+    match text.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(d) => d
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("device {d:?} is not a device id")),
+    }
+}
+
+/// `analysis.db` `CommAnalyzerTime`'s ops placed in time (`start_timestamp`, µs since the
+/// epoch), each with its device when the table has a device column; empty without the table
+/// or its start column.
+pub fn op_timings(
+    path: &Path,
+) -> Result<Vec<(Option<u32>, super::communication::OpTiming)>, Error> {
+    let db = Db::open(path)?;
+    if !db.has_table("CommAnalyzerTime")?
+        || !db.has_column("CommAnalyzerTime", "start_timestamp")?
+    {
+        return Ok(Vec::new());
+    }
+    let device = device_column(&db, "CommAnalyzerTime")?;
+    let sql = format!(
+        "SELECT rowid, CAST(step AS TEXT), hccl_op_name, CAST(group_name AS TEXT), \
+         CAST(start_timestamp AS TEXT), CAST(elapse_time AS TEXT), {} FROM CommAnalyzerTime \
+         WHERE hccl_op_name <> 'Total Op Info' ORDER BY rowid",
+        device.map_or("NULL".to_string(), |d| format!("CAST({d} AS TEXT)"))
+    );
+    let mut out = Vec::new();
+    rows::each(&db, "CommAnalyzerTime", &sql, |r| {
+        let text = |i: usize| text_at(r, i);
+        let start = text(4);
+        let start_ns = micros_text_to_ns(start.trim().as_bytes())
+            .map_err(|e| format!("`start_timestamp` {start:?}: {e}"))?;
+        let op = super::communication::OpTiming {
+            step: text(1).trim_start_matches("step").parse().ok().map(StepNo),
+            op: text(2),
+            group: text(3),
+            start_ns,
+            elapse_ns: size_or_time(&text(5))?,
+        };
+        let dev = r.get::<_, Option<String>>(6).ok().flatten();
+        out.push((device_id(dev)?, op));
         Ok(())
     })?;
     Ok(out)

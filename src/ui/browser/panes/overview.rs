@@ -257,7 +257,9 @@ fn visible(b: &Browser, rows: usize) -> (Vec<std::ops::Range<usize>>, usize) {
 fn label(b: &Browser, g: &std::ops::Range<usize>) -> String {
     let ranks = &b.data.loaded.job.ranks;
     if g.len() == 1 {
-        format!("rank {}", ranks[g.start].id)
+        // `*`: summary only (the profiler's step summary, no timeline), as in the report.
+        let mark = if ranks[g.start].summary_only { "*" } else { "" };
+        format!("rank {}{mark}", ranks[g.start].id)
     } else {
         format!("r{}-{}", ranks[g.start].id, ranks[g.end - 1].id)
     }
