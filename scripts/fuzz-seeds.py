@@ -55,7 +55,12 @@ def csvs():
 def jsons():
     picks = [("communication.json", [0, 1]), ("communication_matrix.json", [2]),
              ("profiler_info_*.json", [3]), ("profiler_metadata.json", [3])]
-    return [bytes([k]) + read(p) for name, ks in picks for p in ascend_files(name) for k in ks]
+    out = [bytes([k]) + read(p) for name, ks in picks for p in ascend_files(name) for k in ks]
+    # Summary-only ranks: a step summary, a NUL, its communication.json (pick 4).
+    for d in sorted(glob.glob(os.path.join(TD, "ascend", "pp4", "*", "ASCEND_PROFILER_OUTPUT"))):
+        csv, comm = os.path.join(d, "step_trace_time.csv"), os.path.join(d, "communication.json")
+        out.append(bytes([4]) + read(csv) + b"\0" + read(comm))
+    return out
 
 
 def dbs():

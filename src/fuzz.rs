@@ -85,14 +85,16 @@ pub fn ascend_csv(data: &[u8]) {
 
 /// The Ascend JSON side files: the first byte picks `communication.json` (its traffic and
 /// its groups), `communication_matrix.json`, `profiler_info_*.json` or
-/// `profiler_metadata.json`; the rest is the file.
+/// `profiler_metadata.json`, or a summary-only rank (`step_trace_time.csv`, a NUL, then
+/// `communication.json`); the rest is the file.
 pub fn ascend_json(data: &[u8]) {
     let Some((&pick, text)) = data.split_first() else {
         return;
     };
     let label = "fuzz.json";
     use crate::ingest::ascend::{communication, info, matrix};
-    match pick % 4 {
+    match pick % 5 {
+        4 => summary_rank(text),
         0 => {
             let _ = communication::parse(label, text);
         }
@@ -105,6 +107,31 @@ pub fn ascend_json(data: &[u8]) {
         _ => {
             let _ = info::parse_files(Some((label, text)), Some((label, text)));
         }
+    }
+}
+
+/// A summary-only rank from a step summary and a `communication.json` (split at the first
+/// NUL), checked as every rank is, then analysed.
+fn summary_rank(text: &[u8]) {
+    use crate::ingest::ascend::{communication, step_trace, summary};
+    let (csv, json) = match text.iter().position(|&b| b == 0) {
+        Some(k) => (&text[..k], &text[k + 1..]),
+        None => (text, &b""[..]),
+    };
+    let Ok(steps) = step_trace::parse("fuzz.csv", csv) else {
+        return;
+    };
+    let ops = communication::parse("fuzz.json", json).map_or_else(|_| Vec::new(), |c| c.timings);
+    let ops = ops.into_iter().map(|o| (None, o)).collect();
+    let Ok(mut d) = summary::draft("fuzz", steps, ops, &mut Vec::new()) else {
+        return;
+    };
+    if crate::ingest::check_bounds(&mut d).is_err() {
+        return;
+    }
+    let roles = crate::ingest::roles::RoleTable::embedded();
+    if let Ok(loaded) = crate::ingest::assemble_drafts(vec![d], &roles) {
+        let _ = crate::analysis::analyze(&loaded.job, &Options::default());
     }
 }
 
@@ -123,6 +150,20 @@ pub fn ascend_db(data: &[u8]) {
         let _ = crate::ingest::check_bounds(&mut draft);
     }
     let _ = crate::ingest::ascend::db::step_trace(&path);
+    // The same bytes as a summary-only rank's analysis.db (one rank per device it names).
+    let summary = dir.join("analysis.db");
+    if std::fs::rename(&path, &summary).is_ok() {
+        let rank = crate::ingest::ascend::RankDir {
+            root: dir.clone(),
+            output: dir.clone(),
+        };
+        let info = crate::ingest::ascend::info::Info::default();
+        if let Ok(drafts) = crate::ingest::ascend::summary::read(&rank, info) {
+            for mut d in drafts {
+                let _ = crate::ingest::check_bounds(&mut d);
+            }
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

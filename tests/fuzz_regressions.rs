@@ -76,6 +76,13 @@ fn every_target_accepts_its_kind_of_fixture() {
     stepscope::fuzz::ascend_csv(&framed(1, &format!("{ascend}step_trace_time.csv")));
     stepscope::fuzz::ascend_json(&framed(0, &format!("{ascend}communication.json")));
     stepscope::fuzz::ascend_json(&framed(2, &format!("{ascend}communication_matrix.json")));
+    let pp4 = "ascend/pp4/node0_1003_20250109000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/";
+    let summary = [
+        read(&format!("{pp4}step_trace_time.csv")),
+        read(&format!("{pp4}communication.json")),
+    ]
+    .join(&0u8);
+    stepscope::fuzz::ascend_json(&[&[4u8][..], &summary].concat());
     let logs = [read("watch/rank0.log"), read("watch/rank1.log")].join(&stepscope::fuzz::SEPARATOR);
     stepscope::fuzz::logs(&[&[7u8, 0][..], &logs].concat());
     assert!(stepscope::fuzz::report(&job));

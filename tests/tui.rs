@@ -112,12 +112,82 @@ fn every_pane_on_the_demo_job() {
     snap("tui_demo_layout_220x60", &screen(&app));
     keys(&mut app, "jjj");
     let text = screen(&app);
-    assert!(text.contains("rank 3 dp3: own work +"), "{text}");
+    assert!(
+        text.contains("rank 3 dp3: ") && text.contains("% vs the median"),
+        "{text}"
+    );
     keys(&mut app, "<enter>");
     let text = screen(&app);
     assert!(text.contains("cluster › rank 3"), "{text}");
     keys(&mut app, "<esc>");
     assert!(screen(&app).contains("layout: DP 8"));
+}
+
+/// The layout pane's own keys: `m` cycles the metric, `g` which dimension a cell holds, `t`
+/// the topology; a summary-only rank says so; the stages under the grid name the heavier
+/// stage's operators.
+#[test]
+fn the_layout_pane_cycles_metric_grouping_and_topology() {
+    let dir = common::testdata("ascend/pp4");
+    let mut app = app_on(&[dir], "testdata/ascend/pp4", (120, 40));
+    show(&mut app, Pane::Layout, (120, 40));
+    let text = screen(&app);
+    assert!(
+        text.contains("layout: DP 2 × PP 2 — own work vs median, cells: tp"),
+        "{text}"
+    );
+    assert!(text.contains("aclnnFlashAttention_Backward"), "{text}");
+    assert!(text.contains("group health"), "{text}");
+    snap("tui_pp4_layout_120x40", &text);
+    keys(&mut app, "jj");
+    assert!(
+        screen(&app).contains("rank 1 (summary only) pp0·dp1"),
+        "{}",
+        screen(&app)
+    );
+    keys(&mut app, "m");
+    assert!(screen(&app).contains("collective wait vs median"));
+    keys(&mut app, "mmm");
+    assert!(
+        screen(&app).contains("own work vs median"),
+        "the cycle comes back"
+    );
+    // `g` holds the replicas side by side in one cell; the selection stays on rank 1.
+    keys(&mut app, "g");
+    let text = screen(&app);
+    assert!(
+        text.contains("cells: dp") && text.contains("rank 1 (summary only)"),
+        "{text}"
+    );
+    keys(&mut app, "g");
+    assert!(screen(&app).contains("cells: tp"));
+    keys(&mut app, "t");
+    show_size(&mut app, (80, 24));
+    let text = screen(&app);
+    assert!(
+        text.contains("topology: 1 node(s)") && text.contains("p2p intra-node"),
+        "{text}"
+    );
+    snap("tui_pp4_topology_80x24", &text);
+    keys(&mut app, "t");
+    assert!(screen(&app).contains("layout: DP 2 × PP 2"));
+    // On a TP 2 × DP 2 job, `g` puts the data-parallel pair in a cell, rows by tp.
+    let mut app = app_on(
+        &[common::testdata("megatron4")],
+        "testdata/megatron4",
+        (80, 24),
+    );
+    show(&mut app, Pane::Layout, (80, 24));
+    keys(&mut app, "g");
+    let text = screen(&app);
+    assert!(text.contains("cells: dp") && text.contains("tp1"), "{text}");
+    snap("tui_megatron4_layout_by_dp_80x24", &text);
+}
+
+/// Resizes without resetting the pane's state.
+fn show_size(app: &mut App, size: (u16, u16)) {
+    app.ctx.size = size;
+    app.refresh();
 }
 
 #[test]
@@ -442,14 +512,14 @@ fn help_overlay_lists_the_keymap_and_any_key_closes_it() {
             }
         }
         let own = |desc: &str| s.contains(desc);
+        // Pane commands: `m metric` in comm and layout, `g grouping` in layout alone (where
+        // `g` is not `first`).
+        let metric = own("m  metric") || own("m metric");
         match p {
-            Pane::Timeline => assert!(own("next band or gap") && !own("bytes / time")),
-            Pane::Comm => assert!(own("bytes / time") && !own("next band or gap")),
-            _ => assert!(
-                !own("bytes / time") && !own("next band or gap"),
-                "{}",
-                p.name()
-            ),
+            Pane::Timeline => assert!(own("next band or gap") && !metric),
+            Pane::Comm => assert!(metric && !own("next band or gap") && !own("grouping")),
+            Pane::Layout => assert!(metric && own("grouping") && own("topology")),
+            _ => assert!(!metric && !own("next band or gap"), "{}", p.name()),
         }
         keys(&mut app, "x");
     }

@@ -416,7 +416,7 @@ fn the_whatif_pane_replays_a_finding_s_fix_zooms_and_comes_back() {
 }
 
 #[test]
-fn the_layout_pane_opens_a_rank_s_timeline_and_comes_back() {
+fn the_layout_pane_opens_a_rank_s_timeline_cycles_its_views_and_comes_back() {
     if !tmux_available() {
         return;
     }
@@ -429,10 +429,20 @@ fn the_layout_pane_opens_a_rank_s_timeline_and_comes_back() {
     for _ in 0..3 {
         s.keys(&["j"]);
     }
-    s.wait_for("rank 5 pp1·dp1: own work");
+    s.wait_for("rank 5 pp1·dp1: ");
     s.keys(&["Enter"]);
     s.wait_for("cluster › rank 5");
     s.keys(&["Escape"]);
+    s.wait_for(GRID);
+    // `m` the metric, `g` the stage's replicas in one cell (in this pane `g` is not `first`),
+    // `t` the topology and back.
+    s.keys(&["m"]);
+    s.wait_for("collective wait vs median");
+    s.keys(&["g"]);
+    s.wait_for("cells: dp");
+    s.keys(&["t"]);
+    s.wait_for("topology: 1 node(s)");
+    s.keys(&["t"]);
     s.wait_for(GRID);
     s.keys(&["q"]);
     s.wait_for("exit=0");

@@ -370,6 +370,7 @@ fn tiles(axes: &[Axis], world: u32) -> bool {
 }
 
 pub mod health;
+pub mod topology;
 
 #[cfg(test)]
 mod tests;

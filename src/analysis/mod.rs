@@ -132,6 +132,8 @@ pub struct Analysis {
     pub layout: Option<layout::Layout>,
     /// Each communication group's health, by the layout dimension it runs along.
     pub group_health: Vec<layout::health::GroupHealth>,
+    /// Nodes and the traffic per link type, with the slow links.
+    pub topology: layout::topology::Topology,
     /// The critical path of the window (`None`: no such window, or no events in it).
     pub critical_path: Option<critical_path::CriticalPath>,
     /// The steps in scope replayed: self-check, ideal, each finding's fix, the slowdown.
@@ -240,11 +242,7 @@ fn rank_sets(job: &Job, spans: &[Vec<StepSpan>]) -> RankSets {
 pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     let began = Instant::now();
     let scope = opts.scope;
-    let devices = if opts.devices.is_empty() {
-        roofline::peaks::embedded()
-    } else {
-        opts.devices.clone()
-    };
+    let devices = opts.peaks();
     let spans: Vec<Vec<StepSpan>> = job.ranks.par_iter().map(steps::rank_spans).collect();
     let RankSets {
         rows: all_rows,
@@ -261,18 +259,15 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     let comm = comm::analyze(job, &compute, &span_ns, &opts.comm, scope.step, &devices);
     drop(compute);
     let slow_steps = cluster::slow_steps(&step_times::step_times(&all_rows), &all_rows, &comm);
-    let p2p_stages = cluster::stages(&comm, &all_rows, scope.step);
-    let layout = layout::layout(job, Some(&comm), p2p_stages.as_deref());
-    let mut stages = p2p_stages.or_else(|| {
-        let ranks: Vec<RankId> = job.ranks.iter().map(|r| r.id).collect();
-        cluster::stages_of_layout(layout.as_ref()?, &ranks, &comm, &all_rows, scope.step)
-    });
-    if let Some(s) = stages.as_mut() {
-        cluster::name_heavier_ops(job, s, scope.step);
-    }
+    let Split {
+        layout,
+        stages,
+        group_health,
+        link_matrix,
+        topology,
+    } = split(job, &comm, &all_rows, scope.step);
     let (stragglers, imbalance) =
         cluster::stragglers(job, &comm, &all_rows, &spans, scope.step, stages.as_deref());
-    let group_health = layout::health::group_health(&comm, layout.as_ref(), scope.step);
     let slowest_step = step_times::slowest(&step_times);
     let window = opts
         .window
@@ -295,10 +290,11 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         imbalance,
         stages,
         group_health,
+        topology,
         layout,
         profiler_checks: profiler_check::step_checks(job),
         transports: comm::transports::transports(job, scope.step),
-        link_matrix: comm::link_matrix::link_matrix(job, scope.step),
+        link_matrix,
         unaligned: comm::unaligned::unaligned(job, in_scope),
         affinity: affinity::affinity(job, in_scope),
         clocks: clocks::clocks(job, &spans, &breakdown),
@@ -321,6 +317,48 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     a.whatif = what_if(&mut a, job, graph, &opts.thresholds);
     a.analysis_ns = began.elapsed().as_nanos() as u64;
     a
+}
+
+/// How the job is split and connected.
+struct Split {
+    layout: Option<layout::Layout>,
+    stages: Option<Vec<cluster::Stage>>,
+    group_health: Vec<layout::health::GroupHealth>,
+    link_matrix: Vec<comm::link_matrix::LinkStat>,
+    topology: layout::topology::Topology,
+}
+
+/// The layout, the pipeline stages (from send/recv, else the layout's pipeline axis) with
+/// the operators that make a heavier stage heavier, each group's health and the topology.
+fn split(job: &Job, comm: &Comm, rows: &[Breakdown], step: Option<StepNo>) -> Split {
+    let p2p_stages = cluster::stages(comm, rows, step);
+    let layout = layout::layout(job, Some(comm), p2p_stages.as_deref());
+    let mut stages = p2p_stages.or_else(|| {
+        let ranks: Vec<RankId> = job.ranks.iter().map(|r| r.id).collect();
+        cluster::stages_of_layout(layout.as_ref()?, &ranks, comm, rows, step)
+    });
+    if let Some(s) = stages.as_mut() {
+        cluster::name_heavier_ops(job, s, step);
+    }
+    let link_matrix = comm::link_matrix::link_matrix(job, step);
+    Split {
+        group_health: layout::health::group_health(comm, layout.as_ref(), step),
+        topology: layout::topology::topology(comm, &link_matrix),
+        layout,
+        stages,
+        link_matrix,
+    }
+}
+
+impl Options {
+    /// The device peak table: the one given, else the embedded one.
+    fn peaks(&self) -> Vec<roofline::peaks::Device> {
+        if self.devices.is_empty() {
+            roofline::peaks::embedded()
+        } else {
+            self.devices.clone()
+        }
+    }
 }
 
 /// Each rank's Σ step span over the steps of `step` (all steps: `None`).

@@ -248,6 +248,13 @@ impl Default for LoadOptions {
     }
 }
 
+/// A job of ranks already read (and checked), assembled as a load assembles them: what a
+/// reader's fuzz target analyses.
+pub fn assemble_drafts(drafts: Vec<RankDraft>, roles: &RoleTable) -> Result<Loaded, Error> {
+    let hints = vec![None; drafts.len()];
+    assemble::assemble(drafts.into_iter().map(Ok).collect(), &hints, roles)
+}
+
 /// The time-range check every rank passes after its reader (`bounds.rs`).
 pub(crate) fn check_bounds(d: &mut RankDraft) -> Result<(), Error> {
     bounds::check(d)

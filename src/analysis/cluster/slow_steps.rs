@@ -63,8 +63,14 @@ pub fn threshold(times: &[Ns]) -> Option<(Ns, Ns)> {
     let mut dev: Vec<Ns> = t.iter().map(|x| (x - median).abs()).collect();
     dev.sort_unstable();
     let mad = median_sorted(&dev);
-    let excess = (mad * MAD_FACTOR_E4 / 10_000).max(median * MIN_EXCESS_PCT / 100);
-    Some((median, median + excess))
+    // In i128: a step time may be days long (a corrupt timestamp inside the range a rank
+    // may span), and days × the MAD factor leave i64.
+    let scaled = |x: Ns, num: i64, den: i64| {
+        let v = i128::from(x) * i128::from(num) / i128::from(den);
+        Ns::try_from(v).unwrap_or(Ns::MAX)
+    };
+    let excess = scaled(mad, MAD_FACTOR_E4, 10_000).max(scaled(median, MIN_EXCESS_PCT, 100));
+    Some((median, median.saturating_add(excess)))
 }
 
 /// The steps whose cluster time (max rank span) exceeds the limit, with the median and the

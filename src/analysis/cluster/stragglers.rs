@@ -173,6 +173,7 @@ pub fn stragglers(
             top: &top,
             sums: &sums,
             medians: &medians,
+            pipeline: stages.is_some(),
         };
         let names: BTreeMap<RankId, String> = waits
             .ranks
@@ -413,6 +414,8 @@ struct Domain<'a> {
     sums: &'a PartSums,
     /// Per own-work part, the members' median Σ.
     medians: &'a [Ns; 4],
+    /// The job is a pipeline (stages known).
+    pipeline: bool,
 }
 
 /// One rank that arrived last at least once, judged for persistence.
@@ -451,7 +454,12 @@ fn straggler(d: &Domain, rank: RankId, a: RankWaits) -> Straggler {
     } else {
         share >= STRAGGLER_SHARE
     };
-    let flagged = persistent && a.late_entry * 2 < a.imposed;
+    // In a pipeline, a loaded rank late with no own work above its peers' was held up in
+    // its receives by another stage: paced by the pipeline (a heavier stage, or a slow
+    // worker there, which its own stage's domain shows), not slow itself.
+    let loaded = a.measured < a.instances || a.instances == 0;
+    let paced = d.pipeline && loaded && excess.is_empty();
+    let flagged = persistent && a.late_entry * 2 < a.imposed && !paced;
     Straggler {
         group: group.to_string(),
         rank,
@@ -465,7 +473,7 @@ fn straggler(d: &Domain, rank: RankId, a: RankWaits) -> Straggler {
         steps_with_wait,
         flagged,
         excess,
-        loaded: a.measured < a.instances || a.instances == 0,
+        loaded,
         worst_collective: None,
         steps: a
             .steps
@@ -549,10 +557,44 @@ mod tests {
                 top: &top,
                 sums: &s,
                 medians: &medians,
+                pipeline: false,
             };
             straggler(&d, RankId(2), RankWaits::default()).excess
         };
         assert!(excess(470).is_empty());
         assert_eq!(excess(471)[0].rank_ns, 471);
+    }
+
+    #[test]
+    fn in_a_pipeline_a_late_rank_without_excess_is_paced_not_slow() {
+        // Rank 2 imposed all of the domain's 10 ns of waiting (share 1 ≥ 0.5, too few steps
+        // for persistence): a straggler — unless the job is a pipeline and its own work is
+        // no more than its peers' (400, 420, 420: no excess), when it waited in receives.
+        let (medians, _) = part_spread(&sums([400, 420, 420]), "0");
+        let (top, any_group) = (BTreeMap::new(), BTreeMap::new());
+        let judged = |pipeline: bool, top_work: Ns| {
+            let s = sums([400, 420, top_work]);
+            let d = Domain {
+                any_group: &any_group,
+                group: "0",
+                members: 3,
+                total_wait: 10,
+                top: &top,
+                sums: &s,
+                medians: &medians,
+                pipeline,
+            };
+            let a = RankWaits {
+                last: 2,
+                instances: 2,
+                imposed: 10,
+                ..RankWaits::default()
+            };
+            straggler(&d, RankId(2), a).flagged
+        };
+        assert!(judged(false, 420));
+        assert!(!judged(true, 420));
+        // Slow itself (471 over a median of 420 by more than 5% of the span): still one.
+        assert!(judged(true, 471));
     }
 }

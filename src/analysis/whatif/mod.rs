@@ -19,8 +19,8 @@ pub mod transfers;
 
 pub use fix::{CommKind, Context, Fix};
 pub use replay::ReplayCheck;
-pub use step::{StepReplay, check};
-pub use steps::{StepWhatIf, WhatIf, run, unreplayable};
+pub use step::{StepReplay, check, unreplayable};
+pub use steps::{StepWhatIf, WhatIf, run};
 
 /// The replay error above which the graph is taken not to explain the step (no saving is
 /// claimed from it).

@@ -13,6 +13,24 @@ use crate::time::Ns;
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
+/// Why a job's steps cannot be replayed: a summary-only rank has its HCCL ops but not the
+/// work between them, so its ops would replay as rigid waits (`None`: they can be).
+pub fn unreplayable(job: &Job) -> Option<String> {
+    let summary: Vec<String> = job
+        .ranks
+        .iter()
+        .filter(|r| r.summary_only)
+        .map(|r| r.id.to_string())
+        .collect();
+    (!summary.is_empty()).then(|| {
+        format!(
+            "not replayed: rank(s) {} are summary only (their work between HCCL ops is not in \
+             the input); findings keep their rules' estimates",
+            summary.join(", ")
+        )
+    })
+}
+
 /// Replays step `step` of the job with its measured durations.
 pub fn check(job: &Job, comm: &Comm, step: StepNo) -> Option<ReplayCheck> {
     Some(StepReplay::new(job, comm, step)?.check())
@@ -57,7 +75,7 @@ pub struct StepReplay<'a> {
 impl<'a> StepReplay<'a> {
     /// Step `step` of the job; `None` without events in it or with a cyclic graph.
     pub fn new(job: &'a Job, comm: &'a Comm, step: StepNo) -> Option<StepReplay<'a>> {
-        if super::steps::unreplayable(job).is_some() {
+        if unreplayable(job).is_some() {
             return None;
         }
         let (g, _) = build_graph(job, comm, &Window::Step(step))?;

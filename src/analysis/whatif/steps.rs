@@ -65,24 +65,6 @@ pub struct WhatIf {
     pub not_replayed: Option<String>,
 }
 
-/// Why a job's steps cannot be replayed: a summary-only rank has its HCCL ops but not the
-/// work between them, so its ops would replay as rigid waits (`None`: they can be).
-pub fn unreplayable(job: &Job) -> Option<String> {
-    let summary: Vec<String> = job
-        .ranks
-        .iter()
-        .filter(|r| r.summary_only)
-        .map(|r| r.id.to_string())
-        .collect();
-    (!summary.is_empty()).then(|| {
-        format!(
-            "not replayed: rank(s) {} are summary only (their work between HCCL ops is not in \
-             the input); findings keep their rules' estimates",
-            summary.join(", ")
-        )
-    })
-}
-
 impl WhatIf {
     /// The largest replay error over the steps.
     pub fn replay_error(&self) -> f64 {
@@ -127,7 +109,7 @@ pub fn run(
     prebuilt: Option<(StepNo, Graph)>,
     fixes: &[Vec<Fix>],
 ) -> WhatIf {
-    if let Some(why) = unreplayable(job) {
+    if let Some(why) = super::step::unreplayable(job) {
         return WhatIf {
             not_replayed: Some(why),
             ..WhatIf::default()

@@ -146,8 +146,8 @@ fn tables(dir: &RankDir) -> Result<Tables, Error> {
     Ok(t)
 }
 
-/// One summary-only rank from its step rows and ops.
-fn draft(
+/// One summary-only rank from its step rows and ops (`warnings` are moved into its notes).
+pub fn draft(
     label: &str,
     mut steps: Vec<ProfilerStep>,
     ops: Vec<(Option<u32>, OpTiming)>,
@@ -334,5 +334,52 @@ mod tests {
             r.collectives[1].group.map(|g| strings.resolve(g)),
             Some("7")
         );
+    }
+
+    /// A day of ns: the largest step summary value the property tries.
+    const DAY: Ns = 86_400_000_000_000;
+
+    proptest::proptest! {
+        /// A summary-only rank built from any step rows and HCCL ops (starts anywhere in the
+        /// range the readers accept, values up to a day) is refused in one line or loads,
+        /// analyses, and breaks each step down into parts that sum to its span exactly.
+        #[test]
+        fn summary_ranks_load_or_refuse_and_partition(
+            rows in proptest::collection::vec((0u32..6, 0..DAY, 0..DAY, 0..DAY, 0..DAY), 1..6),
+            ops in proptest::collection::vec(
+                (0u32..7, crate::time::MIN_NS..crate::time::MAX_NS, 0..DAY, 0u8..3), 0..12),
+        ) {
+            let mut seen = BTreeSet::new();
+            let steps: Vec<ProfilerStep> = rows
+                .iter()
+                .filter(|r| seen.insert(r.0))
+                .map(|&(n, c, m, o, f)| ProfilerStep {
+                    overlapped: o,
+                    ..row(Some(n), c, m, f)
+                })
+                .collect();
+            let ops = ops
+                .iter()
+                .map(|&(n, start, elapse, g)| {
+                    let o = OpTiming { group: g.to_string(), ..op(n, start, elapse) };
+                    (None, o)
+                })
+                .collect();
+            let Ok(mut d) = draft("p", steps, ops, &mut Vec::new()) else {
+                return Ok(());
+            };
+            if crate::ingest::check_bounds(&mut d).is_err() {
+                return Ok(());
+            }
+            let roles = crate::ingest::roles::RoleTable::embedded();
+            let loaded = crate::ingest::assemble_drafts(vec![d], &roles).expect("one rank");
+            let a = crate::analysis::analyze(&loaded.job, &Default::default());
+            for b in &a.breakdown {
+                let parts = b.compute_ns + b.overlap_ns + b.comm_ns + b.memory_ns
+                    + b.host_bound_ns + b.free_ns;
+                proptest::prop_assert_eq!(parts, b.span_ns);
+                proptest::prop_assert!(b.free_ns >= 0 && b.compute_ns >= 0 && b.comm_ns >= 0);
+            }
+        }
     }
 }

@@ -127,7 +127,7 @@ fn header(sink: &mut JsonSink, spec: DemoSpec) {
 }
 
 /// The process groups of the job: (name, description, ranks) — the default group, the
-/// second gradient group when buckets use two streams, the pipeline pairs.
+/// second gradient group when buckets use two streams, the pipeline pairs and stages.
 fn process_groups(spec: DemoSpec) -> Vec<(String, &'static str, Vec<u32>)> {
     let all: Vec<u32> = (0..spec.ranks).collect();
     let mut v = vec![("0".to_string(), "default_pg", all.clone())];
@@ -136,6 +136,9 @@ fn process_groups(spec: DemoSpec) -> Vec<(String, &'static str, Vec<u32>)> {
     }
     for (name, pair) in pipeline::groups(spec) {
         v.push((name, "pipeline", pair.to_vec()));
+    }
+    for (name, ranks) in pipeline::stage_groups(spec) {
+        v.push((name, "dp", ranks));
     }
     v
 }

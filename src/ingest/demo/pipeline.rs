@@ -47,9 +47,27 @@ pub(super) fn groups(spec: DemoSpec) -> Vec<(String, [u32; 2])> {
         .collect()
 }
 
+/// The stage of a rank (0: the first).
+pub(super) fn stage_of(spec: DemoSpec, rank: u32) -> usize {
+    usize::from(!first_stage(spec).contains(&rank))
+}
+
+/// The data-parallel process groups of a pipeline job: each stage's ranks, whose gradients
+/// are all-reduced at the end of the step.
+pub(super) fn stage_groups(spec: DemoSpec) -> Vec<(String, Vec<u32>)> {
+    if !spec.knobs().pipeline {
+        return Vec::new();
+    }
+    let half = spec.ranks / 2;
+    vec![
+        ("dp0".to_string(), (0..half).collect()),
+        ("dp1".to_string(), (half..spec.ranks).collect()),
+    ]
+}
+
 impl RankSim<'_> {
     /// A pipeline step from host start `t0`; returns the host end and when each of this
-    /// rank's sends ended.
+    /// rank's sends ended, then when its stage's gradient all-reduce was ready to start.
     pub(super) fn pipeline_step(&mut self, t0: Ns, plan: &StepPlan) -> (Ns, Vec<Ns>) {
         let arrivals = plan
             .arrivals
@@ -70,7 +88,51 @@ impl RankSim<'_> {
             let layers = self.knobs.first_stage_layers * scale..LAYERS * scale;
             self.second_stage(h, layers, &arrivals, &mut sent)
         };
+        let stage = stage_of(self.spec, self.rank);
+        let (h, ready) = self.stage_allreduce(h, plan.allreduce_ends.get(stage).copied());
+        sent.push(ready);
         (self.optimizer_and_sync(h + 20_000), sent)
+    }
+
+    /// The stage's gradient all-reduce over its data-parallel group, launched from the main
+    /// thread at `h` once the backward is done; it ends at `end` (its last member's start
+    /// plus the transfer), or is only timed when `end` is not known yet. Returns the host
+    /// time after the launch and when the kernel was ready to start.
+    fn stage_allreduce(&mut self, h: Ns, end: Option<Ns>) -> (Ns, Ns) {
+        self.ext += 1;
+        self.corr += 1;
+        let stage = stage_of(self.spec, self.rank);
+        let (name, ranks) = &stage_groups(self.spec)[stage];
+        let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
+        let elems = self.spec.bucket_elems();
+        let meta = format!(
+            r#", "Collective name": "allreduce", "In msg nelems": {elems}, "Out msg nelems": {elems}, "Group size": {}, "dtype": "BFloat16", "Process Group Name": "{name}", "Process Group Description": "dp", "Process Group Ranks": "[{}]""#,
+            ranks.len(),
+            list.join(", ")
+        );
+        let op_args = format!(r#"{{"External id": {}, "Ev Idx": 0{meta}}}"#, self.ext);
+        self.sink.x(
+            "cpu_op",
+            "record_param_comms",
+            Tid::Main,
+            h,
+            45_000,
+            &op_args,
+        );
+        let launch = h + 30_000;
+        self.runtime(Tid::Main, "cudaLaunchKernel", 211, launch, 7_000);
+        let ready = (launch + 10_000)
+            .max(self.compute_free)
+            .max(self.comm_free[0]);
+        if let Some(end) = end {
+            let end = end.max(ready);
+            self.comm_free[0] = end;
+            self.compute_free = self.compute_free.max(end);
+            self.kernel(super::layer::NCCL_AR, Tid::Comm, ready, end - ready, &meta);
+            self.sink
+                .flow(self.corr, Tid::Main, launch, Tid::Comm, ready);
+        }
+        (h + 45_000, ready)
     }
 
     /// Every forward with its send, then every receive with its backward.

@@ -31,11 +31,14 @@ pub enum Scenario {
     /// Gradient buckets all-reduced on two streams at once, behind a straggler: the waits
     /// of overlapping collectives must count once.
     OverlappingBuckets,
+    /// Two balanced pipeline stages, and one slow worker (rank 3's kernels 25% slower) in
+    /// the first: a straggler inside a pipeline, not a stage imbalance.
+    PipelineStraggler,
 }
 
 impl Scenario {
     /// Every scenario, the default first.
-    pub const ALL: [Scenario; 11] = [
+    pub const ALL: [Scenario; 12] = [
         Scenario::Default,
         Scenario::Straggler,
         Scenario::SlowStep,
@@ -47,6 +50,7 @@ impl Scenario {
         Scenario::GraphCapture,
         Scenario::SkewedClocksButHealthy,
         Scenario::OverlappingBuckets,
+        Scenario::PipelineStraggler,
     ];
 
     /// The name `--scenario` takes.
@@ -63,6 +67,7 @@ impl Scenario {
             Scenario::GraphCapture => "graph-capture",
             Scenario::SkewedClocksButHealthy => "skewed-clocks-but-healthy",
             Scenario::OverlappingBuckets => "overlapping-buckets",
+            Scenario::PipelineStraggler => "pipeline-straggler",
         }
     }
 
@@ -78,6 +83,9 @@ impl Scenario {
                 "a straggler (rank 3, 25% slower kernels) and a 300 ms data-loader pause (rank 5, step 13)"
             }
             Scenario::Straggler => "rank 3's kernels run 25% slower in every step; the others wait",
+            Scenario::PipelineStraggler => {
+                "two balanced pipeline stages; rank 3 of the first runs its kernels 25% slower"
+            }
             Scenario::SlowStep => "every rank's kernels run 60% longer in step 13 (long sequences)",
             Scenario::StageImbalance => {
                 "two pipeline stages, the second with 1.3x the layers; the first waits in receives"
@@ -108,7 +116,9 @@ impl Scenario {
     pub fn expected_rule(self) -> Option<&'static str> {
         match self {
             Scenario::Default | Scenario::Dataloader => Some("dataloader"),
-            Scenario::Straggler | Scenario::OverlappingBuckets => Some("straggler"),
+            Scenario::Straggler | Scenario::OverlappingBuckets | Scenario::PipelineStraggler => {
+                Some("straggler")
+            }
             Scenario::SlowStep => Some("slow_step"),
             Scenario::StageImbalance => Some("stage_imbalance"),
             Scenario::SmallMessages => Some("small_messages"),
@@ -127,10 +137,12 @@ impl Scenario {
         let k = self.knobs();
         Some(match self {
             Scenario::Default => Knobs { pause: None, ..k },
-            Scenario::Straggler | Scenario::OverlappingBuckets => Knobs {
-                straggler: None,
-                ..k
-            },
+            Scenario::Straggler | Scenario::OverlappingBuckets | Scenario::PipelineStraggler => {
+                Knobs {
+                    straggler: None,
+                    ..k
+                }
+            }
             Scenario::SlowStep => Knobs {
                 slow_step_pct: 0,
                 ..k
@@ -210,6 +222,13 @@ impl Scenario {
                 pause: None,
                 split: 3,
                 comm_streams: 2,
+                ..base
+            },
+            // The stages as even as whole layers allow (11 | 12 of 23).
+            Scenario::PipelineStraggler => Knobs {
+                pause: None,
+                pipeline: true,
+                first_stage_layers: 11,
                 ..base
             },
         }

@@ -117,9 +117,20 @@ fn pipeline_plan(spec: DemoSpec, step: u32, cursors: &[Cursor]) -> StepPlan {
         arrivals[second] = acts;
         arrivals[first] = grads;
     }
-    StepPlan {
+    // Each stage's gradient all-reduce: its last member's ready time plus the transfer.
+    let timed = StepPlan {
         allreduce_ends: Vec::new(),
         arrivals,
+    };
+    let mut ends = vec![0 as Ns; 2];
+    for (r, c) in cursors.iter().enumerate() {
+        let ready = time_step(spec, r as u32, step, c, &timed).2.last().copied();
+        let s = pipeline::stage_of(spec, r as u32);
+        ends[s] = ends[s].max(ready.unwrap_or(0));
+    }
+    StepPlan {
+        allreduce_ends: ends.into_iter().map(|e| e + transfer_ns(spec)).collect(),
+        arrivals: timed.arrivals,
     }
 }
 

@@ -22,6 +22,12 @@ pub fn words(c: &Claim) -> Words {
             *loaded,
             collective.as_deref(),
         ),
+        Claim::SlowWorker {
+            rank,
+            stage,
+            compute_ns,
+            excess_ns,
+        } => slow_worker(*rank, *stage, *compute_ns, *excess_ns),
         Claim::SlowStep(s) if s.shared_growth => Words {
             title: slow_step_title(s),
             cause: "every rank did more work in this step: a larger or longer batch (variable sequence lengths), a recompilation or a cluster-wide slowdown",
@@ -75,6 +81,28 @@ pub fn words(c: &Claim) -> Words {
                 "check for shared or oversubscribed hosts (CPU cores, NICs)",
             ],
         },
+    }
+}
+
+/// A slow worker of a pipeline stage in words.
+fn slow_worker(
+    rank: crate::model::RankId,
+    stage: u32,
+    compute_ns: crate::time::Ns,
+    excess_ns: crate::time::Ns,
+) -> Words {
+    Words {
+        title: format!(
+            "rank {rank} is a straggler in pipeline stage {stage}: it computes {} per step, {} more than its stage's median worker",
+            human(compute_ns),
+            human(excess_ns)
+        ),
+        cause: "one worker of a balanced stage runs its work slower than its peers: the stages it exchanges with wait in receives for it",
+        suggestions: &[
+            "compare the rank's kernels with a peer's of the same stage (the layout pane puts them side by side)",
+            "check its node: thermal throttling, clocks, a noisy neighbour, a slower device (isolate or replace the node)",
+            "check data/work balance: uneven sequence lengths or shards on that rank",
+        ],
     }
 }
 

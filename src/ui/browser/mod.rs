@@ -190,6 +190,8 @@ pub struct Browser {
     pub jumps: Vec<jumps::Place>,
     /// The comm pane's state.
     pub comm: CommView,
+    /// The layout pane's metric, cell grouping and view.
+    pub layout: panes::layout_view::LayoutView,
     /// The advisor's detail scroll: (finding row it is for, lines scrolled).
     pub advisor_scroll: (usize, u16),
     /// The what-if pane shows the replayed step alone (Enter toggles).
@@ -240,6 +242,7 @@ impl Browser {
             search: Search::default(),
             jumps: Vec::new(),
             comm: CommView::default(),
+            layout: Default::default(),
             advisor_scroll: (0, 0),
             whatif_zoom: false,
             op_scroll: (None, 0),

@@ -95,8 +95,24 @@ pub enum Action {
     NarrowSteps,
     /// Read the inspected band's args (when reading them is not cheap).
     ReadArgs,
-    /// Cycle the comm matrix metric.
+    /// Cycle the pane's metric (the comm matrix's, the layout's).
     CycleMetric,
+    /// Cycle which dimension the layout groups into a cell.
+    CycleGrouping,
+    /// The layout pane's other layout: the topology (nodes and links).
+    Topology,
+}
+
+impl Action {
+    /// A pane's own action: its key may also be bound to a global action, and wins in the
+    /// panes that list it among their commands (`g`: the first row, in the layout pane the
+    /// grouping).
+    pub fn is_local(self) -> bool {
+        matches!(
+            self,
+            Action::CycleMetric | Action::CycleGrouping | Action::Topology
+        )
+    }
 }
 
 actions! {
@@ -112,6 +128,7 @@ actions! {
     PrevOfKind => "prev_of_kind", NextBand => "next_band", PrevBand => "prev_band",
     MarkRange => "mark_range", Inspector => "inspector", WidenSteps => "widen_steps",
     NarrowSteps => "narrow_steps", ReadArgs => "read_args", CycleMetric => "cycle_metric",
+    CycleGrouping => "cycle_grouping", Topology => "topology",
 }
 
 /// A key with its modifiers (shift folded into the character).
@@ -134,6 +151,8 @@ pub struct Keymap {
     /// Bindings in [`Action::ALL`] order.
     pub bindings: Vec<Binding>,
     lookup: HashMap<Key, Action>,
+    /// Keys of pane actions ([`Action::is_local`]).
+    local: HashMap<Key, Vec<Action>>,
 }
 
 /// Parses a key name (`q`, `ctrl-c`, `enter`, `backtab`, `f5`).
@@ -223,6 +242,7 @@ impl Keymap {
             }
         }
         let mut lookup: HashMap<Key, (Action, usize)> = HashMap::new();
+        let mut local: HashMap<Key, Vec<Action>> = HashMap::new();
         let mut bindings = Vec::new();
         for &a in Action::ALL {
             let Some((b, li)) = found.remove(&a) else {
@@ -234,6 +254,10 @@ impl Keymap {
             };
             for k in &b.keys {
                 let key = parse_key(k).map_err(|e| config::key_error(&layers[li], a.name(), e))?;
+                if a.is_local() {
+                    local.entry(key).or_default().push(a);
+                    continue;
+                }
                 if let Some((other, lo)) = lookup.insert(key, (a, li)) {
                     // Blame the later layer: that is the file the user just edited.
                     let (blamed, layer, with) = if lo > li {
@@ -251,12 +275,25 @@ impl Keymap {
             bindings.push(b);
         }
         let lookup = lookup.into_iter().map(|(k, (a, _))| (k, a)).collect();
-        Ok(Keymap { bindings, lookup })
+        Ok(Keymap {
+            bindings,
+            lookup,
+            local,
+        })
     }
 
-    /// The action of a key, if any.
+    /// The global action of a key, if any.
     pub fn action(&self, key: Key) -> Option<Action> {
         self.lookup.get(&key).copied()
+    }
+
+    /// The action of a key where `commands` are the screen's own: one of them bound to the
+    /// key, else the global action.
+    pub fn action_in(&self, key: Key, commands: &[Action]) -> Option<Action> {
+        self.local
+            .get(&key)
+            .and_then(|v| v.iter().find(|a| commands.contains(a)).copied())
+            .or_else(|| self.action(key))
     }
 
     /// The binding of an action.

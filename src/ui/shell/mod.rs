@@ -281,7 +281,7 @@ impl<S: Screen> Shell<S> {
         if self.screen.take_key(key, &mut self.ctx) {
         } else if self.ctx.help {
             self.ctx.help = false;
-        } else if let Some(a) = self.ctx.keymap.action(key) {
+        } else if let Some(a) = self.ctx.keymap.action_in(key, &self.screen.commands()) {
             match a {
                 Action::Quit => self.ctx.quit = true,
                 Action::Help => self.ctx.help = true,

@@ -2,7 +2,7 @@
 
 use super::{Rule, distinct};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
-use crate::analysis::cluster::{Imbalance, SlowStep, Straggler};
+use crate::analysis::cluster::{IMBALANCE, Imbalance, SlowStep, Straggler};
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 use std::collections::BTreeMap;
@@ -49,6 +49,18 @@ pub enum Claim {
         /// The collective it was waited for most in.
         collective: Option<String>,
     },
+    /// A worker of a pipeline stage slower than its stage peers (M_W), where no collective
+    /// shows a late arrival (its partners wait in receives instead).
+    SlowWorker {
+        /// The rank.
+        rank: RankId,
+        /// Its stage.
+        stage: u32,
+        /// Its mean compute per step.
+        compute_ns: Ns,
+        /// Over its stage's median worker, per step.
+        excess_ns: Ns,
+    },
     /// Slow steps (the first one).
     SlowStep(SlowStep),
     /// The slowest pipeline stage sets the pace.
@@ -82,6 +94,9 @@ pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
         })
     };
     let s: Vec<_> = f.stragglers.iter().filter(|s| s.flagged).collect();
+    if s.is_empty() {
+        return slow_worker(f);
+    }
     // The average wait per rank: what the step loses to the straggler, on the per-rank
     // basis of every impact (over the ranks in scope, the straggler's own zero included).
     // At least over the others of its domain: under `--rank` the scope is one rank, yet the
@@ -141,6 +156,39 @@ pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
             .number("instances", Quantity::Count(first.instances))
             .number("imposed_wait_ns", Quantity::Ns(first.imposed_wait_ns))
             .number("top_steps", Quantity::Count(first.top_steps)),
+    )
+}
+
+/// A slow worker inside a pipeline (OSDI'25's M_W): the stages' worker most over its stage's
+/// median, when that is at least [`IMBALANCE`] of the median and its stage is not the one
+/// flagged for the imbalance (a heavier stage is M_S, the stage finding's). Impact: its
+/// excess per step, over the steps.
+fn slow_worker(f: &Facts) -> Option<Draft> {
+    let stages = f.stages?;
+    let (stage, w) = stages
+        .iter()
+        .filter(|s| !s.flagged && s.workers.len() >= 2)
+        .flat_map(|s| s.workers.iter().map(move |w| (s, w)))
+        .filter(|(_, w)| {
+            let median = w.compute_ns - w.excess_ns;
+            w.excess_ns > 0 && w.excess_ns as f64 >= IMBALANCE * median as f64
+        })
+        .max_by_key(|(_, w)| (w.excess_ns, std::cmp::Reverse(w.rank)))?;
+    let steps = f.steps.len().max(1) as Ns;
+    let c = Claim::SlowWorker {
+        rank: w.rank,
+        stage: stage.stage,
+        compute_ns: w.compute_ns,
+        excess_ns: w.excess_ns,
+    };
+    Some(
+        Draft::new(w.excess_ns * steps, claim(c))
+            .focus(Focus::LateArrival(w.rank))
+            .ranks([w.rank])
+            .steps(f.steps.iter().map(|s| s.step))
+            .ops(["compute"])
+            .number("compute_ns", Quantity::Ns(w.compute_ns))
+            .number("excess_ns", Quantity::Ns(w.excess_ns)),
     )
 }
 
@@ -224,4 +272,63 @@ pub fn rank_imbalance(f: &Facts, _: &Thresholds) -> Option<Draft> {
         .number("max_ns", Quantity::Ns(worst.max_ns))
         .number("min_ns", Quantity::Ns(worst.min_ns)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::cluster::{Stage, Worker};
+    use crate::analysis::step_times::StepTime;
+
+    fn worker(rank: u32, compute_ns: Ns, median: Ns) -> Worker {
+        Worker {
+            rank: RankId(rank),
+            compute_ns,
+            excess_ns: compute_ns - median,
+        }
+    }
+
+    #[test]
+    fn a_slow_worker_of_a_balanced_stage_is_a_straggler() {
+        // Stage 0: ranks 0-2 at 100, rank 3 at 125 (median 100): +25, over 5% of 100.
+        // Stage 1 is even. Three steps: impact 25 × 3 = 75.
+        let stage = |k, workers: Vec<Worker>| Stage {
+            stage: k,
+            ranks: workers.iter().map(|w| w.rank).collect(),
+            workers,
+            ..Stage::default()
+        };
+        let stages = vec![
+            stage(
+                0,
+                vec![
+                    worker(0, 100, 100),
+                    worker(1, 100, 100),
+                    worker(2, 100, 100),
+                    worker(3, 125, 100),
+                ],
+            ),
+            stage(1, vec![worker(4, 101, 101), worker(5, 101, 101)]),
+        ];
+        let steps: Vec<StepTime> = (1..=3)
+            .map(|n| StepTime {
+                step: StepNo(n),
+                ..StepTime::default()
+            })
+            .collect();
+        let f = Facts::new(&steps, &[]).cluster(&[], &[], &[], Some(&stages));
+        let d = straggler(&f, &Thresholds::default()).expect("a slow worker");
+        assert_eq!(d.impact_ns, 75);
+        assert_eq!(d.evidence.ranks, [RankId(3)]);
+        // 4% over its stage's median is within the spread of peers: no finding.
+        let mut even = stages.clone();
+        even[0].workers[3] = worker(3, 104, 100);
+        let f = Facts::new(&steps, &[]).cluster(&[], &[], &[], Some(&even));
+        assert!(straggler(&f, &Thresholds::default()).is_none());
+        // In the flagged (heavier) stage, the excess is the stage's: M_S, not M_W.
+        let mut heavy = stages.clone();
+        heavy[0].flagged = true;
+        let f = Facts::new(&steps, &[]).cluster(&[], &[], &[], Some(&heavy));
+        assert!(straggler(&f, &Thresholds::default()).is_none());
+    }
 }

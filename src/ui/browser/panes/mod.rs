@@ -9,6 +9,7 @@ pub mod critical;
 pub mod device;
 pub mod inspector;
 pub mod layout;
+pub mod layout_view;
 pub mod operator;
 pub mod overview;
 mod parts;
@@ -18,6 +19,7 @@ pub mod roofline;
 pub mod timeline;
 mod timeline_cursor;
 mod timeline_nav;
+mod topology;
 mod transports;
 pub mod whatif;
 
