@@ -547,19 +547,7 @@ mod tests {
         let excess = |top: Ns| {
             let s = sums([400, 420, top]);
             let (medians, _) = part_spread(&s, "0");
-            let top = BTreeMap::new();
-            let any_group = BTreeMap::new();
-            let d = Domain {
-                any_group: &any_group,
-                group: "0",
-                members: 3,
-                total_wait: 10,
-                top: &top,
-                sums: &s,
-                medians: &medians,
-                pipeline: false,
-            };
-            straggler(&d, RankId(2), RankWaits::default()).excess
+            judge(&s, &medians, false, RankWaits::default()).excess
         };
         assert!(excess(470).is_empty());
         assert_eq!(excess(471)[0].rank_ns, 471);
@@ -571,30 +559,34 @@ mod tests {
         // for persistence): a straggler — unless the job is a pipeline and its own work is
         // no more than its peers' (400, 420, 420: no excess), when it waited in receives.
         let (medians, _) = part_spread(&sums([400, 420, 420]), "0");
-        let (top, any_group) = (BTreeMap::new(), BTreeMap::new());
         let judged = |pipeline: bool, top_work: Ns| {
-            let s = sums([400, 420, top_work]);
-            let d = Domain {
-                any_group: &any_group,
-                group: "0",
-                members: 3,
-                total_wait: 10,
-                top: &top,
-                sums: &s,
-                medians: &medians,
-                pipeline,
-            };
             let a = RankWaits {
                 last: 2,
                 instances: 2,
                 imposed: 10,
                 ..RankWaits::default()
             };
-            straggler(&d, RankId(2), a).flagged
+            judge(&sums([400, 420, top_work]), &medians, pipeline, a).flagged
         };
         assert!(judged(false, 420));
         assert!(!judged(true, 420));
         // Slow itself (471 over a median of 420 by more than 5% of the span): still one.
         assert!(judged(true, 471));
+    }
+
+    /// Rank 2 of a 3-rank domain with 10 ns of waiting, judged with these sums.
+    fn judge(s: &PartSums, medians: &[Ns; 4], pipeline: bool, a: RankWaits) -> Straggler {
+        let (top, any_group) = (BTreeMap::new(), BTreeMap::new());
+        let d = Domain {
+            any_group: &any_group,
+            group: "0",
+            members: 3,
+            total_wait: 10,
+            top: &top,
+            sums: s,
+            medians,
+            pipeline,
+        };
+        straggler(&d, RankId(2), a)
     }
 }
