@@ -142,13 +142,21 @@ impl Layout {
 /// The layout of `job` from its declarations, else from its collectives' groups (`comm`)
 /// and the pipeline `stages`; `None` for a single rank or a world beyond [`MAX_WORLD`].
 pub fn layout(job: &Job, comm: Option<&Comm>, stages: Option<&[Stage]>) -> Option<Layout> {
-    // The world: as declared, else every rank loaded or named by a collective's group.
+    // The world: as declared, else every rank loaded or named by a group a collective ran
+    // in (a group no call used may be a size estimate: HCCL's matrix indexes).
     let loaded = job.ranks.iter().map(|r| r.id.0.saturating_add(1)).max();
-    let named = comm
-        .iter()
-        .flat_map(|c| &c.calls.groups)
-        .flat_map(|g| g.members.iter().map(|r| r.0.saturating_add(1)))
-        .max();
+    let named = comm.and_then(|c| {
+        let used: std::collections::BTreeSet<u32> = c.instances().map(|(i, _)| i.group).collect();
+        used.iter()
+            .filter_map(|&g| c.calls.groups.get(g as usize))
+            .flat_map(|g| g.members.iter().map(|r| r.0.saturating_add(1)))
+            .max()
+    });
+    // One rank and nothing declared: any split would be a guess.
+    let declared = job.world_size.is_some() || job.parallel.is_some() || !job.groups.is_empty();
+    if job.ranks.len() < 2 && !declared {
+        return None;
+    }
     let world = job
         .world_size
         .unwrap_or(0)

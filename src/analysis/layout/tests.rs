@@ -132,6 +132,17 @@ fn runs_are_evenly_spaced_ranks() {
     assert_eq!(r(&[5]), None);
     // A single rank has no layout, nor a world no job has (a hostile `world_size`).
     assert!(layout(&job(1, &[], None), None, None).is_none());
+    // Rank 9 loaded alone, nothing declared: any split would be a guess. Declared world 16:
+    // the rest is data parallel.
+    let mut lone = job(1, &[], None);
+    lone.ranks[0].id = RankId(9);
+    lone.world_size = None;
+    assert!(layout(&lone, None, None).is_none());
+    lone.world_size = Some(16);
+    assert_eq!(
+        layout(&lone, None, None).map(|l| l.shape()).as_deref(),
+        Some("DP 16")
+    );
     let mut huge = job(2, &[], None);
     huge.world_size = Some(u32::MAX);
     assert!(layout(&huge, None, None).is_none());
