@@ -119,11 +119,19 @@ impl<'a> Context<'a> {
 impl StepReplay<'_> {
     /// The step's replay weights with `fixes` applied in order.
     pub fn weights(&self, cx: &Context, fixes: &[Fix]) -> Vec<Option<Ns>> {
-        let mut w = self.base.w.clone();
-        for (k, f) in fixes.iter().enumerate() {
-            self.apply_to(cx, f, &mut w, k == 0);
-        }
+        let mut w = Vec::new();
+        self.weights_into(cx, fixes, &mut w);
         w
+    }
+
+    /// [`Self::weights`] into `w`, reusing its memory (a step replays a dozen fix lists:
+    /// fresh vectors of millions of edges each were mostly the kernel zeroing pages).
+    pub fn weights_into(&self, cx: &Context, fixes: &[Fix], w: &mut Vec<Option<Ns>>) {
+        w.clear();
+        w.extend_from_slice(&self.base.w);
+        for (k, f) in fixes.iter().enumerate() {
+            self.apply_to(cx, f, w, k == 0);
+        }
     }
 
     /// What the host transforms ask of each edge (found on first use).

@@ -306,8 +306,16 @@ impl Baseline {
     /// raise or drop the measured edges): every node at the latest of its live predecessors
     /// plus the edge's weight, a node left without one at its measured time.
     pub fn replay(&self, g: &Graph, w: &[Option<Ns>]) -> Vec<Ns> {
+        let mut t = Vec::new();
+        self.replay_into(g, w, &mut t);
+        t
+    }
+
+    /// [`Self::replay`] into `t`, reusing its memory.
+    pub fn replay_into(&self, g: &Graph, w: &[Option<Ns>], t: &mut Vec<Ns>) {
         let ne = g.edges.len();
-        let mut t: Vec<Ns> = vec![0; self.at.len()];
+        t.clear();
+        t.resize(self.at.len(), 0);
         for &v in &self.order {
             let v = v as usize;
             let (a, b) = (self.first[v] as usize, self.first[v + 1] as usize);
@@ -324,7 +332,6 @@ impl Baseline {
             }
             t[v] = best.unwrap_or(self.at[v]);
         }
-        t
     }
 }
 

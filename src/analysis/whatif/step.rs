@@ -172,7 +172,12 @@ impl<'a> StepReplay<'a> {
 
     /// The step time replayed with weights `w` (latest node − the measured start).
     pub fn time_with(&self, w: &[Option<Ns>]) -> Ns {
-        let t = self.replay(w);
+        self.time_with_in(w, &mut Vec::new())
+    }
+
+    /// [`Self::time_with`] replaying into `t` (its memory reused).
+    pub fn time_with_in(&self, w: &[Option<Ns>], t: &mut Vec<Ns>) -> Ns {
+        self.base.replay_into(&self.g, w, t);
         t.iter()
             .copied()
             .max()

@@ -151,6 +151,8 @@ fn one_step(s: &StepReplay, cx: &Context, fixes: &[Vec<Fix>]) -> (StepWhatIf, Op
     // Each list of fixes is replayed once (a finding's fix may also be a part's), and not
     // at all when it changes no weight.
     let memo: RefCell<Vec<(Vec<Fix>, Ns, bool)>> = RefCell::default();
+    // The weights and node times of one replay, their memory reused by the next.
+    let scratch: RefCell<(Vec<Option<Ns>>, Vec<Ns>)> = RefCell::default();
     let replayed = |f: &[Fix]| -> (Ns, bool) {
         if !explains {
             return (s.measured_ns, false);
@@ -158,10 +160,11 @@ fn one_step(s: &StepReplay, cx: &Context, fixes: &[Vec<Fix>]) -> (StepWhatIf, Op
         if let Some(x) = memo.borrow().iter().find(|x| x.0 == f) {
             return (x.1, x.2);
         }
-        let w = s.weights(cx, f);
-        let touched = w != s.base.w;
+        let (w, t) = &mut *scratch.borrow_mut();
+        s.weights_into(cx, f, w);
+        let touched = *w != s.base.w;
         let time = if touched {
-            s.time_with(&w)
+            s.time_with_in(w, t)
         } else {
             s.replayed_ns
         };
