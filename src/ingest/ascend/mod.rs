@@ -4,7 +4,8 @@
 //! ([`trace`], with the [`dialect`] that tells device, CANN and HCCL events apart);
 //! `profiler_info`/`profiler_metadata` the rank, groups and environment ([`info`]);
 //! `step_trace_time.csv` the profiler's own step summary, kept to cross-check the
-//! breakdown ([`step_trace`]). Where files are: [`files`].
+//! breakdown ([`step_trace`]); a rank that kept only its summaries is read by [`summary`].
+//! Where files are: [`files`].
 
 pub mod communication;
 pub mod counters;
@@ -299,8 +300,9 @@ fn no_trace(dir: &RankDir) -> Error {
          `torch_npu.profiler.profiler.analyse(\"DIR\")` (MindSpore: \
          `mindspore.profiler.profiler.analyse`), then load the ASCEND_PROFILER_OUTPUT it writes"
     } else {
-        "no trace_view.json, ascend_*_profiler_*.db or kernel_details.csv in the profiler output \
-         (profile with the NPU and CPU activities)"
+        "no trace_view.json, ascend_*_profiler_*.db, kernel_details.csv or step summary \
+         (analysis.db, step_trace_time.csv) in the profiler output (profile with the NPU and \
+         CPU activities)"
     };
     Error::input(&dir.output.display().to_string(), why)
 }
