@@ -123,7 +123,7 @@ fn summary_rank(text: &[u8]) {
     };
     let ops = communication::parse("fuzz.json", json).map_or_else(|_| Vec::new(), |c| c.timings);
     let ops = ops.into_iter().map(|o| (None, o)).collect();
-    let Ok(mut d) = summary::draft("fuzz", steps, ops, &mut Vec::new()) else {
+    let Ok(mut d) = summary::draft("fuzz", steps, ops) else {
         return;
     };
     if crate::ingest::check_bounds(&mut d).is_err() {

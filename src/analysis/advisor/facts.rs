@@ -117,10 +117,8 @@ impl<'a> Facts<'a> {
         else {
             return false;
         };
-        let stage_of = |r: &RankId| stages.iter().find(|s| s.ranks.contains(r)).map(|s| s.stage);
-        let mut of = g.ranks.iter().filter_map(stage_of);
-        let first = of.next();
-        of.any(|s| Some(s) != first)
+        use crate::analysis::cluster::{spans_stages, stage_map};
+        spans_stages(&stage_map(stages), &g.ranks)
     }
 
     /// With the stalled transfers.

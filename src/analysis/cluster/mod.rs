@@ -20,7 +20,8 @@ mod stragglers;
 
 pub use slow_steps::{LastArrivals, SlowStep, slow_steps, threshold};
 pub use stages::{
-    HEAVIER_OPS, Stage, StageOp, StagesFrom, Worker, name_heavier_ops, stages, stages_of_layout,
+    HEAVIER_OPS, Stage, StageOp, StagesFrom, Worker, name_heavier_ops, spans_stages, stage_map,
+    stages, stages_of_layout,
 };
 pub use stragglers::{
     Imbalance, PartExcess, Straggler, StragglerStep, cross_stage_groups, stragglers,

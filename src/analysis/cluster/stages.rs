@@ -78,6 +78,22 @@ pub struct StageOp {
 /// How many operators a flagged stage names.
 pub const HEAVIER_OPS: usize = 5;
 
+/// Each staged rank's stage.
+pub fn stage_map(stages: &[Stage]) -> BTreeMap<RankId, u32> {
+    stages
+        .iter()
+        .flat_map(|s| s.ranks.iter().map(move |&r| (r, s.stage)))
+        .collect()
+}
+
+/// True when `members` are in more than one stage of `stage_of` ([`stage_map`]): a group
+/// whose waits are the pipeline's (its drain, a heavier stage), not a late rank's.
+pub fn spans_stages(stage_of: &BTreeMap<RankId, u32>, members: &[RankId]) -> bool {
+    let mut of = members.iter().filter_map(|r| stage_of.get(r));
+    let first = of.next();
+    of.any(|s| Some(s) != first)
+}
+
 /// Pipeline stages from directed send/recv instances: the earliest transfer between two
 /// ranks is the forward direction; a rank's stage is its depth in that forward graph.
 /// `None` without directed point-to-point traffic, or when the graph has a cycle.

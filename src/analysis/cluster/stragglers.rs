@@ -261,19 +261,12 @@ pub fn cross_stage_groups(comm: &Comm, stages: Option<&[super::Stage]>) -> BTree
     let Some(stages) = stages else {
         return BTreeSet::new();
     };
-    let stage_of: BTreeMap<RankId, u32> = stages
-        .iter()
-        .flat_map(|s| s.ranks.iter().map(move |&r| (r, s.stage)))
-        .collect();
+    let stage_of = super::stage_map(stages);
     comm.calls
         .groups
         .iter()
         .enumerate()
-        .filter(|(_, g)| {
-            let mut of = g.members.iter().filter_map(|r| stage_of.get(r));
-            let first = of.next();
-            of.any(|s| Some(s) != first)
-        })
+        .filter(|(_, g)| super::spans_stages(&stage_of, &g.members))
         .map(|(g, _)| g as u32)
         .collect()
 }

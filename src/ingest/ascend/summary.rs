@@ -62,7 +62,7 @@ pub fn read(dir: &RankDir, info: Info) -> Result<Vec<RankDraft>, Error> {
     }
     let devices: BTreeSet<u32> = t.steps.iter().filter_map(|s| s.device).collect();
     if devices.len() < 2 {
-        let mut d = draft(&label, t.steps, t.ops, &mut Vec::new())?;
+        let mut d = draft(&label, t.steps, t.ops)?;
         d.rank.transports = t.transports;
         d.rank.hccl_times = t.times;
         d.rank.links = t.links;
@@ -99,7 +99,7 @@ fn per_device(label: &str, t: Tables, devices: &BTreeSet<u32>) -> Result<Vec<Ran
         let steps = t.steps.iter().filter(|s| s.device == Some(dev)).copied();
         let ops = t.ops.iter().filter(|(d, _)| *d == Some(dev)).cloned();
         let name = format!("{label} (device {dev})");
-        let mut d = draft(&name, steps.collect(), ops.collect(), &mut warnings)?;
+        let mut d = draft(&name, steps.collect(), ops.collect())?;
         d.declared_rank = Some(RankId(dev));
         out.push(d);
     }
@@ -146,12 +146,11 @@ fn tables(dir: &RankDir) -> Result<Tables, Error> {
     Ok(t)
 }
 
-/// One summary-only rank from its step rows and ops (`warnings` are moved into its notes).
+/// One summary-only rank from its step rows and ops.
 pub fn draft(
     label: &str,
     mut steps: Vec<ProfilerStep>,
     ops: Vec<(Option<u32>, OpTiming)>,
-    warnings: &mut Vec<String>,
 ) -> Result<RankDraft, Error> {
     steps.sort_by_key(|s| s.step);
     let mut strings = Interner::default();
@@ -177,7 +176,6 @@ pub fn draft(
         format: crate::model::SourceFormat::Ascend,
         ..crate::model::SourceInfo::default()
     };
-    notes.append(warnings);
     Ok(RankDraft::undeclared(rank, strings, notes))
 }
 
@@ -365,7 +363,7 @@ mod tests {
                     (None, o)
                 })
                 .collect();
-            let Ok(mut d) = draft("p", steps, ops, &mut Vec::new()) else {
+            let Ok(mut d) = draft("p", steps, ops) else {
                 return Ok(());
             };
             if crate::ingest::check_bounds(&mut d).is_err() {
