@@ -251,3 +251,5 @@ impl Session {
 
 /// Re-exported for the demo command.
 pub use demo::write as write_demo;
+
+pub mod diff;

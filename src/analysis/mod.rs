@@ -24,6 +24,7 @@ pub mod cluster;
 pub mod comm;
 pub mod critical_path;
 pub mod deviation;
+pub mod diff;
 pub mod host;
 pub mod inspect;
 pub mod intervals;

@@ -9,6 +9,7 @@ use stepscope::analysis::comm::CommOptions;
 use stepscope::analysis::comm::align::Align;
 use stepscope::analysis::comm::links::{Link, TopologyOptions};
 use stepscope::analysis::critical_path::Window;
+use stepscope::analysis::diff::StepAlign;
 use stepscope::analysis::ops::Scope;
 use stepscope::model::{RankId, StepNo};
 use stepscope::report::Format;
@@ -304,6 +305,50 @@ pub struct WhatIfArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+}
+
+/// `stepscope diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The baseline run: a trace file or a directory of one job's traces.
+    #[arg(value_name = "BEFORE")]
+    pub before: PathBuf,
+    /// The run compared with it.
+    #[arg(value_name = "AFTER")]
+    pub after: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+    /// How steps line up: `number`, `order`, or pairs BEFORE:AFTER[,...] (e.g. 12:40);
+    /// default: by number when the runs share step numbers, else by order.
+    #[arg(long, value_name = "HOW|B:A,...", value_parser = parse_steps)]
+    pub steps: Option<StepAlign>,
+    /// Read the first run's operator or kernel A as the second run's B (renamed between
+    /// the runs); repeatable.
+    #[arg(long = "op-map", value_name = "A=B", value_parser = parse_op_map)]
+    pub op_map: Vec<(String, String)>,
+    /// Exit 1 when the step time grew more than PCT percent (a CI gate); stderr says what
+    /// regressed.
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub fail_on_regression: Option<f64>,
+}
+
+fn parse_steps(s: &str) -> Result<StepAlign, String> {
+    StepAlign::parse(s)
+}
+
+fn parse_op_map(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
+        _ => Err(format!("`{s}` is not A=B")),
+    }
+}
+
+fn parse_pct(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("`{s}` is not a percentage ≥ 0")),
+    }
 }
 
 /// `stepscope demo`.

@@ -1,7 +1,7 @@
 //! The commands: the report, a TUI pane drawn to text, the demo cluster written as files.
 
 use super::EXIT_FINDINGS;
-use super::args::{DemoArgs, Global, SnapshotArgs, WATCH_VIEW, WatchArgs, WhatIfArgs};
+use super::args::{DemoArgs, DiffArgs, Global, SnapshotArgs, WATCH_VIEW, WatchArgs, WhatIfArgs};
 use std::io::Write;
 use std::path::PathBuf;
 use stepscope::analysis::advisor::Severity;
@@ -63,6 +63,25 @@ pub fn whatif(a: &WhatIfArgs, g: &Global) -> Result<i32, Error> {
     ));
     std::mem::forget(s);
     Ok(0)
+}
+
+/// `stepscope diff`: two runs compared; exit 1 when `--fail-on-regression` trips.
+pub fn diff(a: &DiffArgs, g: &Global) -> Result<i32, Error> {
+    let opts = stepscope::analysis::diff::DiffOptions {
+        steps: a.steps.clone().unwrap_or_default(),
+        op_map: a.op_map.clone(),
+    };
+    let pair = session::diff::open(&a.before, &a.after, &g.settings(Default::default()), &opts)?;
+    let r = pair.report();
+    print(&report::diff::render(&r, a.format.into(), page_width()));
+    let tripped = a
+        .fail_on_regression
+        .and_then(|pct| report::diff::regression(&r, pct));
+    if let Some(why) = &tripped {
+        eprintln!("regression: {}", stepscope::format::printable(why));
+    }
+    std::mem::forget(pair);
+    Ok(if tripped.is_some() { EXIT_FINDINGS } else { 0 })
 }
 
 /// `stepscope snapshot`: one pane drawn to text after the setup's moves and keys.

@@ -100,7 +100,10 @@ fn resolve_ranks(drafts: &mut [(RankDraft, Option<RankId>)]) -> Result<Vec<Strin
         if let Some(other) = claimed.get(&id) {
             return Err(Error::input(
                 &d.rank.source.path,
-                format!("rank {id} is claimed by both {other} and this file"),
+                format!(
+                    "rank {id} is claimed by both {other} and this file: two runs? {}",
+                    super::consistency::two_runs(other, &d.rank.source.path)
+                ),
             ));
         }
         claimed.insert(id, d.rank.source.path.clone());

@@ -72,15 +72,31 @@ fn path(d: &RankDraft) -> &str {
 }
 
 /// Two files stating different things of one job: a usage error on `b` naming `a` —
-/// "`b`: {here}, but `a` {there}: …".
+/// "`b`: {here}, but `a` {there}: …", suggesting the diff of the two.
 fn different_jobs(a: &RankDraft, b: &RankDraft, here: String, there: String) -> Error {
     Error::usage(
         path(b),
         format!(
-            "{here}, but {} {there}: inputs of different jobs; load each job on its own",
-            path(a)
+            "{here}, but {} {there}: inputs of different jobs; {}",
+            path(a),
+            two_runs(path(a), path(b))
         ),
     )
+}
+
+/// What to do with two files of different runs: compare them (`stepscope diff`, naming
+/// their directories when they differ) or load each on its own.
+pub fn two_runs(a: &str, b: &str) -> String {
+    let dir = |p: &str| {
+        std::path::Path::new(p)
+            .parent()
+            .map(|d| d.display().to_string())
+    };
+    let (x, y) = match (dir(a), dir(b)) {
+        (Some(x), Some(y)) if x != y && !x.is_empty() && !y.is_empty() => (x, y),
+        _ => (a.to_string(), b.to_string()),
+    };
+    format!("compare them with `stepscope diff {x} {y}`, or load each on its own")
 }
 
 /// Every declared world size is the same, and no rank id is beyond it.

@@ -7,6 +7,7 @@ mod advice;
 mod cluster;
 mod cluster_tables;
 mod critical;
+pub mod diff;
 mod job;
 pub mod json;
 pub mod layout_tables;

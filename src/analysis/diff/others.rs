@@ -1,0 +1,226 @@
+//! The collectives, the critical path and the findings of two runs side by side
+//! (docs/metrics.md, "Diff"). Collectives and findings are per step: each run's totals over
+//! its own profiled steps divided by their number, so runs of different lengths compare.
+
+use super::parts::Delta;
+use crate::analysis::Analysis;
+use crate::analysis::comm::stats::TypeStats;
+use crate::analysis::critical_path::{Category, CriticalPath, Window};
+use crate::model::RankId;
+use crate::time::Ns;
+use serde::Serialize;
+
+/// One collective type in one group, per step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CollDelta {
+    /// The operation (`all_reduce`, `send_recv`, ...).
+    pub op: &'static str,
+    /// Its group (the first run's name; the second's when only it has the group).
+    pub group: String,
+    /// Calls over all ranks per step, each run.
+    pub calls: [u64; 2],
+    /// Σ call time over ranks per step.
+    pub time: Delta,
+    /// Σ waiting for the last member per step.
+    pub wait: Delta,
+    /// Σ transit (all members in) per step.
+    pub transit: Delta,
+    /// Median bus bandwidth, GB/s, each run.
+    pub busbw_gbps: [Option<f64>; 2],
+}
+
+/// The collectives: matched by (operation, group), else by (operation, group size).
+pub fn collectives(before: &Analysis, after: &Analysis) -> Vec<CollDelta> {
+    let (nb, na) = (steps(before), steps(after));
+    let b = &before.comm.types;
+    let a = &after.comm.types;
+    let mut used = vec![false; a.len()];
+    let mut out = Vec::new();
+    for x in b {
+        let same = |y: &TypeStats| y.op == x.op && y.group == x.group;
+        let like = |y: &TypeStats| y.op == x.op && y.group_size == x.group_size;
+        let k = (0..a.len())
+            .find(|&k| !used[k] && same(&a[k]))
+            .or_else(|| (0..a.len()).find(|&k| !used[k] && like(&a[k])));
+        if let Some(k) = k {
+            used[k] = true;
+        }
+        out.push(coll(
+            x.op.as_str(),
+            &x.group,
+            Some((x, nb)),
+            k.map(|k| (&a[k], na)),
+        ));
+    }
+    for (_, y) in a.iter().enumerate().filter(|(k, _)| !used[*k]) {
+        out.push(coll(y.op.as_str(), &y.group, None, Some((y, na))));
+    }
+    out.sort_by_key(|c| std::cmp::Reverse(c.time.delta_ns().unsigned_abs()));
+    out
+}
+
+fn coll(
+    op: &'static str,
+    group: &str,
+    b: Option<(&TypeStats, Ns)>,
+    a: Option<(&TypeStats, Ns)>,
+) -> CollDelta {
+    let per = |s: Option<(&TypeStats, Ns)>, f: fn(&TypeStats) -> Ns| s.map_or(0, |(t, n)| f(t) / n);
+    let both = |f: fn(&TypeStats) -> Ns| Delta {
+        before_ns: per(b, f),
+        after_ns: per(a, f),
+    };
+    CollDelta {
+        op,
+        group: group.to_string(),
+        calls: [b, a].map(|s| s.map_or(0, |(t, n)| t.calls / n as u64)),
+        time: both(|t| t.total_ns),
+        wait: both(|t| t.wait_ns),
+        transit: both(|t| t.transit_ns),
+        busbw_gbps: [b, a].map(|s| s.and_then(|(t, _)| t.busbw_gbps)),
+    }
+}
+
+/// Profiled steps of a run (at least 1: a divisor).
+pub fn steps(a: &Analysis) -> Ns {
+    (a.step_times.len() as Ns).max(1)
+}
+
+/// The critical paths of the two runs: time per category.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathDelta {
+    /// Each run's window (a step, or an annotation's instance).
+    pub windows: [Window; 2],
+    /// The path's length.
+    pub total: Delta,
+    /// Per category, every category (an object keyed by category name).
+    #[serde(serialize_with = "by_name")]
+    pub categories: Vec<(Category, Delta)>,
+}
+
+fn by_name<S: serde::Serializer>(c: &[(Category, Delta)], s: S) -> Result<S::Ok, S::Error> {
+    let m: std::collections::BTreeMap<&str, Delta> =
+        c.iter().map(|(k, d)| (k.as_str(), *d)).collect();
+    m.serialize(s)
+}
+
+/// The critical-path comparison, when both runs have a path.
+pub fn path(before: Option<&CriticalPath>, after: Option<&CriticalPath>) -> Option<PathDelta> {
+    let (b, a) = (before?, after?);
+    Some(PathDelta {
+        windows: [b.window.clone(), a.window.clone()],
+        total: Delta {
+            before_ns: b.total_ns,
+            after_ns: a.total_ns,
+        },
+        categories: Category::ALL
+            .iter()
+            .map(|&c| {
+                (
+                    c,
+                    Delta {
+                        before_ns: b.time_in(c),
+                        after_ns: a.time_in(c),
+                    },
+                )
+            })
+            .collect(),
+    })
+}
+
+/// What became of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Only the second run has it.
+    Appeared,
+    /// Only the first run has it.
+    Resolved,
+    /// Both have it.
+    Persists,
+}
+
+/// One finding in the two runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FindingDelta {
+    /// Its rule.
+    pub rule: &'static str,
+    /// Appeared, resolved or persists.
+    pub status: Status,
+    /// Its position in each run's findings.
+    pub index: [Option<usize>; 2],
+    /// Its ranks (the second run's where it has it).
+    pub ranks: Vec<RankId>,
+    /// Its impact per step in each run (0 where absent).
+    pub impact: Delta,
+    /// A resolved finding's saving per step as the first run's replay predicted it.
+    pub predicted_ns: Option<Ns>,
+}
+
+/// The findings: matched by (rule, ranks), then by rule.
+pub fn findings(before: &Analysis, after: &Analysis) -> Vec<FindingDelta> {
+    let (fb, fa) = (&before.findings, &after.findings);
+    let (nb, na) = (steps(before), steps(after));
+    let mut pair: Vec<Option<usize>> = vec![None; fb.len()];
+    let mut used = vec![false; fa.len()];
+    for strict in [true, false] {
+        for (i, f) in fb.iter().enumerate() {
+            if pair[i].is_some() {
+                continue;
+            }
+            let hit = (0..fa.len()).find(|&k| {
+                !used[k]
+                    && fa[k].rule == f.rule
+                    && (!strict || fa[k].evidence.ranks == f.evidence.ranks)
+            });
+            if let Some(k) = hit {
+                pair[i] = Some(k);
+                used[k] = true;
+            }
+        }
+    }
+    let mut out: Vec<FindingDelta> = fb
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let a = pair[i].map(|k| &fa[k]);
+            FindingDelta {
+                rule: f.rule,
+                status: if a.is_some() {
+                    Status::Persists
+                } else {
+                    Status::Resolved
+                },
+                index: [Some(i), pair[i]],
+                ranks: a.unwrap_or(f).evidence.ranks.clone(),
+                impact: Delta {
+                    before_ns: f.impact_ns / nb,
+                    after_ns: a.map_or(0, |a| a.impact_ns / na),
+                },
+                predicted_ns: if a.is_none() {
+                    f.saves_ns.map(|s| s / nb)
+                } else {
+                    None
+                },
+            }
+        })
+        .collect();
+    out.extend(
+        fa.iter()
+            .enumerate()
+            .filter(|(k, _)| !used[*k])
+            .map(|(k, f)| FindingDelta {
+                rule: f.rule,
+                status: Status::Appeared,
+                index: [None, Some(k)],
+                ranks: f.evidence.ranks.clone(),
+                impact: Delta {
+                    before_ns: 0,
+                    after_ns: f.impact_ns / na,
+                },
+                predicted_ns: None,
+            }),
+    );
+    out.sort_by_key(|d| std::cmp::Reverse(d.impact.delta_ns().unsigned_abs()));
+    out
+}

@@ -1,0 +1,130 @@
+//! Two runs opened and compared, the one way `stepscope diff`, the TUI's diff screen and the
+//! tests get there. A run is a path, or `demo` / `demo:SCENARIO` (a demo job) when no such
+//! path exists.
+
+use super::{DemoSpec, Scenario, Session, Settings};
+use crate::analysis::critical_path::Window;
+use crate::analysis::diff::{self, Diff, DiffOptions, Run, StepAlign};
+use crate::error::Error;
+use crate::report::diff::{DiffReport, RunInfo};
+use std::path::{Path, PathBuf};
+
+/// Two analysed runs and their diff.
+pub struct DiffPair {
+    /// The first run (baseline).
+    pub before: Session,
+    /// The second run.
+    pub after: Session,
+    /// What changed.
+    pub diff: Diff,
+}
+
+impl DiffPair {
+    /// The diff's report (every face renders from it).
+    pub fn report(&self) -> DiffReport {
+        crate::report::diff::build(
+            &self.diff,
+            [info(&self.before), info(&self.after)],
+            [&self.before.analysis, &self.after.analysis],
+        )
+    }
+}
+
+/// A run's description in the report.
+fn info(s: &Session) -> RunInfo {
+    let job = s.job();
+    let mut devices: Vec<String> = job
+        .ranks
+        .iter()
+        .flat_map(|r| {
+            r.devices
+                .iter()
+                .map(|&d| job.strings.resolve(d).to_string())
+        })
+        .collect();
+    devices.sort();
+    devices.dedup();
+    RunInfo {
+        title: s.title.clone(),
+        ranks: job.ranks.iter().map(|r| r.id).collect(),
+        steps: s.analysis.step_times.len(),
+        devices,
+    }
+}
+
+/// Opens, analyses and compares `before` and `after`. With one step pair named, each run's
+/// critical path is that pair's step.
+pub fn open(
+    before: &Path,
+    after: &Path,
+    settings: &Settings,
+    opts: &DiffOptions,
+) -> Result<DiffPair, Error> {
+    let window = |k: usize| match &opts.steps {
+        StepAlign::Pairs(p) if p.len() == 1 && settings.window.is_none() => {
+            Some(Window::Step(if k == 0 { p[0].0 } else { p[0].1 }))
+        }
+        _ => settings.window.clone(),
+    };
+    let b = open_one(
+        before,
+        &Settings {
+            window: window(0),
+            ..settings.clone()
+        },
+    )?;
+    let a = open_one(
+        after,
+        &Settings {
+            window: window(1),
+            ..settings.clone()
+        },
+    )?;
+    compare(b, a, opts)
+}
+
+/// Compares two analysed runs.
+pub fn compare(before: Session, after: Session, opts: &DiffOptions) -> Result<DiffPair, Error> {
+    fn run(s: &Session) -> Run<'_> {
+        Run {
+            job: &s.loaded.job,
+            analysis: &s.analysis,
+        }
+    }
+    let d = diff::diff(run(&before), run(&after), opts).map_err(|m| Error::usage("diff", m))?;
+    Ok(DiffPair {
+        before,
+        after,
+        diff: d,
+    })
+}
+
+/// One run: a path, or a demo job.
+fn open_one(path: &Path, settings: &Settings) -> Result<Session, Error> {
+    if let Some(scenario) = demo_name(path) {
+        let spec = DemoSpec {
+            scenario,
+            ..DemoSpec::default()
+        };
+        let loaded = super::load(&super::demo_inputs(spec), &settings.load_options()?)?;
+        let title = path.display().to_string();
+        return Session::analyse(
+            loaded,
+            settings.analysis_options()?,
+            title,
+            super::demo_inputs(spec),
+        );
+    }
+    Session::open(&[PathBuf::from(path)], settings)
+}
+
+/// `demo` or `demo:SCENARIO`, when no file or directory has that name.
+fn demo_name(path: &Path) -> Option<Scenario> {
+    if path.exists() {
+        return None;
+    }
+    match path.to_str()? {
+        "demo" => Some(Scenario::Default),
+        s => Scenario::parse(s.strip_prefix("demo:")?),
+    }
+}
