@@ -351,6 +351,18 @@ fn parse_pct(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `stepscope export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Trace files, directories, or - for stdin; none: the demo cluster.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Write one Chrome/Perfetto trace of the job and its diagnosis here (`.json`, or
+    /// `.json.gz` compressed); never inside an input directory.
+    #[arg(long, value_name = "OUT")]
+    pub perfetto: PathBuf,
+}
+
 /// `stepscope demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {

@@ -1,7 +1,9 @@
 //! The commands: the report, a TUI pane drawn to text, the demo cluster written as files.
 
 use super::EXIT_FINDINGS;
-use super::args::{DemoArgs, DiffArgs, Global, SnapshotArgs, WATCH_VIEW, WatchArgs, WhatIfArgs};
+use super::args::{
+    DemoArgs, DiffArgs, ExportArgs, Global, SnapshotArgs, WATCH_VIEW, WatchArgs, WhatIfArgs,
+};
 use std::io::Write;
 use std::path::PathBuf;
 use stepscope::analysis::advisor::Severity;
@@ -82,6 +84,29 @@ pub fn diff(a: &DiffArgs, g: &Global) -> Result<i32, Error> {
     }
     std::mem::forget(pair);
     Ok(if tripped.is_some() { EXIT_FINDINGS } else { 0 })
+}
+
+/// `stepscope export --perfetto OUT`: the job and its diagnosis as one trace file.
+pub fn export(a: &ExportArgs, g: &Global) -> Result<i32, Error> {
+    let out = &a.perfetto;
+    let label = out.display().to_string();
+    if let Some(input) = session::inside_inputs(out, &a.paths) {
+        return Err(Error::usage(
+            "--perfetto",
+            format!(
+                "{label} is inside the input {input}: write it elsewhere (stepscope never writes into its inputs)"
+            ),
+        ));
+    }
+    let s = Session::open(&a.paths, &g.settings(Default::default()))?;
+    let n = session::export_perfetto(&s, out)
+        .map_err(|e| Error::input(&label, format!("cannot write: {e}")))?;
+    eprintln!(
+        "wrote {label}: {} event(s), {} diagnosis slice(s), {} flow arrow(s); open it in ui.perfetto.dev",
+        n.events, n.diagnosis, n.flows
+    );
+    std::mem::forget(s);
+    Ok(0)
 }
 
 /// `stepscope snapshot`: one pane drawn to text after the setup's moves and keys.

@@ -12,6 +12,7 @@ mod job;
 pub mod json;
 pub mod layout_tables;
 mod markdown;
+pub mod perfetto;
 mod table;
 mod tasks;
 mod text;

@@ -1,0 +1,203 @@
+//! `stepscope export --perfetto` (issue 33): the file follows the Trace Event Format (every
+//! event's fields and phases checked, tracks and slices counted against the analysis), and
+//! a one-rank export reads back through stepscope's own Chrome reader to the same breakdown
+//! (a hand-made trace and real HTA traces).
+
+mod common;
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::path::Path;
+
+fn export(inputs: &[&Path], out: &Path) -> std::process::Output {
+    let mut args: Vec<std::ffi::OsString> = vec!["export".into()];
+    args.extend(inputs.iter().map(|p| p.as_os_str().to_owned()));
+    args.extend(["--perfetto".into(), out.as_os_str().to_owned()]);
+    common::run(&args)
+}
+
+fn read(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap();
+    let text = if path.extension().is_some_and(|e| e == "gz") {
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut s)
+            .unwrap();
+        s
+    } else {
+        String::from_utf8(bytes).unwrap()
+    };
+    serde_json::from_str(&text).expect("the export is JSON")
+}
+
+/// Every event's phase and fields as the Trace Event Format states them; returns the X
+/// slices by category and the (pid, tid) tracks named by metadata.
+fn validate(doc: &Value) -> (BTreeMap<String, u64>, BTreeMap<(u64, u64), String>) {
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    let mut slices: BTreeMap<String, u64> = BTreeMap::new();
+    let mut tracks: BTreeMap<(u64, u64), String> = BTreeMap::new();
+    let mut flows: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
+    for e in events {
+        let pid = e["pid"].as_u64().expect("pid: an unsigned integer");
+        let tid = e["tid"].as_u64().expect("tid: an unsigned integer");
+        match e["ph"].as_str().expect("ph") {
+            "X" => {
+                assert!(e["name"].is_string() && e["cat"].is_string(), "{e}");
+                assert!(e["ts"].is_number(), "{e}");
+                assert!(e["dur"].as_f64().is_some_and(|d| d >= 0.0), "{e}");
+                assert!(e["args"].is_object(), "{e}");
+                *slices
+                    .entry(e["cat"].as_str().unwrap().to_string())
+                    .or_default() += 1;
+            }
+            "M" => {
+                let name = e["name"].as_str().unwrap();
+                match name {
+                    "process_name" | "thread_name" => {
+                        let n = e["args"]["name"].as_str().expect("a name").to_string();
+                        if name == "thread_name" {
+                            tracks.insert((pid, tid), n);
+                        }
+                    }
+                    "process_sort_index" | "thread_sort_index" => {
+                        assert!(e["args"]["sort_index"].is_u64(), "{e}")
+                    }
+                    other => panic!("metadata {other}"),
+                }
+            }
+            ph @ ("s" | "f") => {
+                let id = e["id"].as_u64().expect("a flow id");
+                assert!(e["ts"].is_number());
+                let c = flows.entry(id).or_default();
+                if ph == "s" {
+                    c.0 += 1
+                } else {
+                    assert_eq!(e["bp"], "e");
+                    c.1 += 1
+                }
+            }
+            other => panic!("phase {other}: {e}"),
+        }
+    }
+    assert!(
+        flows.values().all(|&c| c == (1, 1)),
+        "each flow starts and finishes once"
+    );
+    slices.insert("flows".into(), flows.len() as u64);
+    (slices, tracks)
+}
+
+#[test]
+fn the_demo_export_is_valid_and_carries_the_diagnosis() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo.json.gz");
+    let o = export(&[], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (slices, tracks) = validate(&read(&out));
+    let report = common::report_json(&[], &[]);
+    // The job's own events, all of them.
+    let own: u64 = [
+        "kernel",
+        "gpu_memcpy",
+        "gpu_memset",
+        "cuda_sync",
+        "cpu_op",
+        "cuda_runtime",
+        "user_annotation",
+        "gpu_user_annotation",
+        "stepscope_other",
+    ]
+    .iter()
+    .map(|c| slices.get(*c).copied().unwrap_or(0))
+    .sum();
+    let total: u64 = report["job"]["events"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(own, total);
+    // Five stepscope tracks in each of the 8 ranks' processes.
+    let ours = tracks
+        .values()
+        .filter(|n| n.starts_with("stepscope: "))
+        .count();
+    assert_eq!(ours, 5 * 8);
+    // A finding slice per (rank, step) of its evidence.
+    let ranks = report["job"]["rank_ids"].as_array().unwrap().len() as u64;
+    let steps = report["steps"].as_array().unwrap().len() as u64;
+    let expected: u64 = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let r = f["evidence"]["ranks"]
+                .as_array()
+                .map_or(0, |v| v.len() as u64);
+            let s = f["evidence"]["steps"]
+                .as_array()
+                .map_or(0, |v| v.len() as u64);
+            (if r == 0 { ranks } else { r }) * (if s == 0 { steps } else { s })
+        })
+        .sum();
+    assert_eq!(slices["stepscope.finding"], expected);
+    assert_eq!(
+        slices["stepscope.critical_path"],
+        report["critical_path"]["ops_total"].as_u64().unwrap()
+    );
+    assert!(slices["stepscope.wait"] > 0 && slices["stepscope.transit"] > 0);
+    assert!(slices["stepscope.ideal"] > 0, "the ideal timeline");
+}
+
+/// A one-rank export read back gives the same breakdown and step times, to the ns.
+fn round_trip(input: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rank.json");
+    let o = export(&[input], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    validate(&read(&out));
+    let (a, b) = (
+        common::report_json(&[input], &[]),
+        common::report_json(&[&out], &[]),
+    );
+    assert_eq!(a["breakdown"], b["breakdown"], "{}", input.display());
+    assert_eq!(a["steps"], b["steps"], "{}", input.display());
+    assert_eq!(a["job"]["rank_ids"], b["job"]["rank_ids"]);
+}
+
+#[test]
+fn a_one_rank_export_reads_back_to_the_same_breakdown() {
+    round_trip(&common::testdata("diff/renamed/before"));
+    round_trip(&common::testdata("host_lanes.json"));
+    let Some(shared) = common::shared() else {
+        return;
+    };
+    for rel in [
+        "trace_compare/base",
+        "trace_diff/control",
+        "trace_diff/test",
+    ] {
+        round_trip(&common::hta(&shared, rel));
+    }
+}
+
+#[test]
+fn the_export_is_never_written_into_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("run");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::copy(
+        common::testdata("host_lanes.json"),
+        input.join("rank-0.json"),
+    )
+    .unwrap();
+    let o = export(&[&input], &input.join("out.json"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("inside the input"));
+    let names: BTreeSet<_> = std::fs::read_dir(&input)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "nothing written: {names:?}");
+}
