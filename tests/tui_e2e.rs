@@ -448,3 +448,24 @@ fn the_layout_pane_opens_a_rank_s_timeline_cycles_its_views_and_comes_back() {
     s.wait_for("exit=0");
     assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
 }
+
+#[test]
+fn the_diff_screen_lists_operators_opens_both_timelines_and_quits() {
+    if !tmux_available() {
+        return;
+    }
+    let s = Session::start("diff", &wrapped("\"$BIN\" diff demo demo:straggler"));
+    s.wait_for("Breakdown per rank-step");
+    s.wait_for("resolved");
+    s.keys(&["2"]);
+    s.wait_for("Top-level operators");
+    s.keys(&["s"]);
+    s.wait_for("sorted by before");
+    s.keys(&["Enter"]);
+    s.wait_for("both runs on one scale");
+    s.keys(&["Escape"]);
+    s.wait_for("Top-level operators");
+    s.keys(&["q"]);
+    s.wait_for("exit=0");
+    assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
+}

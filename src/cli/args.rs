@@ -219,11 +219,15 @@ fn scenario_help() -> String {
 fn pane_names() -> clap::builder::PossibleValuesParser {
     let mut names: Vec<&str> = Pane::ALL.map(Pane::name).to_vec();
     names.push(WATCH_VIEW);
+    names.push(DIFF_VIEW);
     clap::builder::PossibleValuesParser::new(names)
 }
 
 /// `snapshot --view watch`: the live screen after replaying PATHs (logs, monitor output).
 pub const WATCH_VIEW: &str = "watch";
+
+/// `snapshot --view diff`: the diff screen of two PATHs (BEFORE AFTER).
+pub const DIFF_VIEW: &str = "diff";
 
 /// `--step` and `--rank` as a scope.
 pub fn scope(step: Option<u32>, rank: Option<u32>) -> Scope {
@@ -239,7 +243,8 @@ pub struct SnapshotArgs {
     /// Trace files, directories, or - for stdin; none: the demo cluster.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// The pane (`watch`: the live screen after replaying PATHs as logs to their end).
+    /// The pane (`watch`: the live screen after replaying PATHs as logs to their end;
+    /// `diff`: the diff screen of two PATHs, BEFORE AFTER).
     #[arg(long, value_parser = pane_names(), default_value = "overview")]
     pub view: String,
     /// Screen size, COLSxROWS.
@@ -316,9 +321,9 @@ pub struct DiffArgs {
     /// The run compared with it.
     #[arg(value_name = "AFTER")]
     pub after: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
+    /// Output format (default: the diff screen on a terminal, else text).
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
     /// How steps line up: `number`, `order`, or pairs BEFORE:AFTER[,...] (e.g. 12:40);
     /// default: by number when the runs share step numbers, else by order.
     #[arg(long, value_name = "HOW|B:A,...", value_parser = parse_steps)]

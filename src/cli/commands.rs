@@ -2,7 +2,8 @@
 
 use super::EXIT_FINDINGS;
 use super::args::{
-    DemoArgs, DiffArgs, ExportArgs, Global, SnapshotArgs, WATCH_VIEW, WatchArgs, WhatIfArgs,
+    DIFF_VIEW, DemoArgs, DiffArgs, ExportArgs, Global, SnapshotArgs, WATCH_VIEW, WatchArgs,
+    WhatIfArgs,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -74,8 +75,13 @@ pub fn diff(a: &DiffArgs, g: &Global) -> Result<i32, Error> {
         op_map: a.op_map.clone(),
     };
     let pair = session::diff::open(&a.before, &a.after, &g.settings(Default::default()), &opts)?;
+    use std::io::IsTerminal;
+    if a.format.is_none() && a.fail_on_regression.is_none() && std::io::stdout().is_terminal() {
+        return stepscope::ui::run::run_diff(pair, &g.ui());
+    }
     let r = pair.report();
-    print(&report::diff::render(&r, a.format.into(), page_width()));
+    let format = a.format.map_or(Format::Text, Into::into);
+    print(&report::diff::render(&r, format, page_width()));
     let tripped = a
         .fail_on_regression
         .and_then(|pct| report::diff::regression(&r, pct));
@@ -116,6 +122,20 @@ pub fn snapshot(a: &SnapshotArgs, g: &Global) -> Result<i32, Error> {
     let (theme, keys_map) = g.ui().resolve()?;
     if a.view == WATCH_VIEW {
         return snapshot_watch(a, g, keys);
+    }
+    if a.view == DIFF_VIEW {
+        let [before, after] = a.paths.as_slice() else {
+            return Err(usage("--view diff needs two PATHs: BEFORE AFTER".into()));
+        };
+        let opts = stepscope::analysis::diff::DiffOptions::default();
+        let pair = session::diff::open(before, after, &g.settings(Default::default()), &opts)?;
+        let mut shell = stepscope::ui::diff::headless(pair, keys_map, theme, g.ascii, a.size);
+        for k in keys {
+            shell.key(k);
+        }
+        print(&draw::render(&shell));
+        std::mem::forget(shell);
+        return Ok(0);
     }
     let settings = g.settings(Default::default());
     let opts = settings.analysis_options()?;

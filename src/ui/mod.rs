@@ -10,6 +10,7 @@
 //! `crate::analysis`, and word findings through `crate::prose`.
 
 pub mod browser;
+pub mod diff;
 pub mod loading;
 pub mod run;
 pub mod shell;

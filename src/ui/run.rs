@@ -117,6 +117,22 @@ pub fn run_watch(opts: &crate::watch::WatchOptions, ui: &UiOptions) -> Result<i3
     Ok(0)
 }
 
+/// Opens the diff screen on two analysed runs (`stepscope diff` on a terminal).
+pub fn run_diff(pair: crate::session::diff::DiffPair, ui: &UiOptions) -> Result<i32, Error> {
+    let (theme, keymap) = ui.resolve()?;
+    let (tx, events) = channel::<super::shell::Event<()>>();
+    let (guard, mut term) = terminal::setup(ui.mouse)?;
+    let size = term.size().map_err(|e| Error::terminal(e.to_string()))?;
+    event_loop::spawn_input(tx);
+    let ctx = Ctx::new(keymap, theme, ui.ascii, (size.width, size.height));
+    let mut shell = Shell::with(super::diff::DiffScreen::new(pair), ctx);
+    event_loop::run(&mut term, &mut shell, &events)?;
+    drop(term);
+    drop(guard);
+    std::mem::forget(shell);
+    Ok(0)
+}
+
 /// The live screen after replaying `paths` (logs, monitor captures) one after another, each
 /// from its start to its end, without a terminal (`snapshot --view watch`, tests): the order
 /// is fixed, so the screen is deterministic.

@@ -101,6 +101,8 @@ pub enum Action {
     CycleGrouping,
     /// The layout pane's other layout: the topology (nodes and links).
     Topology,
+    /// Cycle a list's sort order (the diff's operators).
+    CycleSort,
 }
 
 impl Action {
@@ -110,7 +112,7 @@ impl Action {
     pub fn is_local(self) -> bool {
         matches!(
             self,
-            Action::CycleMetric | Action::CycleGrouping | Action::Topology
+            Action::CycleMetric | Action::CycleGrouping | Action::Topology | Action::CycleSort
         )
     }
 }
@@ -128,7 +130,7 @@ actions! {
     PrevOfKind => "prev_of_kind", NextBand => "next_band", PrevBand => "prev_band",
     MarkRange => "mark_range", Inspector => "inspector", WidenSteps => "widen_steps",
     NarrowSteps => "narrow_steps", ReadArgs => "read_args", CycleMetric => "cycle_metric",
-    CycleGrouping => "cycle_grouping", Topology => "topology",
+    CycleGrouping => "cycle_grouping", Topology => "topology", CycleSort => "cycle_sort",
 }
 
 /// A key with its modifiers (shift folded into the character).

@@ -32,6 +32,7 @@ pub struct Raster {
 }
 
 impl Raster {
+    /// An empty raster of `cells` cells over `[a, b)`.
     pub fn new(a: Ns, b: Ns, cells: usize) -> Raster {
         let cells = cells.max(1);
         Raster {
