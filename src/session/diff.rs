@@ -17,16 +17,27 @@ pub struct DiffPair {
     pub after: Session,
     /// What changed.
     pub diff: Diff,
+    /// How long the comparison itself took (after both runs were analysed).
+    pub diff_ns: u64,
 }
 
 impl DiffPair {
     /// The diff's report (every face renders from it).
     pub fn report(&self) -> DiffReport {
-        crate::report::diff::build(
+        let mut r = crate::report::diff::build(
             &self.diff,
             [info(&self.before), info(&self.after)],
             [&self.before.analysis, &self.after.analysis],
-        )
+        );
+        r.timings = crate::report::diff::Timings {
+            load_ns: [self.before.loaded.load_ns, self.after.loaded.load_ns],
+            analysis_ns: [
+                self.before.analysis.analysis_ns,
+                self.after.analysis.analysis_ns,
+            ],
+            diff_ns: self.diff_ns,
+        };
+        r
     }
 }
 
@@ -91,11 +102,13 @@ pub fn compare(before: Session, after: Session, opts: &DiffOptions) -> Result<Di
             analysis: &s.analysis,
         }
     }
+    let began = std::time::Instant::now();
     let d = diff::diff(run(&before), run(&after), opts).map_err(|m| Error::usage("diff", m))?;
     Ok(DiffPair {
         before,
         after,
         diff: d,
+        diff_ns: began.elapsed().as_nanos() as u64,
     })
 }
 

@@ -444,3 +444,79 @@ fn original(text: &str, mapped: &[(String, String)]) -> String {
         .map_or(text, |(from, _)| from.as_str())
         .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any two sequences: the matches are strictly increasing in both (a common
+        /// subsequence), only equal keys match, and matched plus left over is each length.
+        #[test]
+        fn matches_are_a_common_subsequence(
+            b in proptest::collection::vec(0u8..6, 0..60),
+            a in proptest::collection::vec(0u8..6, 0..60),
+        ) {
+            let deadline = Instant::now() + MATCH_DEADLINE;
+            let ib: Vec<u32> = (0..b.len() as u32).collect();
+            let ia: Vec<u32> = (0..a.len() as u32).collect();
+            let m = lcs(&ib, &ia, |k| b[k as usize], |k| a[k as usize], deadline);
+            for w in m.windows(2) {
+                prop_assert!(w[0].0 < w[1].0 && w[0].1 < w[1].1);
+            }
+            for &(x, y) in &m {
+                prop_assert_eq!(b[x as usize], a[y as usize]);
+            }
+            let (lb, la) = leftovers(&ib, &ia, &m);
+            prop_assert_eq!(lb.len() + m.len(), b.len());
+            prop_assert_eq!(la.len() + m.len(), a.len());
+            // No key left over on both sides between two neighbouring matches could extend
+            // it: an LCS is maximal (checked against the quadratic table on short input).
+            let mut t = vec![vec![0usize; a.len() + 1]; b.len() + 1];
+            for i in (0..b.len()).rev() {
+                for j in (0..a.len()).rev() {
+                    t[i][j] = if b[i] == a[j] { t[i + 1][j + 1] + 1 } else { t[i + 1][j].max(t[i][j + 1]) };
+                }
+            }
+            prop_assert_eq!(m.len(), t[0][0]);
+        }
+    }
+
+    #[test]
+    fn rows_say_how_their_calls_lined_up() {
+        use crate::model::Interner;
+        let (mut b, mut a) = (Interner::default(), Interner::default());
+        let (bx, ba) = (b.intern("x"), b.intern("old"));
+        let (ax, an) = (a.intern("x"), a.intern("new"));
+        let map = vec![("old".to_string(), "new".to_string())];
+        let names = Names::new(&b, &a, &map);
+        let id = |v: &[u32], s: u32| v[s as usize];
+        let acc = |count: [u64; 2], shapes, name| Acc {
+            count,
+            time: [10, 7],
+            shapes,
+            name,
+            parent: false,
+        };
+        let mut rows = Rows::default();
+        rows.insert(
+            (id(&names.before, ba), id(&names.after, an)),
+            acc([2, 2], 2, 0),
+        );
+        rows.insert(
+            (id(&names.before, bx), id(&names.after, ax)),
+            acc([2, 3], 2, 0),
+        );
+        let out = finish(&names, rows, &map);
+        let row = |n: &str| out.iter().find(|r| r.name == n).unwrap();
+        assert_eq!(
+            (row("old").matched, row("old").renamed_to.as_deref()),
+            (Matched::Map, Some("new"))
+        );
+        assert_eq!(
+            (row("x").matched, row("x").total.delta_ns()),
+            (Matched::Partly, -3)
+        );
+    }
+}

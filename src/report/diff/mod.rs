@@ -59,6 +59,18 @@ pub struct FindingView {
     pub measured_ns: Option<Ns>,
 }
 
+/// Where the time of `stepscope diff` went (the only figures that differ between two runs
+/// of the same command).
+#[derive(Debug, Default, Serialize)]
+pub struct Timings {
+    /// Loading each run.
+    pub load_ns: [u64; 2],
+    /// Analysing each run.
+    pub analysis_ns: [u64; 2],
+    /// Comparing them.
+    pub diff_ns: u64,
+}
+
 /// The whole diff.
 #[derive(Debug, Serialize)]
 pub struct DiffReport {
@@ -88,6 +100,8 @@ pub struct DiffReport {
     pub critical_path: Option<PathDelta>,
     /// The findings.
     pub findings: Vec<FindingView>,
+    /// Where the command's time went.
+    pub timings: Timings,
 }
 
 /// The report of `d`, the runs described by their titles and analyses.
@@ -125,6 +139,7 @@ pub fn build(d: &Diff, runs: [RunInfo; 2], analyses: [&Analysis; 2]) -> DiffRepo
         collectives: d.collectives.clone(),
         critical_path: d.critical_path.clone(),
         findings,
+        timings: Timings::default(),
     }
 }
 
