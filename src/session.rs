@@ -42,6 +42,8 @@ pub struct Settings {
     pub python_stacks: bool,
     /// The demo job opened when no path is given.
     pub scenario: Scenario,
+    /// Of inputs holding several jobs (one per directory), the N-th (`--job N`, from 1).
+    pub job: Option<u32>,
 }
 
 impl Default for Settings {
@@ -54,6 +56,7 @@ impl Default for Settings {
             roofline_u: analysis::roofline::DEFAULT_U,
             python_stacks: false,
             scenario: Scenario::Default,
+            job: None,
         }
     }
 }
@@ -92,6 +95,7 @@ impl Settings {
             python_stacks: self.python_stacks,
             roles: Arc::new(RoleTable::load()?),
             events: Default::default(),
+            job: self.job,
         })
     }
 }

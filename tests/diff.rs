@@ -297,7 +297,8 @@ fn the_json_key_set_is_pinned() {
             "pairs",
             "ranks_by",
             "schema",
-            "step"
+            "step",
+            "timings"
         ]
     );
     assert_eq!(keys(&v["before"]), ["devices", "ranks", "steps", "title"]);
@@ -349,6 +350,7 @@ fn the_json_key_set_is_pinned() {
         keys(&v["critical_path"]),
         ["categories", "total", "windows"]
     );
+    assert_eq!(keys(&v["timings"]), ["analysis_ns", "diff_ns", "load_ns"]);
     assert_eq!(
         keys(&v["findings"][0]),
         [
@@ -379,5 +381,60 @@ fn the_json_key_set_is_pinned() {
             "transit",
             "wait"
         ]
+    );
+}
+
+/// Two runs under one folder are two jobs: refused naming both and the diff, or `--job N`
+/// picks one; a folder of one job takes `--job 1` and refuses `--job 2`.
+#[test]
+fn two_runs_under_one_folder_are_refused_or_picked_with_job() {
+    let dir = tempfile::tempdir().unwrap();
+    for side in ["before", "after"] {
+        let to = dir.path().join(side);
+        std::fs::create_dir(&to).unwrap();
+        std::fs::copy(
+            common::testdata(&format!("diff/renamed/{side}/rank-0.json")),
+            to.join("rank-0.json"),
+        )
+        .unwrap();
+    }
+    let root = dir.path().to_str().unwrap();
+    let out = common::run(["report", root]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for want in [
+        "2 jobs, one per directory",
+        "1 ",
+        "/after (1 rank(s))",
+        "stepscope diff",
+        "--job N",
+        "rank 0 is claimed by both",
+    ] {
+        assert!(err.contains(want), "{want}: {err}");
+    }
+    // Discovery sorts paths: `after` is job 1, `before` job 2. The after run has a dropout.
+    let events = |job: &str| -> String {
+        let out = common::run(["report", root, "--job", job, "--format", "json"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["top_ops"].to_string()
+    };
+    assert!(events("1").contains("dropout_kernel"));
+    assert!(!events("2").contains("dropout_kernel"));
+    let out = common::run(["report", root, "--job", "3"]);
+    assert_eq!(out.status.code(), Some(2));
+    let one = common::testdata("diff/renamed/before");
+    let out = common::run(["report", one.to_str().unwrap(), "--job", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one job"));
+    assert!(
+        common::run(["report", one.to_str().unwrap(), "--job", "1"])
+            .status
+            .success()
     );
 }

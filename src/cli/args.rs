@@ -72,6 +72,10 @@ pub struct Global {
     /// Without a PATH (and for `demo`): the demo job with this canonical problem.
     #[arg(long, global = true, value_name = "NAME", value_parser = scenario_names(), long_help = scenario_help())]
     pub scenario: Option<String>,
+    /// Inputs that hold several jobs (one per directory, e.g. two runs under one folder):
+    /// load the N-th (from 1; the refusal lists them).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub job: Option<u32>,
 }
 
 impl Global {
@@ -100,6 +104,7 @@ impl Global {
             roofline_u: self.roofline_u,
             python_stacks: self.python_stacks,
             scenario: self.scenario(),
+            job: self.job,
         }
     }
 

@@ -23,23 +23,31 @@ const APART_NS: Ns = 3_600_000_000_000;
 const UNIT_RATIO: u128 = 300;
 
 /// A draft and the rank id its file name states.
-type Drafts = Vec<(RankDraft, Option<RankId>)>;
+type Draft = (RankDraft, Option<RankId>);
+type Drafts = Vec<Draft>;
 
 /// Checks the drafts (their rank ids resolved) against each other: `Err` when they are not
 /// one job; otherwise the drafts that must be skipped (removed from `drafts`), with why.
 pub fn check(drafts: &mut Drafts) -> Result<Vec<Error>, Error> {
-    world_sizes(drafts)?;
-    groups(drafts)?;
-    devices(drafts)?;
-    wall_clocks(drafts)?;
+    stated(drafts)?;
     anonymous(drafts)?;
     sums(drafts)?;
     Ok(time_units(drafts))
 }
 
+/// What the drafts state of their job agrees: world size, process groups, device model, wall
+/// clock. Reads nothing the rank ids decide, so it can judge a set of drafts before their
+/// ids are resolved (`jobs.rs` asks it of each directory of inputs).
+pub fn stated(drafts: &[Draft]) -> Result<(), Error> {
+    world_sizes(drafts)?;
+    groups(drafts)?;
+    devices(drafts)?;
+    wall_clocks(drafts)
+}
+
 /// The job's durations, and apart its ranks' window widths, add up to at most
 /// [`MAX_JOB_SUM_NS`]: any sum an analysis forms of them then fits in i64.
-fn sums(drafts: &Drafts) -> Result<(), Error> {
+fn sums(drafts: &[Draft]) -> Result<(), Error> {
     use crate::time::MAX_JOB_SUM_NS;
     let busy = drafts
         .iter()
@@ -100,7 +108,7 @@ pub fn two_runs(a: &str, b: &str) -> String {
 }
 
 /// Every declared world size is the same, and no rank id is beyond it.
-fn world_sizes(drafts: &Drafts) -> Result<(), Error> {
+fn world_sizes(drafts: &[Draft]) -> Result<(), Error> {
     let declared: Vec<(&RankDraft, u32)> = drafts
         .iter()
         .filter_map(|(d, _)| d.world_size.map(|w| (d, w)))
@@ -132,7 +140,7 @@ fn world_sizes(drafts: &Drafts) -> Result<(), Error> {
 }
 
 /// A process group declared by two ranks has the same members in both.
-fn groups(drafts: &Drafts) -> Result<(), Error> {
+fn groups(drafts: &[Draft]) -> Result<(), Error> {
     let mut seen: std::collections::BTreeMap<&str, (&RankDraft, &[RankId])> = Default::default();
     for (d, _) in drafts {
         for g in &d.groups {
@@ -163,7 +171,7 @@ fn groups(drafts: &Drafts) -> Result<(), Error> {
 
 /// Ranks that name their devices name the same model (a job does not span an A100 and a
 /// V100; two runs compared do).
-fn devices(drafts: &Drafts) -> Result<(), Error> {
+fn devices(drafts: &[Draft]) -> Result<(), Error> {
     let names = |d: &RankDraft| -> Vec<String> {
         let mut v: Vec<String> = d
             .rank
@@ -198,7 +206,7 @@ fn devices(drafts: &Drafts) -> Result<(), Error> {
 }
 
 /// Ranks on wall (epoch) clocks were profiled at about the same time.
-fn wall_clocks(drafts: &Drafts) -> Result<(), Error> {
+fn wall_clocks(drafts: &[Draft]) -> Result<(), Error> {
     let mut on_epoch: Vec<(&RankDraft, Ns, Ns)> = drafts
         .iter()
         .filter_map(|(d, _)| d.rank.window.map(|(lo, hi)| (d, lo, hi)))
@@ -221,8 +229,9 @@ fn wall_clocks(drafts: &Drafts) -> Result<(), Error> {
                 path(d),
                 format!(
                     "was profiled {apart} after {} ended (wall clock): inputs of different \
-                     jobs; load each job on its own",
-                    path(reach.0)
+                     jobs; {}",
+                    path(reach.0),
+                    two_runs(path(reach.0), path(d))
                 ),
             ));
         }
@@ -237,7 +246,7 @@ fn wall_clocks(drafts: &Drafts) -> Result<(), Error> {
 /// one job only if something joins them: a step number every one of them profiled, or
 /// collectives (a distributed job communicates). Unrelated traces in one folder share
 /// neither.
-fn anonymous(drafts: &Drafts) -> Result<(), Error> {
+fn anonymous(drafts: &[Draft]) -> Result<(), Error> {
     use crate::model::RankFrom;
     let anonymous = drafts.len() >= 2
         && drafts
@@ -257,8 +266,9 @@ fn anonymous(drafts: &Drafts) -> Result<(), Error> {
             path(b),
             format!(
                 "shares no step and no collective with {}, and no input names its rank: inputs \
-                 of different jobs; load each job on its own",
-                path(a)
+                 of different jobs; {}",
+                path(a),
+                two_runs(path(a), path(b))
             ),
         )),
         None => Ok(()),

@@ -14,6 +14,7 @@ pub mod chrome;
 mod consistency;
 pub mod demo;
 pub mod discover;
+mod jobs;
 pub mod kineto;
 mod link;
 pub mod logs;
@@ -236,6 +237,8 @@ pub struct LoadOptions {
     /// Which parser reads trace events (the fast scanner unless a test or a fuzz target asks
     /// for serde_json alone).
     pub events: chrome::document::JsonEvents,
+    /// Of inputs holding several jobs (one per directory), the N-th (from 1; `--job N`).
+    pub job: Option<u32>,
 }
 
 impl Default for LoadOptions {
@@ -244,6 +247,7 @@ impl Default for LoadOptions {
             python_stacks: false,
             roles: Arc::new(RoleTable::embedded()),
             events: Default::default(),
+            job: None,
         }
     }
 }
@@ -252,7 +256,7 @@ impl Default for LoadOptions {
 /// reader's fuzz target analyses.
 pub fn assemble_drafts(drafts: Vec<RankDraft>, roles: &RoleTable) -> Result<Loaded, Error> {
     let hints = vec![None; drafts.len()];
-    assemble::assemble(drafts.into_iter().map(Ok).collect(), &hints, roles)
+    assemble::assemble(drafts.into_iter().map(Ok).collect(), &hints, roles, None)
 }
 
 /// The time-range check every rank passes after its reader (`bounds.rs`).
@@ -311,7 +315,7 @@ pub fn load_counted(
             }
         }
     }
-    let mut loaded = assemble::assemble(results, &hints, &opts.roles)?;
+    let mut loaded = assemble::assemble(results, &hints, &opts.roles, opts.job)?;
     loaded.load_ns = began.elapsed().as_nanos() as u64;
     Ok(loaded)
 }
