@@ -84,31 +84,10 @@ pub fn assemble(
     })
 }
 
-/// Two inputs that claim one rank id (the trace's own, else its file name's): `Err` names
-/// both. Reads no resolved id, so it can judge a set of drafts before they are resolved.
-pub fn claims(drafts: &[(RankDraft, Option<RankId>)]) -> Result<(), Error> {
-    let mut claimed: BTreeMap<RankId, &str> = BTreeMap::new();
-    for (d, hint) in drafts {
-        let Some(id) = d.declared_rank.or(*hint) else {
-            continue;
-        };
-        if let Some(other) = claimed.insert(id, &d.rank.source.path) {
-            return Err(Error::input(
-                &d.rank.source.path,
-                format!(
-                    "rank {id} is claimed by both {other} and this file: two runs? {}",
-                    super::consistency::two_runs(other, &d.rank.source.path)
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Sets each draft's rank id: the trace's own, else its file name's, else the lowest id not
 /// taken (in discovery order, with a note). Two inputs claiming one id is an error.
 fn resolve_ranks(drafts: &mut [(RankDraft, Option<RankId>)]) -> Result<Vec<String>, Error> {
-    claims(drafts)?;
+    super::consistency::claims(drafts)?;
     let mut notes = Vec::new();
     let mut claimed: BTreeMap<RankId, String> = BTreeMap::new();
     let mut unresolved = Vec::new();

@@ -35,6 +35,27 @@ pub fn check(drafts: &mut Drafts) -> Result<Vec<Error>, Error> {
     Ok(time_units(drafts))
 }
 
+/// Two inputs that claim one rank id (the trace's own, else its file name's): `Err` names
+/// both. Reads no resolved id, so it can judge a set of drafts before they are resolved.
+pub fn claims(drafts: &[Draft]) -> Result<(), Error> {
+    let mut claimed: std::collections::BTreeMap<RankId, &str> = Default::default();
+    for (d, hint) in drafts {
+        let Some(id) = d.declared_rank.or(*hint) else {
+            continue;
+        };
+        if let Some(other) = claimed.insert(id, &d.rank.source.path) {
+            return Err(Error::input(
+                &d.rank.source.path,
+                format!(
+                    "rank {id} is claimed by both {other} and this file: two runs? {}",
+                    two_runs(other, &d.rank.source.path)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// What the drafts state of their job agrees: world size, process groups, device model, wall
 /// clock. Reads nothing the rank ids decide, so it can judge a set of drafts before their
 /// ids are resolved (`jobs.rs` asks it of each directory of inputs).
@@ -361,7 +382,7 @@ mod tests {
         assert_eq!(
             e,
             "b: was profiled 2 hour(s) after a ended (wall clock): inputs of different jobs; \
-             load each job on its own"
+             compare them with `stepscope diff a b`, or load each on its own"
         );
         // Monotonic clocks (far below the epoch scale) differ by host uptime: no verdict.
         let mut uptime = vec![

@@ -103,7 +103,7 @@ fn first_line(e: &Error) -> String {
 
 /// Whether the drafts can be one job, judged on what they state (before ids are resolved).
 fn one(drafts: &[Draft]) -> Result<(), Error> {
-    super::assemble::claims(drafts)?;
+    super::consistency::claims(drafts)?;
     super::consistency::stated(drafts)
 }
 
@@ -150,7 +150,10 @@ mod tests {
     #[test]
     fn each_draft_is_keyed_by_its_directory_under_the_common_folder() {
         let keys = group_keys(&[at("runs/base/r0.json"), at("runs/test/x/r0.json")]).unwrap();
-        assert_eq!(keys, [PathBuf::from("runs/base"), PathBuf::from("runs/test")]);
+        assert_eq!(
+            keys,
+            [PathBuf::from("runs/base"), PathBuf::from("runs/test")]
+        );
         // Files side by side, stdin: no directories to tell jobs apart.
         assert_eq!(group_keys(&[at("runs/r0.json"), at("runs/r1.json")]), None);
         assert_eq!(group_keys(&[at("-"), at("runs/a/r1.json")]), None);

@@ -172,84 +172,65 @@ fn merge(into: &mut Acc, a: &Acc) {
 
 /// One rank: its operator rows, match counts, matched top pairs and kernel totals.
 fn rank_ops(rp: &RankPair, pairs: &[StepPair], deadline: Instant) -> RankOps {
-    let mut rows = Rows::default();
-    let mut counts = MatchCounts::default();
-    let mut matched: Vec<(u32, u32)> = Vec::new();
-    let mut kernels: [Totals; 2] = Default::default();
+    let mut out = RankOps::default();
+    let (b, a) = (&rp.seqs.0.tops, &rp.seqs.1.tops);
     for p in pairs {
         let (Some(kb), Some(ka)) = (step_ix(rp.ranks.0, p.before), step_ix(rp.ranks.1, p.after))
         else {
             continue;
         };
-        let tb: Vec<u32> = in_step(&rp.seqs.0.tops, kb);
-        let ta: Vec<u32> = in_step(&rp.seqs.1.tops, ka);
-        let (b, a) = (&rp.seqs.0.tops, &rp.seqs.1.tops);
-        let full = |t: &Top| (t.name, t.dims);
-        let by_shape = lcs(
-            &tb,
-            &ta,
-            |k| full(&b[k as usize]),
-            |k| full(&a[k as usize]),
-            deadline,
-        );
-        let (rest_b, rest_a) = leftovers(&tb, &ta, &by_shape);
-        let by_name = lcs(
-            &rest_b,
-            &rest_a,
-            |k| b[k as usize].name,
-            |k| a[k as usize].name,
-            deadline,
-        );
-        let (left_b, left_a) = leftovers(&rest_b, &rest_a, &by_name);
-        for (&(x, y), how) in by_shape
-            .iter()
-            .map(|m| (m, 0))
-            .chain(by_name.iter().map(|m| (m, 1)))
-        {
-            let (x, y) = (&b[x as usize], &a[y as usize]);
-            let acc = rows.entry((x.name, y.name)).or_default();
-            add(acc, 0, x.time);
-            add(acc, 1, y.time);
-            if how == 0 {
-                acc.shapes += 1
-            } else {
-                acc.name += 1
-            }
-        }
-        matched.extend(by_shape.iter().chain(&by_name));
-        for &k in &left_b {
-            add(
-                rows.entry((b[k as usize].name, b[k as usize].name))
-                    .or_default(),
-                0,
-                b[k as usize].time,
-            );
-        }
-        for &k in &left_a {
-            add(
-                rows.entry((a[k as usize].name, a[k as usize].name))
-                    .or_default(),
-                1,
-                a[k as usize].time,
-            );
-        }
-        counts.by_shapes += by_shape.len() as u64;
-        counts.by_name += by_name.len() as u64;
-        counts.only_before += left_b.len() as u64;
-        counts.only_after += left_a.len() as u64;
+        out.match_step(b, a, &in_step(b, kb), &in_step(a, ka), deadline);
         for (side, (seq, k)) in [(rp.seqs.0, kb), (rp.seqs.1, ka)].into_iter().enumerate() {
             for kern in seq.kernels.iter().filter(|x| x.step == k) {
-                let e = kernels[side].entry(kern.name).or_default();
+                let e = out.kernels[side].entry(kern.name).or_default();
                 e.0 += 1;
                 e.1 += kern.dur;
             }
         }
     }
-    RankOps {
-        rows,
-        counts,
-        matched,
-        kernels,
+    out
+}
+
+impl RankOps {
+    /// Lines up one step's top-level operators (positions `tb` of `b`, `ta` of `a`): by
+    /// (name, shapes), what is left by name, the rest appeared or went away.
+    fn match_step(&mut self, b: &[Top], a: &[Top], tb: &[u32], ta: &[u32], deadline: Instant) {
+        let full = |t: &Top| (t.name, t.dims);
+        let by_shape = lcs(
+            tb,
+            ta,
+            |k| full(&b[k as usize]),
+            |k| full(&a[k as usize]),
+            deadline,
+        );
+        let (rest_b, rest_a) = leftovers(tb, ta, &by_shape);
+        let name = |t: &[Top], k: u32| t[k as usize].name;
+        let by_name = lcs(&rest_b, &rest_a, |k| name(b, k), |k| name(a, k), deadline);
+        let (left_b, left_a) = leftovers(&rest_b, &rest_a, &by_name);
+        for (matches, shapes) in [(&by_shape, true), (&by_name, false)] {
+            for &(x, y) in matches {
+                let (x, y) = (&b[x as usize], &a[y as usize]);
+                let acc = self.rows.entry((x.name, y.name)).or_default();
+                add(acc, 0, x.time);
+                add(acc, 1, y.time);
+                if shapes {
+                    acc.shapes += 1;
+                } else {
+                    acc.name += 1;
+                }
+            }
+        }
+        self.matched.extend(by_shape.iter().chain(&by_name));
+        for (side, tops, left) in [(0, b, &left_b), (1, a, &left_a)] {
+            for &k in left {
+                let t = &tops[k as usize];
+                add(self.rows.entry((t.name, t.name)).or_default(), side, t.time);
+            }
+        }
+        self.counts.by_shapes += by_shape.len() as u64;
+        self.counts.by_name += by_name.len() as u64;
+        self.counts.only_before += left_b.len() as u64;
+        self.counts.only_after += left_a.len() as u64;
     }
 }
 

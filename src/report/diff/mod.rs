@@ -166,13 +166,14 @@ pub fn render(r: &DiffReport, format: Format, page: usize) -> String {
             o.push('\n');
         }
         Format::Text => {
-            o.push_str(&headline(r));
+            o.push_str(&crate::format::printable(&headline(r)));
+            o.push('\n');
             for t in tables::all(r) {
                 super::text::table(&mut o, &t, page);
             }
         }
         Format::Md => {
-            o.push_str(&format!("# {}\n", headline(r).trim_end()));
+            o.push_str(&format!("# {}\n", crate::format::printable(&headline(r))));
             for t in tables::all(r) {
                 super::markdown::table(&mut o, &t);
             }
@@ -184,7 +185,7 @@ pub fn render(r: &DiffReport, format: Format, page: usize) -> String {
 /// One line: what was compared and the step time's change.
 pub fn headline(r: &DiffReport) -> String {
     format!(
-        "stepscope diff: {} → {}: step time {} → {} ({}) over {} step pair(s) aligned by {}\n",
+        "stepscope diff: {} → {}: step time {} → {} ({}) over {} step pair(s) aligned by {}",
         r.before.title,
         r.after.title,
         human(r.step.mean_ns[0]),

@@ -71,7 +71,7 @@ fn findings(
                         track::FINDINGS,
                         &name,
                         "stepscope.finding",
-                        s.start + shift,
+                        s.start.saturating_add(shift),
                         s.len(),
                         &args,
                     )?;
@@ -96,7 +96,7 @@ fn path(
     let mut prev: Option<(u64, Ns)> = None;
     for op in &cp.ops {
         let pid = u64::from(op.rank.0);
-        let start = op.start_ns + off(op.rank).unwrap_or(0);
+        let start = op.start_ns.saturating_add(off(op.rank).unwrap_or(0));
         let args = format!(
             "\"category\": \"{}\", \"lane\": {}, \"window\": {}",
             op.category.as_str(),
@@ -152,7 +152,7 @@ fn collectives(w: &mut Writer, a: &Analysis) -> io::Result<u64> {
                 n += 1;
             }
             if m.transit_ns > 0 {
-                let from = m.end_ns - m.transit_ns;
+                let from = m.end_ns.saturating_sub(m.transit_ns);
                 w.slice(
                     pid,
                     track::TRANSIT,
@@ -196,7 +196,7 @@ fn ideal(w: &mut Writer, job: &Job, a: &Analysis) -> io::Result<u64> {
                 band.cat.as_str(),
                 "stepscope.ideal",
                 band.start,
-                band.end - band.start,
+                band.end.saturating_sub(band.start),
                 &args,
             )?;
             n += 1;

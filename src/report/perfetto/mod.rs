@@ -147,7 +147,7 @@ fn rank_events(w: &mut Writer, job: &Job, rank: &Rank, off: Ns) -> io::Result<u6
             u64::from(ev.lane[i]) + 1,
             job.strings.resolve(ev.name[i]),
             category(ev.kind[i], device),
-            ev.start[i] + off,
+            ev.start[i].saturating_add(off),
             ev.dur[i],
             &args.join(", "),
         )?;

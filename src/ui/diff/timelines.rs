@@ -156,13 +156,13 @@ fn side_lines(
     rows: usize,
 ) -> Vec<Line<'static>> {
     let t = &s.timeline;
-    let (a, b) = (t.start, t.start + width);
+    let (a, b) = (t.start, t.start.saturating_add(width));
     let mut out = vec![Line::from(Span::styled(
         format!(
             " {which}: step {}, rank {} — {}",
             s.step,
             s.rank,
-            human(t.end - t.start)
+            human(t.end.saturating_sub(t.start))
         ),
         th.text(),
     ))];
