@@ -2,6 +2,8 @@
 //! says what is under it (a band's facts, what the host did in a gap, a range summed), several
 //! steps share one axis, and snapshots of each at 80×24, 120×40 and 220×60.
 
+mod common;
+
 use stepscope::analysis::inspect::HostDoing;
 use stepscope::analysis::timeline::BandKind;
 use stepscope::model::{RankId, StepNo};
@@ -183,11 +185,7 @@ fn i_hides_the_inspector_and_gives_its_lines_to_the_rows() {
     assert!(!snapshot::render(&app).contains("inspector"));
 }
 
-fn snap(name: &str, text: &str) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
-        insta::assert_snapshot!(name, text);
-    });
-}
+use common::snap;
 
 #[test]
 fn snapshots_of_the_inspector_the_range_and_several_steps() {

@@ -56,11 +56,7 @@ fn show(app: &mut App, pane: Pane, size: (u16, u16)) {
     app.refresh();
 }
 
-fn snap(name: &str, text: &str) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
-        insta::assert_snapshot!(name, text);
-    });
-}
+use common::snap;
 
 fn snapshot_all(app: &mut App, job: &str) {
     for size in [(120, 40), (80, 24)] {

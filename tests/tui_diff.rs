@@ -48,11 +48,7 @@ fn keys(app: &mut App, script: &str) {
     }
 }
 
-fn snap(name: &str, text: &str) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
-        insta::assert_snapshot!(name, text);
-    });
-}
+use common::snap;
 
 #[test]
 fn every_view_of_the_demo_against_its_straggler_twin() {

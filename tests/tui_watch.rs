@@ -44,11 +44,7 @@ fn keys(app: &mut Shell<WatchScreen>, script: &str) {
     }
 }
 
-fn snap(name: &str, text: &str) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
-        insta::assert_snapshot!(name, text);
-    });
-}
+use common::snap;
 
 #[test]
 fn watch_screen_snapshots() {

@@ -38,6 +38,18 @@ use json::{FindingRow, RooflineView};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// Tables as text (at `page` columns) or markdown; JSON is the caller's.
+pub(crate) fn tables_in(tables: &[Table], format: Format, page: usize) -> String {
+    let mut o = String::new();
+    for t in tables {
+        match format {
+            Format::Md => markdown::table(&mut o, t),
+            _ => text::table(&mut o, t, page),
+        }
+    }
+    o
+}
+
 /// Version tag of the JSON schema; bumped only on incompatible changes.
 pub const SCHEMA: &str = "stepscope.report/1";
 /// Operators listed in the JSON report (text and markdown show fewer).

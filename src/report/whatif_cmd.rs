@@ -161,22 +161,10 @@ fn tables(r: &WhatIfRun) -> Vec<Table> {
 
 /// The command's output in `format`.
 pub fn render(r: &WhatIfRun, format: Format, page: usize) -> String {
-    let mut o = String::new();
     match format {
         Format::Json => {
-            o = crate::format::json::to_string_pretty(r).expect("the what-if serializes");
-            o.push('\n');
+            crate::format::json::to_string_pretty(r).expect("the what-if serializes") + "\n"
         }
-        Format::Text => {
-            for t in tables(r) {
-                super::text::table(&mut o, &t, page);
-            }
-        }
-        Format::Md => {
-            for t in tables(r) {
-                super::markdown::table(&mut o, &t);
-            }
-        }
+        _ => super::tables_in(&tables(r), format, page),
     }
-    o
 }

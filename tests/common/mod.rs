@@ -38,6 +38,13 @@ pub fn hta(shared: &Path, rel: &str) -> PathBuf {
     shared.join("traces/hta/tests/data").join(rel)
 }
 
+/// An insta snapshot of a screen's text under `snapshots/`, named `name`.
+pub fn snap(name: &str, text: &str) {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
 /// A file under `testdata/`.
 pub fn testdata(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -159,27 +159,20 @@ fn title(f: &FindingDelta, analyses: [&Analysis; 2]) -> String {
 
 /// The diff in `format`.
 pub fn render(r: &DiffReport, format: Format, page: usize) -> String {
-    let mut o = String::new();
+    let line = crate::format::printable(&headline(r)).into_owned();
     match format {
         Format::Json => {
-            o = crate::format::json::to_string_pretty(r).expect("the diff serializes");
-            o.push('\n');
+            crate::format::json::to_string_pretty(r).expect("the diff serializes") + "\n"
         }
-        Format::Text => {
-            o.push_str(&crate::format::printable(&headline(r)));
-            o.push('\n');
-            for t in tables::all(r) {
-                super::text::table(&mut o, &t, page);
-            }
-        }
-        Format::Md => {
-            o.push_str(&format!("# {}\n", crate::format::printable(&headline(r))));
-            for t in tables::all(r) {
-                super::markdown::table(&mut o, &t);
-            }
-        }
+        Format::Text => format!(
+            "{line}\n{}",
+            super::tables_in(&tables::all(r), format, page)
+        ),
+        Format::Md => format!(
+            "# {line}\n{}",
+            super::tables_in(&tables::all(r), format, page)
+        ),
     }
-    o
 }
 
 /// One line: what was compared and the step time's change.

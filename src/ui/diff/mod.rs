@@ -221,24 +221,22 @@ impl Screen for DiffScreen {
     }
 
     fn commands(&self) -> Vec<Action> {
-        vec![
+        let mut v = vec![
             Action::NextPane,
             Action::PrevPane,
             Action::Pane(0),
             Action::Pane(1),
             Action::Pane(2),
-            Action::Up,
-            Action::Down,
-            Action::PageUp,
-            Action::PageDown,
-            Action::Top,
-            Action::Bottom,
+        ];
+        v.extend(Action::LIST_MOVES);
+        v.extend([
             Action::Enter,
             Action::Back,
             Action::CycleSort,
             Action::Help,
             Action::Quit,
-        ]
+        ]);
+        v
     }
 
     fn apply(&mut self, a: Action, _ctx: &mut Ctx<()>) {

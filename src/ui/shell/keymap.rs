@@ -106,6 +106,16 @@ pub enum Action {
 }
 
 impl Action {
+    /// The moves of a list's selection, in help order: what every list view takes.
+    pub const LIST_MOVES: [Action; 6] = [
+        Action::Up,
+        Action::Down,
+        Action::PageUp,
+        Action::PageDown,
+        Action::Top,
+        Action::Bottom,
+    ];
+
     /// A pane's own action: its key may also be bound to a global action, and wins in the
     /// panes that list it among their commands (`g`: the first row, in the layout pane the
     /// grouping).

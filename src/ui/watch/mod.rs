@@ -62,18 +62,9 @@ impl Screen for WatchScreen {
     }
 
     fn commands(&self) -> Vec<Action> {
-        vec![
-            Action::Up,
-            Action::Down,
-            Action::PageUp,
-            Action::PageDown,
-            Action::Top,
-            Action::Bottom,
-            Action::Enter,
-            Action::Back,
-            Action::Help,
-            Action::Quit,
-        ]
+        let mut v = Action::LIST_MOVES.to_vec();
+        v.extend([Action::Enter, Action::Back, Action::Help, Action::Quit]);
+        v
     }
 
     fn apply(&mut self, a: Action, _ctx: &mut Ctx<Self::Msg>) {
