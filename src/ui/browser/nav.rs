@@ -25,13 +25,8 @@ pub fn global() -> Vec<Action> {
         Action::Back,
         Action::PrevStep,
         Action::NextStep,
-        Action::Up,
-        Action::Down,
-        Action::PageUp,
-        Action::PageDown,
-        Action::Top,
-        Action::Bottom,
     ]);
+    v.extend(Action::LIST_MOVES);
     v
 }
 
