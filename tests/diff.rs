@@ -438,3 +438,67 @@ fn two_runs_under_one_folder_are_refused_or_picked_with_job() {
             .success()
     );
 }
+
+/// A run against itself changes nothing, on every real trace job and the Ascend fixtures:
+/// every step, part, operator, kernel, collective and finding the same, every call matched
+/// by name and shapes. (Analyses are deterministic, and the matching finds every call.)
+#[test]
+fn every_real_job_against_itself_changes_nothing() {
+    let mut jobs: Vec<Vec<std::path::PathBuf>> = vec![
+        vec![common::testdata("ascend/pp4")],
+        vec![common::testdata("cluster4")],
+        vec![common::testdata("cpu_only.json")],
+    ];
+    if let Some(s) = common::shared() {
+        for sub in ["hta", "ext", "torch-cpu"] {
+            common::trace_jobs(&s.join("traces").join(sub), &mut jobs);
+        }
+    }
+    let mut compared = 0;
+    for paths in jobs {
+        let what = paths[0].display().to_string();
+        let open = || Session::open(&paths, &Settings::default()).ok();
+        let (Some(b), Some(a)) = (open(), open()) else {
+            continue;
+        };
+        let Ok(p) = compare(b, a, &DiffOptions::default()) else {
+            continue;
+        };
+        let d = &p.diff;
+        compared += 1;
+        assert!(d.pairs.iter().all(|x| x.delta_ns() == 0), "{what}: steps");
+        assert!(
+            d.parts.parts.iter().all(|x| x.time.delta_ns() == 0),
+            "{what}: parts"
+        );
+        let m = &d.ops.matched;
+        assert_eq!(
+            (m.only_before, m.only_after, m.by_name),
+            (0, 0, 0),
+            "{what}: every call by shapes"
+        );
+        for r in d.ops.operators.iter().chain(&d.ops.kernels) {
+            assert_eq!(r.total.delta_ns(), 0, "{what}: {}", r.name);
+            assert_eq!(r.count_before, r.count_after, "{what}: {}", r.name);
+            assert!(r.renamed_to.is_none(), "{what}: {}", r.name);
+        }
+        assert!(
+            d.collectives
+                .iter()
+                .all(|c| c.time.delta_ns() == 0 && c.wait.delta_ns() == 0),
+            "{what}: collectives"
+        );
+        for f in &d.findings {
+            assert_eq!(
+                (f.status, f.impact.delta_ns()),
+                (Status::Persists, 0),
+                "{what}: {}",
+                f.rule
+            );
+        }
+        if let Some(cp) = &d.critical_path {
+            assert_eq!(cp.total.delta_ns(), 0, "{what}: critical path");
+        }
+    }
+    assert!(compared >= 3, "compared {compared} jobs");
+}

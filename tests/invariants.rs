@@ -7,7 +7,7 @@
 mod common;
 
 use common::{shared, testdata};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use stepscope::analysis::ops::Scope;
 use stepscope::model::{RankId, StepNo};
 use stepscope::report::{self, Format};
@@ -22,7 +22,7 @@ fn jobs() -> Vec<JobSpec> {
     let mut out: Vec<Vec<PathBuf>> = Vec::new();
     if let Some(s) = shared() {
         for sub in ["hta", "ext", "torch-cpu"] {
-            collect(&s.join("traces").join(sub), &mut out);
+            common::trace_jobs(&s.join("traces").join(sub), &mut out);
         }
     }
     for f in [
@@ -55,29 +55,6 @@ fn jobs() -> Vec<JobSpec> {
         .into_iter()
         .chain(out.into_iter().map(|p| (p, Scenario::Default)))
         .collect()
-}
-
-fn is_trace(p: &Path) -> bool {
-    stepscope::input::is_trace_name(&p.to_string_lossy())
-}
-
-/// Trace files (one job each) and folders holding traces (one job) below `dir`.
-fn collect(dir: &Path, out: &mut Vec<Vec<PathBuf>>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    if entries.iter().filter(|p| is_trace(p)).count() > 1 {
-        out.push(vec![dir.to_path_buf()]);
-    }
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if is_trace(&p) {
-            out.push(vec![p]);
-        }
-    }
 }
 
 fn open(paths: &[PathBuf], scenario: Scenario, scope: Scope) -> Option<Session> {

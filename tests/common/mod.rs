@@ -45,6 +45,27 @@ pub fn snap(name: &str, text: &str) {
     });
 }
 
+/// Trace files (one job each) and folders holding several traces (one job) below `dir`,
+/// appended to `out` in path order.
+pub fn trace_jobs(dir: &Path, out: &mut Vec<Vec<PathBuf>>) {
+    let is_trace = |p: &Path| stepscope::input::is_trace_name(&p.to_string_lossy());
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    if entries.iter().filter(|p| is_trace(p)).count() > 1 {
+        out.push(vec![dir.to_path_buf()]);
+    }
+    for p in entries {
+        if p.is_dir() {
+            trace_jobs(&p, out);
+        } else if is_trace(&p) {
+            out.push(vec![p]);
+        }
+    }
+}
+
 /// A file under `testdata/`.
 pub fn testdata(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
