@@ -11,9 +11,10 @@ pub struct Writer<'a> {
     first: bool,
 }
 
-/// `s` as a JSON string (escaped: names are untrusted).
+/// `s` as a JSON string (escaped: names are untrusted; control, bidi and invisible
+/// characters as `\uXXXX`, as in the JSON report, so the file is safe under `cat`).
 pub fn string(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serializes")
+    crate::format::json::to_string(s).expect("a string serializes")
 }
 
 /// Nanoseconds as exact decimal microseconds (`-1500` → `-1.500`).
