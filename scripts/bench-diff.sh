@@ -8,13 +8,18 @@
 # (the two run at once), the comparison. Target: the whole diff in < 2× the time of loading
 # both jobs (each loaded alone, as `report` does: its timings.load_ns).
 #
-#   scripts/bench-diff.sh            RUNS=3 SCALE=4 THREADS=2
+# With HTA=1 (and `pip install HolisticTraceAnalysis psutil`), HTA's TraceDiff.compare_traces
+# on the same pair once (scripts/hta_diff.py; its defaults: the first iteration of the first
+# rank), wall and peak RSS beside stepscope's.
+#
+#   scripts/bench-diff.sh            RUNS=3 SCALE=4 THREADS=2 HTA=0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/stepscope-bench}
 THREADS=${THREADS:-2}
 RUNS=${RUNS:-3}
 SCALE=${SCALE:-4}
+HTA=${HTA:-0}
 
 cargo build --release --locked -q
 bin=target/release/stepscope
@@ -64,3 +69,8 @@ print(f"| {i} | {wall:.2f} | {rss/1024:.0f} MB | {l} | {a} | {t['diff_ns']/1e9:.
 PY
   rm -f "$f" "$f.t"
 done
+if [ "$HTA" = 1 ]; then
+  r=$(measure python3 scripts/hta_diff.py "$BENCH_DIR/d64-base" "$BENCH_DIR/d64-strag")
+  echo
+  echo "HTA TraceDiff.compare_traces (first rank, first iteration): ${r% *} s, $(( ${r#* } / 1024 )) MB peak RSS"
+fi
