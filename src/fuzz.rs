@@ -391,8 +391,14 @@ fn self_diff(s: &Session) {
     let Ok(d) = diff(run, run, &DiffOptions::default()) else {
         return; // no step to line up
     };
-    assert!(d.parts.parts.iter().all(|p| p.time.delta_ns() == 0), "a job differs from itself");
-    assert_eq!((d.ops.matched.only_before, d.ops.matched.only_after), (0, 0));
+    assert!(
+        d.parts.parts.iter().all(|p| p.time.delta_ns() == 0),
+        "a job differs from itself"
+    );
+    assert_eq!(
+        (d.ops.matched.only_before, d.ops.matched.only_after),
+        (0, 0)
+    );
     let info = || crate::report::diff::RunInfo {
         title: "fuzz".into(),
         ranks: Vec::new(),
@@ -404,7 +410,10 @@ fn self_diff(s: &Session) {
         terminal_text(&crate::report::diff::render(&r, f, 100));
     }
     let json = crate::report::diff::render(&r, Format::Json, 100);
-    assert!(!json.contains(json_unsafe), "raw unsafe character in the diff's JSON");
+    assert!(
+        !json.contains(json_unsafe),
+        "raw unsafe character in the diff's JSON"
+    );
     serde_json::from_str::<serde_json::Value>(&json).expect("the diff's JSON parses");
 }
 
@@ -413,11 +422,17 @@ fn export(s: &Session) {
     let mut out = Vec::new();
     crate::report::perfetto::write(&s.loaded.job, &s.analysis, &mut out).expect("writes to memory");
     let text = std::str::from_utf8(&out).expect("the export is UTF-8");
-    assert!(!text.contains(json_unsafe), "raw unsafe character in the export");
+    assert!(
+        !text.contains(json_unsafe),
+        "raw unsafe character in the export"
+    );
     let v: serde_json::Value = serde_json::from_str(text).expect("the export parses");
     for e in v["traceEvents"].as_array().expect("traceEvents") {
         if e["ph"] == "X" {
-            assert!(e["dur"].as_f64().is_some_and(|d| d >= 0.0), "a slice with no duration: {e}");
+            assert!(
+                e["dur"].as_f64().is_some_and(|d| d >= 0.0),
+                "a slice with no duration: {e}"
+            );
         }
     }
 }

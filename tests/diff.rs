@@ -502,3 +502,79 @@ fn every_real_job_against_itself_changes_nothing() {
     }
     assert!(compared >= 3, "compared {compared} jobs");
 }
+
+/// A real GPU pair (testdata/diff/gpu-precision, recorded on an H100): the same model in fp32
+/// and under bf16 autocast. cuBLAS's fp32 GEMM kernels are renamed to bf16 ones and line up
+/// through their operators — GEMM with GEMM, not with the casts autocast adds — and get about
+/// 5× faster; the step still gets slower, host-bound, and the gate says so.
+#[test]
+fn a_real_gpu_precision_change_lines_up_renamed_gemms_and_names_the_host() {
+    let (b, a) = (
+        common::testdata("diff/gpu-precision/fp32"),
+        common::testdata("diff/gpu-precision/bf16"),
+    );
+    let p = open(&b, &a, &DiffOptions::default());
+    let d = &p.diff;
+    let renamed: Vec<(&str, &str)> = d
+        .ops
+        .kernels
+        .iter()
+        .filter_map(|k| Some((k.name.as_str(), k.renamed_to.as_deref()?)))
+        .collect();
+    let gemm = |n: &str| n.contains("gemm") || n.starts_with("nvjet");
+    // Every fp32 GEMM that has a bf16 counterpart pairs with a GEMM.
+    let gemms: Vec<&(&str, &str)> = renamed.iter().filter(|(x, _)| gemm(x)).collect();
+    assert_eq!(gemms.len(), 3, "{renamed:#?}");
+    assert!(
+        gemms.iter().all(|(_, y)| y.starts_with("nvjet_sm90")),
+        "{gemms:#?}"
+    );
+    assert!(
+        renamed.iter().all(|(x, y)| gemm(x) == gemm(y)),
+        "{renamed:#?}"
+    );
+    let linear = d
+        .ops
+        .operators
+        .iter()
+        .find(|o| o.name == "aten::linear")
+        .unwrap();
+    assert!(
+        linear.total.after_ns * 3 < linear.total.before_ns,
+        "GEMMs several times faster: {linear:?}"
+    );
+    let casts = d
+        .ops
+        .operators
+        .iter()
+        .find(|o| o.name.ends_with("ToCopyBackward0"))
+        .unwrap();
+    assert_eq!((casts.matched, casts.count_before), (Matched::OnlyAfter, 0));
+    let part = |name: &str| {
+        d.parts
+            .parts
+            .iter()
+            .find(|x| x.part.as_str() == name)
+            .unwrap()
+            .time
+            .delta_ns()
+    };
+    assert!(
+        part("compute") < 0 && part("host_bound") > -part("compute"),
+        "faster kernels, a host-bound step"
+    );
+    assert!(d.step_ratio().unwrap() > 0.05, "the step got slower");
+    let out = common::run([
+        "diff",
+        b.to_str().unwrap(),
+        a.to_str().unwrap(),
+        "--fail-on-regression",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("host_bound"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -175,6 +175,8 @@ pub struct Role {
     pub host_collective: Option<HostCollective>,
     /// A communication kernel (its kind is `Comm`).
     pub comm_kernel: bool,
+    /// A matrix-multiply kernel of a BLAS library (the diff pairs renamed kernels by kind).
+    pub gemm_kernel: bool,
     /// The collective this name performs, for collective kernels, calls and `Collective
     /// name` values (`Other` when it names none).
     pub collective: CollOp,

@@ -7,7 +7,7 @@
 
 use super::names::Names;
 use super::parts::Delta;
-use super::sequence::{Sequence, Top};
+use super::sequence::{Kernel, Sequence, Top};
 use super::steps::StepPair;
 use crate::model::{Rank, StepNo};
 use rustc_hash::FxHashMap;
@@ -298,8 +298,11 @@ fn leftovers(b: &[u32], a: &[u32], m: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
     )
 }
 
-/// Kernel names only one run has, paired through the operator pairs they ran under: each
-/// first-run name with the second-run name it most often stands in for.
+/// Kernel names only one run has, paired through the operator pairs they ran under: under
+/// each matched pair, each side's such kernels of one kind (GEMMs; the rest) ranked by their
+/// longest call and paired in that order — a GEMM with a GEMM, not with the cast autocast
+/// adds beside it —, one vote per pair; each first-run name goes with the second-run name it
+/// most often stands in for.
 fn renames(ranks: &[RankPair], per_rank: &[RankOps], kernels: &[Totals; 2]) -> FxHashMap<u32, u32> {
     let only = |s: usize| -> Vec<u32> {
         let mut v: Vec<u32> = kernels[s]
@@ -316,20 +319,13 @@ fn renames(ranks: &[RankPair], per_rank: &[RankOps], kernels: &[Totals; 2]) -> F
         return FxHashMap::default();
     }
     for (rp, RankOps { matched, .. }) in ranks.iter().zip(per_rank) {
-        let under = |seq: &Sequence, only: &[u32]| -> FxHashMap<u32, Vec<u32>> {
-            let mut m: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-            for k in &seq.kernels {
-                if let (Some(t), true) = (k.top, only.binary_search(&k.name).is_ok()) {
-                    m.entry(t).or_default().push(k.name);
-                }
-            }
-            m
-        };
         let (ub, ua) = (under(rp.seqs.0, &only_b), under(rp.seqs.1, &only_a));
         for (x, y) in matched {
             if let (Some(kb), Some(ka)) = (ub.get(x), ua.get(y)) {
-                for (n, m) in kb.iter().zip(ka) {
-                    *votes.entry((*n, *m)).or_default() += 1;
+                for gemm in [true, false] {
+                    for (n, m) in ranked_names(kb, gemm).zip(ranked_names(ka, gemm)) {
+                        *votes.entry((n, m)).or_default() += 1;
+                    }
                 }
             }
         }
@@ -345,6 +341,35 @@ fn renames(ranks: &[RankPair], per_rank: &[RankOps], kernels: &[Totals; 2]) -> F
         }
     }
     out
+}
+
+/// Per top-level operator (its position), its kernels of the `only` names.
+fn under<'a>(seq: &'a Sequence, only: &[u32]) -> FxHashMap<u32, Vec<&'a Kernel>> {
+    let mut m: FxHashMap<u32, Vec<&Kernel>> = FxHashMap::default();
+    for k in &seq.kernels {
+        if let (Some(t), true) = (k.top, only.binary_search(&k.name).is_ok()) {
+            m.entry(t).or_default().push(k);
+        }
+    }
+    m
+}
+
+/// The distinct names of the `calls` of one kind, by their longest call, longest first (ties
+/// by name).
+fn ranked_names(calls: &[&Kernel], gemm: bool) -> impl Iterator<Item = u32> {
+    let mut longest: Vec<(u32, i64)> = Vec::new();
+    for (n, d) in calls
+        .iter()
+        .filter(|k| k.gemm == gemm)
+        .map(|k| (k.name, k.dur))
+    {
+        match longest.iter_mut().find(|(x, _)| *x == n) {
+            Some(e) => e.1 = e.1.max(d),
+            None => longest.push((n, d)),
+        }
+    }
+    longest.sort_by_key(|&(n, d)| (std::cmp::Reverse(d), n));
+    longest.into_iter().map(|(n, _)| n)
 }
 
 /// Kernel rows from each run's totals by name and the renames.

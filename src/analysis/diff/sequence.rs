@@ -35,6 +35,8 @@ pub struct Kernel {
     pub dur: Ns,
     /// Its operator's position in the tops, when it has one.
     pub top: Option<u32>,
+    /// A matrix-multiply kernel (its name's role).
+    pub gemm: bool,
 }
 
 /// A rank's top-level operators in start order, and its device work in start order.
@@ -111,7 +113,7 @@ pub fn sequence(rank: &Rank, roles: &[Role], ids: &[u32], basis: OpBasis) -> Seq
         }
     }
     let kernels = if basis == OpBasis::Device {
-        device_work(rank, ids, &top_of, &pos, &mut tops)
+        device_work(rank, roles, ids, &top_of, &pos, &mut tops)
     } else {
         Vec::new()
     };
@@ -121,6 +123,7 @@ pub fn sequence(rank: &Rank, roles: &[Role], ids: &[u32], basis: OpBasis) -> Seq
 /// The rank's device work in start order, each charged to its top-level operator.
 fn device_work(
     rank: &Rank,
+    roles: &[Role],
     ids: &[u32],
     top_of: &[u32],
     pos: &[u32],
@@ -147,6 +150,7 @@ fn device_work(
                 name: id(ids, Some(ev.name[i])),
                 dur: ev.dur[i],
                 top,
+                gemm: roles[ev.name[i] as usize].gemm_kernel,
             },
         ));
     }

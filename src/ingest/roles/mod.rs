@@ -117,6 +117,7 @@ struct FamilyFile {
 struct File {
     step_marker: Entry,
     comm_kernel: Entry,
+    gemm_kernel: Entry,
     allocator: Entry,
     kernel_launch: Entry,
     data_loader: Entry,
@@ -136,6 +137,7 @@ struct File {
 pub struct RoleTable {
     step_prefixes: Vec<Vec<u8>>,
     comm_kernel: Patterns,
+    gemm_kernel: Patterns,
     allocator: Patterns,
     kernel_launch: Patterns,
     data_loader: Patterns,
@@ -204,6 +206,7 @@ impl RoleTable {
         })?;
         self.add_step_markers(layer, &f)?;
         add(&mut self.comm_kernel, &f.comm_kernel);
+        add(&mut self.gemm_kernel, &f.gemm_kernel);
         add(&mut self.allocator, &f.allocator);
         add(&mut self.kernel_launch, &f.kernel_launch);
         add(&mut self.data_loader, &f.data_loader);
@@ -352,6 +355,7 @@ impl RoleTable {
             sync: self.sync.first(b),
             host_collective: self.host_collective(b),
             comm_kernel: self.is_comm_kernel(b),
+            gemm_kernel: self.gemm_kernel.matches(b),
             collective: self.collective(name),
             op_family: self.op_family(b),
             allocator: self.allocator.matches(b),
@@ -432,6 +436,16 @@ mod tests {
         assert_eq!(r("cudaEventQuery").sync, Some(SyncCall::Query));
         assert!(r("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)").comm_kernel);
         assert!(r("void foo<ncclKernel_bar>").comm_kernel);
+        for g in [
+            "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n",
+            "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT",
+            "void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nt_align1>(x)",
+            "Cijk_Ailk_Bljk_HHS_BH",
+            "volta_sgemm_128x128_tn",
+        ] {
+            assert!(r(g).gemm_kernel, "{g}");
+        }
+        assert!(!r("void at::native::reduce_kernel<128, 4>(x)").gemm_kernel);
         assert!(!r("sm90_xmma_gemm").comm_kernel);
         assert_eq!(
             r("c10d::allreduce_").host_collective,
