@@ -27,6 +27,11 @@ fn open(before: &std::path::Path, after: &std::path::Path, opts: &DiffOptions) -
     session::diff::open(before, after, &Settings::default(), opts).expect("diff")
 }
 
+/// Two paths under `testdata/`.
+fn testdata_pair(before: &str, after: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    (common::testdata(before), common::testdata(after))
+}
+
 fn diff_json(args: &[&str]) -> (Value, std::process::Output) {
     let mut all = vec!["diff", "--format", "json"];
     all.extend(args);
@@ -37,10 +42,7 @@ fn diff_json(args: &[&str]) -> (Value, std::process::Output) {
 
 #[test]
 fn a_renamed_kernel_lines_up_through_its_operator() {
-    let (b, a) = (
-        common::testdata("diff/renamed/before"),
-        common::testdata("diff/renamed/after"),
-    );
+    let (b, a) = testdata_pair("diff/renamed/before", "diff/renamed/after");
     let p = open(&b, &a, &DiffOptions::default());
     let d = &p.diff;
     let gemm = d
@@ -159,10 +161,7 @@ fn the_demo_against_its_clean_twin_shows_the_stall_and_only_it() {
 
 #[test]
 fn a_real_cpu_pair_names_the_slow_rank_and_trips_the_gate() {
-    let (clean, faulty) = (
-        common::testdata("pairs/slow-rank/clean"),
-        common::testdata("pairs/slow-rank/faulty"),
-    );
+    let (clean, faulty) = testdata_pair("pairs/slow-rank/clean", "pairs/slow-rank/faulty");
     let p = open(&clean, &faulty, &DiffOptions::default());
     let grown = p
         .diff
@@ -270,10 +269,7 @@ fn steps_that_do_not_line_up_are_a_usage_error() {
 /// The JSON's keys are the schema (docs/report-schema.md, `stepscope.diff/1`): pinned.
 #[test]
 fn the_json_key_set_is_pinned() {
-    let (b, a) = (
-        common::testdata("diff/renamed/before"),
-        common::testdata("diff/renamed/after"),
-    );
+    let (b, a) = testdata_pair("diff/renamed/before", "diff/renamed/after");
     let (v, out) = diff_json(&[b.to_str().unwrap(), a.to_str().unwrap()]);
     assert!(out.status.success());
     let keys = |x: &Value| -> Vec<String> {
@@ -365,10 +361,7 @@ fn the_json_key_set_is_pinned() {
         ]
     );
     // The CPU pair has collectives.
-    let (c, f) = (
-        common::testdata("pairs/slow-rank/clean"),
-        common::testdata("pairs/slow-rank/faulty"),
-    );
+    let (c, f) = testdata_pair("pairs/slow-rank/clean", "pairs/slow-rank/faulty");
     let (v, _) = diff_json(&[c.to_str().unwrap(), f.to_str().unwrap()]);
     assert_eq!(
         keys(&v["collectives"][0]),
@@ -509,10 +502,7 @@ fn every_real_job_against_itself_changes_nothing() {
 /// 5× faster; the step still gets slower, host-bound, and the gate says so.
 #[test]
 fn a_real_gpu_precision_change_lines_up_renamed_gemms_and_names_the_host() {
-    let (b, a) = (
-        common::testdata("diff/gpu-precision/fp32"),
-        common::testdata("diff/gpu-precision/bf16"),
-    );
+    let (b, a) = testdata_pair("diff/gpu-precision/fp32", "diff/gpu-precision/bf16");
     let p = open(&b, &a, &DiffOptions::default());
     let d = &p.diff;
     let renamed: Vec<(&str, &str)> = d
