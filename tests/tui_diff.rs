@@ -66,6 +66,33 @@ fn every_view_of_the_demo_against_its_straggler_twin() {
 }
 
 #[test]
+fn the_opened_timelines_step_through_step_and_rank_pairs() {
+    let mut a = app("demo", "demo:straggler", (120, 40));
+    keys(&mut a, "2<enter>");
+    let at = |a: &App| {
+        let o = a.screen.opened.as_ref().expect("opened");
+        (o.sides[0].step.0, o.sides[0].rank.0, o.sides[1].step.0)
+    };
+    // The stalled step 13 and rank 5 (its own work changed most) first.
+    assert_eq!(at(&a), (13, 5, 13));
+    keys(&mut a, "]");
+    assert_eq!(at(&a), (14, 5, 14));
+    keys(&mut a, "]]]");
+    assert_eq!(at(&a).0, 15, "the last pair stays");
+    keys(&mut a, "j");
+    assert_ne!(at(&a).1, 5, "the next rank pair");
+    keys(&mut a, "k[");
+    assert_eq!(at(&a), (14, 5, 14));
+    let s = snapshot::render(&a);
+    assert!(
+        s.contains("step 14, rank 5") && s.contains("[ ] step"),
+        "{s}"
+    );
+    keys(&mut a, "<esc>");
+    assert!(a.screen.opened.is_none());
+}
+
+#[test]
 fn a_renamed_kernel_opens_both_timelines_with_its_calls_marked() {
     let mut a = app("diff/renamed/before", "diff/renamed/after", (100, 24));
     keys(&mut a, "3");

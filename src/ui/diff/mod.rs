@@ -191,6 +191,15 @@ impl DiffScreen {
         self.opened = Some(Box::new(timelines::build(&self.pair, row)));
     }
 
+    /// Moves the opened timelines by `steps` step pairs and `ranks` rank pairs.
+    fn shift_opened(&mut self, steps: isize, ranks: isize) {
+        if let Some(o) = &self.opened {
+            let step = o.step.saturating_add_signed(steps);
+            let rank = o.rank.saturating_add_signed(ranks);
+            self.opened = Some(Box::new(timelines::at(&self.pair, &o.row, step, rank)));
+        }
+    }
+
     fn show(&mut self, v: View) {
         self.view = v;
         self.opened = None;
@@ -206,7 +215,15 @@ impl Screen for DiffScreen {
 
     fn hints(&self) -> Vec<Action> {
         match (self.view, &self.opened) {
-            (_, Some(_)) => vec![Action::Back, Action::Help, Action::Quit],
+            (_, Some(_)) => vec![
+                Action::PrevStep,
+                Action::NextStep,
+                Action::Down,
+                Action::Up,
+                Action::Back,
+                Action::Help,
+                Action::Quit,
+            ],
             (View::Overview, None) => vec![Action::NextPane, Action::Help, Action::Quit],
             _ => vec![
                 Action::Up,
@@ -227,6 +244,8 @@ impl Screen for DiffScreen {
             Action::Pane(0),
             Action::Pane(1),
             Action::Pane(2),
+            Action::PrevStep,
+            Action::NextStep,
         ];
         v.extend(Action::LIST_MOVES);
         v.extend([
@@ -246,6 +265,10 @@ impl Screen for DiffScreen {
             Action::NextPane => self.show(View::ALL[(at + 1) % n]),
             Action::PrevPane => self.show(View::ALL[(at + n - 1) % n]),
             Action::Pane(k) if (k as usize) < n => self.show(View::ALL[k as usize]),
+            Action::PrevStep => self.shift_opened(-1, 0),
+            Action::NextStep => self.shift_opened(1, 0),
+            Action::Up if self.opened.is_some() => self.shift_opened(0, -1),
+            Action::Down if self.opened.is_some() => self.shift_opened(0, 1),
             Action::Up => self.move_by(-1),
             Action::Down => self.move_by(1),
             Action::PageUp => self.move_by(-10),

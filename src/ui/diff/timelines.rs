@@ -33,6 +33,10 @@ pub struct Side {
 pub struct PairTimelines {
     /// The operator's row of the diff.
     pub row: OpRow,
+    /// The step pair shown (index into the diff's pairs).
+    pub step: usize,
+    /// The rank pair shown (index into the diff's ranks, the largest change first).
+    pub rank: usize,
     /// The first run, then the second.
     pub sides: [Side; 2],
 }
@@ -40,22 +44,36 @@ pub struct PairTimelines {
 /// The timelines of `row`: the step pair whose step time changed most, the rank pair whose
 /// span changed most.
 pub fn build(pair: &DiffPair, row: &OpRow) -> PairTimelines {
+    let step = (0..pair.diff.pairs.len())
+        .max_by_key(|&k| {
+            let p = &pair.diff.pairs[k];
+            (p.delta_ns().unsigned_abs(), std::cmp::Reverse(k))
+        })
+        .unwrap_or(0);
+    at(pair, row, step, 0)
+}
+
+/// The timelines of `row` in step pair `step` and rank pair `rank` (clamped to those there are).
+pub fn at(pair: &DiffPair, row: &OpRow, step: usize, rank: usize) -> PairTimelines {
     let d = &pair.diff;
+    let step = step.min(d.pairs.len().saturating_sub(1));
+    let rank = rank.min(d.parts.ranks.len().saturating_sub(1));
     let steps = d
         .pairs
-        .iter()
-        .max_by_key(|p| (p.delta_ns().unsigned_abs(), std::cmp::Reverse(p.before)))
+        .get(step)
         .map(|p| (p.before, p.after))
         .unwrap_or_default();
     let ranks = d
         .parts
         .ranks
-        .first()
+        .get(rank)
         .map(|r| (r.rank, r.paired_with.unwrap_or(r.rank)))
         .unwrap_or_default();
     let after_name = row.renamed_to.as_deref().unwrap_or(&row.name);
     PairTimelines {
         row: row.clone(),
+        step,
+        rank,
         sides: [
             side(&pair.before, steps.0, ranks.0, &row.name),
             side(&pair.after, steps.1, ranks.1, after_name),
@@ -92,7 +110,7 @@ pub fn draw(f: &mut Frame, area: Rect, p: &PairTimelines, ctx: &Ctx<()>) {
     let mut lines = vec![Line::from(Span::styled(
         fit(
             &format!(
-                " {}{}: both runs on one scale ({} across), its calls marked ▀",
+                " {}{}: both runs on one scale ({} across), its calls marked ▀; [ ] step, j k rank",
                 p.row.name,
                 p.row
                     .renamed_to
