@@ -11,6 +11,7 @@ mod writer;
 use crate::analysis::Analysis;
 use crate::model::{Job, Kind, Rank};
 use crate::time::Ns;
+use rayon::prelude::*;
 use std::io::{self, Write};
 pub use writer::Writer;
 
@@ -44,9 +45,28 @@ pub fn write(job: &Job, a: &Analysis, out: &mut dyn Write) -> io::Result<Written
     let mut w = Writer::new(out);
     w.open(&header(job))?;
     let mut n = Written::default();
-    for (ix, rank) in job.ranks.iter().enumerate() {
-        let off = a.comm.offsets.get(ix).map_or(0, |o| o.offset_ns);
-        n.events += rank_events(&mut w, job, rank, off)?;
+    // Ranks are formatted in parallel, a few at a time (bounded memory), written in order.
+    const AT_ONCE: usize = 8;
+    for (c, chunk) in job.ranks.chunks(AT_ONCE).enumerate() {
+        let parts: Vec<io::Result<(Vec<u8>, u64)>> = chunk
+            .par_iter()
+            .enumerate()
+            .map(|(k, rank)| {
+                let off = a
+                    .comm
+                    .offsets
+                    .get(c * AT_ONCE + k)
+                    .map_or(0, |o| o.offset_ns);
+                let mut buf = Vec::new();
+                let events = rank_events(&mut Writer::fragment(&mut buf), job, rank, off)?;
+                Ok((buf, events))
+            })
+            .collect();
+        for part in parts {
+            let (buf, events) = part?;
+            w.splice(&buf)?;
+            n.events += events;
+        }
     }
     let d = diagnosis::write(&mut w, job, a)?;
     n.diagnosis = d.0;

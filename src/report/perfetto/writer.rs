@@ -35,6 +35,23 @@ impl<'a> Writer<'a> {
         write!(self.out, "{{\n{fields},\n\"traceEvents\": [\n")
     }
 
+    /// A writer of a fragment of the array (written apart, then [`Writer::splice`]d in):
+    /// every event of it, the first too, follows a separator.
+    pub fn fragment(out: &'a mut dyn Write) -> Self {
+        Writer { out, first: false }
+    }
+
+    /// Writes a fragment made by a [`Writer::fragment`] writer into this array.
+    pub fn splice(&mut self, frag: &[u8]) -> io::Result<()> {
+        match frag.strip_prefix(b",\n") {
+            Some(rest) if self.first => {
+                self.first = false;
+                self.out.write_all(rest)
+            }
+            _ => self.out.write_all(frag),
+        }
+    }
+
     /// The array's and the object's end.
     pub fn close(&mut self) -> io::Result<()> {
         self.out.write_all(b"\n]\n}\n")
