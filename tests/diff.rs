@@ -264,6 +264,12 @@ fn steps_that_do_not_line_up_are_a_usage_error() {
         err.contains("the second run has no step 9 (steps: 1, 2)"),
         "{err}"
     );
+    let out = common::run(["diff", "demo", "demo:nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("no demo scenario `nope` (scenarios: default,")
+    );
 }
 
 /// The JSON's keys are the schema (docs/report-schema.md, `stepscope.diff/1`): pinned.

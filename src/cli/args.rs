@@ -142,7 +142,7 @@ impl From<AlignArg> for Align {
 pub enum FormatArg {
     /// Plain text for terminals and logs.
     Text,
-    /// JSON (schema `stepscope.report/1`).
+    /// JSON (the command's schema: docs/report-schema.md).
     Json,
     /// Markdown (for PR comments and wikis).
     Md,
@@ -320,10 +320,11 @@ pub struct WhatIfArgs {
 /// `stepscope diff`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The baseline run: a trace file or a directory of one job's traces.
+    /// The baseline run: a trace file or a directory of one job's traces (or `demo`,
+    /// `demo:SCENARIO`: a demo job).
     #[arg(value_name = "BEFORE")]
     pub before: PathBuf,
-    /// The run compared with it.
+    /// The run compared with it (the same kinds of input).
     #[arg(value_name = "AFTER")]
     pub after: PathBuf,
     /// Output format (default: the diff screen on a terminal, else text).

@@ -114,6 +114,15 @@ pub fn compare(before: Session, after: Session, opts: &DiffOptions) -> Result<Di
 
 /// One run: a path, or a demo job.
 fn open_one(path: &Path, settings: &Settings) -> Result<Session, Error> {
+    if let Some(name) = path.to_str().and_then(|p| p.strip_prefix("demo:")) {
+        if !path.exists() && Scenario::parse(name).is_none() {
+            let all: Vec<&str> = Scenario::ALL.map(Scenario::name).to_vec();
+            return Err(Error::usage(
+                "diff",
+                format!("no demo scenario `{name}` (scenarios: {})", all.join(", ")),
+            ));
+        }
+    }
     if let Some(scenario) = demo_name(path) {
         let spec = DemoSpec {
             scenario,
