@@ -16,8 +16,9 @@ use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 use std::time::{Duration, Instant};
 
 /// A sequence pair that takes longer than this to match exactly is matched approximately
-/// (similar's deadline: the match stays valid, maybe not the longest). Only adversarial
-/// sequences — hundreds of thousands of distinct operators per step — get near it.
+/// (similar's deadline, per pair: the match stays valid, maybe not the longest). Only
+/// adversarial sequences — hundreds of thousands of distinct operators per step — get near
+/// it, so on real jobs the result never depends on the machine's speed.
 const MATCH_DEADLINE: Duration = Duration::from_secs(2);
 
 /// How a row's instances were lined up.
@@ -122,11 +123,7 @@ pub fn op_diff(
     mapped: &[(String, String)],
 ) -> OpDiff {
     use rayon::prelude::*;
-    let deadline = Instant::now() + MATCH_DEADLINE;
-    let per_rank: Vec<RankOps> = ranks
-        .par_iter()
-        .map(|rp| rank_ops(rp, pairs, deadline))
-        .collect();
+    let per_rank: Vec<RankOps> = ranks.par_iter().map(|rp| rank_ops(rp, pairs)).collect();
     let mut rows = Rows::default();
     let mut counts = MatchCounts::default();
     let mut kernels: [Totals; 2] = Default::default();
@@ -171,7 +168,7 @@ fn merge(into: &mut Acc, a: &Acc) {
 }
 
 /// One rank: its operator rows, match counts, matched top pairs and kernel totals.
-fn rank_ops(rp: &RankPair, pairs: &[StepPair], deadline: Instant) -> RankOps {
+fn rank_ops(rp: &RankPair, pairs: &[StepPair]) -> RankOps {
     let mut out = RankOps::default();
     let (b, a) = (&rp.seqs.0.tops, &rp.seqs.1.tops);
     for p in pairs {
@@ -179,7 +176,7 @@ fn rank_ops(rp: &RankPair, pairs: &[StepPair], deadline: Instant) -> RankOps {
         else {
             continue;
         };
-        out.match_step(b, a, &in_step(b, kb), &in_step(a, ka), deadline);
+        out.match_step(b, a, &in_step(b, kb), &in_step(a, ka));
         for (side, (seq, k)) in [(rp.seqs.0, kb), (rp.seqs.1, ka)].into_iter().enumerate() {
             for kern in seq.kernels.iter().filter(|x| x.step == k) {
                 let e = out.kernels[side].entry(kern.name).or_default();
@@ -194,18 +191,12 @@ fn rank_ops(rp: &RankPair, pairs: &[StepPair], deadline: Instant) -> RankOps {
 impl RankOps {
     /// Lines up one step's top-level operators (positions `tb` of `b`, `ta` of `a`): by
     /// (name, shapes), what is left by name, the rest appeared or went away.
-    fn match_step(&mut self, b: &[Top], a: &[Top], tb: &[u32], ta: &[u32], deadline: Instant) {
+    fn match_step(&mut self, b: &[Top], a: &[Top], tb: &[u32], ta: &[u32]) {
         let full = |t: &Top| (t.name, t.dims);
-        let by_shape = lcs(
-            tb,
-            ta,
-            |k| full(&b[k as usize]),
-            |k| full(&a[k as usize]),
-            deadline,
-        );
+        let by_shape = lcs(tb, ta, |k| full(&b[k as usize]), |k| full(&a[k as usize]));
         let (rest_b, rest_a) = leftovers(tb, ta, &by_shape);
         let name = |t: &[Top], k: u32| t[k as usize].name;
-        let by_name = lcs(&rest_b, &rest_a, |k| name(b, k), |k| name(a, k), deadline);
+        let by_name = lcs(&rest_b, &rest_a, |k| name(b, k), |k| name(a, k));
         let (left_b, left_a) = leftovers(&rest_b, &rest_a, &by_name);
         for (matches, shapes) in [(&by_shape, true), (&by_name, false)] {
             for &(x, y) in matches {
@@ -260,8 +251,8 @@ fn lcs<K: Eq + std::hash::Hash + Ord>(
     a: &[u32],
     kb: impl Fn(u32) -> K,
     ka: impl Fn(u32) -> K,
-    deadline: Instant,
 ) -> Vec<(u32, u32)> {
+    let deadline = Instant::now() + MATCH_DEADLINE;
     let (xs, ys): (Vec<K>, Vec<K>) = (
         b.iter().map(|&i| kb(i)).collect(),
         a.iter().map(|&i| ka(i)).collect(),
@@ -464,10 +455,9 @@ mod tests {
             b in proptest::collection::vec(0u8..6, 0..60),
             a in proptest::collection::vec(0u8..6, 0..60),
         ) {
-            let deadline = Instant::now() + MATCH_DEADLINE;
             let ib: Vec<u32> = (0..b.len() as u32).collect();
             let ia: Vec<u32> = (0..a.len() as u32).collect();
-            let m = lcs(&ib, &ia, |k| b[k as usize], |k| a[k as usize], deadline);
+            let m = lcs(&ib, &ia, |k| b[k as usize], |k| a[k as usize]);
             for w in m.windows(2) {
                 prop_assert!(w[0].0 < w[1].0 && w[0].1 < w[1].1);
             }
