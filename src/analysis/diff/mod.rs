@@ -3,6 +3,7 @@
 //! common subsequence, collectives, the critical path and the findings side by side. Pure:
 //! two jobs and their analyses in, a [`Diff`] out.
 
+pub mod collectives;
 pub mod names;
 pub mod ops;
 pub mod others;
@@ -16,8 +17,9 @@ use crate::model::Job;
 use rayon::prelude::*;
 use serde::Serialize;
 
+pub use collectives::CollDelta;
 pub use ops::{Matched, OpDiff, OpRow};
-pub use others::{CollDelta, FindingDelta, PathDelta, Status};
+pub use others::{FindingDelta, PathDelta, Status};
 pub use parts::{Delta, PartDelta, Parts, RankDelta};
 pub use steps::{StepAlign, StepPair};
 
@@ -56,7 +58,7 @@ pub struct Diff {
     pub parts: Parts,
     /// Operators and kernels.
     pub ops: OpDiff,
-    /// Collectives per step.
+    /// Collectives per aligned step.
     pub collectives: Vec<CollDelta>,
     /// The critical paths.
     pub critical_path: Option<PathDelta>,
@@ -103,7 +105,7 @@ pub fn diff(before: Run, after: Run, opts: &DiffOptions) -> Result<Diff, String>
         basis: basis.as_str(),
         parts: parts::parts(&ab.breakdown, &aa.breakdown, &pairs, &ranks),
         ops: operators(before.job, after.job, &pairs, &ranks, basis, &opts.op_map),
-        collectives: others::collectives(ab, aa),
+        collectives: collectives::collectives(ab, aa, &pairs),
         critical_path: others::path(ab.critical_path.as_ref(), aa.critical_path.as_ref()),
         findings: others::findings(ab, aa),
         pairs,

@@ -1,85 +1,13 @@
-//! The collectives, the critical path and the findings of two runs side by side
-//! (docs/metrics.md, "Diff"). Collectives and findings are per step: each run's totals over
-//! its own profiled steps divided by their number, so runs of different lengths compare.
+//! The critical path and the findings of two runs side by side (docs/metrics.md, "Diff").
+//! Findings are per step: each run's impact over its own profiled steps divided by their
+//! number, so runs of different lengths compare.
 
 use super::parts::Delta;
 use crate::analysis::Analysis;
-use crate::analysis::comm::stats::TypeStats;
 use crate::analysis::critical_path::{Category, CriticalPath, Window};
 use crate::model::RankId;
 use crate::time::Ns;
 use serde::Serialize;
-
-/// One collective type in one group, per step.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CollDelta {
-    /// The operation (`all_reduce`, `send_recv`, ...).
-    pub op: &'static str,
-    /// Its group (the first run's name; the second's when only it has the group).
-    pub group: String,
-    /// Calls over all ranks per step, each run.
-    pub calls: [u64; 2],
-    /// Σ call time over ranks per step.
-    pub time: Delta,
-    /// Σ waiting for the last member per step.
-    pub wait: Delta,
-    /// Σ transit (all members in) per step.
-    pub transit: Delta,
-    /// Median bus bandwidth, GB/s, each run.
-    pub busbw_gbps: [Option<f64>; 2],
-}
-
-/// The collectives: matched by (operation, group), else by (operation, group size).
-pub fn collectives(before: &Analysis, after: &Analysis) -> Vec<CollDelta> {
-    let (nb, na) = (steps(before), steps(after));
-    let b = &before.comm.types;
-    let a = &after.comm.types;
-    let mut used = vec![false; a.len()];
-    let mut out = Vec::new();
-    for x in b {
-        let same = |y: &TypeStats| y.op == x.op && y.group == x.group;
-        let like = |y: &TypeStats| y.op == x.op && y.group_size == x.group_size;
-        let k = (0..a.len())
-            .find(|&k| !used[k] && same(&a[k]))
-            .or_else(|| (0..a.len()).find(|&k| !used[k] && like(&a[k])));
-        if let Some(k) = k {
-            used[k] = true;
-        }
-        out.push(coll(
-            x.op.as_str(),
-            &x.group,
-            Some((x, nb)),
-            k.map(|k| (&a[k], na)),
-        ));
-    }
-    for (_, y) in a.iter().enumerate().filter(|(k, _)| !used[*k]) {
-        out.push(coll(y.op.as_str(), &y.group, None, Some((y, na))));
-    }
-    out.sort_by_key(|c| std::cmp::Reverse(c.time.delta_ns().unsigned_abs()));
-    out
-}
-
-fn coll(
-    op: &'static str,
-    group: &str,
-    b: Option<(&TypeStats, Ns)>,
-    a: Option<(&TypeStats, Ns)>,
-) -> CollDelta {
-    let per = |s: Option<(&TypeStats, Ns)>, f: fn(&TypeStats) -> Ns| s.map_or(0, |(t, n)| f(t) / n);
-    let both = |f: fn(&TypeStats) -> Ns| Delta {
-        before_ns: per(b, f),
-        after_ns: per(a, f),
-    };
-    CollDelta {
-        op,
-        group: group.to_string(),
-        calls: [b, a].map(|s| s.map_or(0, |(t, n)| t.calls / n as u64)),
-        time: both(|t| t.total_ns),
-        wait: both(|t| t.wait_ns),
-        transit: both(|t| t.transit_ns),
-        busbw_gbps: [b, a].map(|s| s.and_then(|(t, _)| t.busbw_gbps)),
-    }
-}
 
 /// Profiled steps of a run (at least 1: a divisor).
 pub fn steps(a: &Analysis) -> Ns {

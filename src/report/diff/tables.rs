@@ -217,7 +217,7 @@ fn ops(r: &DiffReport) -> Vec<Table> {
 
 fn collectives(r: &DiffReport) -> Table {
     let mut t = Table {
-        title: "Collectives (per step, Σ over ranks)".into(),
+        title: "Collectives (per aligned step: Σ over the members of the matched instances)".into(),
         header: vec![
             "<op",
             "<group",
