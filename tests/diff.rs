@@ -23,6 +23,16 @@ fn demo(spec: DemoSpec) -> Session {
     .unwrap()
 }
 
+/// The row named `name` in `rows`.
+fn row<'a>(
+    rows: &'a [stepscope::analysis::diff::OpRow],
+    name: &str,
+) -> &'a stepscope::analysis::diff::OpRow {
+    rows.iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+}
+
 fn open(before: &std::path::Path, after: &std::path::Path, opts: &DiffOptions) -> DiffPair {
     session::diff::open(before, after, &Settings::default(), opts).expect("diff")
 }
@@ -45,12 +55,7 @@ fn a_renamed_kernel_lines_up_through_its_operator() {
     let (b, a) = testdata_pair("diff/renamed/before", "diff/renamed/after");
     let p = open(&b, &a, &DiffOptions::default());
     let d = &p.diff;
-    let gemm = d
-        .ops
-        .kernels
-        .iter()
-        .find(|k| k.name == "Cijk_Ailk_Bljk_HHS_BH")
-        .expect("gemm row");
+    let gemm = row(&d.ops.kernels, "Cijk_Ailk_Bljk_HHS_BH");
     assert_eq!(gemm.renamed_to.as_deref(), Some("sm90_xmma_gemm_bf16"));
     assert_eq!(gemm.matched, Matched::Parent);
     assert_eq!((gemm.count_before, gemm.count_after), (2, 2));
@@ -58,32 +63,17 @@ fn a_renamed_kernel_lines_up_through_its_operator() {
         (gemm.total.before_ns, gemm.total.after_ns),
         (200_000, 160_000)
     );
-    let linear = d
-        .ops
-        .operators
-        .iter()
-        .find(|o| o.name == "aten::linear")
-        .unwrap();
+    let linear = row(&d.ops.operators, "aten::linear");
     assert_eq!(
         (linear.matched, linear.total.delta_ns()),
         (Matched::Shapes, -40_000)
     );
-    let drop = d
-        .ops
-        .operators
-        .iter()
-        .find(|o| o.name == "aten::dropout")
-        .unwrap();
+    let drop = row(&d.ops.operators, "aten::dropout");
     assert_eq!(
         (drop.matched, drop.count_after, drop.total.after_ns),
         (Matched::OnlyAfter, 2, 10_000)
     );
-    let relu = d
-        .ops
-        .kernels
-        .iter()
-        .find(|o| o.name == "relu_kernel")
-        .unwrap();
+    let relu = row(&d.ops.kernels, "relu_kernel");
     assert_eq!((relu.matched, relu.total.delta_ns()), (Matched::Name, 0));
     assert_eq!((d.ops.matched.by_shapes, d.ops.matched.only_after), (4, 2));
     // The parts partition the span in every row, so their changes add up to the span's.
@@ -95,13 +85,7 @@ fn a_renamed_kernel_lines_up_through_its_operator() {
         ..Default::default()
     };
     let p = open(&b, &a, &map);
-    let gemm = p
-        .diff
-        .ops
-        .kernels
-        .iter()
-        .find(|k| k.name == "Cijk_Ailk_Bljk_HHS_BH")
-        .unwrap();
+    let gemm = row(&p.diff.ops.kernels, "Cijk_Ailk_Bljk_HHS_BH");
     assert_eq!(
         (gemm.matched, gemm.total.delta_ns()),
         (Matched::Map, -40_000)
@@ -529,12 +513,7 @@ fn a_real_gpu_precision_change_lines_up_renamed_gemms_and_names_the_host() {
         renamed.iter().all(|(x, y)| gemm(x) == gemm(y)),
         "{renamed:#?}"
     );
-    let linear = d
-        .ops
-        .operators
-        .iter()
-        .find(|o| o.name == "aten::linear")
-        .unwrap();
+    let linear = row(&d.ops.operators, "aten::linear");
     assert!(
         linear.total.after_ns * 3 < linear.total.before_ns,
         "GEMMs several times faster: {linear:?}"
