@@ -2,7 +2,7 @@
 //! tests get there. A run is a path, or `demo` / `demo:SCENARIO` (a demo job) when no such
 //! path exists.
 
-use super::{DemoSpec, Scenario, Session, Settings};
+use super::{DemoSpec, Input, Loaded, Scenario, Session, Settings};
 use crate::analysis::critical_path::Window;
 use crate::analysis::diff::{self, Diff, DiffOptions, Run, StepAlign};
 use crate::error::Error;
@@ -77,21 +77,21 @@ pub fn open(
         }
         _ => settings.window.clone(),
     };
-    let b = open_one(
-        before,
-        &Settings {
+    let (sb, sa) = (
+        Settings {
             window: window(0),
             ..settings.clone()
         },
-    )?;
-    let a = open_one(
-        after,
-        &Settings {
+        Settings {
             window: window(1),
             ..settings.clone()
         },
-    )?;
-    compare(b, a, opts)
+    );
+    // One load after the other (each shows its progress on a terminal), then both analyses
+    // at once: each has serial stretches the other fills.
+    let (lb, la) = (load_one(before, &sb)?, load_one(after, &sa)?);
+    let (b, a) = rayon::join(|| analyse(lb, &sb), || analyse(la, &sa));
+    compare(b?, a?, opts)
 }
 
 /// Compares two analysed runs.
@@ -112,8 +112,9 @@ pub fn compare(before: Session, after: Session, opts: &DiffOptions) -> Result<Di
     })
 }
 
-/// One run: a path, or a demo job.
-fn open_one(path: &Path, settings: &Settings) -> Result<Session, Error> {
+/// One run loaded (with progress on a terminal): a path, or a demo job; and its title and
+/// inputs.
+fn load_one(path: &Path, settings: &Settings) -> Result<(Loaded, String, Vec<Input>), Error> {
     if let Some(name) = path.to_str().and_then(|p| p.strip_prefix("demo:")) {
         if !path.exists() && Scenario::parse(name).is_none() {
             let all: Vec<&str> = Scenario::ALL.map(Scenario::name).to_vec();
@@ -123,23 +124,22 @@ fn open_one(path: &Path, settings: &Settings) -> Result<Session, Error> {
             ));
         }
     }
-    if let Some(scenario) = demo_name(path) {
-        let spec = DemoSpec {
+    let inputs = match demo_name(path) {
+        Some(scenario) => super::demo_inputs(DemoSpec {
             scenario,
             ..DemoSpec::default()
-        };
-        let loaded = super::load(&super::demo_inputs(spec), &settings.load_options()?)?;
-        let title = path.display().to_string();
-        return Session::analyse(
-            loaded,
-            settings.analysis_options()?,
-            title,
-            super::demo_inputs(spec),
-        );
-    }
-    Session::open(&[PathBuf::from(path)], settings)
+        }),
+        None => super::inputs(&[PathBuf::from(path)], settings.scenario)?,
+    };
+    let loaded = super::load(&inputs, &settings.load_options()?)?;
+    Ok((loaded, path.display().to_string(), inputs))
 }
 
+/// A loaded run analysed.
+fn analyse(run: (Loaded, String, Vec<Input>), settings: &Settings) -> Result<Session, Error> {
+    let (loaded, title, inputs) = run;
+    Session::analyse(loaded, settings.analysis_options()?, title, inputs)
+}
 /// `demo` or `demo:SCENARIO`, when no file or directory has that name.
 fn demo_name(path: &Path) -> Option<Scenario> {
     if path.exists() {
