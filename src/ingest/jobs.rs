@@ -14,18 +14,12 @@ type Draft = (RankDraft, Option<RankId>);
 
 /// The drafts of one job: all of them when they are one, else the `--job` one.
 pub fn one_job(mut drafts: Vec<Draft>, job: Option<u32>) -> Result<Vec<Draft>, Error> {
-    let keys: Option<Vec<PathBuf>> = group_keys(&drafts);
-    let whole = one(&drafts);
-    let Some(keys) = keys.filter(|k| k.iter().any(|x| x != &k[0])) else {
-        return match job {
-            Some(n) if n != 1 => Err(Error::usage(
-                "--job",
-                format!("there is one job here, not {n}"),
-            )),
-            _ => Ok(drafts),
-        };
-    };
-    let Err(why) = whole else {
+    // Several jobs only where the inputs span several directories and are not one job
+    // together (checked only then: the load checks the whole again after).
+    let split = group_keys(&drafts)
+        .filter(|k| k.iter().any(|x| x != &k[0]))
+        .and_then(|k| one(&drafts).err().map(|why| (k, why)));
+    let Some((keys, why)) = split else {
         return match job {
             Some(n) if n != 1 => Err(Error::usage(
                 "--job",

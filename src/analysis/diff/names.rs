@@ -51,23 +51,6 @@ impl<'a> Names<'a> {
     pub fn text(&self, id: u32) -> &'a str {
         self.text.get(id as usize).copied().unwrap_or("")
     }
-
-    /// The ids of one run's symbols.
-    pub fn ids(&self, side: Side) -> &[u32] {
-        match side {
-            Side::Before => &self.before,
-            Side::After => &self.after,
-        }
-    }
-}
-
-/// Which run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// The first (baseline).
-    Before,
-    /// The second.
-    After,
 }
 
 /// The id of `sym` in `ids`, or [`NO_NAME`].

@@ -58,6 +58,13 @@ pub struct OpRow {
     pub total: Delta,
 }
 
+impl OpRow {
+    /// True when its time or its number of calls changed between the runs.
+    pub fn changed(&self) -> bool {
+        self.total.delta_ns() != 0 || self.count_before != self.count_after
+    }
+}
+
 /// Matched operator sequences' counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct MatchCounts {

@@ -201,8 +201,7 @@ fn ops(r: &DiffReport) -> Vec<Table> {
         m.by_shapes, m.by_name, m.only_before, m.only_after
     ));
     let b = op_table(format!("Operators that got faster ({what})"), &faster);
-    let changed = |o: &&OpRow| o.total.delta_ns() != 0 || o.count_before != o.count_after;
-    let kernels: Vec<&OpRow> = r.ops.kernels.iter().filter(changed).collect();
+    let kernels: Vec<&OpRow> = r.ops.kernels.iter().filter(|o| o.changed()).collect();
     let mut k = op_table(
         "Kernels that changed (Σ device time over ranks and steps)".into(),
         &kernels,

@@ -238,10 +238,7 @@ fn top_ops(f: &mut Frame, area: Rect, s: &DiffScreen, th: &Theme) {
     }
     let w = area.width.saturating_sub(2) as usize;
     let rows = &s.pair.diff.ops.operators;
-    let changed = |i: &&usize| {
-        let o = &rows[**i];
-        o.total.delta_ns() != 0 || o.count_before != o.count_after
-    };
+    let changed = |i: &&usize| rows[**i].changed();
     let lines: Vec<Line> = s.order[0]
         .iter()
         .filter(changed)
