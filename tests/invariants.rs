@@ -1,8 +1,12 @@
 //! Invariants that hold on every input, checked on every trace job in `../shared/traces`,
 //! every good fixture and the demo in every scenario, for the whole report, `--rank R` and `--step N`:
 //! step spans abut and never overlap; breakdown parts partition their span; findings claim
-//! at most the step time they are measured against (0 ≤ impact_pct ≤ 1); and the counts the
-//! text report prints come from the full results, not from the list the JSON report cuts.
+//! at most the step time they are measured against (0 ≤ impact_pct ≤ 1) and a replayed
+//! finding at most the time its own evidence covers; the ranking's rules hold (a finding under
+//! 0.5% never leads, an opportunity is never high on a job with no problem, severity follows
+//! the share of the step); the what-if's measured step is the report's; the joint savings
+//! grow one fix at a time from the first finding's; and the counts the text report prints
+//! come from the full results, not from the list the JSON report cuts.
 
 mod common;
 
@@ -103,6 +107,7 @@ fn check(s: &Session, what: &str) {
         );
     }
     waits_fit_their_spans(s, what);
+    advice_keeps_its_rules(s, what);
     let step_ns: i64 = a.step_times.iter().map(|t| t.max_ns).sum();
     let claimed: i64 = a.findings.iter().map(|f| f.impact_ns).sum();
     assert!(
@@ -137,6 +142,81 @@ fn check(s: &Session, what: &str) {
             text.contains(&n),
             "{what}: the text report does not say {n}"
         );
+    }
+}
+
+/// The advisor's definitions (docs/advisor.md): bounds, ranking, severity, one measured step
+/// in every face, joint savings.
+fn advice_keeps_its_rules(s: &Session, what: &str) {
+    use stepscope::analysis::advisor::{Kind, Severity, Thresholds};
+    let a = &s.analysis;
+    let t = Thresholds::default();
+    for f in &a.findings {
+        if let (Some(_), Some(c)) = (f.saves_ns, f.covers_ns) {
+            assert!(
+                f.impact_ns <= c,
+                "{what}: {} saves {} beyond what its evidence covers ({c})",
+                f.rule,
+                f.impact_ns
+            );
+        }
+        let sev = if f.impact_pct >= t.high_pct {
+            Severity::High
+        } else if f.impact_pct >= t.medium_pct {
+            Severity::Medium
+        } else {
+            Severity::Low
+        };
+        assert!(
+            f.severity <= sev,
+            "{what}: {} severity {:?} at {}",
+            f.rule,
+            f.severity,
+            f.impact_pct
+        );
+    }
+    if let Some(first) = a.findings.first() {
+        assert!(
+            first.impact_pct >= t.lead_min_pct
+                || a.findings.iter().all(|f| f.impact_pct < t.lead_min_pct),
+            "{what}: {} leads at {}",
+            first.rule,
+            first.impact_pct
+        );
+    }
+    let problem = a
+        .findings
+        .iter()
+        .any(|f| f.kind == Kind::Problem && f.severity >= Severity::Medium);
+    if !problem {
+        for f in a.findings.iter().filter(|f| f.kind == Kind::Opportunity) {
+            assert!(
+                f.severity < Severity::High,
+                "{what}: {} is high with no problem",
+                f.rule
+            );
+        }
+    }
+    for w in &a.whatif.steps {
+        let st = a.step_times.iter().find(|x| x.step == w.step);
+        assert_eq!(
+            st.map(|x| x.max_ns),
+            Some(w.measured_ns),
+            "{what}: step {} measured",
+            w.step
+        );
+    }
+    let joint = &a.whatif.joint;
+    if let Some(j) = joint.first() {
+        let f = a.findings.iter().find(|f| f.rule == j.rules[0]).unwrap();
+        assert_eq!(j.saves_ns, f.impact_ns, "{what}: the first joint saving");
+    }
+    for p in joint.windows(2) {
+        assert!(
+            p[0].saves_ns <= p[1].saves_ns,
+            "{what}: joint savings shrink: {joint:?}"
+        );
+        assert_eq!(p[1].rules[..p[0].rules.len()], p[0].rules[..], "{what}");
     }
 }
 

@@ -75,7 +75,8 @@ fn path_and_graph(
 }
 
 /// The what-if over the steps in scope with every finding's fix; the findings take their
-/// savings as impacts (docs/metrics.md, "Replay").
+/// savings as impacts and fold under their causes, and the first ones' fixes are replayed
+/// together (docs/metrics.md, "Replay").
 fn what_if(
     a: &mut Analysis,
     job: &Job,
@@ -83,7 +84,6 @@ fn what_if(
     t: &advisor::Thresholds,
 ) -> whatif::WhatIf {
     let cx = whatif::Context::new(job, &a.comm, &a.breakdown, a.stages.as_deref());
-    let steps: Vec<StepNo> = a.step_times.iter().map(|s| s.step).collect();
     let mut fixes: Vec<Vec<whatif::Fix>> = Vec::new();
     let index: Vec<Option<usize>> = a
         .findings
@@ -94,9 +94,23 @@ fn what_if(
             Some(fixes.len() - 1)
         })
         .collect();
-    let w = whatif::run(job, &a.comm, &cx, &steps, graph, &fixes);
+    let mut w = whatif::run(job, &a.comm, &cx, &a.step_times, graph, &fixes);
     let step_ns = a.facts().step_ns();
     whatif::savings::apply(&mut a.findings, &index, &w, step_ns, t);
+    let first: Vec<(&'static str, whatif::Fix, Ns)> = a
+        .findings
+        .iter()
+        .filter(|f| f.saves_ns.is_some() && f.impact_pct >= t.lead_min_pct)
+        .filter_map(|f| Some((f.rule, whatif::savings::fix_for(f)?, f.impact_ns)))
+        .take(whatif::joint::JOINT)
+        .collect();
+    let explained: Vec<StepNo> = w
+        .steps
+        .iter()
+        .filter(|s| s.explains())
+        .map(|s| s.step)
+        .collect();
+    w.joint = whatif::joint::joint(job, &a.comm, &cx, &explained, &first);
     w
 }
 
@@ -314,7 +328,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         top_ops,
         analysis_ns: 0,
     };
-    a.findings = advisor::advise(&a.facts(), &opts.thresholds);
+    a.findings = advisor::detect(&a.facts(), &opts.thresholds);
     a.whatif = what_if(&mut a, job, graph, &opts.thresholds);
     a.analysis_ns = began.elapsed().as_nanos() as u64;
     a

@@ -3,13 +3,25 @@
 
 use super::json::{FindingRow, RooflineView};
 use super::table::Table;
+use super::whatif::WhatIfView;
 use crate::analysis::host::Host;
 use crate::format::{fit, gbps, human, join, pct};
 
 /// Findings shown in text and markdown (JSON lists all).
 pub const FINDINGS: usize = 12;
 
-/// The findings as numbered notes: title and impact, evidence, cause, suggestions.
+/// What the first replayed findings' fixes save together, and every fix (the ideal).
+pub fn joint(whatif: Option<&WhatIfView>) -> Option<Table> {
+    let line = whatif.and_then(WhatIfView::joint_line)?;
+    Some(Table {
+        title: "Fixed together".into(),
+        notes: vec![line],
+        ..Default::default()
+    })
+}
+
+/// The findings as numbered notes: title and impact (or the rule's estimate, not replayed),
+/// evidence, what each explains, cause, suggestions.
 pub fn findings(list: &[FindingRow]) -> Table {
     let mut t = Table {
         title: if list.is_empty() {
@@ -24,13 +36,24 @@ pub fn findings(list: &[FindingRow]) -> Table {
     };
     for (k, f) in list.iter().take(FINDINGS).enumerate() {
         t.notes.push(format!(
-            "{}. [{}] {} — impact {} ({} of step time) [{}, {}]",
+            "{}. [{}] {} — {} {} ({} of step time{}) [{}, {}, {}]",
             k + 1,
             f.severity.as_str().to_uppercase(),
             f.title,
+            if f.saves_ns.is_some() {
+                "saves"
+            } else {
+                "impact"
+            },
             human(f.impact_ns),
             pct(f.impact_pct),
+            if f.saves_ns.is_some() {
+                ""
+            } else {
+                "; not replayed: the rule's estimate"
+            },
             f.rule,
+            f.kind.as_str(),
             f.category.as_str()
         ));
         let e = &f.evidence;
@@ -49,8 +72,12 @@ pub fn findings(list: &[FindingRow]) -> Table {
             t.notes.push(format!("   evidence: {}", ev.join("; ")));
         }
         for x in &f.folded {
+            let after = x
+                .remains_ns
+                .map(|r| format!(" (with this fixed, its own fix saves {})", human(r)))
+                .unwrap_or_default();
             t.notes
-                .push(format!("   also explains: {} [{}]", x.title, x.rule));
+                .push(format!("   also explains: {} [{}]{after}", x.title, x.rule));
         }
         t.notes.push(format!("   cause: {}", f.cause));
         t.notes

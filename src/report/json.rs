@@ -2,7 +2,7 @@
 //! each wraps the typed result and adds its sentences, worded by `crate::prose`, as the last
 //! fields — where the schema has always had them.
 
-use crate::analysis::advisor::{Category, Evidence, Finding, Severity};
+use crate::analysis::advisor::{Category, Evidence, Finding, Kind, Severity};
 use crate::analysis::cluster::{SlowStep, Straggler};
 use crate::analysis::comm::matching::Mismatch;
 use crate::analysis::layout::Layout;
@@ -18,11 +18,16 @@ pub struct FindingRow {
     pub rule: &'static str,
     /// Its category (parallelism, communication, host, compute).
     pub category: Category,
+    /// `problem` (an anomaly against the job's own baseline) or `opportunity`.
+    pub kind: Kind,
     /// From impact_pct.
     pub severity: Severity,
-    /// Step time it costs over the steps in scope: `saves_ns` when replayed, else the rule's
-    /// estimate.
+    /// Step time it costs over the steps in scope: `saves_ns` (at most `covers_ns`) when
+    /// replayed, else the rule's estimate.
     pub impact_ns: Ns,
+    /// The time its own evidence covers, which its impact never exceeds (null: its rule's
+    /// estimate is no such bound).
+    pub covers_ns: Option<Ns>,
     /// What fixing it saves over the steps shown, by the what-if replay (null: not
     /// replayed; docs/metrics.md "Replay").
     pub saves_ns: Option<Ns>,
@@ -48,6 +53,9 @@ pub struct FoldedRow {
     pub rule: &'static str,
     /// The impact it had on its own.
     pub impact_ns: Ns,
+    /// Folded by the replay: what its own fix still saves with the cause's fix applied
+    /// (null: folded by a precedence rule; docs/advisor.md, "Explained by").
+    pub remains_ns: Option<Ns>,
     /// Its one line.
     pub title: String,
 }
@@ -59,8 +67,10 @@ impl FindingRow {
         FindingRow {
             rule: f.rule,
             category: f.category,
+            kind: f.kind,
             severity: f.severity,
             impact_ns: f.impact_ns,
+            covers_ns: f.covers_ns,
             saves_ns: f.saves_ns,
             impact_pct: f.impact_pct,
             title: w.title,
@@ -73,6 +83,7 @@ impl FindingRow {
                 .map(|x| FoldedRow {
                     rule: x.rule,
                     impact_ns: x.impact_ns,
+                    remains_ns: x.remains_ns,
                     title: prose::claim_words(&x.claim).title,
                 })
                 .collect(),

@@ -11,6 +11,9 @@ pub fn render(r: &Report) -> String {
     let mut o = String::new();
     header(&mut o, r);
     table(&mut o, &super::advice::findings(&r.findings));
+    if let Some(t) = super::advice::joint(r.whatif.as_ref()) {
+        table(&mut o, &t);
+    }
     steps(&mut o, r);
     if let Some(step) = r.focus_step {
         breakdown(&mut o, r, step);

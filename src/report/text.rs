@@ -19,6 +19,9 @@ pub fn render_in(r: &Report, page: usize) -> String {
     let mut o = String::new();
     header(&mut o, r);
     table(&mut o, &super::advice::findings(&r.findings), page);
+    if let Some(t) = super::advice::joint(r.whatif.as_ref()) {
+        table(&mut o, &t, page);
+    }
     steps(&mut o, r);
     breakdown(&mut o, r);
     top_ops(&mut o, r, page);

@@ -3,9 +3,11 @@
 //! slowdown decomposition; as tables for text and markdown.
 
 use super::table::Table;
+use crate::analysis::whatif::joint::JointSaving;
 use crate::analysis::whatif::slowdown::{Slowdown, Verdict};
 use crate::analysis::whatif::{MAX_REPLAY_ERROR, StepWhatIf, WhatIf};
 use crate::format::human;
+use crate::time::Ns;
 use serde::Serialize;
 
 /// The what-if as the report carries it.
@@ -24,6 +26,11 @@ pub struct WhatIfView {
     /// Why the job was not replayed (absent when it was).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_replayed: Option<String>,
+    /// The first replayed findings' fixes together: 1, 1+2, 1+2+3 … (docs/metrics.md,
+    /// "Joint savings").
+    pub joint: Vec<JointSaving>,
+    /// What every fix together saves over the steps the graph explains (Σ measured − ideal).
+    pub ideal_saves_ns: Ns,
 }
 
 impl WhatIfView {
@@ -35,7 +42,45 @@ impl WhatIfView {
             steps: w.steps.clone(),
             slowdown: w.slowdown.clone(),
             not_replayed: w.not_replayed.clone(),
+            joint: w.joint.clone(),
+            ideal_saves_ns: w
+                .steps
+                .iter()
+                .filter(|s| s.explains())
+                .map(|s| s.measured_ns.saturating_sub(s.ideal_ns))
+                .sum(),
         })
+    }
+
+    /// The joint savings as one line (`None`: fewer than two replayed findings): Σ over the
+    /// steps shown, each with its share of Σ step time.
+    pub fn joint_line(&self) -> Option<String> {
+        if self.joint.is_empty() {
+            return None;
+        }
+        let total: Ns = self.steps.iter().map(|s| s.measured_ns).sum();
+        let part = |ns: Ns| {
+            format!(
+                "{} ({})",
+                human(ns),
+                crate::format::pct(ns as f64 / total.max(1) as f64)
+            )
+        };
+        let mut v: Vec<String> = self
+            .joint
+            .iter()
+            .enumerate()
+            .map(|(k, j)| {
+                let rule = j.rules.last().copied().unwrap_or_default();
+                let plus = if k == 0 { "" } else { "+ " };
+                format!("{plus}{rule} {}", part(j.saves_ns))
+            })
+            .collect();
+        v.push(format!("ideal {}", part(self.ideal_saves_ns)));
+        Some(format!(
+            "the first replayed findings' fixes added one by one (Σ over the steps shown; savings do not add): {}",
+            v.join(" · ")
+        ))
     }
 }
 

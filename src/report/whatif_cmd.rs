@@ -41,7 +41,7 @@ pub struct WhatIfRun {
 pub struct Predicted {
     /// The step.
     pub step: StepNo,
-    /// Its time measured on the graph.
+    /// Its time measured (the report's cluster step time: max over ranks).
     pub measured_ns: Ns,
     /// The same with the fix applied.
     pub predicted_ns: Ns,
@@ -71,8 +71,7 @@ pub struct FindingSaving {
 pub fn run(job: &Job, a: &Analysis, choice: &Choice) -> Result<WhatIfRun, String> {
     let fixes = choice.fixes(&a.findings)?;
     let cx = Context::new(job, &a.comm, &a.breakdown, a.stages.as_deref());
-    let steps: Vec<StepNo> = a.step_times.iter().map(|s| s.step).collect();
-    let w = whatif::run(job, &a.comm, &cx, &steps, None, &[fixes]);
+    let w = whatif::run(job, &a.comm, &cx, &a.step_times, None, &[fixes]);
     let steps: Vec<Predicted> = w
         .steps
         .iter()

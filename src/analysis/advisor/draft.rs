@@ -1,6 +1,6 @@
 //! A finding before its severity is known, built by a rule step by step.
 
-use super::{Category, Claim, Evidence, Finding, Focus, Quantity, Severity, View};
+use super::{Category, Claim, Evidence, Finding, Focus, Kind, Quantity, Severity, View};
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 
@@ -59,14 +59,18 @@ impl Draft {
         self
     }
 
-    /// The finding of rule `rule` (of `category`), with its severity and impact share.
+    /// The finding of rule `rule` (of `category`; its kind from the rule table), its
+    /// severity, impact share and bound still to be set.
     pub fn finish(self, rule: &'static str, category: Category) -> Finding {
+        let table = super::rules::all().find(|r| r.id == rule);
         Finding {
             rule,
             category,
+            kind: table.map_or(Kind::Problem, |r| r.kind),
             severity: Severity::Low,
             impact_ns: self.impact_ns,
             impact_pct: 0.0,
+            covers_ns: None,
             evidence: self.evidence,
             focus: self.focus,
             claim: self.claim,

@@ -18,10 +18,14 @@
 //! 3. Tiny kernels and host work on the critical path fold into launch-bound: all three are
 //!    the host failing to keep the device fed, measured three ways.
 //!
-//! Then, largest first, each finding's impact is capped at the step time the ones before it
-//! left, so the findings together never claim more than the step time.
+//! A pair the what-if replay judged (both findings replayed) is not folded by these rules:
+//! the replay's counterfactual attribution (`whatif::attribution`) decides it.
+//!
+//! Then the findings are ranked ([`rank`]) and, first to last, each finding's impact is
+//! capped at the step time the ones before it left, so that together they never claim more
+//! than the step time.
 
-use super::{Finding, Folded, Thresholds};
+use super::{Finding, Folded, Kind, Severity, Thresholds};
 use crate::time::Ns;
 
 /// (symptom, cause) rule pairs in the order they apply; `same` says whether two findings
@@ -102,9 +106,11 @@ pub fn fold(mut v: Vec<Finding>, step_ns: Ns, t: &Thresholds) -> Vec<Finding> {
         let Some(si) = v.iter().position(|f| f.rule == symptom) else {
             continue;
         };
-        let found = causes
-            .iter()
-            .find_map(|&c| v.iter().position(|f| f.rule == c && same.holds(&v[si], f)));
+        let judged = |f: &Finding| f.saves_ns.is_some() && v[si].saves_ns.is_some();
+        let found = causes.iter().find_map(|&c| {
+            v.iter()
+                .position(|f| f.rule == c && !judged(f) && same.holds(&v[si], f))
+        });
         let Some(ci) = found else { continue };
         let s = v.remove(si);
         let ci = if ci > si { ci - 1 } else { ci };
@@ -113,12 +119,45 @@ pub fn fold(mut v: Vec<Finding>, step_ns: Ns, t: &Thresholds) -> Vec<Finding> {
     rank(v, step_ns, t)
 }
 
-/// Findings by impact, largest first (ties: rule id), each capped at what the ones before
-/// it left of the step time.
+/// Findings ranked (docs/advisor.md, "Ranking"): a finding under `lead_min_pct` of the step
+/// after every other; then by severity; within a severity by impact, a rule's estimate (not
+/// replayed) weighed at `estimate_weight` of its size against replayed savings; ties by rule
+/// id. An opportunity is at most medium on a job with no problem of medium severity or more.
+/// Each is then capped at what the ones before it left of the step time.
 pub fn rank(mut v: Vec<Finding>, step_ns: Ns, t: &Thresholds) -> Vec<Finding> {
-    v.sort_by(|a, b| b.impact_ns.cmp(&a.impact_ns).then(a.rule.cmp(b.rule)));
+    cap_opportunities(&mut v);
+    let leads = |f: &Finding| f.impact_pct >= t.lead_min_pct;
+    let weight = |f: &Finding| {
+        if f.saves_ns.is_some() {
+            f.impact_ns as f64
+        } else {
+            f.impact_ns as f64 * t.estimate_weight
+        }
+    };
+    v.sort_by(|a, b| {
+        leads(b)
+            .cmp(&leads(a))
+            .then(b.severity.cmp(&a.severity))
+            .then(weight(b).total_cmp(&weight(a)))
+            .then(a.rule.cmp(b.rule))
+    });
     cap(&mut v, step_ns, t);
+    cap_opportunities(&mut v);
     v
+}
+
+/// An opportunity is never high on a job with no problem of at least medium severity: what
+/// any healthy job could still gain does not outrank the job being healthy.
+fn cap_opportunities(v: &mut [Finding]) {
+    let problem = v
+        .iter()
+        .any(|f| f.kind == Kind::Problem && f.severity >= Severity::Medium);
+    if problem {
+        return;
+    }
+    for f in v.iter_mut().filter(|f| f.kind == Kind::Opportunity) {
+        f.severity = f.severity.min(Severity::Medium);
+    }
 }
 
 /// Findings together never claim more than the step time: where definitions still overlap
@@ -137,14 +176,16 @@ fn cap(v: &mut [Finding], step_ns: Ns, t: &Thresholds) {
     }
 }
 
-/// The cause takes the symptom in as evidence, and its impact when larger.
+/// The cause takes the symptom in as evidence, and its impact when larger — unless the
+/// cause's impact is its replayed saving, which is what fixing it saves, symptoms included.
 fn absorb(cause: &mut Finding, symptom: Finding, step_ns: Ns, t: &Thresholds) {
-    if symptom.impact_ns > cause.impact_ns {
+    if symptom.impact_ns > cause.impact_ns && cause.saves_ns.is_none() {
         cause.set_impact(symptom.impact_ns, step_ns, t);
     }
     cause.folded.push(Folded {
         rule: symptom.rule,
         impact_ns: symptom.impact_ns,
+        remains_ns: None,
         claim: symptom.claim,
     });
     cause.folded.extend(symptom.folded);
@@ -175,6 +216,15 @@ mod tests {
         f
     }
 
+    impl Claim {
+        fn as_comm(&self) -> &Comm {
+            match self {
+                Claim::Communication(c) => c,
+                _ => unreachable!(),
+            }
+        }
+    }
+
     fn small() -> Finding {
         let c = Comm::SmallMessages {
             of: of(),
@@ -200,11 +250,12 @@ mod tests {
     fn small_collectives_absorb_their_waiting_unless_a_rank_is_blamed() {
         let t = Thresholds::default();
         // 200 small all-reduces that mostly wait, no late rank named: one cause, bucketing;
-        // the cause takes the larger impact (6 ms) and its severity (6% ≥ high 5%).
+        // the cause takes the larger impact (6 ms) and its severity (6% ≥ medium 3%; an
+        // opportunity, and no problem left: at most medium).
         let v = fold(vec![waits(&[]), small()], 100 * MS, &t);
         assert_eq!(v.len(), 1);
         assert_eq!((v[0].rule, v[0].impact_ns), ("small_messages", 6 * MS));
-        assert_eq!(v[0].severity, crate::analysis::advisor::Severity::High);
+        assert_eq!(v[0].severity, crate::analysis::advisor::Severity::Medium);
         assert_eq!(v[0].folded[0].rule, "comm_wait_dominated");
         // A named late rank is a cause of its own: both stay.
         let v = fold(vec![waits(&[3]), small()], 100 * MS, &t);
@@ -276,6 +327,53 @@ mod tests {
             &t,
         );
         assert_eq!(v.len(), 2);
+    }
+
+    #[test]
+    fn ranking_puts_replayed_savings_first_within_a_severity_and_tiny_ones_last() {
+        let t = Thresholds::default();
+        let step = 100 * MS;
+        let at = |rule, ns: Ns, replayed: bool| {
+            let mut f = finding(rule, ns, small().claim.as_comm().clone(), &[]);
+            f.saves_ns = replayed.then_some(ns);
+            f.set_impact(ns, step, &t);
+            f
+        };
+        // A wait (problem) 12 ms replayed, small messages (opportunity) 20 ms estimated: both
+        // high; the estimate weighs 10 ms against the replayed 12. A 0.4 ms problem never
+        // leads.
+        let v = rank(
+            vec![
+                at("small_messages", 20 * MS, false),
+                at("comm_wait_dominated", 12 * MS, true),
+                at("straggler", MS * 4 / 10, true),
+            ],
+            step,
+            &t,
+        );
+        let rules: Vec<_> = v.iter().map(|f| f.rule).collect();
+        assert_eq!(
+            rules,
+            ["comm_wait_dominated", "small_messages", "straggler"]
+        );
+        // No problem of medium severity or more: an opportunity is at most medium, and a
+        // finding under 0.5% of the step still never leads, however it is ranked.
+        let v = rank(
+            vec![
+                at("small_messages", 20 * MS, true),
+                at("straggler", MS / 10, true),
+            ],
+            step,
+            &t,
+        );
+        assert_eq!(v[0].rule, "small_messages");
+        assert_eq!(v[0].severity, crate::analysis::advisor::Severity::Medium);
+        let v = rank(
+            vec![at("straggler", MS / 10, true), at("gc", 2 * MS, false)],
+            step,
+            &t,
+        );
+        assert_eq!(v[0].rule, "gc");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The advisor (after Hermes's optimization advisor, docs/architecture.md#sources): rules that turn the analyses' results into findings —
 //! what is wrong (a typed [`Claim`]), the evidence (ranks, steps, operators, numbers with
-//! their units), where a view shows it (a [`Focus`]) — each with an impact estimate on step
-//! time that sets its severity (high ≥ 5%, medium ≥ 3%, else low). The words — title, cause,
-//! what to change — are the faces' (`crate::prose`).
+//! their units), where a view shows it (a [`Focus`]) — each with an impact on step time (its
+//! replayed saving, else the rule's estimate) that sets its severity (high ≥ 10%, medium ≥ 3%,
+//! else low), and a [`Kind`]: a problem or an opportunity. The words — title, cause, what to
+//! change — are the faces' (`crate::prose`).
 //!
 //! Rules live in [`rules`], one file per category; what they read is [`Facts`]; thresholds
 //! are in [`thresholds`] (docs/advisor.md).
@@ -51,6 +52,27 @@ impl Category {
             Category::Compute => "compute",
             Category::Communication => "communication",
             Category::Memory => "memory",
+        }
+    }
+}
+
+/// What a finding is (docs/advisor.md, "Problems and opportunities").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// What any healthy job could still gain: fusion, overlap, graphs, GEMM efficiency.
+    Opportunity,
+    /// An anomaly against the job's own baseline: a slow rank, step or stage, a stall, a
+    /// late collective, a slow link.
+    Problem,
+}
+
+impl Kind {
+    /// Stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Opportunity => "opportunity",
+            Kind::Problem => "problem",
         }
     }
 }
@@ -212,6 +234,8 @@ pub struct Finding {
     pub rule: &'static str,
     /// Its category (parallelism, communication, host, compute).
     pub category: Category,
+    /// A problem or an opportunity (its rule's).
+    pub kind: Kind,
     /// From impact_pct.
     pub severity: Severity,
     /// Step time it costs over the steps in scope: its saving when replayed, else the
@@ -223,6 +247,9 @@ pub struct Finding {
     /// impact / Σ cluster step time.
     #[serde(serialize_with = "crate::analysis::ser::f64_6")]
     pub impact_pct: f64,
+    /// The time its own evidence covers, when its rule's estimate is that time: its impact
+    /// never exceeds it (`None`: the rule's estimate is no such bound).
+    pub covers_ns: Option<Ns>,
     /// Ranks, steps, operators and numbers.
     pub evidence: Evidence,
     /// Where a view shows it.
@@ -243,6 +270,9 @@ pub struct Folded {
     pub rule: &'static str,
     /// The impact it had on its own.
     pub impact_ns: Ns,
+    /// Folded by the replay: what its own fix still saves once the cause's fix is applied
+    /// (`None`: folded by a rule of [`fold`], the replay not judging the pair).
+    pub remains_ns: Option<Ns>,
     /// What it claimed.
     pub claim: Claim,
 }
@@ -267,18 +297,23 @@ impl Finding {
     }
 }
 
-/// Runs every rule, folds symptoms into their causes ([`fold`]); findings by impact,
-/// largest first (ties: rule id).
+/// Runs every rule, folds symptoms into their causes ([`fold`]); findings ranked
+/// ([`fold::rank`]). Without a replay: the analysis replays [`detect`]'s findings first.
 pub fn advise(f: &Facts, t: &Thresholds) -> Vec<Finding> {
+    fold::fold(detect(f, t), f.step_ns(), t)
+}
+
+/// Every rule's finding, each with its rule's estimate as its impact, unranked.
+pub fn detect(f: &Facts, t: &Thresholds) -> Vec<Finding> {
     let step = f.step_ns();
-    let out: Vec<Finding> = rules::all()
+    rules::all()
         .filter_map(|rule| Some((rule, (rule.detect)(f, t)?)))
         .map(|(rule, d)| {
             let ns = d.impact_ns;
-            let mut f = d.finish(rule.id, rule.category);
-            f.set_impact(ns, step, t);
-            f
+            let mut x = d.finish(rule.id, rule.category);
+            x.set_impact(ns, step, t);
+            x.covers_ns = rule.bound.covers(ns, f.ranks);
+            x
         })
-        .collect();
-    fold::fold(out, step, t)
+        .collect()
 }

@@ -13,6 +13,15 @@ pub struct Thresholds {
     pub high_pct: f64,
     /// Severity medium at ≥ this share of step time.
     pub medium_pct: f64,
+    /// A finding worth less than this share of the step time never leads.
+    pub lead_min_pct: f64,
+    /// A rule's estimate (not replayed) ranks as this share of its size against replayed
+    /// savings of the same severity: an estimate bounds the time at stake, a saving is
+    /// what the fix gives back.
+    pub estimate_weight: f64,
+    /// A finding is explained by another when the other's fix takes at least this share of
+    /// its saving away in the replay (docs/advisor.md, "Explained by").
+    pub explained_share: f64,
     /// poor_overlap: overlap ratio (hidden / all communication) below this …
     pub overlap_ratio: f64,
     /// … with exposed communication at least this share of the step.
@@ -48,8 +57,11 @@ pub struct Thresholds {
 impl Default for Thresholds {
     fn default() -> Self {
         Thresholds {
-            high_pct: 0.05,
+            high_pct: 0.10,
             medium_pct: 0.03,
+            lead_min_pct: 0.005,
+            estimate_weight: 0.5,
+            explained_share: 0.7,
             overlap_ratio: 0.5,
             exposed_comm_share: 0.05,
             busbw_of_peak: 0.5,
@@ -114,7 +126,7 @@ mod tests {
     fn config_overrides_named_thresholds() {
         let t = Thresholds::parse("[advisor]\nfree_share = 0.2\n[keys]\nquit = 'q'\n").unwrap();
         assert_eq!(t.free_share, 0.2);
-        assert_eq!(t.high_pct, 0.05);
+        assert_eq!(t.high_pct, 0.10);
         assert_eq!(Thresholds::parse("").unwrap(), Thresholds::default());
         assert!(
             Thresholds::parse("[advisor]\nno_such = 1\n")

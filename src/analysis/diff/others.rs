@@ -62,10 +62,30 @@ pub fn path(before: Option<&CriticalPath>, after: Option<&CriticalPath>) -> Opti
 pub enum Status {
     /// Only the second run has it.
     Appeared,
-    /// Only the first run has it.
+    /// Only the first run has it, or its impact per step fell by at least
+    /// [`RESOLVED_FALL`].
     Resolved,
-    /// Both have it.
+    /// Both have it, its impact per step lower in the second.
+    Improved,
+    /// Both have it, its impact per step not lower.
     Persists,
+}
+
+/// A finding whose impact per step fell by at least this share is resolved.
+pub const RESOLVED_FALL: f64 = 0.9;
+
+impl Status {
+    /// Of a finding with impact per step `before` and `after` in the two runs.
+    fn of(before: Ns, after: Option<Ns>) -> Status {
+        match after {
+            None => Status::Resolved,
+            Some(a) if before > 0 && (before - a) as f64 >= RESOLVED_FALL * before as f64 => {
+                Status::Resolved
+            }
+            Some(a) if a < before => Status::Improved,
+            Some(_) => Status::Persists,
+        }
+    }
 }
 
 /// One finding in the two runs.
@@ -112,20 +132,17 @@ pub fn findings(before: &Analysis, after: &Analysis) -> Vec<FindingDelta> {
         .enumerate()
         .map(|(i, f)| {
             let a = pair[i].map(|k| &fa[k]);
+            let status = Status::of(f.impact_ns / nb, a.map(|a| a.impact_ns / na));
             FindingDelta {
                 rule: f.rule,
-                status: if a.is_some() {
-                    Status::Persists
-                } else {
-                    Status::Resolved
-                },
+                status,
                 index: [Some(i), pair[i]],
                 ranks: a.unwrap_or(f).evidence.ranks.clone(),
                 impact: Delta {
                     before_ns: f.impact_ns / nb,
                     after_ns: a.map_or(0, |a| a.impact_ns / na),
                 },
-                predicted_ns: if a.is_none() {
+                predicted_ns: if status == Status::Resolved {
                     f.saves_ns.map(|s| s / nb)
                 } else {
                     None
@@ -151,4 +168,19 @@ pub fn findings(before: &Analysis, after: &Analysis) -> Vec<FindingDelta> {
     );
     out.sort_by_key(|d| std::cmp::Reverse(d.impact.delta_ns().unsigned_abs()));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finding_whose_impact_fell_by_nine_tenths_is_resolved() {
+        assert_eq!(Status::of(100, None), Status::Resolved);
+        assert_eq!(Status::of(100, Some(10)), Status::Resolved);
+        assert_eq!(Status::of(100, Some(40)), Status::Improved);
+        assert_eq!(Status::of(100, Some(100)), Status::Persists);
+        assert_eq!(Status::of(100, Some(120)), Status::Persists);
+        assert_eq!(Status::of(0, Some(0)), Status::Persists);
+    }
 }

@@ -101,9 +101,13 @@ impl EdgeFacts {
         self.with(SYNC)
     }
 
-    /// Host dispatch edges (launch calls, framework ops on ranks with a device).
+    /// Host dispatch edges (launch calls, framework ops on ranks with a device) that no
+    /// stall holds: a framework op inside a data-loader, GC or allocator interval is that
+    /// stall's time, not a launch gap (docs/metrics.md, "Replay": launch_bound).
     pub fn dispatches(&self) -> impl Iterator<Item = usize> + '_ {
+        let stalls: u8 = (1 << Stall::ALL.len()) - 1;
         self.with(DISPATCH)
+            .filter(move |&k| self.bits[k] & stalls == 0)
     }
 
     fn with(&self, bit: u8) -> impl Iterator<Item = usize> + '_ {

@@ -348,31 +348,37 @@ impl StepReplay<'_> {
         out
     }
 
-    /// Each rank's work at (its mean compute over the other steps / this step's), when less.
+    /// Each rank's work at its mean over the other steps, when less: device work by compute
+    /// (compute + overlap), host work by own work (span − exposed comm), so that a step slow
+    /// on the host (a stall) is brought back as one slow on the device.
     fn other_steps(&self, cx: &Context, work: &[[Ns; 2]]) -> FxHashMap<usize, [Ns; 2]> {
+        let measures: [fn(&Breakdown) -> Ns; 2] = [
+            |b| b.compute_ns + b.overlap_ns,
+            |b| b.span_ns.saturating_sub(b.comm_ns),
+        ];
         let mut out = FxHashMap::default();
         for &r in self.ranks() {
             let id = self.job.rank(r).id;
-            let compute = |b: &Breakdown| b.compute_ns + b.overlap_ns;
-            let mut here = None;
-            let (mut sum, mut n) = (0 as Ns, 0 as Ns);
-            for b in cx.rows.iter().filter(|b| b.rank == id) {
-                if b.step == self.step {
-                    here = Some(compute(b));
-                } else {
-                    sum += compute(b);
-                    n += 1;
+            let own = work[r.get()];
+            let mut target = own;
+            for (c, m) in measures.iter().enumerate() {
+                let (mut here, mut sum, mut n) = (None, 0 as Ns, 0 as Ns);
+                for b in cx.rows.iter().filter(|b| b.rank == id) {
+                    if b.step == self.step {
+                        here = Some(m(b));
+                    } else {
+                        sum += m(b);
+                        n += 1;
+                    }
+                }
+                if let Some(here) = here.filter(|&h| h > 0 && n > 0) {
+                    let other = (sum / n).min(here);
+                    target[c] = mul_div(own[c], i128::from(other), i128::from(here));
                 }
             }
-            let Some(here) = here.filter(|&h| h > 0 && n > 0) else {
-                continue;
-            };
-            let other = (sum / n).min(here);
-            let own = work[r.get()];
-            out.insert(
-                r.get(),
-                std::array::from_fn(|c| mul_div(own[c], i128::from(other), i128::from(here))),
-            );
+            if target != own {
+                out.insert(r.get(), target);
+            }
         }
         out
     }

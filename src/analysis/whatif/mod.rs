@@ -5,11 +5,13 @@
 //! transform of the durations ([`fix`]), and what it saves becomes its finding's impact
 //! ([`savings`]); the ideal step gives the slowdown decomposition ([`slowdown`]).
 
+pub mod attribution;
 pub mod bands;
 pub mod choice;
 pub mod cover;
 pub mod edges;
 pub mod fix;
+pub mod joint;
 pub mod replay;
 pub mod savings;
 pub mod slowdown;

@@ -1,12 +1,16 @@
 //! Impacts become savings (docs/metrics.md, "Replay"): each finding's rule names the fix
 //! that takes its cause away (one table); the replay says what that fix saves over the
-//! steps shown, and that saving becomes the finding's impact, its severity and its rank.
-//! Findings whose cause has no transform keep the rule's own estimate.
+//! steps shown, and that saving — never more than the time the finding's own evidence
+//! covers — becomes the finding's impact, its severity and its rank. Symptoms fold under
+//! their causes by the replay's counterfactual ([`attribution`](super::attribution)).
+//! Findings whose cause has no transform keep the rule's own estimate ("not replayed").
 
+use super::attribution::{self, Explained};
 use super::cover::Stall;
 use super::fix::{DEFAULT_BUCKET_BYTES, Fix};
 use super::steps::WhatIf;
-use crate::analysis::advisor::{Finding, Thresholds, fold};
+use crate::analysis::advisor::rules::communication::Claim as Comm;
+use crate::analysis::advisor::{Claim, Finding, Folded, Thresholds, fold};
 use crate::time::Ns;
 
 /// The fix of a finding, by its rule (`None`: its cause has no transform).
@@ -29,6 +33,16 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
         "sync_points" => Fix::Syncs,
         "launch_bound" => Fix::LaunchDelays,
         "small_messages" => Fix::Fuse(DEFAULT_BUCKET_BYTES),
+        // Waiting for a named late rank: that rank's own work at its peers'; waiting with
+        // no rank named: every rank's at the mean. A wait for a member that is not loaded
+        // has no edge the replay could change.
+        "comm_wait_dominated" => match &f.claim {
+            Claim::Communication(Comm::WaitDominated {
+                unloaded: Some(_), ..
+            }) => return None,
+            _ if f.evidence.ranks.is_empty() => Fix::Balance,
+            _ => Fix::Ranks(ranks()),
+        },
         // Slow links and stalled transfers keep the rule's estimate: on HCCL jobs the
         // transfer a stall is measured on is not the edge the replay times (Ascend level0's
         // 56 ms stall replays as no saving), so `Fix::Links` is only `whatif --rank`'s.
@@ -36,9 +50,11 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
     })
 }
 
-/// Sets each replayed finding's saving as its impact (and severity, against `step_ns`),
-/// then re-ranks by impact and re-applies the cap (together they never claim more than the
-/// step time). `k`-th finding ↔ `index[k]`, its fix's column in `w` (`None`: not replayed).
+/// Sets each replayed finding's saving as its impact (at most the time its evidence covers;
+/// severity against `step_ns`), folds each symptom under the finding of its cause (the
+/// replay's counterfactual, then [`fold`]'s rules for the pairs the replay did not judge),
+/// then ranks them ([`fold::rank`]). `k`-th finding ↔ `index[k]`, its fix's column in `w`
+/// (`None`: not replayed). Without a step the graph explains, only [`fold`]'s rules.
 pub fn apply(
     findings: &mut Vec<Finding>,
     index: &[Option<usize>],
@@ -46,15 +62,40 @@ pub fn apply(
     step_ns: Ns,
     t: &Thresholds,
 ) {
+    let v = std::mem::take(findings);
     if !w.explains() {
+        *findings = fold::fold(v, step_ns, t);
         return;
     }
-    for (f, k) in findings.iter_mut().zip(index) {
+    let mut v = v;
+    for (f, k) in v.iter_mut().zip(index) {
         if let Some(saves) = k.and_then(|k| w.saves(k)) {
             f.saves_ns = Some(saves);
-            f.set_impact(saves, step_ns, t);
+            f.set_impact(saves.min(f.covers_ns.unwrap_or(saves)), step_ns, t);
         }
     }
-    let v = std::mem::take(findings);
-    *findings = fold::rank(v, step_ns, t);
+    let min_ns = (step_ns as f64 * t.lead_min_pct) as Ns;
+    let explained = attribution::attribute(&v, index, w, t.explained_share, min_ns);
+    *findings = fold::fold(fold_explained(v, &explained), step_ns, t);
+}
+
+/// Each explained finding leaves the list and becomes its cause's evidence.
+fn fold_explained(v: Vec<Finding>, explained: &[Option<Explained>]) -> Vec<Finding> {
+    let mut slots: Vec<Option<Finding>> = v.into_iter().map(Some).collect();
+    for (b, e) in explained.iter().enumerate() {
+        let Some(e) = e else { continue };
+        let Some(symptom) = slots[b].take() else {
+            continue;
+        };
+        if let Some(cause) = slots[e.cause].as_mut() {
+            cause.folded.push(Folded {
+                rule: symptom.rule,
+                impact_ns: symptom.impact_ns,
+                remains_ns: Some(e.remains_ns),
+                claim: symptom.claim,
+            });
+            cause.folded.extend(symptom.folded);
+        }
+    }
+    slots.into_iter().flatten().collect()
 }

@@ -8,6 +8,7 @@ use super::slowdown::{self, Part, Slowdown};
 use super::step::StepReplay;
 use crate::analysis::comm::Comm;
 use crate::analysis::critical_path::graph::Graph;
+use crate::analysis::step_times::StepTime;
 use crate::model::{Job, RankId, StepNo};
 use crate::time::Ns;
 use rayon::prelude::*;
@@ -37,9 +38,35 @@ pub struct StepWhatIf {
     /// loaded, or of a collective the step lacks, changes none: the replay says nothing).
     #[serde(skip)]
     pub touched: Vec<bool>,
+    /// Per fix: how many of the step's edge weights it changes (how narrow the fix is).
+    #[serde(skip)]
+    pub changed: Vec<u64>,
+    /// Predicted step time with two fixes applied together, `(a, b, ns)` with a < b, for
+    /// the pairs among the [`PAIR_CANDIDATES`] fixes that save the most in this step.
+    #[serde(skip)]
+    pub pairs: Vec<(usize, usize, Ns)>,
 }
 
+/// How many of a step's fixes (those that save the most in it) are replayed in pairs, for
+/// the counterfactual attribution (`attribution.rs`): 8 fixes are 28 pairs.
+pub const PAIR_CANDIDATES: usize = 8;
+
 impl StepWhatIf {
+    /// Takes `measured` (the report's step time) as the measured step: each prediction is
+    /// it less what the replay saves (never below 0), the self-check's replay it plus the
+    /// replay's own difference.
+    fn measure_as(&mut self, measured: Ns) {
+        let graph = self.measured_ns;
+        self.replayed_ns = measured
+            .saturating_add(self.replayed_ns.saturating_sub(graph))
+            .max(0);
+        let at = |p: Ns| measured.saturating_sub(graph.saturating_sub(p)).max(0);
+        self.predicted_ns.iter_mut().for_each(|p| *p = at(*p));
+        self.pairs.iter_mut().for_each(|p| p.2 = at(p.2));
+        self.ideal_ns = at(self.ideal_ns);
+        self.measured_ns = measured;
+    }
+
     /// The graph explains the step: its replay error is at most [`MAX_REPLAY_ERROR`].
     pub fn explains(&self) -> bool {
         self.replay_error <= MAX_REPLAY_ERROR
@@ -63,6 +90,8 @@ pub struct WhatIf {
     pub slowdown: Option<Slowdown>,
     /// Why no step was replayed, when the job cannot be ([`unreplayable`]).
     pub not_replayed: Option<String>,
+    /// The first findings' fixes together: 1, 1+2, 1+2+3 … ([`joint`](super::joint)).
+    pub joint: Vec<super::joint::JointSaving>,
 }
 
 impl WhatIf {
@@ -88,6 +117,33 @@ impl WhatIf {
             .any(|s| s.explains() && s.touched.get(k).copied().unwrap_or(false));
         judged.then(|| self.steps.iter().map(|s| s.saves(k)).sum())
     }
+
+    /// What fix `b` still saves once fix `a` is applied, over the steps the graph explains:
+    /// Σ max(0, predicted(a) − predicted(a and b)). Where the pair was not replayed in a step,
+    /// `b`'s own saving there (the replay did not judge it).
+    pub fn saves_after(&self, b: usize, a: usize) -> Ns {
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.steps
+            .iter()
+            .filter(|s| s.explains())
+            .map(|s| {
+                let joint = s.pairs.iter().find(|p| (p.0, p.1) == (lo, hi));
+                match (joint, s.predicted_ns.get(a)) {
+                    (Some(&(_, _, both)), Some(&alone)) => alone.saturating_sub(both).max(0),
+                    _ => s.saves(b),
+                }
+            })
+            .sum()
+    }
+
+    /// How many edge weights fix `k` changes over the steps the graph explains.
+    pub fn changed(&self, k: usize) -> u64 {
+        self.steps
+            .iter()
+            .filter(|s| s.explains())
+            .filter_map(|s| s.changed.get(k))
+            .sum()
+    }
 }
 
 /// What one step gives the decomposition.
@@ -101,11 +157,13 @@ struct StepParts {
 }
 
 /// Replays `steps` (a prebuilt graph may be passed for one of them) with each of `fixes`.
+/// Each step's measured time is the report's cluster step time (`max_ns`); the replay's
+/// savings are taken from it, so every face shows one measured step.
 pub fn run(
     job: &Job,
     comm: &Comm,
     cx: &Context,
-    steps: &[StepNo],
+    steps: &[StepTime],
     prebuilt: Option<(StepNo, Graph)>,
     fixes: &[Vec<Fix>],
 ) -> WhatIf {
@@ -116,21 +174,23 @@ pub fn run(
         };
     }
     let mut prebuilt = prebuilt;
-    let jobs: Vec<(StepNo, Option<Graph>)> = steps
+    let jobs: Vec<(StepNo, Ns, Option<Graph>)> = steps
         .iter()
-        .map(|&s| {
-            let g = prebuilt.take_if(|p| p.0 == s).map(|p| p.1);
-            (s, g)
+        .map(|st| {
+            let g = prebuilt.take_if(|p| p.0 == st.step).map(|p| p.1);
+            (st.step, st.max_ns, g)
         })
         .collect();
     let out: Vec<(StepWhatIf, Option<StepParts>)> = jobs
         .into_par_iter()
-        .filter_map(|(s, g)| {
+        .filter_map(|(s, measured, g)| {
             let replay = match g {
                 Some(g) => StepReplay::of_graph(job, comm, g, s),
                 None => StepReplay::new(job, comm, s),
             }?;
-            Some(one_step(&replay, cx, fixes))
+            let (mut row, parts) = one_step(&replay, cx, fixes);
+            row.measure_as(measured);
+            Some((row, parts))
         })
         .collect();
     let (steps, parts): (Vec<StepWhatIf>, Vec<Option<StepParts>>) = out.into_iter().unzip();
@@ -139,6 +199,7 @@ pub fn run(
         steps,
         slowdown: decompose(&parts),
         not_replayed: None,
+        joint: Vec::new(),
     }
 }
 
@@ -150,41 +211,47 @@ fn one_step(s: &StepReplay, cx: &Context, fixes: &[Vec<Fix>]) -> (StepWhatIf, Op
     // explain the step).
     // Each list of fixes is replayed once (a finding's fix may also be a part's), and not
     // at all when it changes no weight.
-    let memo: RefCell<Vec<(Vec<Fix>, Ns, bool)>> = RefCell::default();
+    let memo: RefCell<Vec<(Vec<Fix>, Ns, u64)>> = RefCell::default();
     // The weights and node times of one replay, their memory reused by the next.
     let scratch: RefCell<(Vec<Option<Ns>>, Vec<Ns>)> = RefCell::default();
-    let replayed = |f: &[Fix]| -> (Ns, bool) {
+    let replayed = |f: &[Fix]| -> (Ns, u64) {
         if !explains {
-            return (s.measured_ns, false);
+            return (s.measured_ns, 0);
         }
         if let Some(x) = memo.borrow().iter().find(|x| x.0 == f) {
             return (x.1, x.2);
         }
         let (w, t) = &mut *scratch.borrow_mut();
         s.weights_into(cx, f, w);
-        let touched = *w != s.base.w;
+        let changed = w.iter().zip(&s.base.w).filter(|(a, b)| a != b).count() as u64;
+        let touched = changed > 0;
         let time = if touched {
             s.time_with_in(w, t)
         } else {
             s.replayed_ns
         };
         let saved = s.replayed_ns.saturating_sub(time);
-        let out = (s.measured_ns.saturating_sub(saved), touched);
+        let out = (s.measured_ns.saturating_sub(saved), changed);
         memo.borrow_mut().push((f.to_vec(), out.0, out.1));
         out
     };
     let predicted = |f: &[Fix]| replayed(f).0;
     let ideal = predicted(&[Fix::Ideal]);
-    // Each finding's fix: its prediction and whether it changed anything.
-    let (predicted_ns, touched): (Vec<Ns>, Vec<bool>) = fixes.iter().map(|f| replayed(f)).unzip();
+    // Each finding's fix: its prediction and how many weights it changed.
+    let (predicted_ns, changed): (Vec<Ns>, Vec<u64>) = fixes.iter().map(|f| replayed(f)).unzip();
+    let pairs = pairs(&predicted_ns, s.measured_ns, |a, b| {
+        replayed(&[fixes[a].as_slice(), fixes[b].as_slice()].concat()).0
+    });
     let row = StepWhatIf {
         step: s.step,
         measured_ns: s.measured_ns,
         replayed_ns: s.replayed_ns,
         replay_error: error,
         ideal_ns: ideal,
+        touched: changed.iter().map(|&c| c > 0).collect(),
         predicted_ns,
-        touched,
+        changed,
+        pairs,
     };
     if !explains {
         return (row, None);
@@ -207,6 +274,28 @@ fn one_step(s: &StepReplay, cx: &Context, fixes: &[Vec<Fix>]) -> (StepWhatIf, Op
         balance: saves(&[Fix::Balance]),
     };
     (row, Some(parts))
+}
+
+/// The pairs among the [`PAIR_CANDIDATES`] fixes that save the most in a step (given their
+/// predictions, each alone), each replayed together by `both`.
+fn pairs(
+    predicted: &[Ns],
+    measured: Ns,
+    mut both: impl FnMut(usize, usize) -> Ns,
+) -> Vec<(usize, usize, Ns)> {
+    let mut top: Vec<usize> = (0..predicted.len())
+        .filter(|&k| predicted[k] < measured)
+        .collect();
+    top.sort_by_key(|&k| (predicted[k], k));
+    top.truncate(PAIR_CANDIDATES);
+    top.sort_unstable();
+    let mut out = Vec::new();
+    for (i, &a) in top.iter().enumerate() {
+        for &b in &top[i + 1..] {
+            out.push((a, b, both(a, b)));
+        }
+    }
+    out
 }
 
 /// The decomposition summed over the steps' parts.

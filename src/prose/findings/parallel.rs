@@ -10,6 +10,7 @@ pub fn words(c: &Claim) -> Words {
         Claim::Straggler {
             rank,
             imposed_wait_ns,
+            others,
             share,
             group,
             loaded,
@@ -17,6 +18,7 @@ pub fn words(c: &Claim) -> Words {
         } => straggler(
             *rank,
             *imposed_wait_ns,
+            *others,
             *share,
             group,
             *loaded,
@@ -121,6 +123,7 @@ fn slow_step_title(s: &crate::analysis::cluster::SlowStep) -> String {
 fn straggler(
     rank: crate::model::RankId,
     imposed_wait_ns: crate::time::Ns,
+    others: u64,
     share: f64,
     group: &str,
     loaded: bool,
@@ -128,7 +131,7 @@ fn straggler(
 ) -> Words {
     Words {
         title: format!(
-            "rank {rank}{} is a straggler: the others waited {} for it{} ({:.0}% of group {group}'s waiting)",
+            "rank {rank}{} is a straggler: the others waited {} for it (Σ over {others} rank(s) and the steps){} ({:.0}% of group {group}'s waiting)",
             if loaded { "" } else { " (not loaded)" },
             human(imposed_wait_ns),
             collective.map_or(String::new(), |c| format!(", most in {c}")),

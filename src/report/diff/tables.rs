@@ -251,8 +251,17 @@ fn findings(r: &DiffReport) -> Table {
     };
     for f in &r.findings {
         let d = &f.delta;
+        let status = match d.status {
+            Status::Improved => format!(
+                "improved {}",
+                crate::format::pct0(
+                    -(1.0 - d.impact.after_ns as f64 / d.impact.before_ns.max(1) as f64)
+                )
+            ),
+            s => format!("{s:?}").to_lowercase(),
+        };
         t.rows.push(vec![
-            format!("{:?}", d.status).to_lowercase(),
+            status,
             d.rule.to_string(),
             human(d.impact.before_ns),
             human(d.impact.after_ns),

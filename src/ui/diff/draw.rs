@@ -292,6 +292,7 @@ fn finding_list(f: &mut Frame, area: Rect, s: &DiffScreen, th: &Theme) {
             let (mark, style) = match v.delta.status {
                 Status::Appeared => ("+ new     ", th.fg(th.c.accent)),
                 Status::Resolved => ("- resolved", th.dim()),
+                Status::Improved => ("  improved", th.text()),
                 Status::Persists => ("  persists", th.text()),
             };
             let i = &v.delta.impact;

@@ -3,8 +3,8 @@
 //! replaces — msprof-analyze's "operator no bound", "dynamic shape" and "affinity API" rules,
 //! with stepscope's evidence and impact.
 
-use super::{Rule, distinct, per_rank, share};
-use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds, View};
+use super::{Bound, Rule, distinct, per_rank, share};
+use crate::analysis::advisor::{Category, Draft, Facts, Focus, Kind, Quantity, Thresholds, View};
 use crate::analysis::roofline::Class;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
@@ -14,26 +14,36 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "unbound_operators",
         category: Category::Compute,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: unbound_operators,
     },
     Rule {
         id: "dynamic_shapes",
         category: Category::Compute,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: dynamic_shapes,
     },
     Rule {
         id: "clock_drop",
         category: Category::Compute,
+        kind: Kind::Problem,
+        bound: Bound::None,
         detect: clock_drop,
     },
     Rule {
         id: "ai_cpu_operators",
         category: Category::Compute,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: ai_cpu_operators,
     },
     Rule {
         id: "affinity_apis",
         category: Category::Compute,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: affinity_apis,
     },
 ];

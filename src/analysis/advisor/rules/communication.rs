@@ -1,8 +1,8 @@
 //! Communication: poor overlap, waiting for late ranks, low bandwidth, small or misaligned
 //! messages, slow links. Their evidence is seen in the communication view.
 
-use super::{Rule, describe, distinct, per_rank, rows_span, share};
-use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
+use super::{Bound, Rule, describe, distinct, per_rank, rows_span, share};
+use crate::analysis::advisor::{Category, Draft, Facts, Focus, Kind, Quantity, Thresholds};
 use crate::analysis::comm::stats::TypeStats;
 use crate::analysis::comm::unaligned::{Unaligned, UnalignedOp};
 use crate::analysis::critical_path::{Category as Cp, Window};
@@ -14,41 +14,57 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "poor_overlap",
         category: Category::Communication,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: poor_overlap,
     },
     Rule {
         id: "comm_wait_dominated",
         category: Category::Communication,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: comm_wait_dominated,
     },
     Rule {
         id: "stalled_transfer",
         category: Category::Communication,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: stalled_transfer,
     },
     Rule {
         id: "low_bandwidth",
         category: Category::Communication,
+        kind: Kind::Problem,
+        bound: Bound::None,
         detect: low_bandwidth,
     },
     Rule {
         id: "small_messages",
         category: Category::Communication,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: small_messages,
     },
     Rule {
         id: "misaligned_sizes",
         category: Category::Communication,
+        kind: Kind::Opportunity,
+        bound: Bound::PerRank,
         detect: misaligned_sizes,
     },
     Rule {
         id: "slow_link",
         category: Category::Communication,
+        kind: Kind::Problem,
+        bound: Bound::Total,
         detect: slow_link,
     },
     Rule {
         id: "slow_transport_link",
         category: Category::Communication,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: slow_transport_link,
     },
 ];

@@ -1,8 +1,8 @@
 //! Kernels: memory-bound elementwise traffic, GEMMs far from the compute roof, GEMM shapes
 //! tensor cores cannot tile, fp32 GEMMs, kernels the roofline cannot place.
 
-use super::{Rule, per_rank, share};
-use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds, View};
+use super::{Bound, Rule, per_rank, share};
+use crate::analysis::advisor::{Category, Draft, Facts, Focus, Kind, Quantity, Thresholds, View};
 use crate::analysis::roofline::{Class, UnknownCause};
 use crate::model::Family;
 use crate::time::Ns;
@@ -12,26 +12,36 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "memory_bound_elementwise",
         category: Category::Compute,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: memory_bound_elementwise,
     },
     Rule {
         id: "under_utilized_gemms",
         category: Category::Compute,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: under_utilized_gemms,
     },
     Rule {
         id: "gemm_shape_alignment",
         category: Category::Compute,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: gemm_shape_alignment,
     },
     Rule {
         id: "fp32_gemms",
         category: Category::Compute,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: fp32_gemms,
     },
     Rule {
         id: "roofline_unknown",
         category: Category::Compute,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: roofline_unknown,
     },
 ];

@@ -2,8 +2,10 @@
 //! kernels, synchronizations, garbage collection, free time, host work on the critical path,
 //! allocator churn, pageable copies.
 
-use super::{Rule, distinct, per_rank, rows_span, share};
-use crate::analysis::advisor::{Category, Draft, Facts, Focus, HostCall, Quantity, Thresholds};
+use super::{Bound, Rule, distinct, per_rank, rows_span, share};
+use crate::analysis::advisor::{
+    Category, Draft, Facts, Focus, HostCall, Kind, Quantity, Thresholds,
+};
 use crate::analysis::critical_path::{Category as Cp, Window};
 use crate::analysis::host::{GcPause, RankStep};
 use crate::model::{RankId, StepNo};
@@ -14,66 +16,92 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "dataloader",
         category: Category::Io,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: dataloader,
     },
     Rule {
         id: "graph_capture",
         category: Category::Cpu,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: graph_capture,
     },
     Rule {
         id: "launch_bound",
         category: Category::Cpu,
+        kind: Kind::Opportunity,
+        bound: Bound::PerRank,
         detect: launch_bound,
     },
     Rule {
         id: "tiny_kernels",
         category: Category::Cpu,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: tiny_kernels,
     },
     Rule {
         id: "sync_points",
         category: Category::Cpu,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: sync_points,
     },
     Rule {
         id: "host_gap",
         category: Category::Cpu,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: host_gap,
     },
     Rule {
         id: "gc",
         category: Category::Cpu,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: gc,
     },
     Rule {
         id: "free_time",
         category: Category::Cpu,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: free_time,
     },
     Rule {
         id: "critical_path_host",
         category: Category::Cpu,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: critical_path_host,
     },
     Rule {
         id: "allocator_churn",
         category: Category::Memory,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: allocator_churn,
     },
     Rule {
         id: "op_dispatch",
         category: Category::Cpu,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: op_dispatch,
     },
     Rule {
         id: "pageable_memcpy",
         category: Category::Memory,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: pageable_memcpy,
     },
     Rule {
         id: "env_settings",
         category: Category::Cpu,
+        kind: Kind::Opportunity,
+        bound: Bound::None,
         detect: env_settings,
     },
 ];

@@ -14,7 +14,7 @@ pub mod parallel;
 #[cfg(test)]
 mod tests;
 
-use super::{Category, Draft, Facts, Thresholds};
+use super::{Category, Draft, Facts, Kind, Thresholds};
 use crate::model::CollOp;
 use crate::time::Ns;
 
@@ -24,6 +24,12 @@ pub struct Rule {
     pub id: &'static str,
     /// Its category (Hermes's: parallelism, communication, host, compute).
     pub category: Category,
+    /// A problem (an anomaly against the job's own baseline) or an opportunity (what any
+    /// healthy job could still gain).
+    pub kind: Kind,
+    /// Whether its estimate is the time its own evidence covers, which its replayed saving
+    /// never exceeds (docs/advisor.md, "Impact").
+    pub bound: Bound,
     /// The detection.
     pub detect: fn(&Facts, &Thresholds) -> Option<Draft>,
 }
@@ -36,6 +42,29 @@ pub fn all() -> impl Iterator<Item = &'static Rule> {
         .chain(host::RULES)
         .chain(compute::RULES)
         .chain(accelerator::RULES)
+}
+
+/// What a rule's estimate says of the time its evidence covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// Nothing: the estimate is a model, not a measured time.
+    None,
+    /// The estimate is that time (a step's excess over the median, a stage's pace cost).
+    Total,
+    /// The estimate is a Σ-over-ranks time per rank: the evidence covers the Σ (exactly
+    /// the estimate on one rank; on many, a bound on Σ over steps of the max over ranks).
+    PerRank,
+}
+
+impl Bound {
+    /// The time the evidence covers, for an estimate `ns` over `ranks` ranks.
+    pub fn covers(self, ns: Ns, ranks: u32) -> Option<Ns> {
+        match self {
+            Bound::None => None,
+            Bound::Total => Some(ns),
+            Bound::PerRank => Some(ns.saturating_mul(Ns::from(ranks.max(1)))),
+        }
+    }
 }
 
 /// A Σ-over-ranks time, per rank.

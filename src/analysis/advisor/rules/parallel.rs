@@ -1,7 +1,7 @@
 //! Parallelism: persistent stragglers, slow steps, pipeline-stage and rank imbalance.
 
-use super::{Rule, distinct};
-use crate::analysis::advisor::{Category, Draft, Facts, Focus, Quantity, Thresholds};
+use super::{Bound, Rule, distinct};
+use crate::analysis::advisor::{Category, Draft, Facts, Focus, Kind, Quantity, Thresholds};
 use crate::analysis::cluster::{IMBALANCE, Imbalance, SlowStep, Straggler};
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
@@ -12,21 +12,29 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "straggler",
         category: Category::Parallel,
+        kind: Kind::Problem,
+        bound: Bound::PerRank,
         detect: straggler,
     },
     Rule {
         id: "slow_step",
         category: Category::Parallel,
+        kind: Kind::Problem,
+        bound: Bound::Total,
         detect: slow_step,
     },
     Rule {
         id: "stage_imbalance",
         category: Category::Parallel,
+        kind: Kind::Problem,
+        bound: Bound::Total,
         detect: stage_imbalance,
     },
     Rule {
         id: "rank_imbalance",
         category: Category::Parallel,
+        kind: Kind::Problem,
+        bound: Bound::None,
         detect: rank_imbalance,
     },
 ];
@@ -38,8 +46,10 @@ pub enum Claim {
     Straggler {
         /// The rank.
         rank: RankId,
-        /// The wait it imposed.
+        /// The wait it imposed: Σ over the others and the steps.
         imposed_wait_ns: Ns,
+        /// The others of its group the wait is summed over.
+        others: u64,
         /// Its share of the group's waiting.
         share: f64,
         /// The group.
@@ -129,6 +139,7 @@ pub fn straggler(f: &Facts, _: &Thresholds) -> Option<Draft> {
     let c = Claim::Straggler {
         rank: first.rank,
         imposed_wait_ns: first.imposed_wait_ns,
+        others: first.members.saturating_sub(1),
         share: first.share,
         group: first.group.clone(),
         loaded: first.loaded,

@@ -382,12 +382,12 @@ fn severity_follows_impact() {
     let mut w = World::new();
     w.slow_steps = vec![SlowStep {
         step: StepNo(2),
-        time_ns: 110 * MS,
+        time_ns: 120 * MS,
         median_ns: 100 * MS,
         ..Default::default()
     }];
     let t = Thresholds::default();
-    // 10 ms of 200 ms = 5%: high.
+    // 20 ms of 200 ms = 10%: high.
     let f = crate::analysis::advisor::advise(&w.facts(), &t);
     assert_eq!(
         (f[0].rule, f[0].severity),

@@ -1,0 +1,169 @@
+//! The cause first (docs/advisor.md, "Explained by", "Ranking", "Joint savings"): symptoms fold
+//! under their causes by the replay's counterfactual, a fix never claims more than its own
+//! evidence covers, the what-if measures the report's steps, and fixes combine as the replay
+//! says — on the demo's scenarios and real traces, with hand-checked figures.
+
+mod common;
+
+use common::{finding, report_json, run, shared};
+use serde_json::Value;
+
+fn demo(scenario: &str) -> Value {
+    let extra: Vec<&str> = if scenario == "default" {
+        Vec::new()
+    } else {
+        vec!["--scenario", scenario]
+    };
+    report_json(&[], &extra)
+}
+
+fn ns(v: &Value) -> i64 {
+    v.as_i64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+#[test]
+fn a_slow_step_folds_under_the_stall_that_made_it_slow() {
+    // Rank 5's 300 ms loader stall in step 13 is why step 13 is slow: with the loader fixed
+    // in the replay, the slow step's own fix saves almost nothing more (< 30% of its own).
+    let r = demo("default");
+    let f = &r["findings"][0];
+    assert_eq!(f["rule"], "dataloader");
+    assert_eq!(f["kind"], "problem");
+    assert_eq!(f["evidence"]["ranks"], serde_json::json!([5]));
+    assert!(finding(&r, "slow_step").is_none(), "{}", r["findings"]);
+    let folded = f["folded"].as_array().unwrap();
+    let slow = folded.iter().find(|x| x["rule"] == "slow_step").unwrap();
+    assert!(
+        ns(&slow["remains_ns"]) * 10 <= ns(&slow["impact_ns"]) * 3,
+        "{slow}"
+    );
+    // The straggler is a cause of its own: rank 3's slower kernels, not the stall.
+    assert_eq!(r["findings"][1]["rule"], "straggler");
+    assert!(r["findings"][1]["folded"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn fixes_combine_as_the_replay_says_not_as_a_sum() {
+    // Loader 286.0 ms, straggler 78.8 ms: together 364.7 ms (the straggler's waits in step 13
+    // are the stall's), at least either alone and at most their sum; every fix: more.
+    let r = demo("default");
+    let j = r["whatif"]["joint"].as_array().unwrap();
+    assert_eq!(j.len(), 2, "{j:?}");
+    assert_eq!(j[0]["rules"], serde_json::json!(["dataloader"]));
+    assert_eq!(
+        j[1]["rules"],
+        serde_json::json!(["dataloader", "straggler"])
+    );
+    let (one, two) = (ns(&j[0]["saves_ns"]), ns(&j[1]["saves_ns"]));
+    assert_eq!(one, ns(&r["findings"][0]["impact_ns"]));
+    let straggler = ns(&r["findings"][1]["impact_ns"]);
+    assert!(
+        two > one && two <= one + straggler,
+        "{one} {two} {straggler}"
+    );
+    assert!((364_000_000..366_000_000).contains(&two), "{two}");
+    assert!(ns(&r["whatif"]["ideal_saves_ns"]) >= two);
+    let text = String::from_utf8(run(["report"]).stdout).unwrap();
+    assert!(
+        text.contains("dataloader 286.0 ms (37.1%) · + straggler 364.7 ms"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_healthy_job_has_no_problem_and_no_high_opportunity() {
+    // Clocks up to 80 ms apart, nothing else wrong: nothing above low.
+    let r = demo("skewed-clocks-but-healthy");
+    for f in r["findings"].as_array().unwrap() {
+        assert_eq!(f["severity"], "low", "{f}");
+    }
+}
+
+#[test]
+fn small_collectives_are_the_cause_of_the_exposed_communication() {
+    // 200 small all-reduces after backward: bucketing is the fix, the poor overlap its
+    // symptom; an opportunity on a job with no problem: medium at most.
+    let r = demo("small-messages");
+    let f = &r["findings"][0];
+    assert_eq!(f["rule"], "small_messages");
+    assert_eq!(
+        (f["kind"].as_str(), f["severity"].as_str()),
+        (Some("opportunity"), Some("medium"))
+    );
+    assert!(finding(&r, "poor_overlap").is_none());
+}
+
+#[test]
+fn the_launch_fix_never_claims_the_loaders_time() {
+    // ResNet-50 (2021, one rank): the data loader is the first finding; the launch fix frees
+    // launch gaps only — its saving (89.4 ms) within the host-bound time it is about
+    // (97.3 ms), and below the loader's.
+    let Some(s) = shared() else { return };
+    let r = report_json(&[&s.join("traces/ext/kineto-resnet50-2021")], &[]);
+    let first = &r["findings"][0];
+    assert_eq!(first["rule"], "dataloader");
+    let launch = finding(&r, "launch_bound").unwrap();
+    let host_bound = launch["evidence"]["numbers"]["host_bound_ns"]
+        .as_f64()
+        .unwrap() as i64;
+    assert_eq!(ns(&launch["covers_ns"]), host_bound);
+    assert!(ns(&launch["impact_ns"]) <= host_bound);
+    assert!(ns(&launch["impact_ns"]) < ns(&first["impact_ns"]));
+    assert!(launch["impact_pct"].as_f64().unwrap() < 0.10, "{launch}");
+}
+
+#[test]
+fn whatif_measures_the_reports_steps() {
+    // `whatif` and `report` show one measured step time: the report's cluster step time
+    // (step 6 of the ResNet-50 trace: 175.2 ms, not the graph's 186.9 ms).
+    let Some(s) = shared() else { return };
+    let path = s.join("traces/ext/kineto-resnet50-2021");
+    let r = report_json(&[&path], &[]);
+    let out = run([
+        "whatif".as_ref(),
+        path.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    assert!(out.status.success());
+    let w: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: Vec<i64> = r["whatif"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| ns(&s["measured_ns"]))
+        .collect();
+    let whatif: Vec<i64> = w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| ns(&s["measured_ns"]))
+        .collect();
+    assert_eq!(report, whatif);
+    let six = w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == 6)
+        .unwrap();
+    assert!(
+        (175_100_000..175_200_000).contains(&ns(&six["measured_ns"])),
+        "{six}"
+    );
+}
+
+#[test]
+fn the_readmes_sample_is_what_the_binary_prints() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("```\nWhat to fix first")
+        .expect("the README's sample")
+        + 4;
+    let sample = &readme[start..start + readme[start..].find("```").unwrap()];
+    let out = String::from_utf8(run(["report"]).stdout).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    for l in sample.lines() {
+        assert!(lines.contains(&l), "the report no longer prints: {l}");
+    }
+}
