@@ -27,7 +27,7 @@ pub use error::{Error, ErrorKind};
 /// What the loader offers beyond [`session`]: the discovery and role-table vocabulary tests
 /// and tools need.
 pub mod input {
-    pub use crate::ingest::demo::{BUSBW_GBPS, DemoSpec, FIRST_STEP, PAUSE_NS};
+    pub use crate::ingest::demo::{BUSBW_GBPS, Cause, DemoSpec, FIRST_STEP, PAUSE_NS, RandomJob};
     pub use crate::ingest::discover::{discover, is_trace_name, rank_from_name};
     pub use crate::ingest::logs::stream::FollowOptions;
     pub use crate::ingest::logs::{

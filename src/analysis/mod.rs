@@ -94,24 +94,58 @@ fn what_if(
             Some(fixes.len() - 1)
         })
         .collect();
-    let mut w = whatif::run(job, &a.comm, &cx, &a.step_times, graph, &fixes);
+    let pairable = fixes.len();
+    let together = together(&a.findings, &index, &mut fixes);
+    let mut w = whatif::run(job, &a.comm, &cx, &a.step_times, graph, &fixes, pairable);
     let step_ns = a.facts().step_ns();
-    whatif::savings::apply(&mut a.findings, &index, &w, step_ns, t);
-    let first: Vec<(&'static str, whatif::Fix, Ns)> = a
+    whatif::savings::apply(&mut a.findings, &index, &w, step_ns, t, together.as_ref());
+    let first: Vec<whatif::joint::First> = a
         .findings
         .iter()
         .filter(|f| f.saves_ns.is_some() && f.impact_pct >= t.lead_min_pct)
-        .filter_map(|f| Some((f.rule, whatif::savings::fix_for(f)?, f.impact_ns)))
+        .filter_map(|f| {
+            let fix = whatif::savings::fix_for(f)?;
+            let col = fixes.iter().position(|x| x.len() == 1 && x[0] == fix)?;
+            Some((f.rule, fix, f.impact_ns, col))
+        })
         .take(whatif::joint::JOINT)
         .collect();
-    let explained: Vec<StepNo> = w
-        .steps
-        .iter()
-        .filter(|s| s.explains())
-        .map(|s| s.step)
-        .collect();
-    w.joint = whatif::joint::joint(job, &a.comm, &cx, &explained, &first);
+    w.joint = whatif::joint::joint(job, &a.comm, &cx, &w, &first);
     w
+}
+
+/// The fixes of every finding that names a cause, together, and of each symptom's on top
+/// (`whatif::attribution::Together`), appended to `fixes`; `None` without both kinds.
+fn together(
+    findings: &[advisor::Finding],
+    index: &[Option<usize>],
+    fixes: &mut Vec<Vec<whatif::Fix>>,
+) -> Option<whatif::attribution::Together> {
+    use whatif::attribution::is_symptom;
+    let of = |i: usize| index[i].map(|k| fixes[k][0].clone());
+    let causes: Vec<whatif::Fix> = (0..findings.len())
+        .filter(|&i| !is_symptom(findings[i].rule))
+        .filter_map(of)
+        .collect();
+    let symptoms: Vec<(usize, whatif::Fix)> = (0..findings.len())
+        .filter(|&i| is_symptom(findings[i].rule))
+        .filter_map(|i| Some((i, of(i)?)))
+        .collect();
+    if causes.is_empty() || symptoms.is_empty() {
+        return None;
+    }
+    fixes.push(causes.clone());
+    let mut t = whatif::attribution::Together {
+        causes: fixes.len() - 1,
+        with: Vec::new(),
+    };
+    for (i, fix) in symptoms {
+        let mut v = causes.clone();
+        v.push(fix);
+        fixes.push(v);
+        t.with.push((i, fixes.len() - 1));
+    }
+    Some(t)
 }
 
 /// Everything the report shows, computed once.

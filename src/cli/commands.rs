@@ -177,13 +177,21 @@ fn snapshot_watch(a: &SnapshotArgs, g: &Global, keys: Vec<keymap::Key>) -> Resul
 
 /// `stepscope demo`: the demo cluster as Kineto trace files.
 pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
-    let spec = DemoSpec {
-        ranks: a.ranks,
-        steps: a.steps,
-        scale: a.scale,
-        split: a.split_buckets,
-        scenario: g.scenario(),
-        clean: a.clean,
+    let spec = match a.random {
+        Some(seed) => DemoSpec {
+            scale: a.scale,
+            split: a.split_buckets,
+            ..DemoSpec::random(seed, a.clean)
+        },
+        None => DemoSpec {
+            ranks: a.ranks,
+            steps: a.steps,
+            scale: a.scale,
+            split: a.split_buckets,
+            scenario: g.scenario(),
+            clean: a.clean,
+            random: None,
+        },
     };
     spec.check().map_err(|e| Error::usage("--ranks", e))?;
     let label = a.out.display().to_string();

@@ -13,7 +13,9 @@
 //!   crosses.
 //! - Sizes are over calls (every rank's), so a single-rank trace still shows them. Small
 //!   messages: below [`SMALL_INTER_NODE`] (inter-node) or [`SMALL_INTRA_NODE`] (intra-node);
-//!   flagged when more than [`SMALL_SHARE`] of the calls are small.
+//!   flagged when more than [`SMALL_SHARE`] of the calls are small. At any scale: calls below
+//!   a [`FUSION_BUCKET`] are small too when each rank makes at least [`FUSABLE_CALLS`] of
+//!   them and fusing them into buckets would cut their count [`FUSION_GAIN`]-fold.
 //! - Misaligned: sizes above [`ALIGNMENT`] bytes that are not a multiple of it.
 
 use super::TimedInstance;
@@ -38,6 +40,28 @@ pub const SMALL_INTER_NODE: u64 = 1 << 20;
 pub const SMALL_INTRA_NODE: u64 = 16 << 20;
 /// Share of small instances that flags a group.
 pub const SMALL_SHARE: f64 = 0.2;
+/// The bucket small collectives fuse into (DDP's default, 25 MiB).
+pub const FUSION_BUCKET: u64 = 25 << 20;
+/// Calls below a bucket per rank (over the steps in scope) from which fusion is judged.
+pub const FUSABLE_CALLS: u64 = 16;
+/// How many times fewer calls fusing must make for calls of any size to count as small.
+pub const FUSION_GAIN: u64 = 4;
+
+/// Calls below a bucket that fusion would make `FUSION_GAIN` times fewer: `sizes` of every
+/// rank's calls of a type, `ranks` the ranks calling it.
+fn fusable(sizes: &[u64], ranks: u32) -> bool {
+    let below: Vec<u64> = sizes
+        .iter()
+        .copied()
+        .filter(|&b| b < FUSION_BUCKET)
+        .collect();
+    let ranks = u64::from(ranks.max(1));
+    let per_rank = below.len() as u64 / ranks;
+    let fused = (below.iter().sum::<u64>() / ranks)
+        .div_ceil(FUSION_BUCKET)
+        .max(1);
+    per_rank >= FUSABLE_CALLS && per_rank >= FUSION_GAIN * fused
+}
 /// Sizes should be a multiple of this many bytes.
 pub const ALIGNMENT: u64 = 512;
 /// Worst instances kept.
@@ -369,13 +393,20 @@ fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology, unloaded:
         (false, true) => "intra_node",
         (false, false) => "inter_node",
     };
-    let small_threshold = if intra {
+    let absolute = if intra {
         SMALL_INTRA_NODE
     } else {
         SMALL_INTER_NODE
     };
     a.sizes.sort_unstable();
-    let small = a.sizes.iter().filter(|&&b| b < small_threshold).count() as u64;
+    let below = |t: u64| a.sizes.iter().filter(|&&b| b < t).count() as u64;
+    let many = |n: u64| !a.sizes.is_empty() && n as f64 > SMALL_SHARE * a.sizes.len() as f64;
+    let small_threshold = if !many(below(absolute)) && fusable(&a.sizes, a.ranks) {
+        FUSION_BUCKET
+    } else {
+        absolute
+    };
+    let small = below(small_threshold);
     let misaligned = a
         .sizes
         .iter()
@@ -419,9 +450,7 @@ fn summary(group: &CommGroup, op: CollOp, mut a: Acc, topo: &Topology, unloaded:
         small_calls: small,
         small_bound_ns,
         small_threshold,
-        small_flag: !op.is_p2p()
-            && !a.sizes.is_empty()
-            && small as f64 > SMALL_SHARE * a.sizes.len() as f64,
+        small_flag: !op.is_p2p() && many(small),
         misaligned_calls: misaligned,
     }
 }

@@ -10,9 +10,23 @@ use crate::analysis::advisor::Finding;
 use crate::time::Ns;
 use std::cmp::Ordering;
 
-/// Rules that observe lateness rather than name its cause: in a pair that explains itself
-/// both ways, they yield to the other finding.
+/// Rules that observe lateness rather than name its cause: they never explain a finding
+/// that names one, and one several causes explain together folds under the largest.
 const SYMPTOMS: &[&str] = &["comm_wait_dominated", "slow_step", "rank_imbalance"];
+
+/// Whether `rule` observes lateness rather than names its cause.
+pub fn is_symptom(rule: &str) -> bool {
+    SYMPTOMS.contains(&rule)
+}
+
+/// The what-if columns of every cause's fix together, and of each symptom's fix on top.
+#[derive(Debug, Clone, Default)]
+pub struct Together {
+    /// The column of the causes' fixes (the findings not [`is_symptom`]) applied together.
+    pub causes: usize,
+    /// Per symptom finding (its position): the column of the causes' fixes and its own.
+    pub with: Vec<(usize, usize)>,
+}
 
 /// A finding folded under the finding of its cause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +56,7 @@ pub fn attribute(
     w: &WhatIf,
     share: f64,
     min_ns: Ns,
+    together: Option<&Together>,
 ) -> Vec<Option<Explained>> {
     let nodes: Vec<Option<Node>> = findings
         .iter()
@@ -53,7 +68,7 @@ pub fn attribute(
                 fix,
                 saves,
                 changed: w.changed(fix),
-                symptom: SYMPTOMS.contains(&f.rule),
+                symptom: is_symptom(f.rule),
             })
         })
         .collect();
@@ -62,7 +77,8 @@ pub fn attribute(
         let (Some(na), Some(nb)) = (nodes[a], nodes[b]) else {
             return false;
         };
-        a != b && (remains(nb, na) as f64) <= (1.0 - share) * nb.saves as f64
+        let observes = na.symptom && !nb.symptom;
+        a != b && !observes && (remains(nb, na) as f64) <= (1.0 - share) * nb.saves as f64
     };
     let n = nodes.len();
     // by[b][a]: a explains b, each pair that explains itself both ways kept one way.
@@ -83,9 +99,42 @@ pub fn attribute(
             }
         }
     }
-    fold_rounds(&nodes, &by, |b, a| {
+    let mut out = fold_rounds(&nodes, &by, |b, a| {
         remains(nodes[b].unwrap(), nodes[a].unwrap())
-    })
+    });
+    if let Some(t) = together {
+        fold_together(&nodes, &mut out, t, w, share);
+    }
+    out
+}
+
+/// A symptom no single cause explains, which the causes' fixes together do (its fix saves at
+/// most 1 − `share` of its own on top of theirs), folds under the cause that saves the most.
+fn fold_together(
+    nodes: &[Option<Node>],
+    out: &mut [Option<Explained>],
+    t: &Together,
+    w: &WhatIf,
+    share: f64,
+) {
+    let Some(cause) = (0..nodes.len())
+        .filter(|&a| out[a].is_none() && nodes[a].is_some_and(|n| !n.symptom))
+        .max_by_key(|&a| (nodes[a].map_or(0, |n| n.saves), usize::MAX - a))
+    else {
+        return;
+    };
+    for &(b, col) in &t.with {
+        let Some(nb) = nodes.get(b).copied().flatten() else {
+            continue;
+        };
+        let remains = w.gain(t.causes, col);
+        if out[b].is_none() && (remains as f64) <= (1.0 - share) * nb.saves as f64 {
+            out[b] = Some(Explained {
+                cause,
+                remains_ns: remains,
+            });
+        }
+    }
 }
 
 /// Whether `a` leads `b` (`Less`) when each explains the other: a symptom yields; else the

@@ -61,6 +61,7 @@ pub fn apply(
     w: &WhatIf,
     step_ns: Ns,
     t: &Thresholds,
+    together: Option<&attribution::Together>,
 ) {
     let v = std::mem::take(findings);
     if !w.explains() {
@@ -75,7 +76,7 @@ pub fn apply(
         }
     }
     let min_ns = (step_ns as f64 * t.lead_min_pct) as Ns;
-    let explained = attribution::attribute(&v, index, w, t.explained_share, min_ns);
+    let explained = attribution::attribute(&v, index, w, t.explained_share, min_ns, together);
     *findings = fold::fold(fold_explained(v, &explained), step_ns, t);
 }
 

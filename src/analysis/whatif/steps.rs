@@ -47,8 +47,9 @@ pub struct StepWhatIf {
     pub pairs: Vec<(usize, usize, Ns)>,
 }
 
-/// How many of a step's fixes (those that save the most in it) are replayed in pairs, for
-/// the counterfactual attribution (`attribution.rs`): 8 fixes are 28 pairs.
+/// How many of a step's fixes (those that save the most in it, each at least 0.5% of the
+/// step) are replayed in pairs, for the counterfactual attribution (`attribution.rs`): 8
+/// fixes are 28 pairs.
 pub const PAIR_CANDIDATES: usize = 8;
 
 impl StepWhatIf {
@@ -136,6 +137,21 @@ impl WhatIf {
             .sum()
     }
 
+    /// What fix list `with` saves beyond fix list `without` (a list holding it and more),
+    /// over the steps the graph explains: Σ max(0, predicted(without) − predicted(with)).
+    pub fn gain(&self, without: usize, with: usize) -> Ns {
+        self.steps
+            .iter()
+            .filter(|s| s.explains())
+            .map(
+                |s| match (s.predicted_ns.get(without), s.predicted_ns.get(with)) {
+                    (Some(&a), Some(&b)) => a.saturating_sub(b).max(0),
+                    _ => 0,
+                },
+            )
+            .sum()
+    }
+
     /// How many edge weights fix `k` changes over the steps the graph explains.
     pub fn changed(&self, k: usize) -> u64 {
         self.steps
@@ -156,9 +172,10 @@ struct StepParts {
     balance: Ns,
 }
 
-/// Replays `steps` (a prebuilt graph may be passed for one of them) with each of `fixes`.
-/// Each step's measured time is the report's cluster step time (`max_ns`); the replay's
-/// savings are taken from it, so every face shows one measured step.
+/// Replays `steps` (a prebuilt graph may be passed for one of them) with each of `fixes`,
+/// and the pairs among the first `pairable` of them ([`StepWhatIf::pairs`]). Each step's
+/// measured time is the report's cluster step time (`max_ns`); the replay's savings are
+/// taken from it, so every face shows one measured step.
 pub fn run(
     job: &Job,
     comm: &Comm,
@@ -166,6 +183,7 @@ pub fn run(
     steps: &[StepTime],
     prebuilt: Option<(StepNo, Graph)>,
     fixes: &[Vec<Fix>],
+    pairable: usize,
 ) -> WhatIf {
     if let Some(why) = super::step::unreplayable(job) {
         return WhatIf {
@@ -188,7 +206,7 @@ pub fn run(
                 Some(g) => StepReplay::of_graph(job, comm, g, s),
                 None => StepReplay::new(job, comm, s),
             }?;
-            let (mut row, parts) = one_step(&replay, cx, fixes);
+            let (mut row, parts) = one_step(&replay, cx, fixes, pairable);
             row.measure_as(measured);
             Some((row, parts))
         })
@@ -204,7 +222,12 @@ pub fn run(
 }
 
 /// One step: its self-check, its predictions, and (when the graph explains it) its parts.
-fn one_step(s: &StepReplay, cx: &Context, fixes: &[Vec<Fix>]) -> (StepWhatIf, Option<StepParts>) {
+fn one_step(
+    s: &StepReplay,
+    cx: &Context,
+    fixes: &[Vec<Fix>],
+    pairable: usize,
+) -> (StepWhatIf, Option<StepParts>) {
     let error = s.check().error;
     let explains = error <= MAX_REPLAY_ERROR;
     // Measured − what the replay with weights `w` saves (measured when the graph does not
@@ -239,7 +262,8 @@ fn one_step(s: &StepReplay, cx: &Context, fixes: &[Vec<Fix>]) -> (StepWhatIf, Op
     let ideal = predicted(&[Fix::Ideal]);
     // Each finding's fix: its prediction and how many weights it changed.
     let (predicted_ns, changed): (Vec<Ns>, Vec<u64>) = fixes.iter().map(|f| replayed(f)).unzip();
-    let pairs = pairs(&predicted_ns, s.measured_ns, |a, b| {
+    let pairable = &predicted_ns[..pairable.min(predicted_ns.len())];
+    let pairs = pairs(pairable, s.measured_ns, |a, b| {
         replayed(&[fixes[a].as_slice(), fixes[b].as_slice()].concat()).0
     });
     let row = StepWhatIf {
@@ -283,8 +307,11 @@ fn pairs(
     measured: Ns,
     mut both: impl FnMut(usize, usize) -> Ns,
 ) -> Vec<(usize, usize, Ns)> {
+    // A fix saving under 0.5% of the step in it is not paired there: the attribution reads
+    // its own saving in that step instead (the replay's noise would decide nothing).
+    let floor = measured / 200;
     let mut top: Vec<usize> = (0..predicted.len())
-        .filter(|&k| predicted[k] < measured)
+        .filter(|&k| predicted[k] < measured.saturating_sub(floor))
         .collect();
     top.sort_by_key(|&k| (predicted[k], k));
     top.truncate(PAIR_CANDIDATES);

@@ -13,6 +13,7 @@
 mod json;
 mod layer;
 mod pipeline;
+mod random;
 mod scenario;
 mod schedule;
 mod sim;
@@ -40,6 +41,9 @@ pub struct DemoSpec {
     pub scenario: Scenario,
     /// The scenario's clean twin: the same job without its problem (`demo --clean`).
     pub clean: bool,
+    /// A random job of this seed instead of the scenario ([`RandomJob`]; its size is
+    /// [`DemoSpec::random`]'s).
+    pub random: Option<u64>,
 }
 
 impl Default for DemoSpec {
@@ -51,6 +55,7 @@ impl Default for DemoSpec {
             split: 1,
             scenario: Scenario::Default,
             clean: false,
+            random: None,
         }
     }
 }
@@ -71,9 +76,21 @@ pub(super) const ORIGIN_NS: Ns = 4_458_676_000_000_000;
 pub(super) const BASE_TIME_NS: Ns = 1_795_300_000_000_000_000;
 
 impl DemoSpec {
+    /// The random job of `seed` (its size, steps and causes), or its twin (`clean`).
+    pub fn random(seed: u64, clean: bool) -> DemoSpec {
+        let j = RandomJob::new(seed);
+        DemoSpec {
+            ranks: j.ranks,
+            steps: j.steps,
+            clean,
+            random: Some(seed),
+            ..DemoSpec::default()
+        }
+    }
+
     /// Why this spec cannot be simulated, if it cannot (a pipeline needs pairs of ranks).
     pub fn check(&self) -> Result<(), String> {
-        if self.clean && self.scenario.clean_knobs().is_none() {
+        if self.clean && self.random.is_none() && self.scenario.clean_knobs().is_none() {
             return Err(format!(
                 "scenario {} has no clean twin to generate",
                 self.scenario.name()
@@ -90,6 +107,14 @@ impl DemoSpec {
     /// What the generated job carries, for messages: the scenario, its straggler, slow
     /// step and culprit where it has them.
     pub fn summary(&self) -> String {
+        if let Some(seed) = self.random {
+            let j = RandomJob::new(seed);
+            return format!(
+                "random job {seed}{}: {}",
+                if self.clean { " (twin)" } else { "" },
+                j.describe(self.clean)
+            );
+        }
         let mut parts = Vec::new();
         if let Some(r) = self.straggler() {
             parts.push(format!("straggler rank {r}"));
@@ -105,6 +130,9 @@ impl DemoSpec {
         format!("scenario {}: {}", self.scenario.name(), parts.join(", "))
     }
     fn knobs(&self) -> scenario::Knobs {
+        if let Some(seed) = self.random {
+            return RandomJob::new(seed).knobs(self.clean);
+        }
         if self.clean {
             if let Some(k) = self.scenario.clean_knobs() {
                 return k;
@@ -158,6 +186,7 @@ impl DemoSpec {
 /// The step a scenario slows (as an offset from [`FIRST_STEP`]).
 const SLOW_STEP_OFFSET: u32 = 3;
 
+pub use random::{Cause, RandomJob};
 pub use scenario::Scenario;
 pub use schedule::BUSBW_GBPS;
 

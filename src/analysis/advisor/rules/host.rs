@@ -2,7 +2,7 @@
 //! kernels, synchronizations, garbage collection, free time, host work on the critical path,
 //! allocator churn, pageable copies.
 
-use super::{Bound, Rule, distinct, per_rank, rows_span, share};
+use super::{Bound, Rule, distinct, per_rank, rows_span, share, undiluted};
 use crate::analysis::advisor::{
     Category, Draft, Facts, Focus, HostCall, Kind, Quantity, Thresholds,
 };
@@ -304,7 +304,7 @@ pub fn graph_capture(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let h = f.host?;
     let g = &h.graphs;
     let s = share(g.capture_idle_ns, h.launch.span_ns);
-    if g.captures == 0 || s < t.host_bound_share {
+    if g.captures == 0 || undiluted(s, f) < t.host_bound_share {
         return None;
     }
     let c = Claim::GraphCapture {
