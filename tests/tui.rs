@@ -249,8 +249,13 @@ fn every_pane_on_a_real_trace() {
 fn drill_down_in_and_out_with_a_breadcrumb() {
     let mut app = demo((120, 40));
     assert_eq!(app.screen.level(), Level::Cluster);
-    // Row 3 of the overview is rank 3; Enter opens its device view.
-    keys(&mut app, "jjj<enter>");
+    // The overview opens on the rank the first finding names (rank 5's loader stall): Enter
+    // drills into the cause.
+    keys(&mut app, "<enter>");
+    assert_eq!(app.screen.level(), Level::Device(RankIx(5)));
+    keys(&mut app, "<backspace>");
+    // Two rows up is rank 3; Enter opens its device view.
+    keys(&mut app, "kk<enter>");
     assert_eq!(app.screen.level(), Level::Device(RankIx(3)));
     assert!(screen(&app).contains("cluster › rank 3"));
     assert!(screen(&app).contains("rank 3, step 13: breakdown vs cluster median"));

@@ -134,8 +134,9 @@ fn a_session_drill_search_help_quit() {
         tmux(&["display", "-p", "-t", &s.name, "#{alternate_on}"]).trim(),
         "1"
     );
-    // Drill into the straggler (overview row 3 is rank 3).
-    s.keys(&["j", "j", "j", "Enter"]);
+    // Drill into the straggler (the overview opens on rank 5, the first finding's; two rows
+    // up is rank 3).
+    s.keys(&["k", "k", "Enter"]);
     s.wait_for("cluster › rank 3");
     s.wait_for("rank 3, step 13: breakdown vs cluster median");
     // Open its top operator, then back out twice.

@@ -259,6 +259,7 @@ impl Browser {
             let cp = b.data.analysis.critical_path.clone();
             b.cache.critical.insert(s, cp);
         }
+        b.sel[Pane::Overview.index()] = cause_row(&b.data);
         b
     }
 
@@ -514,4 +515,23 @@ impl Screen for Browser {
         }
         panes::view(self.pane).after_frame(self, ctx);
     }
+}
+
+/// The overview row of the rank the first finding names (its group's row when ranks are
+/// grouped), so that Enter on the overview drills into the cause; else the first row.
+fn cause_row(data: &Session) -> usize {
+    let ranks = &data.loaded.job.ranks;
+    let Some(at) = data
+        .analysis
+        .findings
+        .first()
+        .and_then(|f| f.evidence.ranks.first())
+        .and_then(|id| ranks.iter().position(|r| r.id == *id))
+    else {
+        return 0;
+    };
+    crate::analysis::deviation::rank_groups(ranks.len())
+        .iter()
+        .position(|g| g.contains(&at))
+        .unwrap_or(0)
 }
