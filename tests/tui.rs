@@ -101,7 +101,7 @@ fn every_pane_on_the_demo_job() {
     }
     app.refresh();
     let text = screen(&app);
-    assert!(text.contains("with ideal (every fix)"), "{text}");
+    assert!(text.contains("ideal (every fix) saves"), "{text}");
     snap("tui_demo_whatif_ideal_220x60", &text);
     // The layout at 220×60; Enter on the straggler's cell opens its timeline, Esc comes back.
     show(&mut app, Pane::Layout, (220, 60));

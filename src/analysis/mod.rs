@@ -80,10 +80,13 @@ fn path_and_graph(
 fn what_if(
     a: &mut Analysis,
     job: &Job,
+    rows: &[Breakdown],
     graph: Option<(StepNo, critical_path::graph::Graph)>,
     t: &advisor::Thresholds,
 ) -> whatif::WhatIf {
-    let cx = whatif::Context::new(job, &a.comm, &a.breakdown, a.stages.as_deref());
+    // Every rank's rows, not the scope's: a fix of another rank's slow step needs its rows
+    // under `--rank` too.
+    let cx = whatif::Context::new(job, &a.comm, rows, a.stages.as_deref());
     let mut fixes: Vec<Vec<whatif::Fix>> = Vec::new();
     let index: Vec<Option<usize>> = a
         .findings
@@ -363,7 +366,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         analysis_ns: 0,
     };
     a.findings = advisor::detect(&a.facts(), &opts.thresholds);
-    a.whatif = what_if(&mut a, job, graph, &opts.thresholds);
+    a.whatif = what_if(&mut a, job, &all_rows, graph, &opts.thresholds);
     a.analysis_ns = began.elapsed().as_nanos() as u64;
     a
 }

@@ -74,7 +74,16 @@ impl PaneView for WhatIfPane {
         let step = b.step_number().unwrap_or_default();
         let fix = row_fix(b, b.row_of(Pane::WhatIf));
         match b.cache.replay.get(&(step, fix)) {
-            Some(Some(sb)) => replayed(f, bottom, th, sb, &fix_name(b, fix)),
+            Some(Some(sb)) => {
+                let step_ns = b
+                    .data
+                    .analysis
+                    .step_times
+                    .iter()
+                    .find(|t| t.step == sb.step)
+                    .map_or(sb.measured_ns, |t| t.max_ns);
+                replayed(f, bottom, th, sb, step_ns, &fix_name(b, fix))
+            }
             Some(None) => empty(f, bottom, th, " no replay of this step (no events in it)"),
             None => empty(f, bottom, th, &format!(" replaying step {step}…")),
         }
@@ -106,7 +115,7 @@ fn list(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let w = area.width.saturating_sub(2) as usize;
     let mut lines = vec![widgets::head(
         th,
-        format!("{:>10}  {:<7} {}", "saves", "sev", "finding"),
+        format!("{:>10}  {:<7} {}", "saves Σ", "sev", "finding"),
     )];
     let ideal = a
         .whatif
@@ -130,23 +139,29 @@ fn list(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         lines.push(Line::from(Span::styled(fit(&text, w), style)));
     }
     widgets::hit_rows(ctx, area, 1, rows, first);
-    let title = "what fixing it saves (≈: not replayed, the rule's estimate)";
+    let title = format!(
+        "what fixing it saves, Σ over the {} step(s) shown (≈: not replayed, the rule's estimate)",
+        a.step_times.len()
+    );
     f.render_widget(Paragraph::new(lines).block(block(th, title)), area);
 }
 
-/// The step as measured and replayed: a time axis, then per rank its two rows.
-fn replayed(f: &mut Frame, area: Rect, th: &Theme, sb: &StepBands, name: &str) {
+/// The step as measured and replayed: a time axis, then per rank its two rows, then the
+/// legend. `step_ns` is the step's time as every face measures it (the report's); the bands
+/// are drawn on the graph's own span.
+fn replayed(f: &mut Frame, area: Rect, th: &Theme, sb: &StepBands, step_ns: i64, name: &str) {
     let w = area.width.saturating_sub(2 + 9) as usize;
+    let saves = sb.measured_ns.saturating_sub(sb.predicted_ns);
     let title = format!(
-        "step {}: measured {} → {} with {name} (saves {})",
+        "step {}: {name} saves {} of this step: measured {} → {}",
         sb.step,
-        human(sb.measured_ns),
-        human(sb.predicted_ns),
-        human(sb.measured_ns.saturating_sub(sb.predicted_ns))
+        human(saves),
+        human(step_ns),
+        human(step_ns.saturating_sub(saves).max(0)),
     );
     let span = sb.measured_ns.max(1);
     let mut lines = vec![widgets::head(th, axis(span, w))];
-    let room = area.height.saturating_sub(3) as usize / 2;
+    let room = area.height.saturating_sub(4) as usize / 2;
     for r in sb.ranks.iter().take(room) {
         lines.push(row(
             th,
@@ -158,7 +173,31 @@ fn replayed(f: &mut Frame, area: Rect, th: &Theme, sb: &StepBands, name: &str) {
         ));
         lines.push(row(th, "     fix ", &r.replayed, sb.start, span, w));
     }
+    lines.push(legend(th));
     f.render_widget(Paragraph::new(lines).block(block(th, title)), area);
+}
+
+/// What the rows and colours mean.
+fn legend<'a>(th: &Theme) -> Line<'a> {
+    let mut spans = vec![Span::styled(
+        "msr as measured · fix replayed with it · ".to_string(),
+        th.dim(),
+    )];
+    for (cat, what) in [
+        (Category::GpuCompute, "device "),
+        (Category::Communication, "transfer "),
+        (Category::Cpu, "host "),
+        (Category::LaunchOverhead, "launch "),
+        (Category::Wait, "wait "),
+    ] {
+        spans.push(Span::styled(
+            glyph(th, cat).to_string(),
+            th.fg(color(th, cat)),
+        ));
+        spans.push(Span::styled(what.to_string(), th.dim()));
+    }
+    spans.push(Span::styled("· blank: idle".to_string(), th.dim()));
+    Line::from(spans)
 }
 
 /// The axis line: 0, the middle and the step time.
