@@ -553,3 +553,27 @@ fn a_real_gpu_precision_change_lines_up_renamed_gemms_and_names_the_host() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn the_critical_path_compares_the_step_pair_that_changed_most() {
+    // The slow-step scenario slows step 13 by 60%; the straggler run's slowest step is not
+    // necessarily 13: both paths are walked for step 13, the pair that changed most.
+    let (d, out) = diff_json(&["demo:straggler", "demo:slow-step"]);
+    assert!(out.status.success());
+    let pairs = d["pairs"].as_array().unwrap();
+    let most = pairs
+        .iter()
+        .max_by_key(|p| (p["after_ns"].as_i64().unwrap() - p["before_ns"].as_i64().unwrap()).abs())
+        .unwrap();
+    assert_eq!(most["before"], 13);
+    assert_eq!(
+        d["critical_path"]["windows"],
+        serde_json::json!(["step 13", "step 13"])
+    );
+    // A named pair is that pair.
+    let (d, _) = diff_json(&["demo:straggler", "demo:slow-step", "--steps", "11:11"]);
+    assert_eq!(
+        d["critical_path"]["windows"],
+        serde_json::json!(["step 11", "step 11"])
+    );
+}

@@ -106,10 +106,34 @@ pub fn diff(before: Run, after: Run, opts: &DiffOptions) -> Result<Diff, String>
         parts: parts::parts(&ab.breakdown, &aa.breakdown, &pairs, &ranks),
         ops: operators(before.job, after.job, &pairs, &ranks, basis, &opts.op_map),
         collectives: collectives::collectives(ab, aa, &pairs),
-        critical_path: others::path(ab.critical_path.as_ref(), aa.critical_path.as_ref()),
+        critical_path: changed_path(&before, &after, &pairs),
         findings: others::findings(ab, aa),
         pairs,
     })
+}
+
+/// The critical paths of the step pair whose time changed most: each run's analysed path
+/// when that is the pair (or a window the user named), else both walked again.
+fn changed_path(before: &Run, after: &Run, pairs: &[StepPair]) -> Option<others::PathDelta> {
+    use crate::analysis::critical_path::{Window, critical_path};
+    let (pb, pa) = (
+        before.analysis.critical_path.as_ref(),
+        after.analysis.critical_path.as_ref(),
+    );
+    let most = pairs
+        .iter()
+        .max_by_key(|p| (p.delta_ns().unsigned_abs(), std::cmp::Reverse(p.before)))?;
+    let windows = (Window::Step(most.before), Window::Step(most.after));
+    let analysed = (pb.map(|p| &p.window), pa.map(|p| &p.window));
+    let steps = |w: Option<&Window>| matches!(w, Some(Window::Step(_)) | None);
+    if !(steps(analysed.0) && steps(analysed.1))
+        || (analysed.0 == Some(&windows.0) && analysed.1 == Some(&windows.1))
+    {
+        return others::path(pb, pa);
+    }
+    let b = critical_path(before.job, &before.analysis.comm, &windows.0);
+    let a = critical_path(after.job, &after.analysis.comm, &windows.1);
+    others::path(b.as_ref(), a.as_ref())
 }
 
 /// The operator diff over the ranks both jobs have.
