@@ -577,3 +577,23 @@ fn the_critical_path_compares_the_step_pair_that_changed_most() {
         serde_json::json!(["step 11", "step 11"])
     );
 }
+
+#[test]
+fn the_headline_names_what_explains_the_change() {
+    // The default demo against the straggler scenario: the same job without its loader
+    // stall — the loader finding resolved is most of the change. Against itself: nothing.
+    let out = common::run(["diff", "demo:default", "demo:straggler", "--format", "text"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let head = text.lines().next().unwrap();
+    assert!(
+        head.contains("(-36.9%), mostly dataloader resolved,"),
+        "{head}"
+    );
+    let out = common::run(["diff", "demo", "demo", "--format", "text"]);
+    let head = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(!head.contains("mostly"), "{head}");
+}

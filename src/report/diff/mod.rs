@@ -178,15 +178,52 @@ pub fn render(r: &DiffReport, format: Format, page: usize) -> String {
 /// One line: what was compared and the step time's change.
 pub fn headline(r: &DiffReport) -> String {
     format!(
-        "stepscope diff: {} → {}: step time {} → {} ({}) over {} step pair(s) aligned by {}",
+        "stepscope diff: {} → {}: step time {} → {} ({}){} over {} step pair(s) aligned by {}",
         r.before.title,
         r.after.title,
         human(r.step.mean_ns[0]),
         human(r.step.mean_ns[1]),
         pct(r.step.delta_pct),
+        explained_by(r).map_or(String::new(), |e| format!(", mostly {e},")),
         r.pairs.len(),
         r.aligned_by
     )
+}
+
+/// What explains most of the step time's change: the finding whose impact per step moved
+/// with it by at least half of it (`dataloader resolved`), else the breakdown part that
+/// changed most with it (`comm -41.1 ms`); `None` when the step time did not change.
+fn explained_by(r: &DiffReport) -> Option<String> {
+    let change = r.step.mean_ns[1].saturating_sub(r.step.mean_ns[0]);
+    if change == 0 {
+        return None;
+    }
+    let with = |d: Ns| d.signum() == change.signum();
+    let finding = r
+        .findings
+        .iter()
+        .filter(|f| with(f.delta.impact.delta_ns()))
+        .max_by_key(|f| f.delta.impact.delta_ns().unsigned_abs());
+    if let Some(f) =
+        finding.filter(|f| f.delta.impact.delta_ns().unsigned_abs() * 2 >= change.unsigned_abs())
+    {
+        let status = format!("{:?}", f.delta.status).to_lowercase();
+        return Some(format!("{} {status}", f.delta.rule));
+    }
+    let rows = r.breakdown.rows.max(1) as Ns;
+    let part = r
+        .breakdown
+        .parts
+        .iter()
+        .filter(|p| with(p.time.delta_ns()))
+        .max_by_key(|p| p.time.delta_ns().unsigned_abs())?;
+    let d = part.time.delta_ns() / rows;
+    Some(format!(
+        "{} {}{}",
+        part.part.as_str(),
+        if d > 0 { "+" } else { "" },
+        human(d)
+    ))
 }
 
 /// `+12.3%`, or `n/a`.
