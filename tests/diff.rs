@@ -278,6 +278,7 @@ fn the_json_key_set_is_pinned() {
             "collectives",
             "critical_path",
             "findings",
+            "host",
             "ops",
             "ops_basis",
             "pairs",
@@ -470,6 +471,12 @@ fn every_real_job_against_itself_changes_nothing() {
                 .iter()
                 .all(|c| c.time.delta_ns() == 0 && c.wait.delta_ns() == 0),
             "{what}: collectives"
+        );
+        assert!(
+            d.host
+                .iter()
+                .all(|h| h.host.delta_ns() == 0 && h.device_idle.delta_ns() == 0),
+            "{what}: host work"
         );
         for f in &d.findings {
             assert_eq!(

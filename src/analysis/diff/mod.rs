@@ -4,6 +4,7 @@
 //! two jobs and their analyses in, a [`Diff`] out.
 
 pub mod collectives;
+pub mod host;
 pub mod names;
 pub mod ops;
 pub mod others;
@@ -62,6 +63,8 @@ pub struct Diff {
     pub collectives: Vec<CollDelta>,
     /// The critical paths.
     pub critical_path: Option<PathDelta>,
+    /// Host-side work by role: host time and device idle per step.
+    pub host: Vec<host::HostDelta>,
     /// The findings.
     pub findings: Vec<FindingDelta>,
 }
@@ -107,6 +110,7 @@ pub fn diff(before: Run, after: Run, opts: &DiffOptions) -> Result<Diff, String>
         ops: operators(before.job, after.job, &pairs, &ranks, basis, &opts.op_map),
         collectives: collectives::collectives(ab, aa, &pairs),
         critical_path: changed_path(&before, &after, &pairs),
+        host: host::host(ab, aa),
         findings: others::findings(ab, aa),
         pairs,
     })

@@ -98,6 +98,8 @@ pub struct DiffReport {
     pub collectives: Vec<CollDelta>,
     /// The critical paths.
     pub critical_path: Option<PathDelta>,
+    /// Host-side work by role (host time and device idle per step).
+    pub host: Vec<crate::analysis::diff::host::HostDelta>,
     /// The findings.
     pub findings: Vec<FindingView>,
     /// Where the command's time went.
@@ -138,6 +140,7 @@ pub fn build(d: &Diff, runs: [RunInfo; 2], analyses: [&Analysis; 2]) -> DiffRepo
         ops,
         collectives: d.collectives.clone(),
         critical_path: d.critical_path.clone(),
+        host: d.host.clone(),
         findings,
         timings: Timings::default(),
     }

@@ -11,6 +11,7 @@ use crate::time::Ns;
 pub fn all(r: &DiffReport) -> Vec<Table> {
     let mut out = vec![steps(r), parts(r), ranks(r)];
     out.extend(ops(r));
+    out.extend(host(r));
     out.extend([collectives(r), findings(r)]);
     out.extend(path(r));
     out.retain(|t| !t.rows.is_empty() || !t.notes.is_empty());
@@ -241,6 +242,35 @@ fn collectives(r: &DiffReport) -> Table {
         ]);
     }
     t
+}
+
+/// Host-side work by role: matched by what it is, measured on the host.
+fn host(r: &DiffReport) -> Option<Table> {
+    let mut t = Table {
+        title: "Host-side work by role (mean per rank and step: host time, device idle)".into(),
+        header: vec![
+            "<role",
+            "calls",
+            "host before",
+            "host after",
+            "Δ",
+            "idle before",
+            "idle after",
+        ],
+        ..Table::default()
+    };
+    for h in &r.host {
+        t.rows.push(vec![
+            h.role.to_string(),
+            format!("{}→{}", h.calls[0], h.calls[1]),
+            human(h.host.before_ns),
+            human(h.host.after_ns),
+            signed(h.host.delta_ns()),
+            human(h.device_idle.before_ns),
+            human(h.device_idle.after_ns),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
 }
 
 fn findings(r: &DiffReport) -> Table {
