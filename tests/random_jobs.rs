@@ -5,20 +5,15 @@
 //! the replayed saving of a single cause's fix predicts the twin's measured time. Figures
 //! print with `--nocapture`; the debug build runs 24 seeds, the release build (CI) 500.
 
+mod common;
+
 use rayon::prelude::*;
 use stepscope::analysis::advisor::{Kind, Severity};
 use stepscope::input::RandomJob;
-use stepscope::session::{self, DemoSpec, Session, Settings};
+use stepscope::session::{DemoSpec, Session};
 
 fn analyse(spec: DemoSpec) -> Session {
-    let settings = Settings::default();
-    let loaded = session::load(
-        &session::demo_inputs(spec),
-        &settings.load_options().unwrap(),
-    )
-    .expect("the demo loads");
-    let opts = settings.analysis_options().unwrap();
-    Session::analyse(loaded, opts, "random".into(), Vec::new()).expect("it analyses")
+    common::twins::analyse(spec, "random")
 }
 
 /// What one seed's job says.

@@ -14,6 +14,11 @@ pub fn demo(sc: Scenario, ranks: u32, steps: u32, clean: bool) -> Session {
         clean,
         ..DemoSpec::default()
     };
+    analyse(spec, sc.name())
+}
+
+/// The demo job of `spec`, loaded and analysed with the default settings.
+pub fn analyse(spec: DemoSpec, title: &str) -> Session {
     let settings = Settings::default();
     let loaded = session::load(
         &session::demo_inputs(spec),
@@ -21,7 +26,7 @@ pub fn demo(sc: Scenario, ranks: u32, steps: u32, clean: bool) -> Session {
     )
     .expect("the demo loads");
     let opts = settings.analysis_options().unwrap();
-    Session::analyse(loaded, opts, sc.name().into(), Vec::new()).expect("it analyses")
+    Session::analyse(loaded, opts, title.into(), Vec::new()).expect("it analyses")
 }
 
 /// Every scenario's expected finding, fixed by the replay, predicts its clean twin: per step,

@@ -8,7 +8,7 @@
 use super::others::steps;
 use super::parts::Delta;
 use crate::analysis::Analysis;
-use crate::analysis::host::Host;
+use crate::analysis::host::{CallStat, Host};
 use crate::time::Ns;
 use serde::Serialize;
 
@@ -29,6 +29,11 @@ pub struct HostDelta {
 /// One role's (calls, host time, device idle) in one run's host analysis.
 type Measure = fn(&Host) -> (u64, Ns, Ns);
 
+/// A call statistic's (calls, host time, device idle).
+fn calls(c: &CallStat) -> (u64, Ns, Ns) {
+    (c.count, c.total_ns, c.device_idle_ns)
+}
+
 /// The roles compared, each with what it reads of a run.
 const ROLES: &[(&str, Measure)] = &[
     ("data_loader", |h| {
@@ -48,22 +53,10 @@ const ROLES: &[(&str, Measure)] = &[
         let ns: Ns = h.gc.iter().map(|g| g.dur_ns).sum();
         (h.gc.len() as u64, ns, ns)
     }),
-    ("allocator", |h| {
-        let c = &h.allocator;
-        (c.count, c.total_ns, c.device_idle_ns)
-    }),
-    ("online_compile", |h| {
-        let c = &h.op_dispatch;
-        (c.count, c.total_ns, c.device_idle_ns)
-    }),
-    ("pageable_h2d", |h| {
-        let c = &h.pageable_h2d;
-        (c.count, c.total_ns, c.device_idle_ns)
-    }),
-    ("pageable_d2h", |h| {
-        let c = &h.pageable_d2h;
-        (c.count, c.total_ns, c.device_idle_ns)
-    }),
+    ("allocator", |h| calls(&h.allocator)),
+    ("online_compile", |h| calls(&h.op_dispatch)),
+    ("pageable_h2d", |h| calls(&h.pageable_h2d)),
+    ("pageable_d2h", |h| calls(&h.pageable_d2h)),
     ("graph_capture", |h| {
         let g = &h.graphs;
         (g.captures, g.capture_ns, g.capture_idle_ns)

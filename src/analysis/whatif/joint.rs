@@ -6,27 +6,15 @@
 
 use super::fix::{Context, Fix};
 use super::step::StepReplay;
+pub use super::steps::JointSaving;
 use super::steps::{StepWhatIf, WhatIf};
 use crate::analysis::comm::Comm;
 use crate::model::{Job, StepNo};
 use crate::time::Ns;
 use rayon::prelude::*;
-use serde::Serialize;
 
 /// How many of the first findings' fixes are combined.
 pub const JOINT: usize = 4;
-
-/// The first k findings' fixes applied together.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct JointSaving {
-    /// The rules of the findings whose fixes are applied (the report's first k replayed
-    /// findings, in its order).
-    pub rules: Vec<&'static str>,
-    /// What they save together over the steps the graph explains: the replay, kept between
-    /// what the fixes before this one saved together and that plus this finding's impact
-    /// (a fix adds at most its own saving; one fix saves its finding's impact).
-    pub saves_ns: Ns,
-}
 
 /// One of the first findings: its rule, its fix, its impact and its fix's column in the
 /// first pass.

@@ -92,7 +92,19 @@ pub struct WhatIf {
     /// Why no step was replayed, when the job cannot be ([`unreplayable`]).
     pub not_replayed: Option<String>,
     /// The first findings' fixes together: 1, 1+2, 1+2+3 … ([`joint`](super::joint)).
-    pub joint: Vec<super::joint::JointSaving>,
+    pub joint: Vec<JointSaving>,
+}
+
+/// The first k findings' fixes applied together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JointSaving {
+    /// The rules of the findings whose fixes are applied (the report's first k replayed
+    /// findings, in its order).
+    pub rules: Vec<&'static str>,
+    /// What they save together over the steps the graph explains: the replay, kept between
+    /// what the fixes before this one saved together and that plus this finding's impact
+    /// (a fix adds at most its own saving; one fix saves its finding's impact).
+    pub saves_ns: Ns,
 }
 
 impl WhatIf {
