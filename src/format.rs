@@ -265,6 +265,35 @@ pub fn fit_name(s: &str, w: usize) -> String {
     format!("{}{tail}", head.trim_end_matches('…'))
 }
 
+/// A sentence in at most `w` columns that keeps what it states: its longest words (kernel
+/// names, signatures) are cut in their middle, down to 12 columns each, before the
+/// sentence's end is cut (a status line: "rank 3 is last at ncclDev…RING_LL in step 13").
+pub fn fit_sentence(s: &str, w: usize) -> String {
+    let mut words: Vec<String> = s.split(' ').map(str::to_string).collect();
+    let total =
+        |v: &[String]| v.iter().map(|x| width(x)).sum::<usize>() + v.len().saturating_sub(1);
+    while total(&words) > w {
+        let Some((k, longest)) = words
+            .iter()
+            .enumerate()
+            .map(|(k, x)| (k, width(x)))
+            .max_by_key(|&(k, n)| (n, std::cmp::Reverse(k)))
+        else {
+            break;
+        };
+        if longest <= 12 {
+            break;
+        }
+        let over = total(&words) - w;
+        let cut = fit_name(&words[k], longest.saturating_sub(over).max(12));
+        if width(&cut) >= longest {
+            break;
+        }
+        words[k] = cut;
+    }
+    fit(&words.join(" "), w)
+}
+
 /// `s` with every outermost `<…>` or `(…)` group wider than `keep` columns replaced by `…`;
 /// unchanged when its brackets do not balance.
 fn fold_groups(s: &str, keep: usize) -> String {
@@ -394,6 +423,23 @@ fn escape_where(s: &str, bad: impl Fn(char) -> bool + Copy) -> std::borrow::Cow<
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_sentence_cuts_its_names_before_its_facts() {
+        let s =
+            "rank 3 is last at ncclDevKernel_AllReduce_Sum_bf16_RING_LL in step 13, waited 1.2 s";
+        let f = fit_sentence(s, 60);
+        assert!(width(&f) <= 60, "{f}");
+        assert!(
+            f.starts_with("rank 3 is last at ncclDev") && f.ends_with("in step 13, waited 1.2 s"),
+            "{f}"
+        );
+        assert_eq!(fit_sentence(s, 200), s);
+        // No word is cut under 12 columns: the end goes instead.
+        let g = fit_sentence(s, 20);
+        assert_eq!(width(&g), 20, "{g}");
+        assert!(g.starts_with("rank 3 is last"), "{g}");
+    }
+
     #[test]
     fn names_fold_their_long_groups_before_they_are_cut() {
         let k = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(unsigned long, ncclWork*)";

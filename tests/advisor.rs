@@ -99,13 +99,15 @@ fn roofline_fixture_classes() {
     assert_eq!(mm["flops_of_peak"], 0.889033);
     assert_eq!(ro["ops"][1]["gbps"], 2876.094171);
     assert_eq!(ro["ops"][2]["unaligned_gemms"], 1);
-    for rule in [
-        "fp32_gemms",
-        "under_utilized_gemms",
-        "gemm_shape_alignment",
-        "memory_bound_elementwise",
-    ] {
+    // The fp32 GEMM is one kernel: its under-use and its shape fold under the precision fix
+    // (with TF32 the replay leaves them less than 30% of their own saving).
+    for rule in ["fp32_gemms", "memory_bound_elementwise"] {
         assert!(finding(&r, rule).is_some(), "{rule}");
+    }
+    let fp32 = finding(&r, "fp32_gemms").unwrap();
+    for rule in ["under_utilized_gemms", "gemm_shape_alignment"] {
+        let folded = fp32["folded"].as_array().unwrap();
+        assert!(folded.iter().any(|x| x["rule"] == rule), "{rule}: {fp32}");
     }
     // With U = 0.25 the fp32 GEMM's 30% of peak counts as compute-bound: nothing under-utilized.
     let r = report_json(&[&testdata("roofline.json")], &["--roofline-u", "0.25"]);

@@ -55,7 +55,7 @@ fn snapshot_draws_a_pane_after_keys() {
     // Keys: drill into rank 3 from the overview (it opens on rank 5, the first finding's).
     let s = ok(&run(h, &["snapshot", "--keys", "<enter>"], &[]));
     assert!(s.contains("cluster › rank 5"), "{s}");
-    let s = ok(&run(h, &["snapshot", "--keys", "kk<enter>"], &[]));
+    let s = ok(&run(h, &["snapshot", "--keys", "j<enter>"], &[]));
     assert!(s.contains("cluster › rank 3"), "{s}");
     // --step, --rank and --op.
     let s = ok(&run(
@@ -255,24 +255,25 @@ fn small_wordings_say_what_they_mean() {
         "{s}"
     );
     assert!(!s.contains("no operators"), "{s}");
-    // The timeline's info line keeps its facts; a long kernel signature is cut in its middle.
+    // The timeline's info line keeps the collective's name readable (cut in its middle) and
+    // its facts; the start skew gives way first.
     let s = snap(&[
         "--view",
         "timeline",
         "--size",
         "120x40",
         "--keys",
-        "/aten::mm<enter>",
+        "/AllReduce_Sum<enter>",
     ]);
     let info = s
         .lines()
-        .find(|l| l.contains("start skew"))
+        .find(|l| l.contains("last to start"))
         .unwrap_or_else(|| panic!("{s}"));
     assert!(
-        info.contains("start skew 300.1 ms, last to start rank 5, longest 300.3 ms (rank 7) │"),
+        info.contains("#0: on 8 rows, last to start rank 5, longest 300.3 ms (rank 7) │"),
         "{info}"
     );
-    assert!(info.contains("ncclD…(…) #0"), "{info}");
+    assert!(info.contains("ncclDevKernel_AllRe…RING_LL(…) #0"), "{info}");
     // For a collective, the rank marked is the late one (least time in it: the others' long
     // totals are their wait for it), not a waiting rank. On the demo, rank 5 (its data loader
     // makes step 13 late by 300 ms) spends 223 ms in the all-reduce, the waiting ranks ~553 ms.
@@ -310,21 +311,21 @@ fn esc_comes_back_from_an_evidence_jump_to_exactly_where_it_left() {
         let head: Vec<String> = s.lines().take(3).map(str::to_string).collect();
         (head[0].clone(), head[2].clone(), s)
     };
-    // The third finding's evidence is the comm pane at step 10; Esc comes back to the advisor
-    // at step 13 with the third finding still selected.
-    let (crumb, pane, _) = snap("jj<enter>");
+    // The fourth finding's evidence is the comm pane at step 10; Esc comes back to the
+    // advisor at step 13 with the fourth finding still selected.
+    let (crumb, pane, _) = snap("jjj<enter>");
     assert!(
         crumb.contains("step 10 (1 of 6)") && pane.contains("collectives by type"),
         "{crumb}\n{pane}"
     );
-    let (crumb, pane, s) = snap("jj<enter><esc>");
+    let (crumb, pane, s) = snap("jjj<enter><esc>");
     assert!(
         crumb.contains("step 13 (slow, 4 of 6)") && crumb.ends_with("│ cluster"),
         "{crumb}"
     );
     assert!(pane.contains("findings, largest impact first"), "{pane}");
     // The same screen as before the jump, but for the footer's "back from the evidence".
-    let before = snap("jj").2;
+    let before = snap("jjj").2;
     let body = |s: &str| {
         s.lines()
             .skip(2)
@@ -375,4 +376,33 @@ fn the_critical_path_legend_keeps_its_largest_categories() {
         "{s}"
     );
     assert!(legend.contains("more"), "{s}");
+}
+
+#[test]
+fn a_search_lands_where_the_operator_ran() {
+    // The cluster timeline draws device work: the data loader (a host operator) is found on
+    // the lanes of rank 5, where it ran 301.5 ms in step 13; Esc comes back to the cluster.
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let keys = "/enumerate<enter>";
+    let s = ok(&run(
+        h,
+        &["snapshot", "--view", "timeline", "--keys", keys],
+        &[],
+    ));
+    assert!(s.contains("step 13: rank 5 lanes"), "{s}");
+    assert!(s.contains("301.5 ms"), "{s}");
+    let last = s.lines().last().unwrap();
+    assert!(
+        last.contains("rank 5, step 13: enumerate(DataLoader)"),
+        "{last}"
+    );
+    let keys = "/enumerate<enter><esc>";
+    let s = ok(&run(
+        h,
+        &["snapshot", "--view", "timeline", "--keys", keys],
+        &[],
+    ));
+    assert!(s.lines().next().unwrap().ends_with("│ cluster"), "{s}");
+    assert!(s.contains("step 13: ranks (Marey bands"), "{s}");
 }

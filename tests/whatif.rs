@@ -94,7 +94,7 @@ fn fixing_each_scenario_predicts_its_clean_twin_at_64_ranks() {
 }
 
 /// Cause before symptom, healthy stays quiet: on small messages the cause ranks first (the
-/// replay gives bucketing its saving; overlap is not replayed, and folds); on a healthy job
+/// replay gives bucketing its saving; overlap, replayed too, folds under it); on a healthy job
 /// no finding is above LOW; a one-rank data-loader stall is not diluted by the rank count.
 #[test]
 fn savings_rank_causes_and_keep_healthy_jobs_quiet() {

@@ -50,9 +50,50 @@ pub fn grid(
         .collect()
 }
 
+/// The overview's rows: [`rank_groups`] ordered by their largest member's own work Σ over
+/// the steps, most first (ties: rank order), as the report ranks a step's rows by own work;
+/// Σ over the steps keeps the order still while the user moves between steps.
+pub fn rows_by_own_work(rows: &[Breakdown], ranks: &[RankId]) -> Vec<Range<usize>> {
+    let mut own: FxHashMap<RankId, Ns> = FxHashMap::default();
+    for b in rows {
+        let o = own.entry(b.rank).or_default();
+        *o = o.saturating_add(b.own_work_ns());
+    }
+    let mut groups: Vec<(Ns, Range<usize>)> = rank_groups(ranks.len())
+        .into_iter()
+        .map(|g| {
+            let most = g.clone().filter_map(|i| own.get(&ranks[i])).max();
+            (most.copied().unwrap_or(0), g)
+        })
+        .collect();
+    groups.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.start.cmp(&b.1.start)));
+    groups.into_iter().map(|g| g.1).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overview_rows_lead_with_the_most_own_work() {
+        let row = |step, rank, span, comm| Breakdown {
+            step: StepNo(step),
+            rank: RankId(rank),
+            span_ns: span,
+            comm_ns: comm,
+            ..Breakdown::default()
+        };
+        // Own work Σ over steps: rank 0 100 + 50, rank 1 80 + 90, rank 2 150, rank 3 none.
+        let rows = [
+            row(1, 0, 120, 20),
+            row(1, 1, 100, 20),
+            row(1, 2, 150, 0),
+            row(2, 0, 60, 10),
+            row(2, 1, 90, 0),
+        ];
+        let ids = [RankId(0), RankId(1), RankId(2), RankId(3)];
+        assert_eq!(rows_by_own_work(&rows, &ids), vec![1..2, 0..1, 2..3, 3..4]);
+    }
 
     #[test]
     fn groups_keep_the_map_at_64_rows() {

@@ -161,7 +161,7 @@ fn stages(cl: &ClusterSection) -> Option<Table> {
             "stage",
             "<ranks",
             "compute",
-            "recv wait/step",
+            "recv wait/step Σ",
             "vs mean",
             "<flag",
         ],

@@ -34,6 +34,9 @@ pub struct WhatIfRun {
     pub findings: Vec<FindingSaving>,
     /// S, S_t, S_w and the verdict.
     pub slowdown: Option<Slowdown>,
+    /// Why no step was replayed, when the job cannot be (its findings keep their rules'
+    /// estimates).
+    pub not_replayed: Option<String>,
 }
 
 /// One step: measured and predicted with the fix (max over ranks).
@@ -101,6 +104,7 @@ pub fn run(job: &Job, a: &Analysis, choice: &Choice) -> Result<WhatIfRun, String
             })
             .collect(),
         slowdown: a.whatif.slowdown.clone(),
+        not_replayed: w.not_replayed,
     })
 }
 
@@ -133,6 +137,7 @@ fn tables(r: &WhatIfRun) -> Vec<Table> {
         human(saved),
         100.0 * saved as f64 / r.measured_ns.max(1) as f64
     ));
+    steps.notes.extend(r.not_replayed.clone());
     if r.steps.iter().any(|s| !s.explains) {
         steps.notes.push(
             "! the graph does not explain the step (replay error > 2%): no saving is claimed"

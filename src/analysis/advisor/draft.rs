@@ -1,6 +1,7 @@
 //! A finding before its severity is known, built by a rule step by step.
 
 use super::{Category, Claim, Evidence, Finding, Focus, Kind, Quantity, Severity, View};
+use crate::analysis::roofline::speedup::Speedup;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 
@@ -44,6 +45,12 @@ impl Draft {
     /// The operators (kernels, collective types, parts) concerned.
     pub fn ops<S: Into<String>>(mut self, ops: impl IntoIterator<Item = S>) -> Draft {
         self.evidence.ops = ops.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// What its model says the kernels of its operator types would take.
+    pub fn speedups(mut self, s: impl IntoIterator<Item = Speedup>) -> Draft {
+        self.evidence.speedups = s.into_iter().collect();
         self
     }
 

@@ -46,7 +46,7 @@ const FOLDS: &[(&str, &[&str], Same)] = &[
     (
         "poor_overlap",
         &["stalled_transfer", "small_messages"],
-        Same::SharedOp,
+        Same::Exposed,
     ),
     ("low_bandwidth", &["stalled_transfer"], Same::SharedOp),
     (
@@ -66,6 +66,10 @@ enum Same {
     /// They name a common operator or collective type, and the cause's own impact is at
     /// least half the symptom's (else the symptom has a larger cause of its own).
     SharedOp,
+    /// They name a common collective type, and the symptom's time is overlap the replay
+    /// measured (each rank's last collective kept waiting: no lateness in it, and bucketing
+    /// gives it back) or [`Same::SharedOp`]'s bound holds.
+    Exposed,
     /// They name a common collective type, and the symptom names no rank to blame.
     SharedOpNoCulprit,
     /// The symptom (a slow step) grew in this breakdown part, the one the cause is about.
@@ -83,19 +87,25 @@ impl Same {
                     && s.ranks.iter().all(|r| c.ranks.contains(r))
                     && s.steps.iter().all(|x| c.steps.contains(x))
             }
-            // Collective types are written `all_reduce` or `all_reduce (group)`.
-            // … and the cause's own bound covers at least half of the symptom: bucketing
-            // saves per-call costs, never tens of ms of waiting inside one collective.
-            Same::SharedOp => {
-                let op = |o: &String| o.split(" (").next().unwrap_or("").to_string();
-                s.ops.iter().any(|a| c.ops.iter().any(|b| op(a) == op(b)))
-                    && 2 * cause.impact_ns >= symptom.impact_ns
-            }
+            // The cause's own bound covers at least half of the symptom: bucketing saves
+            // per-call costs, never tens of ms of waiting inside one collective.
+            Same::SharedOp => shares_op(s, c) && 2 * cause.impact_ns >= symptom.impact_ns,
             Same::SharedOpNoCulprit => s.ranks.is_empty() && Same::SharedOp.holds(symptom, cause),
+            Same::Exposed => {
+                Same::SharedOp.holds(symptom, cause)
+                    || (symptom.saves_ns.is_some() && shares_op(s, c))
+            }
             Same::Grew(part) => s.ops.iter().any(|o| o == part),
             Same::Always => true,
         }
     }
+}
+
+/// Whether two findings name a common collective type (written `all_reduce` or
+/// `all_reduce (group)`).
+fn shares_op(s: &super::Evidence, c: &super::Evidence) -> bool {
+    let op = |o: &String| o.split(" (").next().unwrap_or("").to_string();
+    s.ops.iter().any(|a| c.ops.iter().any(|b| op(a) == op(b)))
 }
 
 /// Applies the fold rules to findings (any order); the result is sorted by impact.

@@ -19,6 +19,7 @@ pub use draft::Draft;
 pub use facts::Facts;
 pub use thresholds::Thresholds;
 
+use crate::analysis::roofline::speedup::Speedup;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 use serde::{Serialize, Serializer};
@@ -154,6 +155,10 @@ pub struct Evidence {
     pub ops: Vec<String>,
     /// The numbers behind it, by name.
     pub numbers: BTreeMap<&'static str, Quantity>,
+    /// What a kernel finding's model says its operators' kernels would take: what its
+    /// replay shrinks them to (not in the JSON: the rule's model, see docs/metrics.md).
+    #[serde(skip)]
+    pub speedups: Vec<Speedup>,
 }
 
 /// Where a view shows a finding's evidence: what its proof is, resolved against the job by

@@ -15,6 +15,7 @@ pub mod peaks;
 pub mod pmu;
 mod rank;
 pub mod shapes;
+pub mod speedup;
 
 use crate::model::{Family, Job, RankId, StepNo, Sym};
 use crate::time::Ns;

@@ -148,7 +148,7 @@ fn kernels_in_scope(
 
 /// `op` when it has a FLOP rule, else the nearest operator enclosing it on its thread that
 /// has one (within [`PARENT_SCAN`] events), else `op`.
-fn rule_op(job: &Job, rank: &Rank, op: EventIx) -> EventIx {
+pub(super) fn rule_op(job: &Job, rank: &Rank, op: EventIx) -> EventIx {
     let ev = &rank.events;
     let o = op.0 as usize;
     if job.role(ev.name[o]).op_family.is_some() {

@@ -10,9 +10,14 @@ use crate::analysis::advisor::Finding;
 use crate::time::Ns;
 use std::cmp::Ordering;
 
-/// Rules that observe lateness rather than name its cause: they never explain a finding
-/// that names one, and one several causes explain together folds under the largest.
-const SYMPTOMS: &[&str] = &["comm_wait_dominated", "slow_step", "rank_imbalance"];
+/// Rules that observe lateness or exposure rather than name its cause: they never explain a
+/// finding that names one, and one several causes explain together folds under the largest.
+const SYMPTOMS: &[&str] = &[
+    "comm_wait_dominated",
+    "slow_step",
+    "rank_imbalance",
+    "poor_overlap",
+];
 
 /// Whether `rule` observes lateness rather than names its cause.
 pub fn is_symptom(rule: &str) -> bool {

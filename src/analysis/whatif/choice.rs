@@ -76,6 +76,7 @@ const STANDALONE: &[(&str, Fix)] = &[
     ("sync_points", Fix::Syncs),
     ("launch_bound", Fix::LaunchDelays),
     ("small_messages", Fix::Fuse(DEFAULT_BUCKET_BYTES)),
+    ("poor_overlap", Fix::Overlap),
     ("rank_imbalance", Fix::Balance),
     ("stage_imbalance", Fix::Stages),
 ];

@@ -5,8 +5,8 @@
 
 use super::cover::{Cover, Stall};
 use crate::analysis::critical_path::Category;
-use crate::analysis::critical_path::graph::Graph;
-use crate::model::{Job, LaneSide};
+use crate::analysis::critical_path::graph::{Edge, Graph};
+use crate::model::{Job, Kind, LaneSide};
 
 /// Whose time an edge is, for the transforms that scale a rank's own work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,9 +33,12 @@ impl Work {
 const SYNC: u8 = 1 << 5;
 /// A host dispatch: a launch call, or a framework op on a rank with a device.
 const DISPATCH: u8 = 1 << 6;
+/// What holds a collective kernel back besides the collective before it on its stream: its
+/// stream's previous compute, the other device work it waited for, its launch delay.
+const HELD_COLLECTIVE: u8 = 1 << 7;
 
 /// Per edge: a bit per [`Stall`] (in `Stall::ALL` order) whose intervals hold it (host
-/// edges only), [`SYNC`] and [`DISPATCH`].
+/// edges only), [`SYNC`], [`DISPATCH`] and [`HELD_COLLECTIVE`].
 #[derive(Debug, Default)]
 pub struct EdgeFacts {
     bits: Vec<u8>,
@@ -70,6 +73,9 @@ impl EdgeFacts {
                 let dispatch = role.kernel_launch || (role.framework_op && device[e.rank.get()]);
                 if e.cat == Some(Category::Cpu) && dispatch {
                     b |= DISPATCH;
+                }
+                if holds_collective(job, g, e) {
+                    b |= HELD_COLLECTIVE;
                 }
                 let host = !matches!(
                     e.cat,
@@ -110,11 +116,39 @@ impl EdgeFacts {
             .filter(move |&k| self.bits[k] & stalls == 0)
     }
 
+    /// Edges that hold a collective kernel back other than the collective before it on its
+    /// stream (docs/metrics.md, "Replay": poor_overlap).
+    pub fn held_collectives(&self) -> impl Iterator<Item = usize> + '_ {
+        self.with(HELD_COLLECTIVE)
+    }
+
     fn with(&self, bit: u8) -> impl Iterator<Item = usize> + '_ {
         self.bits
             .iter()
             .enumerate()
             .filter(move |(_, b)| *b & bit != 0)
             .map(|(k, _)| k)
+    }
+}
+
+/// Whether `e` delays a collective kernel for something other than the collective before it
+/// on its stream: a stream gap edge from the previous compute or from other device work it
+/// waited for (the edge's event is the collective), or its launch edge (the event is the
+/// launch call, linked to the collective).
+fn holds_collective(job: &Job, g: &Graph, e: &Edge) -> bool {
+    let rank = job.rank(e.rank);
+    let ev = &rank.events;
+    let i = e.event.index();
+    match e.cat {
+        Some(Category::LaunchOverhead) => ev.link[i].get().is_some_and(|k| {
+            ev.kind[k] == Kind::Comm && rank.lanes[ev.lane[k] as usize].side == LaneSide::Device
+        }),
+        Some(Category::KernelGap) if ev.kind[i] == Kind::Comm => {
+            let lane = rank.lane_events(ev.lane[i]);
+            let prev = (lane.start..i).rev().find(|&j| ev.kind[j].is_device_work());
+            let from = g.nodes[e.from as usize].1;
+            !prev.is_some_and(|p| ev.kind[p] == Kind::Comm && ev.end(p) == from)
+        }
+        _ => false,
     }
 }

@@ -11,6 +11,7 @@ use crate::analysis::breakdown::Breakdown;
 use crate::analysis::cluster::Stage;
 use crate::analysis::comm::Comm;
 use crate::analysis::critical_path::Category;
+use crate::analysis::roofline::speedup::Speedup;
 use crate::model::{CollOp, Job, RankId, StepNo};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
@@ -44,6 +45,12 @@ pub enum Fix {
     Links(Vec<RankId>),
     /// Transfers of these collectives at their type's median speed.
     MedianComm(CommKind),
+    /// Collectives overlap the compute before them, as DDP/FSDP buckets would: each but a
+    /// rank's last in the step waits only for its launch and the collective before it.
+    Overlap,
+    /// Kernels of these operator types keep the given share of their time (fused, at the
+    /// attainable FLOP/s, in a faster precision).
+    Kernels(Vec<Speedup>),
     /// All of the parameter-free fixes at once (OSDI'25's ideal step).
     Ideal,
 }
@@ -64,7 +71,7 @@ pub const DEFAULT_BUCKET_BYTES: u64 = 25 << 20;
 
 /// The fixes [`Fix::Ideal`] applies, in order (stalls before the work is balanced, so the
 /// balance is of the work that remains).
-const IDEAL: [Fix; 10] = [
+const IDEAL: [Fix; 11] = [
     Fix::Stall(Stall::DataLoader),
     Fix::Stall(Stall::Gc),
     Fix::Stall(Stall::Allocator),
@@ -75,6 +82,7 @@ const IDEAL: [Fix; 10] = [
     Fix::Balance,
     Fix::Fuse(DEFAULT_BUCKET_BYTES),
     Fix::MedianComm(CommKind::All),
+    Fix::Overlap,
 ];
 
 /// What the transforms read besides the step: the job's stalls, its collectives' speeds,
@@ -135,7 +143,7 @@ impl StepReplay<'_> {
     }
 
     /// What the host transforms ask of each edge (found on first use).
-    fn edge_facts(&self, cx: &Context) -> &EdgeFacts {
+    pub(super) fn edge_facts(&self, cx: &Context) -> &EdgeFacts {
         self.facts
             .get_or_init(|| EdgeFacts::of(self.job, &self.g, &|s| cx.cover(s)))
     }
@@ -191,6 +199,8 @@ impl StepReplay<'_> {
                 let targets = self.transfer_targets(cx, fix);
                 self.scale_transfers(w, &targets);
             }
+            Fix::Overlap => self.overlap(cx, w),
+            Fix::Kernels(edits) => self.speed_up(w, edits),
             Fix::Ideal => {
                 for (k, f) in IDEAL.iter().enumerate() {
                     self.apply_to(cx, f, w, measured && k == 0);

@@ -12,6 +12,8 @@ pub mod cover;
 pub mod edges;
 pub mod fix;
 pub mod joint;
+mod kernels;
+mod overlap;
 pub mod replay;
 pub mod savings;
 pub mod slowdown;

@@ -33,6 +33,9 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
         "sync_points" => Fix::Syncs,
         "launch_bound" => Fix::LaunchDelays,
         "small_messages" => Fix::Fuse(DEFAULT_BUCKET_BYTES),
+        "poor_overlap" => Fix::Overlap,
+        // The kernel rules: their operators' kernels at what the rule's model gives.
+        _ if !f.evidence.speedups.is_empty() => Fix::Kernels(f.evidence.speedups.clone()),
         // Waiting for a named late rank: that rank's own work at its peers'; waiting with
         // no rank named: every rank's at the mean. A wait for a member that is not loaded
         // has no edge the replay could change.

@@ -53,12 +53,15 @@ pub fn words(c: &Claim) -> Words {
             excess,
             ranks,
             pace_cost_ns,
+            others_wait_ns,
+            others_ranks,
         } => Words {
             title: format!(
-                "pipeline stage {stage} (ranks {}) sets the pace: it computes {:+.0}% over the stage mean, {} per step the other stages wait in receives",
+                "pipeline stage {stage} (ranks {}) sets the pace: it computes {:+.0}% over the stage mean ({} per step); the other stages wait {} per step in receives (Σ over {others_ranks} rank(s))",
                 crate::format::ranges(ranks),
                 excess * 100.0,
-                human(*pace_cost_ns)
+                human(*pace_cost_ns),
+                human(*others_wait_ns)
             ),
             cause: "layers are split unevenly across pipeline stages: the other stages wait in receives (bubbles)",
             suggestions: &[

@@ -32,10 +32,11 @@ pub fn body(area: Rect) -> Rect {
 pub fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let [header, tabs, body] = areas(area);
     f.render_widget(Paragraph::new(header_line(b, ctx, header.width)), header);
-    f.render_widget(Paragraph::new(tab_line(b, ctx)), tabs);
+    let labels = tab_labels(b.pane, tabs.width as usize);
+    f.render_widget(Paragraph::new(tab_line(b, ctx, &labels)), tabs);
     let mut x = tabs.x;
-    for (i, p) in Pane::ALL.iter().enumerate() {
-        let w = format!(" {} {} ", i + 1, p.name()).len() as u16;
+    for (i, label) in labels.iter().enumerate() {
+        let w = label.chars().count() as u16;
         ctx.hit(
             Rect::new(x, tabs.y, w.min(tabs.right().saturating_sub(x)), 1),
             HitTarget::Tab(i),
@@ -111,10 +112,47 @@ fn header_line(b: &Browser, ctx: &Ctx<UiMsg>, width: u16) -> Line<'static> {
     Line::from(Span::styled(text, style.add_modifier(Modifier::BOLD)))
 }
 
-fn tab_line(b: &Browser, ctx: &Ctx<UiMsg>) -> Line<'static> {
+/// Every pane's tab label in `width` columns, so that every tab is shown and reachable: the
+/// full names when they fit, else their first four letters, else numbers with the selected
+/// pane's name.
+fn tab_labels(selected: Pane, width: usize) -> Vec<String> {
+    let full: Vec<String> = Pane::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!(" {} {} ", i + 1, p.name()))
+        .collect();
+    let fits = |v: &[String]| v.iter().map(|l| l.chars().count()).sum::<usize>() <= width;
+    if fits(&full) {
+        return full;
+    }
+    let short: Vec<String> = Pane::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            format!(
+                " {} {} ",
+                i + 1,
+                p.name().chars().take(4).collect::<String>()
+            )
+        })
+        .collect();
+    if fits(&short) {
+        return short;
+    }
+    Pane::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match *p == selected {
+            true => format!(" {} {} ", i + 1, p.name()),
+            false => format!(" {} ", i + 1),
+        })
+        .collect()
+}
+
+fn tab_line(b: &Browser, ctx: &Ctx<UiMsg>, labels: &[String]) -> Line<'static> {
     let mut spans = Vec::new();
-    for (i, p) in Pane::ALL.iter().enumerate() {
-        let label = format!(" {} {} ", i + 1, p.name());
+    for (p, label) in Pane::ALL.iter().zip(labels) {
+        let label = label.clone();
         let style = if *p == b.pane {
             ctx.theme.selected()
         } else {
@@ -208,4 +246,28 @@ fn search_overlay(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
             r.height.saturating_sub(2),
         ),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tab_is_shown_at_any_width() {
+        let width = |v: &[String]| v.iter().map(|l| l.chars().count()).sum::<usize>();
+        let full = tab_labels(Pane::Overview, 200);
+        assert_eq!(full[7], " 8 whatif ");
+        let short = tab_labels(Pane::Overview, 80);
+        assert!(width(&short) <= 80, "{short:?}");
+        assert_eq!(
+            (short[7].as_str(), short.len()),
+            (" 8 what ", Pane::ALL.len())
+        );
+        let narrow = tab_labels(Pane::WhatIf, 40);
+        assert!(width(&narrow) <= 40, "{narrow:?}");
+        assert_eq!(
+            (narrow[0].as_str(), narrow[7].as_str()),
+            (" 1 ", " 8 whatif ")
+        );
+    }
 }

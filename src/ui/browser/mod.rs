@@ -18,6 +18,7 @@ pub use panes::Pane;
 use super::UiMsg;
 use super::shell::keymap::{Action, Key};
 use super::shell::{Click, Ctx, Screen};
+use crate::analysis::advisor::proof::Target;
 use crate::analysis::comm::per_rank::RankComm;
 use crate::analysis::critical_path::CriticalPath;
 use crate::analysis::operator::OpDetail;
@@ -209,9 +210,18 @@ pub struct Browser {
     /// The findings in words (same order as the findings), worded once: panes draw them
     /// every frame.
     pub words: Vec<Words>,
-    /// The overview's heat map: deviation from the step median per rank group and step
-    /// (computed once: it depends on the job alone).
-    pub heat: Vec<Vec<Option<f64>>>,
+    /// The overview's rows (rank groups, most own work first) and their heat map: deviation
+    /// from the step median per row and step (computed once: they depend on the job alone).
+    pub heat: Heat,
+}
+
+/// The overview's rows and heat map.
+#[derive(Debug, Clone, Default)]
+pub struct Heat {
+    /// Rank groups (positions in `job.ranks`), in row order.
+    pub rows: Vec<std::ops::Range<usize>>,
+    /// Per row, per step: the deviation.
+    pub cells: Vec<Vec<Option<f64>>>,
 }
 
 impl Browser {
@@ -259,7 +269,7 @@ impl Browser {
             let cp = b.data.analysis.critical_path.clone();
             b.cache.critical.insert(s, cp);
         }
-        b.sel[Pane::Overview.index()] = cause_row(&b.data);
+        b.sel[Pane::Overview.index()] = cause_row(&b.data, &b.heat.rows);
         b
     }
 
@@ -362,7 +372,20 @@ impl Browser {
                 self.tl.expanded = None;
                 panes::timeline::select_row(self, r, ctx.size);
             }
-            None => ctx.status = Some(format!("{} does not run in this step", self.name(s))),
+            // Not drawn here (a host operator on the cluster timeline, or another step's):
+            // the lanes of the rank where it ran longest, this step first.
+            None => match search::longest_run(&self.data.loaded.job, s, self.step_number()) {
+                Some((rank, step, band)) => {
+                    let t = Target::RankLanes {
+                        rank,
+                        step,
+                        band: Some(band),
+                        call: None,
+                    };
+                    jumps::open(self, t, ctx);
+                }
+                None => ctx.status = Some(format!("{} runs in no profiled step", self.name(s))),
+            },
         }
     }
 
@@ -385,13 +408,14 @@ impl Browser {
     }
 }
 
-/// The overview's heat map of a session.
-fn heat_map(data: &Session) -> Vec<Vec<Option<f64>>> {
+/// The overview's rows and heat map of a session.
+fn heat_map(data: &Session) -> Heat {
     use crate::analysis::deviation;
     let job = &data.loaded.job;
     let ids: Vec<_> = job.ranks.iter().map(|r| r.id).collect();
-    let groups = deviation::rank_groups(ids.len());
-    deviation::grid(&data.analysis.breakdown, &ids, &job.steps, &groups)
+    let rows = deviation::rows_by_own_work(&data.analysis.breakdown, &ids);
+    let cells = deviation::grid(&data.analysis.breakdown, &ids, &job.steps, &rows);
+    Heat { rows, cells }
 }
 
 impl Screen for Browser {
@@ -519,7 +543,7 @@ impl Screen for Browser {
 
 /// The overview row of the rank the first finding names (its group's row when ranks are
 /// grouped), so that Enter on the overview drills into the cause; else the first row.
-fn cause_row(data: &Session) -> usize {
+fn cause_row(data: &Session, rows: &[std::ops::Range<usize>]) -> usize {
     let ranks = &data.loaded.job.ranks;
     let Some(at) = data
         .analysis
@@ -530,8 +554,5 @@ fn cause_row(data: &Session) -> usize {
     else {
         return 0;
     };
-    crate::analysis::deviation::rank_groups(ranks.len())
-        .iter()
-        .position(|g| g.contains(&at))
-        .unwrap_or(0)
+    rows.iter().position(|g| g.contains(&at)).unwrap_or(0)
 }

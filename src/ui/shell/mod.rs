@@ -353,7 +353,7 @@ impl<S: Screen> Shell<S> {
         let body = if self.screen.has_footer() {
             let [body, footer] =
                 Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(f.area());
-            f.render_widget(Paragraph::new(self.footer_line()), footer);
+            f.render_widget(Paragraph::new(self.footer_line(footer.width)), footer);
             body
         } else {
             f.area()
@@ -369,9 +369,11 @@ impl<S: Screen> Shell<S> {
     }
 
     /// Key hints for the current view (keys and words from the keymap), or the message.
-    fn footer_line(&self) -> Line<'static> {
+    /// (A message keeps what it states in `width` columns: its long names are cut first.)
+    fn footer_line(&self, width: u16) -> Line<'static> {
         let t = &self.ctx.theme;
         if let Some(msg) = &self.ctx.status {
+            let msg = crate::format::fit_sentence(msg, usize::from(width).saturating_sub(1));
             return Line::from(Span::styled(format!(" {msg}"), t.fg(t.c.accent)));
         }
         let mut spans = Vec::new();

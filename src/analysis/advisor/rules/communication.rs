@@ -15,7 +15,7 @@ pub const RULES: &[Rule] = &[
         id: "poor_overlap",
         category: Category::Communication,
         kind: Kind::Opportunity,
-        bound: Bound::None,
+        bound: Bound::PerRank,
         detect: poor_overlap,
     },
     Rule {

@@ -3,7 +3,8 @@
 
 use super::{Bound, Rule, per_rank, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Kind, Quantity, Thresholds, View};
-use crate::analysis::roofline::{Class, UnknownCause};
+use crate::analysis::roofline::speedup::Speedup;
+use crate::analysis::roofline::{Class, OpRoof, UnknownCause};
 use crate::model::Family;
 use crate::time::Ns;
 
@@ -13,28 +14,28 @@ pub const RULES: &[Rule] = &[
         id: "memory_bound_elementwise",
         category: Category::Compute,
         kind: Kind::Opportunity,
-        bound: Bound::None,
+        bound: Bound::PerRank,
         detect: memory_bound_elementwise,
     },
     Rule {
         id: "under_utilized_gemms",
         category: Category::Compute,
         kind: Kind::Opportunity,
-        bound: Bound::None,
+        bound: Bound::PerRank,
         detect: under_utilized_gemms,
     },
     Rule {
         id: "gemm_shape_alignment",
         category: Category::Compute,
         kind: Kind::Opportunity,
-        bound: Bound::None,
+        bound: Bound::PerRank,
         detect: gemm_shape_alignment,
     },
     Rule {
         id: "fp32_gemms",
         category: Category::Compute,
         kind: Kind::Opportunity,
-        bound: Bound::None,
+        bound: Bound::PerRank,
         detect: fp32_gemms,
     },
     Rule {
@@ -100,6 +101,11 @@ fn kernel_time(f: &Facts) -> Ns {
     f.roofline.map_or(0, |r| r.kernel_time())
 }
 
+/// Operator type `o`'s kernels keeping `share` of their time.
+fn keep(o: &OpRoof, share: f64) -> Speedup {
+    Speedup::new(&o.op, o.dtype.as_deref(), share)
+}
+
 /// Memory-bound elementwise and normalization kernels.
 pub fn memory_bound_elementwise(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let r = f.roofline?;
@@ -123,6 +129,7 @@ pub fn memory_bound_elementwise(f: &Facts, t: &Thresholds) -> Option<Draft> {
     Some(
         Draft::new(per_rank(time / 2, f), claim(c))
             .ops(ops.iter().map(|o| o.op.clone()))
+            .speedups(ops.iter().map(|o| keep(o, 0.5)))
             .number("time_ns", Quantity::Ns(time))
             .number("gbps", Quantity::Gbps(ops[0].gbps)),
     )
@@ -138,9 +145,10 @@ pub fn under_utilized_gemms(f: &Facts, t: &Thresholds) -> Option<Draft> {
         .filter(|o| o.flops_of_peak.is_some_and(|p| p < t.gemm_of_peak))
         .collect();
     let worst = g.first()?;
+    let kept = |o: &OpRoof| (o.flops_of_peak.unwrap_or(0.0) / r.u).min(1.0);
     let impact: Ns = g
         .iter()
-        .map(|o| (o.time_ns as f64 * (1.0 - o.flops_of_peak.unwrap_or(0.0) / r.u).max(0.0)) as Ns)
+        .map(|o| (o.time_ns as f64 * (1.0 - kept(o))) as Ns)
         .sum();
     let c = Claim::UnderUtilizedGemm {
         op: worst.op.clone(),
@@ -149,6 +157,7 @@ pub fn under_utilized_gemms(f: &Facts, t: &Thresholds) -> Option<Draft> {
     Some(
         Draft::new(per_rank(impact, f), claim(c))
             .ops(g.iter().map(|o| o.op.clone()))
+            .speedups(g.iter().map(|o| keep(o, kept(o))))
             .number("tflops", Quantity::Tflops(worst.tflops.unwrap_or(0.0)))
             .number("ai", Quantity::FlopPerByte(worst.ai.unwrap_or(0.0)))
             .number("time_ns", Quantity::Ns(worst.time_ns))
@@ -161,12 +170,14 @@ pub fn gemm_shape_alignment(f: &Facts, _: &Thresholds) -> Option<Draft> {
     let r = f.roofline?;
     let g: Vec<_> = r.ops.iter().filter(|o| o.unaligned_gemms > 0).collect();
     let worst = g.iter().max_by_key(|o| o.time_ns)?;
+    // The unaligned kernels at the attainable FLOP/s, the aligned ones as they are.
+    let kept = |o: &OpRoof| {
+        let unaligned = o.unaligned_gemms as f64 / o.kernels.max(1) as f64;
+        1.0 - unaligned * (1.0 - o.flops_of_peak.unwrap_or(0.0) / r.u).max(0.0)
+    };
     let impact: Ns = g
         .iter()
-        .map(|o| {
-            let unaligned = o.time_ns as f64 * o.unaligned_gemms as f64 / o.kernels.max(1) as f64;
-            (unaligned * (1.0 - o.flops_of_peak.unwrap_or(0.0) / r.u).max(0.0)) as Ns
-        })
+        .map(|o| (o.time_ns as f64 * (1.0 - kept(o))) as Ns)
         .sum();
     let c = Claim::UnalignedGemm {
         unaligned: worst.unaligned_gemms,
@@ -176,6 +187,7 @@ pub fn gemm_shape_alignment(f: &Facts, _: &Thresholds) -> Option<Draft> {
     Some(
         Draft::new(per_rank(impact, f), claim(c))
             .ops(g.iter().map(|o| o.op.clone()))
+            .speedups(g.iter().map(|o| keep(o, kept(o))))
             .number("unaligned", Quantity::Count(worst.unaligned_gemms))
             .focus(Focus::Evidence(View::Roofline)),
     )
@@ -208,6 +220,7 @@ pub fn fp32_gemms(f: &Facts, _: &Thresholds) -> Option<Draft> {
             claim(c),
         )
         .ops(g.iter().map(|o| o.op.clone()))
+        .speedups(g.iter().map(|o| keep(o, fp32 / tf32)))
         .number("time_ns", Quantity::Ns(time))
         .number("fp32_tflops", Quantity::Tflops(fp32))
         .number("tf32_tflops", Quantity::Tflops(tf32))

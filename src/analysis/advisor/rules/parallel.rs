@@ -83,6 +83,11 @@ pub enum Claim {
         ranks: Vec<RankId>,
         /// Its compute − the mean stage compute, per step.
         pace_cost_ns: Ns,
+        /// The other stages' waits in receives per step, Σ over their ranks (the stage
+        /// table's figure).
+        others_wait_ns: Ns,
+        /// The ranks of the other stages.
+        others_ranks: usize,
     },
     /// A part spread unequally over a group.
     RankImbalance(Imbalance),
@@ -238,11 +243,15 @@ pub fn stage_imbalance(f: &Facts, _: &Thresholds) -> Option<Draft> {
     let mean = stages.iter().map(|s| s.compute_ns).sum::<Ns>() / stages.len() as Ns;
     let steps = f.steps.len().max(1) as Ns;
     let worst = bad.iter().max_by_key(|s| s.pace_cost_ns)?;
+    let others = stages.iter().filter(|s| s.stage != worst.stage);
+    let others_wait: Ns = others.clone().map(|s| s.recv_wait_ns).sum();
     let c = Claim::StageImbalance {
         stage: worst.stage,
         excess: worst.excess,
         ranks: worst.ranks.clone(),
         pace_cost_ns: worst.pace_cost_ns,
+        others_wait_ns: others_wait,
+        others_ranks: others.map(|s| s.ranks.len()).sum(),
     };
     // The pace it sets costs every step.
     Some(
@@ -254,6 +263,7 @@ pub fn stage_imbalance(f: &Facts, _: &Thresholds) -> Option<Draft> {
             .number("compute_ns", Quantity::Ns(worst.compute_ns))
             .number("mean_ns", Quantity::Ns(mean))
             .number("recv_wait_ns", Quantity::Ns(worst.recv_wait_ns))
+            .number("others_recv_wait_ns", Quantity::Ns(others_wait))
             .number("pace_cost_ns", Quantity::Ns(worst.pace_cost_ns)),
     )
 }

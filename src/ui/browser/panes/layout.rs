@@ -264,7 +264,7 @@ fn stage_lines<'a>(b: &Browser, ctx: &Ctx<UiMsg>, room: usize) -> Vec<Line<'a>> 
         Line::raw(""),
         widgets::head(
             th,
-            " stage  compute/step  vs mean  recv wait/step  slowest worker".into(),
+            " stage  compute/step  vs mean  recv wait/step Σ  slowest worker".into(),
         ),
     ];
     for s in stages {
@@ -278,7 +278,7 @@ fn stage_lines<'a>(b: &Browser, ctx: &Ctx<UiMsg>, room: usize) -> Vec<Line<'a>> 
         });
         let flag = if s.flagged { "  ← sets the pace" } else { "" };
         let text = format!(
-            " pp{:<4} {:>12}  {:>+6.0}%  {:>14}  {worker}{flag}",
+            " pp{:<4} {:>12}  {:>+6.0}%  {:>16}  {worker}{flag}",
             s.stage,
             human(s.compute_ns),
             s.excess * 100.0,

@@ -5,7 +5,6 @@
 use super::PaneView;
 use super::parts::{part_glyph, parts, row_of};
 use crate::analysis::breakdown::{Breakdown, Part};
-use crate::analysis::deviation::rank_groups;
 use crate::format::{fit, human, pad, rpad};
 use crate::model::{RankIx, StepNo};
 use crate::ui::UiMsg;
@@ -26,7 +25,7 @@ impl PaneView for Overview {
     fn list_len(&self, b: &Browser, _: &Ctx<UiMsg>) -> usize {
         match b.level() {
             Level::Device(_) => b.cache.device_ops.as_ref().map_or(0, |d| d.1.len()),
-            _ => rank_groups(b.data.loaded.job.ranks.len()).len(),
+            _ => b.heat.rows.len(),
         }
     }
 
@@ -77,7 +76,7 @@ impl PaneView for Overview {
 /// The rank of an overview row: the group's slowest member in the selected step.
 pub fn overview_rank(b: &Browser, row: usize) -> Option<RankIx> {
     let job = &b.data.loaded.job;
-    let group = rank_groups(job.ranks.len()).into_iter().nth(row)?;
+    let group = b.heat.rows.get(row)?.clone();
     let step = b.step_number();
     let span = |i: usize| {
         b.data
@@ -96,7 +95,7 @@ pub fn overview_rank(b: &Browser, row: usize) -> Option<RankIx> {
 fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     // The rank rows take what they need (a header, borders, the legend); a tall terminal
     // gives the rest to the step chart and the findings, up to two thirds.
-    let need = rank_groups(b.data.loaded.job.ranks.len()).len() as u16 + 4;
+    let need = b.heat.rows.len() as u16 + 4;
     let top_h = (area.height * 2 / 5)
         .clamp(6, 14)
         .max(area.height.saturating_sub(need).min(area.height * 2 / 3));
@@ -249,7 +248,7 @@ fn deviation(dev: f64) -> String {
 
 /// Overview rows (rank groups) visible in `rows` lines, and the offset.
 fn visible(b: &Browser, rows: usize) -> (Vec<std::ops::Range<usize>>, usize) {
-    let groups = rank_groups(b.data.loaded.job.ranks.len());
+    let groups = b.heat.rows.clone();
     let off = widgets::offset(b.row_of(Pane::Overview), rows);
     (groups, off)
 }
@@ -293,7 +292,7 @@ fn heat_map(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         };
         let mut spans = vec![Span::styled(pad(&label(b, g), 8), lstyle), Span::raw(" ")];
         for si in 0..steps.len() {
-            let cell = match b.heat[gi][si] {
+            let cell = match b.heat.cells[gi][si] {
                 Some(dev) => {
                     let (glyph, color) = widgets::heat(t, dev);
                     if cw >= 6 {
@@ -311,11 +310,11 @@ fn heat_map(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     widgets::hit_rows(ctx, area, 1, inner, off);
     let title = if groups.iter().any(|g| g.len() > 1) {
         format!(
-            "own work vs step median ({} ranks/row, worst shown)",
+            "own work vs step median, most first ({} ranks/row, worst shown)",
             groups[0].len()
         )
     } else {
-        "own work vs step median".to_string()
+        "own work vs step median, most first".to_string()
     };
     f.render_widget(Paragraph::new(lines).block(block(t, title)), area);
 }

@@ -31,6 +31,8 @@ pub use super::timeline_nav::{display_rows, select_row};
 /// Label column of rank rows (`rank 1023`); lane rows get up to [`LANE_LABEL`].
 const LABEL: usize = 11;
 const LANE_LABEL: usize = 26;
+/// Columns the selected operator's name keeps on the info line before its facts give way.
+const NAME_ROOM: usize = 24;
 /// The Marey timeline of the selected step.
 pub struct TimelinePane;
 
@@ -470,24 +472,31 @@ fn info_line(b: &Browser, th: &Theme, t: &Timeline, width: usize) -> Line<'stati
             let longest = found()
                 .map(|(b, r)| (b.end - b.start, r))
                 .max_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)));
-            // The facts first; the name (a long kernel signature) takes the room left, cut in
-            // its middle.
+            // The name (a long kernel signature, cut in its middle) keeps room to be read:
+            // the facts give way, least telling first.
             let mut facts = format!(
                 " #{k}: on {} rows, start skew {}",
                 e.rows,
                 human(e.max_start - e.min_start)
             );
+            let mut shorter = format!(" #{k}: on {} rows", e.rows);
             if let (Some(l), Some((d, lr))) = (last, longest) {
-                if b.device().is_none() {
-                    facts.push_str(&format!(
-                        ", last to start rank {l}, longest {} (rank {lr})",
-                        human(d)
-                    ));
+                let tail = if b.device().is_none() {
+                    format!(", last to start rank {l}, longest {} (rank {lr})", human(d))
                 } else {
-                    facts.push_str(&format!(", {}", human(d)));
-                }
+                    format!(", {}", human(d))
+                };
+                facts.push_str(&tail);
+                shorter.push_str(&tail);
             }
-            let room = width.saturating_sub(zoom.len() + 2 + 3 + crate::format::width(&facts));
+            let room_for =
+                |f: &str| width.saturating_sub(zoom.len() + 2 + 3 + crate::format::width(f));
+            let want = crate::format::width(b.name(s)).min(NAME_ROOM);
+            let facts = [facts, shorter, format!(" #{k}")]
+                .into_iter()
+                .find(|f| room_for(f) >= want)
+                .unwrap_or_else(|| format!(" #{k}"));
+            let room = room_for(&facts);
             // Under 9 columns a name is only ellipses: the inspector names it.
             let name = if room >= 9 {
                 crate::format::fit_name(b.name(s), room)
