@@ -124,6 +124,29 @@ pub fn key(b: &mut Browser, (code, mods): Key, ctx: &mut Ctx<UiMsg>) {
     }
 }
 
+/// Where operator `s` ran longest: in `step` when it ran there, else in the step of its
+/// longest occurrence — its rank, step and event. A search lands there when the view shown
+/// does not draw it (a host operator on the cluster timeline, which draws device work).
+pub fn longest_run(job: &Job, s: Sym, step: Option<StepNo>) -> Option<(RankIx, StepNo, EventIx)> {
+    let mut here: Option<(Ns, RankIx, StepNo, EventIx)> = None;
+    let mut any: Option<(Ns, RankIx, StepNo, EventIx)> = None;
+    for (r, rank) in job.ranks.iter().enumerate() {
+        let ev = &rank.events;
+        for i in (0..ev.len()).filter(|&i| ev.name[i] == s) {
+            let Some(n) = rank.step_of(i) else { continue };
+            let c = (ev.dur[i], RankIx::of(r), n, EventIx::of(i));
+            let longer = |b: &Option<(Ns, RankIx, StepNo, EventIx)>| b.is_none_or(|b| c.0 > b.0);
+            if longer(&any) {
+                any = Some(c);
+            }
+            if Some(n) == step && longer(&here) {
+                here = Some(c);
+            }
+        }
+    }
+    here.or(any).map(|(_, r, n, e)| (r, n, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,27 +169,4 @@ mod tests {
         assert_eq!(s.step(-1), got.last().copied());
         assert_eq!(s.step(1), Some(got[0]));
     }
-}
-
-/// Where operator `s` ran longest: in `step` when it ran there, else in the step of its
-/// longest occurrence — its rank, step and event. A search lands there when the view shown
-/// does not draw it (a host operator on the cluster timeline, which draws device work).
-pub fn longest_run(job: &Job, s: Sym, step: Option<StepNo>) -> Option<(RankIx, StepNo, EventIx)> {
-    let mut here: Option<(Ns, RankIx, StepNo, EventIx)> = None;
-    let mut any: Option<(Ns, RankIx, StepNo, EventIx)> = None;
-    for (r, rank) in job.ranks.iter().enumerate() {
-        let ev = &rank.events;
-        for i in (0..ev.len()).filter(|&i| ev.name[i] == s) {
-            let Some(n) = rank.step_of(i) else { continue };
-            let c = (ev.dur[i], RankIx::of(r), n, EventIx::of(i));
-            let longer = |b: &Option<(Ns, RankIx, StepNo, EventIx)>| b.is_none_or(|b| c.0 > b.0);
-            if longer(&any) {
-                any = Some(c);
-            }
-            if Some(n) == step && longer(&here) {
-                here = Some(c);
-            }
-        }
-    }
-    here.or(any).map(|(_, r, n, e)| (r, n, e))
 }
