@@ -658,10 +658,17 @@ fn search_in_the_timeline_selects_the_operator_there() {
     assert!(app.screen.name(s).contains("flash_fwd"));
     assert_eq!(k, 0);
     assert_eq!(app.screen.tl.row, 0, "display row of rank 0's group");
-    // An operator that is not a band of this view leaves the selection alone.
+    // An operator this view does not draw (a host op) opens the lanes of the rank where it
+    // ran longest in the step; Esc comes back to the cluster's selection.
     keys(&mut app, "/aten::mm<enter>");
-    assert_eq!(app.screen.tl.op, Some((s, 0)));
-    assert!(screen(&app).contains("aten::mm does not run in this step"));
+    assert!(matches!(app.screen.level(), Level::Device(_)));
+    assert!(
+        screen(&app).contains(", step 13: aten::mm"),
+        "{}",
+        screen(&app)
+    );
+    keys(&mut app, "<esc>");
+    assert_eq!(app.screen.level(), Level::Cluster);
     // Operator levels replace each other from any view.
     keys(&mut app, "6/aten::mm<enter>4g<enter>");
     assert_eq!(app.screen.stack.len(), 2);

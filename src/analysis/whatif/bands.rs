@@ -70,26 +70,18 @@ pub fn bands(
         p.2 = p.2.max(s.base.at[v]);
         p.3 = p.3.max(replayed[v]);
     }
+    let collective_waits: std::collections::BTreeSet<usize> = s.g.waits.values().copied().collect();
     for (k, e) in s.g.edges.iter().enumerate() {
         let Some(cat) = e.cat.filter(|c| *c != Category::KernelGap) else {
             continue;
         };
+        // A collective's wait is drawn from its transfer (the join carries its time).
+        if collective_waits.contains(&k) {
+            continue;
+        }
         let p = &mut per[e.rank.get()];
-        let from = e.from as usize;
-        if let Some(x) = s.base.w[k].filter(|&x| x > 0) {
-            p.0.push(Band {
-                start: s.base.at[from],
-                end: s.base.at[from] + x,
-                cat,
-            });
-        }
-        if let Some(x) = w[k].filter(|&x| x > 0) {
-            p.1.push(Band {
-                start: replayed[from],
-                end: replayed[from] + x,
-                cat,
-            });
-        }
+        p.0.extend(edge_bands(&s, k, cat, s.base.w[k], &s.base.at));
+        p.1.extend(edge_bands(&s, k, cat, w[k], &replayed));
     }
     let mut ranks: Vec<RankBands> = per
         .into_iter()
@@ -111,6 +103,35 @@ pub fn bands(
         predicted_ns: s.measured_ns.saturating_sub(saved),
         ranks,
     })
+}
+
+/// The bands of edge `k` of category `cat` with weight `x`, nodes at times `t`: its weight
+/// from its source's time; for a collective's transfer, the transfer ending where its end
+/// node is reached and, before it, the wait from the kernel's start (the members waited for
+/// the last arrival there: drawn apart from idle).
+fn edge_bands(s: &StepReplay, k: usize, cat: Category, x: Option<Ns>, t: &[Ns]) -> Vec<Band> {
+    let Some(x) = x else { return Vec::new() };
+    let e = &s.g.edges[k];
+    let from = e.from as usize;
+    if cat != Category::Communication {
+        let b = Band {
+            start: t[from],
+            end: t[from] + x,
+            cat,
+        };
+        return if x > 0 { vec![b] } else { Vec::new() };
+    }
+    let start =
+        s.g.waits
+            .get(&(e.rank, e.event))
+            .map_or(t[from], |&wk| t[s.g.edges[wk].from as usize]);
+    let end = t[e.to as usize];
+    let transfer = end.saturating_sub(x).max(start);
+    [(start, transfer, Category::Wait), (transfer, end, cat)]
+        .into_iter()
+        .filter(|b| b.1 > b.0)
+        .map(|(start, end, cat)| Band { start, end, cat })
+        .collect()
 }
 
 /// Bands sorted, touching or overlapping ones of one category merged.
