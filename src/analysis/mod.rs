@@ -117,21 +117,21 @@ fn what_if(
     w
 }
 
-/// The fixes of every finding that names a cause, together, and of each symptom's on top
-/// (`whatif::attribution::Together`), appended to `fixes`; `None` without both kinds.
+/// The fixes of every finding that names a cause, together, and of each other finding's on
+/// top (`whatif::attribution::Together`), appended to `fixes`; `None` without both kinds.
 fn together(
     findings: &[advisor::Finding],
     index: &[Option<usize>],
     fixes: &mut Vec<Vec<whatif::Fix>>,
 ) -> Option<whatif::attribution::Together> {
-    use whatif::attribution::is_symptom;
+    use whatif::attribution::is_cause;
     let of = |i: usize| index[i].map(|k| fixes[k][0].clone());
     let causes: Vec<whatif::Fix> = (0..findings.len())
-        .filter(|&i| !is_symptom(findings[i].rule))
+        .filter(|&i| is_cause(&findings[i]))
         .filter_map(of)
         .collect();
     let symptoms: Vec<(usize, whatif::Fix)> = (0..findings.len())
-        .filter(|&i| is_symptom(findings[i].rule))
+        .filter(|&i| !is_cause(&findings[i]))
         .filter_map(|i| Some((i, of(i)?)))
         .collect();
     if causes.is_empty() || symptoms.is_empty() {

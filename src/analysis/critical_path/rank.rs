@@ -217,8 +217,10 @@ impl<'a> RankGraph<'a> {
         }
         for i in order {
             let k = ev.kind[i];
+            // A loader's or a GC's annotation is the thread's time itself (the stall a fix
+            // takes away), not a region work runs in.
             let work = matches!(k, Kind::HostOp | Kind::Launch)
-                || (k == Kind::Annotation && self.role(i).data_loader);
+                || (k == Kind::Annotation && (self.role(i).data_loader || self.role(i).gc));
             while within.last().is_some_and(|&a| ev.end(a) <= ev.start[i]) {
                 within.pop();
             }

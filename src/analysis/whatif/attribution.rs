@@ -6,7 +6,7 @@
 //! names what made the rank late.
 
 use super::steps::WhatIf;
-use crate::analysis::advisor::Finding;
+use crate::analysis::advisor::{Finding, Kind};
 use crate::time::Ns;
 use std::cmp::Ordering;
 
@@ -24,12 +24,20 @@ pub fn is_symptom(rule: &str) -> bool {
     SYMPTOMS.contains(&rule)
 }
 
-/// The what-if columns of every cause's fix together, and of each symptom's fix on top.
+/// Whether finding `f` names an anomaly's cause: a problem that is no symptom. Together the
+/// causes' fixes may explain a symptom or an opportunity (slower kernels on a straggler look
+/// under-used) that none explains alone.
+pub fn is_cause(f: &Finding) -> bool {
+    f.kind == Kind::Problem && !is_symptom(f.rule)
+}
+
+/// The what-if columns of every cause's fix together, and of each other finding's (symptoms,
+/// opportunities) on top.
 #[derive(Debug, Clone, Default)]
 pub struct Together {
-    /// The column of the causes' fixes (the findings not [`is_symptom`]) applied together.
+    /// The column of the causes' fixes ([`is_cause`]) applied together.
     pub causes: usize,
-    /// Per symptom finding (its position): the column of the causes' fixes and its own.
+    /// Per other finding (its position): the column of the causes' fixes and its own.
     pub with: Vec<(usize, usize)>,
 }
 
@@ -49,6 +57,7 @@ struct Node {
     saves: Ns,
     changed: u64,
     symptom: bool,
+    cause: bool,
 }
 
 /// Per finding (in `findings` order): the finding it is explained by, if any. `index[k]` is
@@ -74,6 +83,7 @@ pub fn attribute(
                 saves,
                 changed: w.changed(fix),
                 symptom: is_symptom(f.rule),
+                cause: is_cause(f),
             })
         })
         .collect();
@@ -82,8 +92,11 @@ pub fn attribute(
         let (Some(na), Some(nb)) = (nodes[a], nodes[b]) else {
             return false;
         };
+        // A symptom never explains a cause, nor an opportunity a problem: what any healthy
+        // job could gain does not absorb an anomaly of this one.
         let observes = na.symptom && !nb.symptom;
-        a != b && !observes && (remains(nb, na) as f64) <= (1.0 - share) * nb.saves as f64
+        let gain = findings[a].kind == Kind::Opportunity && findings[b].kind == Kind::Problem;
+        a != b && !observes && !gain && (remains(nb, na) as f64) <= (1.0 - share) * nb.saves as f64
     };
     let n = nodes.len();
     // by[b][a]: a explains b, each pair that explains itself both ways kept one way.
@@ -113,8 +126,9 @@ pub fn attribute(
     out
 }
 
-/// A symptom no single cause explains, which the causes' fixes together do (its fix saves at
-/// most 1 − `share` of its own on top of theirs), folds under the cause that saves the most.
+/// A symptom or opportunity no single cause explains, which the causes' fixes together do
+/// (its fix saves at most 1 − `share` of its own on top of theirs), folds under the cause
+/// that saves the most.
 fn fold_together(
     nodes: &[Option<Node>],
     out: &mut [Option<Explained>],
@@ -123,7 +137,7 @@ fn fold_together(
     share: f64,
 ) {
     let Some(cause) = (0..nodes.len())
-        .filter(|&a| out[a].is_none() && nodes[a].is_some_and(|n| !n.symptom))
+        .filter(|&a| out[a].is_none() && nodes[a].is_some_and(|n| n.cause))
         .max_by_key(|&a| (nodes[a].map_or(0, |n| n.saves), usize::MAX - a))
     else {
         return;
@@ -205,6 +219,7 @@ mod tests {
             saves,
             changed,
             symptom: false,
+            cause: true,
         })
     }
 
@@ -256,12 +271,14 @@ mod tests {
             saves: 10,
             changed: 100,
             symptom: false,
+            cause: true,
         };
         let narrow = Node { changed: 5, ..wide };
         let (fa, fb) = (f("stage_imbalance"), f("dataloader"));
         assert_eq!(leads(narrow, wide, &fa, &fb), Ordering::Less);
         let wait = Node {
             symptom: true,
+            cause: false,
             ..narrow
         };
         assert_eq!(leads(wait, wide, &fa, &fb), Ordering::Greater);

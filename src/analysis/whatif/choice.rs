@@ -75,8 +75,9 @@ const STANDALONE: &[(&str, Fix)] = &[
     ("dynamic_shapes", Fix::Stall(Stall::OnlineCompile)),
     ("sync_points", Fix::Syncs),
     ("launch_bound", Fix::LaunchDelays),
-    ("small_messages", Fix::Fuse(DEFAULT_BUCKET_BYTES)),
+    ("small_messages", Fix::Buckets(DEFAULT_BUCKET_BYTES)),
     ("poor_overlap", Fix::Overlap),
+    ("free_time", Fix::HostGaps),
     ("rank_imbalance", Fix::Balance),
     ("stage_imbalance", Fix::Stages),
 ];

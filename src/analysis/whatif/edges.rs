@@ -122,6 +122,12 @@ impl EdgeFacts {
         self.with(HELD_COLLECTIVE)
     }
 
+    /// Whether no stall's interval holds edge `k`.
+    pub fn unstalled(&self, k: usize) -> bool {
+        let stalls: u8 = (1 << Stall::ALL.len()) - 1;
+        self.bits.get(k).is_some_and(|b| b & stalls == 0)
+    }
+
     fn with(&self, bit: u8) -> impl Iterator<Item = usize> + '_ {
         self.bits
             .iter()

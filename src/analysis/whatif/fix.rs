@@ -41,6 +41,10 @@ pub enum Fix {
     SlowSteps(Vec<StepNo>),
     /// Collectives smaller than this many bytes (or of unknown size) fused into buckets.
     Fuse(u64),
+    /// DDP's buckets: [`Fix::Fuse`] to this size, and the buckets started as their gradients
+    /// are ready ([`Fix::Overlap`]) — what `bucket_cap_mb` gives a job that all-reduces many
+    /// small tensors after backward.
+    Buckets(u64),
     /// Transfers of instances these ranks are members of at their type's median speed.
     Links(Vec<RankId>),
     /// Transfers of these collectives at their type's median speed.
@@ -48,6 +52,9 @@ pub enum Fix {
     /// Collectives overlap the compute before them, as DDP/FSDP buckets would: each but a
     /// rank's last in the step waits only for its launch and the collective before it.
     Overlap,
+    /// The host's unrecorded time between operators (Python, descheduling) that no stall
+    /// holds takes none: what making the loop's own Python faster, or asynchronous, gives.
+    HostGaps,
     /// Kernels of these operator types keep the given share of their time (fused, at the
     /// attainable FLOP/s, in a faster precision).
     Kernels(Vec<Speedup>),
@@ -200,6 +207,18 @@ impl StepReplay<'_> {
                 self.scale_transfers(w, &targets);
             }
             Fix::Overlap => self.overlap(cx, w),
+            Fix::Buckets(b) => {
+                self.apply_to(cx, &Fix::Fuse(*b), w, measured);
+                self.overlap(cx, w);
+            }
+            Fix::HostGaps => {
+                let facts = self.edge_facts(cx);
+                for (k, e) in self.g.edges.iter().enumerate() {
+                    if e.cat == Some(Category::HostGap) && w[k].is_some() && facts.unstalled(k) {
+                        w[k] = Some(0);
+                    }
+                }
+            }
             Fix::Kernels(edits) => self.speed_up(w, edits),
             Fix::Ideal => {
                 for (k, f) in IDEAL.iter().enumerate() {

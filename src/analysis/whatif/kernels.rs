@@ -9,8 +9,8 @@ use crate::time::Ns;
 use rustc_hash::FxHashMap;
 
 impl StepReplay<'_> {
-    /// Each compute kernel edge whose operator type `edits` names scaled to its share kept
-    /// (looked up once per launching operator).
+    /// Each compute kernel edge whose operator type `edits` names at most its share kept of
+    /// its measured time (looked up once per launching operator).
     pub(super) fn speed_up(&self, w: &mut [Option<Ns>], edits: &[Speedup]) {
         let mut by_op: FxHashMap<(RankIx, EventIx), Option<u32>> = FxHashMap::default();
         for (k, e) in self.g.edges.iter().enumerate() {
@@ -27,8 +27,11 @@ impl StepReplay<'_> {
                 let name = self.job.strings.resolve(ev.name[op.index()]);
                 speedup_for(edits, name, dtype.as_deref()).map(|s| s.keep_ppm)
             });
-            if let Some(ppm) = keep {
-                w[k] = Some(kept(x, ppm));
+            // The target is absolute — the share of the measured time the model gives (the
+            // FLOPs at the attainable rate) — so a kernel another fix already brought under
+            // it (a straggler's, a slow step's) keeps its time.
+            if let (Some(ppm), Some(base)) = (keep, self.base.w[k]) {
+                w[k] = Some(x.min(kept(base, ppm)));
             }
         }
     }

@@ -32,8 +32,9 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
         "dynamic_shapes" => Fix::Stall(Stall::OnlineCompile),
         "sync_points" => Fix::Syncs,
         "launch_bound" => Fix::LaunchDelays,
-        "small_messages" => Fix::Fuse(DEFAULT_BUCKET_BYTES),
+        "small_messages" => Fix::Buckets(DEFAULT_BUCKET_BYTES),
         "poor_overlap" => Fix::Overlap,
+        "free_time" => Fix::HostGaps,
         // The kernel rules: their operators' kernels at what the rule's model gives.
         _ if !f.evidence.speedups.is_empty() => Fix::Kernels(f.evidence.speedups.clone()),
         // Waiting for a named late rank: that rank's own work at its peers'; waiting with

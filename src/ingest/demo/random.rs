@@ -51,6 +51,15 @@ pub enum Cause {
         /// Layers of the first stage.
         first_layers: u32,
     },
+    /// A Python GC pause on this rank, mid-forward in the step at this offset.
+    GcPause {
+        /// The rank.
+        rank: u32,
+        /// The step, from the first profiled one.
+        step: u32,
+        /// The pause.
+        ns: Ns,
+    },
 }
 
 impl Cause {
@@ -64,6 +73,7 @@ impl Cause {
             Cause::AllocatorChurn => "allocator_churn",
             Cause::GraphCapture => "graph_capture",
             Cause::StageImbalance { .. } => "stage_imbalance",
+            Cause::GcPause { .. } => "gc",
         }
     }
 
@@ -127,14 +137,16 @@ impl RandomJob {
             }
             let c = draw(&mut g, ranks, steps, pipeline);
             let same = |a: &Cause| std::mem::discriminant(a) == std::mem::discriminant(&c);
-            let clash = causes.iter().any(|a| {
-                same(a)
-                    || matches!(
-                        (a, c),
-                        (Cause::LoaderStall { .. }, Cause::SlowStep { .. })
-                            | (Cause::SlowStep { .. }, Cause::LoaderStall { .. })
-                    )
-            });
+            // One slow step per job: a stall, a GC pause and slower kernels each make one.
+            let one_step = |x: &Cause| {
+                matches!(
+                    x,
+                    Cause::LoaderStall { .. } | Cause::SlowStep { .. } | Cause::GcPause { .. }
+                )
+            };
+            let clash = causes
+                .iter()
+                .any(|a| same(a) || (one_step(a) && one_step(&c)));
             if !clash {
                 causes.push(c);
             }
@@ -201,6 +213,7 @@ impl RandomJob {
                 Cause::AllocatorChurn => k.allocator_churn = true,
                 Cause::GraphCapture => k.capture_forward = true,
                 Cause::StageImbalance { first_layers } => k.first_stage_layers = first_layers,
+                Cause::GcPause { rank, step, ns } => k.gc_pause = Some((rank, step, ns)),
             }
         }
         k
@@ -213,9 +226,9 @@ fn draw(g: &mut Rng, ranks: u32, steps: u32, pipeline: bool) -> Cause {
     // The catalogue: stage imbalance needs stages; the simulation's pipeline step has no
     // gradient buckets, allocator churn or graph capture.
     let kinds: &[u8] = if pipeline {
-        &[0, 1, 2, 3, 7]
+        &[0, 1, 2, 3, 7, 8]
     } else {
-        &[0, 1, 2, 3, 4, 5, 6]
+        &[0, 1, 2, 3, 4, 5, 6, 8]
     };
     match kinds[g.range(0, kinds.len() as i64 - 1) as usize] {
         0 => Cause::Straggler {
@@ -238,8 +251,13 @@ fn draw(g: &mut Rng, ranks: u32, steps: u32, pipeline: bool) -> Cause {
         },
         5 => Cause::AllocatorChurn,
         6 => Cause::GraphCapture,
-        _ => Cause::StageImbalance {
+        7 => Cause::StageImbalance {
             first_layers: g.range(6, 9) as u32,
+        },
+        _ => Cause::GcPause {
+            rank,
+            step: g.range(1, i64::from(steps) - 1) as u32,
+            ns: g.range(100, 400) * 1_000_000,
         },
     }
 }

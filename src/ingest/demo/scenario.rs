@@ -260,6 +260,8 @@ pub(super) struct Knobs {
     pub allocator_churn: bool,
     /// The forward pass captured into a CUDA graph in every step, then replayed.
     pub capture_forward: bool,
+    /// A Python GC pause of this rank, in the step at this offset, this long (mid-forward).
+    pub gc_pause: Option<(u32, u32, Ns)>,
     /// Ranks' clocks are at most this many ms apart from true time.
     pub clock_skew_ms: i64,
     /// Two pipeline stages exchanging activations and gradients instead of data parallel.
@@ -282,6 +284,7 @@ impl Default for Knobs {
             comm_streams: 1,
             allocator_churn: false,
             capture_forward: false,
+            gc_pause: None,
             clock_skew_ms: 6,
             pipeline: false,
             first_stage_layers: 10,

@@ -79,6 +79,9 @@ pub(super) struct RankSim<'s> {
     pub(super) comm_free: [Ns; 2],
     /// Inside a graph capture: launches record their kernel here instead of running it.
     pub(super) capturing: Option<Vec<(String, Ns)>>,
+    /// The scenario's GC pause already happened in this step (a pipeline runs forward once
+    /// per micro-batch).
+    pub(super) gc_paused: bool,
 }
 
 impl<'s> RankSim<'s> {
@@ -111,6 +114,7 @@ impl<'s> RankSim<'s> {
             compute_free: 0,
             comm_free: [0; 2],
             capturing: None,
+            gc_paused: false,
         }
     }
 

@@ -3,9 +3,9 @@
 //! is ready (or all of them after backward), the optimizer, and the `.item()` that
 //! synchronizes host and device.
 
-use super::LAYERS_PER_BUCKET;
 use super::layer::{ADAM, FORWARD, NCCL_AR, OpDef, backward_of};
 use super::sim::{RankSim, StepPlan, Tid, jitter};
+use super::{FIRST_STEP, LAYERS_PER_BUCKET};
 use crate::time::Ns;
 
 impl RankSim<'_> {
@@ -67,7 +67,11 @@ impl RankSim<'_> {
     /// The forward pass of `layers` on the main thread from `h`, for a micro-batch of
     /// 1/`micro` of the batch; returns the host time after it.
     pub(super) fn forward(&mut self, mut h: Ns, layers: std::ops::Range<u32>, micro: u32) -> Ns {
+        let middle = layers.start + layers.len() as u32 / 2;
         for l in layers {
+            if l == middle {
+                h = self.gc_pause(h);
+            }
             h = self.allocator_churn(Tid::Main, h);
             for (k, f) in FORWARD.iter().enumerate() {
                 let dims = micro_dims(f.dims, micro);
@@ -255,6 +259,24 @@ impl RankSim<'_> {
             r#"{"External id": 0, "Ev Idx": 0}"#,
         );
         self.item(h + 5_000)
+    }
+
+    /// The scenario's GC pause at host time `h`, on its rank in its step; returns the host
+    /// time after it.
+    fn gc_pause(&mut self, h: Ns) -> Ns {
+        let Some((rank, step, ns)) = self.knobs.gc_pause else {
+            return h;
+        };
+        if self.gc_paused
+            || self.rank != rank.min(self.spec.ranks - 1)
+            || self.step != FIRST_STEP + step
+        {
+            return h;
+        }
+        self.gc_paused = true;
+        let args = r#"{"External id": 0, "Ev Idx": 0}"#;
+        self.sink.x("user_annotation", "gc", Tid::Main, h, ns, args);
+        h + ns + 2_000
     }
 
     /// `loss.item()` at `item`: copy the scalar back and wait for the device. Returns the
