@@ -74,15 +74,19 @@ pub fn rows_by_own_work(rows: &[Breakdown], ranks: &[RankId]) -> Vec<Range<usize
 mod tests {
     use super::*;
 
-    #[test]
-    fn overview_rows_lead_with_the_most_own_work() {
-        let row = |step, rank, span, comm| Breakdown {
+    /// A breakdown row of `rank` in `step`: its span and exposed communication.
+    fn row(step: u32, rank: u32, span: Ns, comm: Ns) -> Breakdown {
+        Breakdown {
             step: StepNo(step),
             rank: RankId(rank),
             span_ns: span,
             comm_ns: comm,
             ..Breakdown::default()
-        };
+        }
+    }
+
+    #[test]
+    fn overview_rows_lead_with_the_most_own_work() {
         // Own work Σ over steps: rank 0 100 + 50, rank 1 80 + 90, rank 2 150, rank 3 none.
         let rows = [
             row(1, 0, 120, 20),
@@ -105,13 +109,6 @@ mod tests {
 
     #[test]
     fn a_cell_is_the_group_s_largest_own_work_against_the_step_median() {
-        let row = |step, rank, span, comm| Breakdown {
-            step: StepNo(step),
-            rank: RankId(rank),
-            span_ns: span,
-            comm_ns: comm,
-            ..Breakdown::default()
-        };
         // Step 1 own work: 100, 80, 150 → median 100. Step 2: rank 2 missing; 50, 50 → 50.
         let rows = [
             row(1, 0, 120, 20),
