@@ -105,7 +105,8 @@ pub struct FindingDelta {
     pub predicted_ns: Option<Ns>,
 }
 
-/// The findings: matched by (rule, ranks), then by rule.
+/// The findings: matched by (rule, ranks), then by rule; those worth nothing in both runs
+/// left out.
 pub fn findings(before: &Analysis, after: &Analysis) -> Vec<FindingDelta> {
     let (fb, fa) = (&before.findings, &after.findings);
     let (nb, na) = (steps(before), steps(after));
@@ -166,6 +167,8 @@ pub fn findings(before: &Analysis, after: &Analysis) -> Vec<FindingDelta> {
                 predicted_ns: None,
             }),
     );
+    // A finding worth nothing in either run tells no story ("resolved 0 ns → 0 ns").
+    out.retain(|d| d.impact.before_ns > 0 || d.impact.after_ns > 0);
     out.sort_by_key(|d| std::cmp::Reverse(d.impact.delta_ns().unsigned_abs()));
     out
 }
