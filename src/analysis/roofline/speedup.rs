@@ -11,7 +11,7 @@ const PPM: u64 = 1_000_000;
 
 /// The kernels of one operator type (as the roofline lists it: the operator and the element
 /// type of its first input) and the share of their time they would keep.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Speedup {
     /// The operator (`aten::mm`).
     pub op: String,
@@ -34,11 +34,6 @@ impl Speedup {
             dtype: dtype.map(str::to_string),
             keep_ppm: (keep * PPM as f64).round() as u32,
         }
-    }
-
-    /// `ns` scaled to the share kept.
-    pub fn apply(&self, ns: Ns) -> Ns {
-        kept(ns, self.keep_ppm)
     }
 }
 
@@ -81,11 +76,14 @@ mod tests {
     fn speedups_keep_their_share_exactly() {
         let s = Speedup::new("aten::mm", Some("float"), 0.25);
         assert_eq!(s.keep_ppm, 250_000);
-        assert_eq!(s.apply(1_000_003), 250_000);
+        assert_eq!(kept(1_000_003, s.keep_ppm), 250_000);
         assert_eq!(Speedup::new("x", None, 7.0).keep_ppm, 1_000_000);
         assert_eq!(Speedup::new("x", None, f64::NAN).keep_ppm, 1_000_000);
-        assert_eq!(Speedup::new("x", None, -1.0).apply(i64::MAX), 0);
-        assert_eq!(Speedup::new("x", None, 1.0).apply(i64::MAX), i64::MAX);
+        assert_eq!(kept(i64::MAX, Speedup::new("x", None, -1.0).keep_ppm), 0);
+        assert_eq!(
+            kept(i64::MAX, Speedup::new("x", None, 1.0).keep_ppm),
+            i64::MAX
+        );
         let edits = [s.clone(), Speedup::new("aten::add", None, 0.5)];
         assert_eq!(speedup_for(&edits, "aten::mm", Some("float")), Some(&s));
         assert_eq!(speedup_for(&edits, "aten::mm", Some("c10::BFloat16")), None);

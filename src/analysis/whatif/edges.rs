@@ -111,9 +111,7 @@ impl EdgeFacts {
     /// stall holds: a framework op inside a data-loader, GC or allocator interval is that
     /// stall's time, not a launch gap (docs/metrics.md, "Replay": launch_bound).
     pub fn dispatches(&self) -> impl Iterator<Item = usize> + '_ {
-        let stalls: u8 = (1 << Stall::ALL.len()) - 1;
-        self.with(DISPATCH)
-            .filter(move |&k| self.bits[k] & stalls == 0)
+        self.with(DISPATCH).filter(move |&k| self.unstalled(k))
     }
 
     /// Edges that hold a collective kernel back other than the collective before it on its

@@ -116,37 +116,30 @@ fn header_line(b: &Browser, ctx: &Ctx<UiMsg>, width: u16) -> Line<'static> {
 /// full names when they fit, else their first four letters, else numbers with the selected
 /// pane's name.
 fn tab_labels(selected: Pane, width: usize) -> Vec<String> {
-    let full: Vec<String> = Pane::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, p)| format!(" {} {} ", i + 1, p.name()))
-        .collect();
+    // Each pane's number and what `name` gives of it (nothing: the number alone).
+    let labels = |name: &dyn Fn(Pane) -> String| -> Vec<String> {
+        Pane::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match name(*p) {
+                n if n.is_empty() => format!(" {} ", i + 1),
+                n => format!(" {} {n} ", i + 1),
+            })
+            .collect()
+    };
     let fits = |v: &[String]| v.iter().map(|l| l.chars().count()).sum::<usize>() <= width;
+    let full = labels(&|p| p.name().to_string());
     if fits(&full) {
         return full;
     }
-    let short: Vec<String> = Pane::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            format!(
-                " {} {} ",
-                i + 1,
-                p.name().chars().take(4).collect::<String>()
-            )
-        })
-        .collect();
+    let short = labels(&|p| p.name().chars().take(4).collect());
     if fits(&short) {
         return short;
     }
-    Pane::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, p)| match *p == selected {
-            true => format!(" {} {} ", i + 1, p.name()),
-            false => format!(" {} ", i + 1),
-        })
-        .collect()
+    labels(&|p| match p == selected {
+        true => p.name().to_string(),
+        false => String::new(),
+    })
 }
 
 fn tab_line(b: &Browser, ctx: &Ctx<UiMsg>, labels: &[String]) -> Line<'static> {
