@@ -400,7 +400,7 @@ pub struct DemoArgs {
     #[arg(long)]
     pub clean: bool,
     /// A random job of this seed instead of a scenario: data parallel or two pipeline
-    /// stages, 4-32 ranks, 0-2 causes of random size and place (the message lists them);
+    /// stages, 4-64 ranks, 0-2 causes of random size and place (the message lists them);
     /// its size and steps are the seed's (--ranks and --steps are ignored)
     #[arg(long, value_name = "SEED")]
     pub random: Option<u64>,

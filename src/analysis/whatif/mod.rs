@@ -19,6 +19,7 @@ pub mod savings;
 pub mod slowdown;
 pub mod step;
 pub mod steps;
+mod threads;
 pub mod transfers;
 
 pub use fix::{CommKind, Context, Fix};

@@ -232,7 +232,8 @@ pub struct Baseline {
     pub at: Vec<Ns>,
     /// Measured edge weights (`None`: no dependency in a replay).
     pub w: Vec<Option<Ns>>,
-    /// Ties of sources to their rank's earlier nodes ([`tie_sources`]).
+    /// Ties of gaps to the threads that filled them (`threads.rs`) and of sources to their
+    /// rank's earlier nodes ([`tie_sources`]).
     pub ties: Vec<(u32, u32, Ns)>,
     /// Nodes in a topological order of the live edges and ties.
     order: Vec<u32>,
@@ -252,8 +253,9 @@ impl Baseline {
             .map(|i| comm.offsets.get(i).map_or(0, |o| o.offset_ns))
             .collect();
         let at = measured(g, &offsets);
-        let w = weights(g, job, comm, &at);
-        let ties = tie_sources(g, &w, &at);
+        let mut w = weights(g, job, comm, &at);
+        let mut ties = super::threads::tie_threads(g, job, &mut w, &at);
+        ties.extend(tie_sources(g, &w, &at));
         Baseline::with(g, at, w, ties)
     }
 

@@ -1,5 +1,5 @@
 //! Random demo jobs (`stepscope demo --random SEED`, `tests/random_jobs.rs`): a layout (data
-//! parallel, or two pipeline stages each data parallel), 4 to 32 ranks, 0–2 causes drawn
+//! parallel, or two pipeline stages each data parallel), 4 to 64 ranks, 0–2 causes drawn
 //! from the catalogue the simulation can make, each with a random magnitude and position,
 //! random clock skew — and the same job's twin without its causes. Jobs nobody wrote a
 //! scenario for, to check that the advisor names what was injected.
@@ -51,6 +51,12 @@ pub enum Cause {
         /// Layers of the first stage.
         first_layers: u32,
     },
+    /// Every operator's dispatch takes this long on the host (a slow Python loop, a debug
+    /// mode, a CPU-starved process): launches come late and the device waits.
+    SlowDispatch {
+        /// Host time per operator.
+        ns: Ns,
+    },
     /// A Python GC pause on this rank, mid-forward in the step at this offset.
     GcPause {
         /// The rank.
@@ -74,13 +80,24 @@ impl Cause {
             Cause::GraphCapture => "graph_capture",
             Cause::StageImbalance { .. } => "stage_imbalance",
             Cause::GcPause { .. } => "gc",
+            Cause::SlowDispatch { .. } => "launch_bound",
         }
+    }
+
+    /// Whether its rule's fix gives the twin: false for slow dispatch, whose fix (a captured
+    /// graph: no dispatch at all) goes further than the twin's ordinary dispatch, so that
+    /// the twin bounds the predicted step from above only.
+    pub fn twin_is_fix(self) -> bool {
+        !matches!(self, Cause::SlowDispatch { .. })
     }
 
     /// Whether it is a problem (an anomaly against the job's own baseline) rather than an
     /// opportunity, as the advisor's rule table classes its rule.
     pub fn is_problem(self) -> bool {
-        !matches!(self, Cause::SmallBuckets { .. })
+        !matches!(
+            self,
+            Cause::SmallBuckets { .. } | Cause::SlowDispatch { .. }
+        )
     }
 }
 
@@ -124,7 +141,7 @@ impl RandomJob {
     pub fn new(seed: u64) -> RandomJob {
         let mut g = Rng(seed);
         let pipeline = g.range(0, 3) == 0;
-        let ranks = [4, 8, 16, 32][g.range(0, 3) as usize];
+        let ranks = [4, 8, 16, 32, 64][g.range(0, 4) as usize];
         let steps = g.range(4, 6) as u32;
         let skew_ms = g.range(0, 80);
         let wanted = g.range(0, 2);
@@ -144,9 +161,14 @@ impl RandomJob {
                     Cause::LoaderStall { .. } | Cause::SlowStep { .. } | Cause::GcPause { .. }
                 )
             };
-            let clash = causes
-                .iter()
-                .any(|a| same(a) || (one_step(a) && one_step(&c)));
+            // Slower kernels behind a host that cannot keep up cost nothing: no cause.
+            let hidden = |a: &Cause, b: &Cause| {
+                matches!(a, Cause::SlowDispatch { .. })
+                    && matches!(b, Cause::Straggler { .. } | Cause::SlowStep { .. })
+            };
+            let clash = causes.iter().any(|a| {
+                same(a) || (one_step(a) && one_step(&c)) || hidden(a, &c) || hidden(&c, a)
+            });
             if !clash {
                 causes.push(c);
             }
@@ -214,6 +236,7 @@ impl RandomJob {
                 Cause::GraphCapture => k.capture_forward = true,
                 Cause::StageImbalance { first_layers } => k.first_stage_layers = first_layers,
                 Cause::GcPause { rank, step, ns } => k.gc_pause = Some((rank, step, ns)),
+                Cause::SlowDispatch { ns } => k.dispatch_ns = ns,
             }
         }
         k
@@ -226,9 +249,9 @@ fn draw(g: &mut Rng, ranks: u32, steps: u32, pipeline: bool) -> Cause {
     // The catalogue: stage imbalance needs stages; the simulation's pipeline step has no
     // gradient buckets, allocator churn or graph capture.
     let kinds: &[u8] = if pipeline {
-        &[0, 1, 2, 3, 7, 8]
+        &[0, 1, 2, 3, 7, 8, 9]
     } else {
-        &[0, 1, 2, 3, 4, 5, 6, 8]
+        &[0, 1, 2, 3, 4, 5, 6, 8, 9]
     };
     match kinds[g.range(0, kinds.len() as i64 - 1) as usize] {
         0 => Cause::Straggler {
@@ -254,10 +277,19 @@ fn draw(g: &mut Rng, ranks: u32, steps: u32, pipeline: bool) -> Cause {
         7 => Cause::StageImbalance {
             first_layers: g.range(6, 9) as u32,
         },
-        _ => Cause::GcPause {
+        8 => Cause::GcPause {
             rank,
             step: g.range(1, i64::from(steps) - 1) as u32,
             ns: g.range(100, 400) * 1_000_000,
+        },
+        // Slower than the kernels it launches: a pipeline's micro-batch kernels are a
+        // quarter of a data-parallel step's.
+        _ => Cause::SlowDispatch {
+            ns: if pipeline {
+                g.range(150, 400)
+            } else {
+                g.range(400, 900)
+            } * 1_000,
         },
     }
 }
@@ -276,7 +308,7 @@ mod tests {
         }
         assert!(jobs.iter().any(|j| j.pipeline) && jobs.iter().any(|j| !j.pipeline));
         for j in &jobs {
-            assert!(j.ranks % 2 == 0 && (4..=32).contains(&j.ranks));
+            assert!(j.ranks % 2 == 0 && (4..=64).contains(&j.ranks));
             let clean = j.knobs(true);
             assert_eq!(
                 (clean.straggler, clean.pause, clean.slow_step_pct),

@@ -262,6 +262,8 @@ pub(super) struct Knobs {
     pub capture_forward: bool,
     /// A Python GC pause of this rank, in the step at this offset, this long (mid-forward).
     pub gc_pause: Option<(u32, u32, Ns)>,
+    /// The host time of one operator's dispatch (Python and framework), outside a capture.
+    pub dispatch_ns: Ns,
     /// Ranks' clocks are at most this many ms apart from true time.
     pub clock_skew_ms: i64,
     /// Two pipeline stages exchanging activations and gradients instead of data parallel.
@@ -285,6 +287,7 @@ impl Default for Knobs {
             allocator_churn: false,
             capture_forward: false,
             gc_pause: None,
+            dispatch_ns: 24_000,
             clock_skew_ms: 6,
             pipeline: false,
             first_stage_layers: 10,

@@ -134,7 +134,8 @@ impl<'s> RankSim<'s> {
 
     /// The host time of one operator's dispatch (longer while a graph is being captured).
     fn host_ns(&self, key: (u64, u64), capturing: bool) -> Ns {
-        jitter(if capturing { 60_000 } else { 24_000 }, key.0, key.1, 1)
+        let ns = self.knobs.dispatch_ns.max(24_000);
+        jitter(if capturing { ns.max(60_000) } else { ns }, key.0, key.1, 1)
     }
 
     /// A host op on `tid` at `t` launching one kernel on the compute stream (recorded instead
