@@ -1,6 +1,7 @@
 //! A finding before its severity is known, built by a rule step by step.
 
 use super::{Category, Claim, Evidence, Finding, Focus, Kind, Quantity, Severity, View};
+use crate::analysis::host::GcPause;
 use crate::analysis::roofline::speedup::Speedup;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
@@ -51,6 +52,12 @@ impl Draft {
     /// What its model says the kernels of its operator types would take.
     pub fn speedups(mut self, s: impl IntoIterator<Item = Speedup>) -> Draft {
         self.evidence.speedups = s.into_iter().collect();
+        self
+    }
+
+    /// The unrecorded pauses it names (what its replay takes away).
+    pub fn pauses(mut self, p: impl IntoIterator<Item = GcPause>) -> Draft {
+        self.evidence.pauses = p.into_iter().collect();
         self
     }
 

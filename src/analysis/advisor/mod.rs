@@ -19,6 +19,7 @@ pub use draft::Draft;
 pub use facts::Facts;
 pub use thresholds::Thresholds;
 
+use crate::analysis::host::GcPause;
 use crate::analysis::roofline::speedup::Speedup;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
@@ -159,6 +160,10 @@ pub struct Evidence {
     /// replay shrinks them to (not in the JSON: the rule's model, see docs/metrics.md).
     #[serde(skip)]
     pub speedups: Vec<Speedup>,
+    /// The unrecorded pauses a host-gap finding names: what its replay takes away (not in
+    /// the JSON: the ranks, steps and numbers say them).
+    #[serde(skip)]
+    pub pauses: Vec<GcPause>,
 }
 
 /// Where a view shows a finding's evidence: what its proof is, resolved against the job by

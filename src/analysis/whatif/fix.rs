@@ -11,6 +11,7 @@ use crate::analysis::breakdown::Breakdown;
 use crate::analysis::cluster::Stage;
 use crate::analysis::comm::Comm;
 use crate::analysis::critical_path::Category;
+use crate::analysis::host::GcPause;
 use crate::analysis::roofline::speedup::Speedup;
 use crate::model::{CollOp, Job, RankId, StepNo};
 use crate::time::Ns;
@@ -55,6 +56,9 @@ pub enum Fix {
     /// The host's unrecorded time between operators (Python, descheduling) that no stall
     /// holds takes none: what making the loop's own Python faster, or asynchronous, gives.
     HostGaps,
+    /// These unrecorded pauses (stretches in which nothing ran on their rank) take no time:
+    /// the host gaps over them lose what they overlap.
+    Pauses(Vec<GcPause>),
     /// Kernels of these operator types keep the given share of their time (fused, at the
     /// attainable FLOP/s, in a faster precision).
     Kernels(Vec<Speedup>),
@@ -220,6 +224,7 @@ impl StepReplay<'_> {
                 }
             }
             Fix::Kernels(edits) => self.speed_up(w, edits),
+            Fix::Pauses(p) => self.drop_pauses(p, w),
             Fix::Ideal => {
                 for (k, f) in IDEAL.iter().enumerate() {
                     self.apply_to(cx, f, w, measured && k == 0);
@@ -259,6 +264,28 @@ impl StepReplay<'_> {
             let held = cover.holds(e.rank, ev.lane[i], ev.start[i], ev.end(i));
             if let (Some(len), Some(_)) = (held.filter(|&l| l > to), e.cat) {
                 w[k] = Some(mul_div(x, i128::from(to), i128::from(len)));
+            }
+        }
+    }
+
+    /// Each host gap loses the time it overlaps the pauses of its rank (rank clock).
+    fn drop_pauses(&self, pauses: &[GcPause], w: &mut [Option<Ns>]) {
+        for (k, e) in self.g.edges.iter().enumerate() {
+            let (Some(x), Some(Category::HostGap)) = (w[k], e.cat) else {
+                continue;
+            };
+            let id = self.job.rank(e.rank).id;
+            let (a, b) = (
+                self.g.nodes[e.from as usize].1,
+                self.g.nodes[e.to as usize].1,
+            );
+            let over: Ns = pauses
+                .iter()
+                .filter(|p| p.rank == id)
+                .map(|p| (b.min(p.start_ns + p.dur_ns) - a.max(p.start_ns)).max(0))
+                .sum();
+            if over > 0 {
+                w[k] = Some((x - over).max(0));
             }
         }
     }

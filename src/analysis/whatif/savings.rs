@@ -35,6 +35,7 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
         "small_messages" => Fix::Buckets(DEFAULT_BUCKET_BYTES),
         "poor_overlap" => Fix::Overlap,
         "free_time" => Fix::HostGaps,
+        "host_gap" if !f.evidence.pauses.is_empty() => Fix::Pauses(f.evidence.pauses.clone()),
         // The kernel rules: their operators' kernels at what the rule's model gives.
         _ if !f.evidence.speedups.is_empty() => Fix::Kernels(f.evidence.speedups.clone()),
         // Waiting for a named late rank: that rank's own work at its peers'; waiting with

@@ -57,7 +57,9 @@ pub enum Cause {
         /// Host time per operator.
         ns: Ns,
     },
-    /// A Python GC pause on this rank, mid-forward in the step at this offset.
+    /// A Python GC pause on this rank, mid-forward in the step at this offset: recorded as
+    /// a `gc` annotation (a callback in `gc.callbacks`), or not recorded at all — what a
+    /// trace usually shows: a stretch in which nothing ran.
     GcPause {
         /// The rank.
         rank: u32,
@@ -65,6 +67,8 @@ pub enum Cause {
         step: u32,
         /// The pause.
         ns: Ns,
+        /// Whether the trace records it (a `gc` annotation).
+        recorded: bool,
     },
 }
 
@@ -79,7 +83,8 @@ impl Cause {
             Cause::AllocatorChurn => "allocator_churn",
             Cause::GraphCapture => "graph_capture",
             Cause::StageImbalance { .. } => "stage_imbalance",
-            Cause::GcPause { .. } => "gc",
+            Cause::GcPause { recorded: true, .. } => "gc",
+            Cause::GcPause { .. } => "host_gap",
             Cause::SlowDispatch { .. } => "launch_bound",
         }
     }
@@ -235,7 +240,12 @@ impl RandomJob {
                 Cause::AllocatorChurn => k.allocator_churn = true,
                 Cause::GraphCapture => k.capture_forward = true,
                 Cause::StageImbalance { first_layers } => k.first_stage_layers = first_layers,
-                Cause::GcPause { rank, step, ns } => k.gc_pause = Some((rank, step, ns)),
+                Cause::GcPause {
+                    rank,
+                    step,
+                    ns,
+                    recorded,
+                } => k.gc_pause = Some((rank, step, ns, recorded)),
                 Cause::SlowDispatch { ns } => k.dispatch_ns = ns,
             }
         }
@@ -277,11 +287,18 @@ fn draw(g: &mut Rng, ranks: u32, steps: u32, pipeline: bool) -> Cause {
         7 => Cause::StageImbalance {
             first_layers: g.range(6, 9) as u32,
         },
-        8 => Cause::GcPause {
-            rank,
-            step: g.range(1, i64::from(steps) - 1) as u32,
-            ns: g.range(100, 400) * 1_000_000,
-        },
+        // Unrecorded, the pause is a stretch in which nothing ran only once the work queued
+        // before it has drained: at least 250 ms, over the 200 ms a host gap needs.
+        8 => {
+            let step = g.range(1, i64::from(steps) - 1) as u32;
+            let recorded = g.range(0, 1) == 0;
+            Cause::GcPause {
+                rank,
+                step,
+                ns: g.range(if recorded { 100 } else { 250 }, 400) * 1_000_000,
+                recorded,
+            }
+        }
         // Slower than the kernels it launches: a pipeline's micro-batch kernels are a
         // quarter of a data-parallel step's.
         _ => Cause::SlowDispatch {

@@ -261,7 +261,8 @@ pub(super) struct Knobs {
     /// The forward pass captured into a CUDA graph in every step, then replayed.
     pub capture_forward: bool,
     /// A Python GC pause of this rank, in the step at this offset, this long (mid-forward).
-    pub gc_pause: Option<(u32, u32, Ns)>,
+    /// Whether a `gc` annotation records it (else nothing is recorded while it lasts).
+    pub gc_pause: Option<(u32, u32, Ns, bool)>,
     /// The host time of one operator's dispatch (Python and framework), outside a capture.
     pub dispatch_ns: Ns,
     /// Ranks' clocks are at most this many ms apart from true time.

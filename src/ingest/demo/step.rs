@@ -264,7 +264,7 @@ impl RankSim<'_> {
     /// The scenario's GC pause at host time `h`, on its rank in its step; returns the host
     /// time after it.
     fn gc_pause(&mut self, h: Ns) -> Ns {
-        let Some((rank, step, ns)) = self.knobs.gc_pause else {
+        let Some((rank, step, ns, recorded)) = self.knobs.gc_pause else {
             return h;
         };
         if self.gc_paused
@@ -274,8 +274,10 @@ impl RankSim<'_> {
             return h;
         }
         self.gc_paused = true;
-        let args = r#"{"External id": 0, "Ev Idx": 0}"#;
-        self.sink.x("user_annotation", "gc", Tid::Main, h, ns, args);
+        if recorded {
+            let args = r#"{"External id": 0, "Ev Idx": 0}"#;
+            self.sink.x("user_annotation", "gc", Tid::Main, h, ns, args);
+        }
         h + ns + 2_000
     }
 

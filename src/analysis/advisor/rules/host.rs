@@ -483,7 +483,8 @@ pub fn host_gap(f: &Facts, _: &Thresholds) -> Option<Draft> {
             .ops(first.within.iter().cloned())
             .number("gaps", Quantity::Count(g.len() as u64))
             .number("longest_ns", Quantity::Ns(first.dur_ns))
-            .number("imposed_wait_ns", Quantity::Ns(imposed)),
+            .number("imposed_wait_ns", Quantity::Ns(imposed))
+            .pauses(g.iter().map(|&x| x.clone())),
     )
 }
 
