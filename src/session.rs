@@ -14,11 +14,12 @@ use crate::format::printable;
 use crate::ingest::progress::Counters;
 use crate::ingest::roles::RoleTable;
 use crate::ingest::{self, demo};
-use crate::model::{EventRef, Job, StepNo, Sym};
+use crate::model::{EventRef, Job, RankId, StepNo, Sym};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use crate::ingest::demo::{DemoSpec, Scenario};
+pub use crate::ingest::source::check_max_input;
 pub use crate::ingest::{Input, LoadOptions, Loaded};
 
 /// Bytes a view may decompress or generate unasked to show an event's args again (16 MiB:
@@ -154,16 +155,31 @@ pub fn load_counted(
     ingest::load_counted(inputs, opts, counters)
 }
 
+/// `--rank R` of any face must name a loaded rank.
+pub fn check_rank(job: &Job, r: RankId) -> Result<(), Error> {
+    if job.rank_ix(r).is_some() {
+        return Ok(());
+    }
+    let ids: Vec<String> = job.ranks.iter().map(|x| x.id.to_string()).collect();
+    Err(Error::usage(
+        "--rank",
+        format!("no rank {r} (ranks: {})", ids.join(", ")),
+    ))
+}
+
+/// `--window` must name a step or an annotation some rank has: a critical path that is
+/// silently absent would read as "nothing to say".
+pub fn check_window(job: &Job, win: Option<&Window>) -> Result<(), Error> {
+    match win.and_then(|w| analysis::critical_path::missing_window(job, w)) {
+        Some(why) => Err(Error::usage("--window", why)),
+        None => Ok(()),
+    }
+}
+
 /// `--step`/`--rank` must name something that exists: an empty report would read as "fine".
 pub fn check_scope(job: &Job, scope: Scope) -> Result<(), Error> {
     if let Some(r) = scope.rank {
-        if job.rank_ix(r).is_none() {
-            let ids: Vec<String> = job.ranks.iter().map(|x| x.id.to_string()).collect();
-            return Err(Error::usage(
-                "--rank",
-                format!("no rank {r} (ranks: {})", ids.join(", ")),
-            ));
-        }
+        check_rank(job, r)?;
     }
     if let Some(s) = scope.step {
         if !job.steps.contains(&s) {
@@ -210,6 +226,7 @@ impl Session {
         inputs: Vec<Input>,
     ) -> Result<Session, Error> {
         check_scope(&loaded.job, opts.scope)?;
+        check_window(&loaded.job, opts.window.as_ref())?;
         let analysis = analysis::analyze(&loaded.job, &opts);
         Ok(Session {
             loaded,

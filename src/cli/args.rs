@@ -20,7 +20,8 @@ use stepscope::ui::browser::Pane;
 /// Options every command takes.
 #[derive(Debug, Args, Clone)]
 pub struct Global {
-    /// Worker threads for loading and analysis (default: all cores).
+    /// Worker threads for loading and analysis (default: all cores; at least 1, more than
+    /// the cores is capped at them, said on stderr).
     #[arg(long, global = true, value_name = "N")]
     pub threads: Option<usize>,
     /// Keep python_function frames (with_stack=True) as events of kind `other`; by default

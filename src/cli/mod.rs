@@ -82,6 +82,20 @@ fn one_line(rendered: &str) -> String {
     format!("{} (stepscope --help)", printable(&line))
 }
 
+/// The worker threads `--threads N` gets: at least 1, at most the machine's cores (said on
+/// stderr when it asked for more: more threads than cores only add switching, and a huge
+/// N spent minutes spawning).
+fn threads(n: usize) -> Result<usize, String> {
+    if n == 0 {
+        return Err("must be at least 1".into());
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if n > cores {
+        eprintln!("note: --threads {n} capped at this machine's {cores} cores");
+    }
+    Ok(n.min(cores))
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn main() -> i32 {
     panic::install();
@@ -98,9 +112,20 @@ pub fn main() -> i32 {
             return 0;
         }
     };
+    if let Err(e) = stepscope::session::check_max_input() {
+        eprintln!("error: {}", printable(&e));
+        return ErrorKind::Usage.exit_code();
+    }
     if let Some(n) = cli.global.threads {
+        let threads = match threads(n) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: --threads: {e}");
+                return ErrorKind::Usage.exit_code();
+            }
+        };
         if let Err(e) = rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
+            .num_threads(threads)
             .build_global()
         {
             eprintln!("error: --threads: {e}");

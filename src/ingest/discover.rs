@@ -56,6 +56,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
         }));
     }
     dedup_ascend(&mut out);
+    dedup_files(&mut out);
     check_not_mixed(&out)?;
     Ok(out)
 }
@@ -65,6 +66,16 @@ fn ascend_input(dir: RankDir) -> Input {
         origin: Origin::Ascend(dir),
         format: Format::Ascend,
     }
+}
+
+/// A file named twice (the same path, another spelling of it, a link to it, or a folder and
+/// a file inside it) is one input: the first mention is kept.
+fn dedup_files(inputs: &mut Vec<Input>) {
+    let mut seen = std::collections::HashSet::new();
+    inputs.retain(|i| match &i.origin {
+        Origin::File(p) => seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
+        _ => true,
+    });
 }
 
 /// Several files of one Ascend rank given on the command line are that rank once.

@@ -54,6 +54,13 @@ pub fn one_job(mut drafts: Vec<Draft>, job: Option<u32>) -> Result<Vec<Draft>, E
 
 /// The refusal: why the inputs are not one job, and the jobs they are.
 fn several(why: &Error, dirs: &[PathBuf], by_dir: &[Vec<Draft>]) -> Error {
+    // Each job named by the folder that holds all its files (`/home/a/run1`, not `/home`).
+    let dirs: Vec<PathBuf> = dirs
+        .iter()
+        .zip(by_dir)
+        .map(|(d, g)| job_folder(g).unwrap_or_else(|| d.clone()))
+        .collect();
+    let dirs = &dirs[..];
     let list: Vec<String> = dirs
         .iter()
         .zip(by_dir)
@@ -77,6 +84,23 @@ fn several(why: &Error, dirs: &[PathBuf], by_dir: &[Vec<Draft>]) -> Error {
             first_line(why)
         ),
     )
+}
+
+/// The deepest folder holding every file of `g`.
+fn job_folder(g: &[Draft]) -> Option<PathBuf> {
+    let mut parents = g
+        .iter()
+        .map(|(d, _)| Path::new(&d.rank.source.path).parent());
+    let mut common = parents.next()??.to_path_buf();
+    for p in parents {
+        let p = p?;
+        while !p.starts_with(&common) {
+            if !common.pop() {
+                return None;
+            }
+        }
+    }
+    (!common.as_os_str().is_empty()).then_some(common)
 }
 
 /// Why the inputs are not one job: the refusal's reason without its own suggestion.

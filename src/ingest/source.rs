@@ -44,28 +44,60 @@ pub struct Source {
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// The cap on text held in memory when it cannot be mapped: stdin and other streams, and
-/// what gzip inflates to — 8 GiB unless `STEPSCOPE_MAX_INPUT` says otherwise (bytes, or with
-/// a `K`/`M`/`G` suffix). Plain files are mapped, not copied, and have no cap.
+/// what gzip inflates to — 8 GiB unless `STEPSCOPE_MAX_INPUT` says otherwise ([`parse_size`];
+/// the CLI refuses a value it does not accept before reading anything, [`check_max_input`]).
+/// Plain files are mapped, not copied, and have no cap.
 pub fn max_text() -> u64 {
     std::env::var("STEPSCOPE_MAX_INPUT")
         .ok()
-        .and_then(|v| parse_size(&v))
+        .and_then(|v| parse_size(&v).ok())
         .unwrap_or(DEFAULT_MAX_TEXT)
 }
 
 /// [`max_text`] by default.
 pub const DEFAULT_MAX_TEXT: u64 = 8 << 30;
 
-/// `123`, `64K`, `512M`, `8G` (binary units) as bytes.
-fn parse_size(v: &str) -> Option<u64> {
-    let v = v.trim();
-    let (digits, shift) = match v.as_bytes().last()?.to_ascii_uppercase() {
-        b'K' => (&v[..v.len() - 1], 10),
-        b'M' => (&v[..v.len() - 1], 20),
-        b'G' => (&v[..v.len() - 1], 30),
-        _ => (v, 0),
+/// `STEPSCOPE_MAX_INPUT`, when set, is a size [`parse_size`] accepts; else why not.
+pub fn check_max_input() -> Result<(), String> {
+    match std::env::var_os("STEPSCOPE_MAX_INPUT") {
+        None => Ok(()),
+        Some(v) => match v.to_str() {
+            Some(s) => parse_size(s).map(|_| ()),
+            None => Err("STEPSCOPE_MAX_INPUT is not UTF-8".into()),
+        },
+    }
+    .map_err(|e| format!("STEPSCOPE_MAX_INPUT: {e}"))
+}
+
+/// A size in bytes: digits, optionally followed by a binary unit `K`, `M`, `G` or `T` (also
+/// spelt `KiB`/`KB`, … — all powers of 1024); at least 1 byte. Anything else is refused
+/// with the value (cut to 40 characters) and what is accepted.
+pub fn parse_size(v: &str) -> Result<u64, String> {
+    let t = v.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => u32::MAX,
     };
-    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
+    let Some(n) = digits.parse::<u64>().ok().filter(|_| shift != u32::MAX) else {
+        return Err(format!(
+            "`{}` is not a size: bytes, or with K, M, G or T (binary units), e.g. 512M",
+            crate::format::fit_name(v, 40)
+        ));
+    };
+    match n.checked_mul(1 << shift) {
+        Some(0) => Err("must be at least 1 byte".into()),
+        Some(b) => Ok(b),
+        None => Err(format!(
+            "`{}` is more than 16 EiB",
+            crate::format::fit_name(v, 40)
+        )),
+    }
 }
 
 /// Whether `path` (followed through links) is a regular file; an error naming what it is
@@ -310,4 +342,27 @@ pub fn event_text(path: &Path, raw: crate::model::RawSpan) -> Result<String, Err
         ));
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_take_binary_units_and_refuse_the_rest() {
+        assert_eq!(parse_size("123"), Ok(123));
+        assert_eq!(parse_size(" 64K "), Ok(64 << 10));
+        assert_eq!(parse_size("1KiB"), Ok(1024));
+        assert_eq!(parse_size("512mb"), Ok(512 << 20));
+        assert_eq!(parse_size("8G"), Ok(8 << 30));
+        assert_eq!(parse_size("2T"), Ok(2 << 40));
+        for bad in ["abc", "-1", "1.5G", "", "G", "12 apples", "1KiBB"] {
+            let e = parse_size(bad).unwrap_err();
+            assert!(e.contains("not a size"), "{bad}: {e}");
+        }
+        assert!(parse_size("0").unwrap_err().contains("at least 1"));
+        assert!(parse_size("99999999T").unwrap_err().contains("16 EiB"));
+        // An echoed value is cut.
+        assert!(parse_size(&"x".repeat(10_000)).unwrap_err().len() < 200);
+    }
 }

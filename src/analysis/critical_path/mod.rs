@@ -247,6 +247,47 @@ fn by_name<S: Serializer>(m: &BTreeMap<Category, Ns>, s: S) -> Result<S::Ok, S::
     named.serialize(s)
 }
 
+/// Why `win` names nothing on any rank of `job` (`None`: some rank has it): the
+/// annotations there are, most frequent first, so that `--window` is never silently empty.
+pub fn missing_window(job: &Job, win: &Window) -> Option<String> {
+    if job.ranks.iter().any(|r| rank_window(r, win, job).is_some()) {
+        return None;
+    }
+    let mut count: std::collections::BTreeMap<&str, u64> = Default::default();
+    for r in &job.ranks {
+        let ev = &r.events;
+        for i in 0..ev.len() {
+            let cpu = r.lanes[ev.lane[i] as usize].side == LaneSide::Cpu;
+            if ev.kind[i] == Kind::Annotation && cpu && !job.role(ev.name[i]).is_step_marker() {
+                *count.entry(job.strings.resolve(ev.name[i])).or_default() += 1;
+            }
+        }
+    }
+    let mut names: Vec<(&str, u64)> = count.into_iter().collect();
+    names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let shown: Vec<String> = names
+        .iter()
+        .take(8)
+        .map(|(n, k)| format!("{} (×{k})", crate::format::fit_name(n, 60)))
+        .collect();
+    let more = names.len().saturating_sub(shown.len());
+    Some(match (shown.is_empty(), win) {
+        (_, Window::Step(s)) => format!("no step {s} on any rank"),
+        (true, _) => {
+            format!("no annotation `{win}` on any rank, and the job records no user annotation")
+        }
+        (false, _) => format!(
+            "no annotation `{win}` on any rank; annotations: {}{}",
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ),
+    })
+}
+
 /// The window's bounds on one rank: host time `[lo, hi)` of its step or annotation
 /// instance (CPU events starting in it belong to the window; device events by their launch).
 fn rank_window(rank: &Rank, win: &Window, job: &Job) -> Option<RankWindow> {

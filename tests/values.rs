@@ -1,0 +1,117 @@
+//! Every value a user gives is checked (issue 44, class 4): an environment size, a thread
+//! count, a window, a rank, the same path twice, two runs in unrelated folders. Each case
+//! failed on the release before it: ignored silently, unbounded, or a wrong suggestion.
+
+mod common;
+
+use common::{report_json, run, testdata};
+use std::process::{Command, Output};
+
+fn with_env(key: &str, value: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(args)
+        .env(key, value)
+        .output()
+        .unwrap()
+}
+
+/// Exit 2 and one stderr line containing each of `needles`.
+fn refused(o: &Output, needles: &[&str]) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{n:?} not in {err}");
+    }
+    err
+}
+
+fn cluster() -> String {
+    testdata("cluster4").display().to_string()
+}
+
+#[test]
+fn a_size_in_the_environment_takes_units_and_refuses_the_rest() {
+    let c = cluster();
+    for bad in ["abc", "-1", "1.5G", "0", "12 apples"] {
+        let o = with_env("STEPSCOPE_MAX_INPUT", bad, &["report", &c]);
+        refused(&o, &["STEPSCOPE_MAX_INPUT"]);
+    }
+    // A 10 kB value is echoed cut, not whole.
+    let o = with_env("STEPSCOPE_MAX_INPUT", &"9x".repeat(5_000), &["report", &c]);
+    assert!(refused(&o, &["not a size"]).len() < 300);
+    for good in ["64M", "1GiB", "2g", "123456789"] {
+        let o = with_env("STEPSCOPE_MAX_INPUT", good, &["report", &c]);
+        assert!(o.status.success(), "{good}");
+    }
+}
+
+#[test]
+fn threads_are_capped_at_the_cores_and_zero_is_refused() {
+    let c = cluster();
+    let o = run(["--threads", "100000", "report", &c]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("capped at"), "{err}");
+    refused(&run(["--threads", "0", "report", &c]), &["--threads"]);
+}
+
+#[test]
+fn a_window_that_names_nothing_is_refused_naming_the_windows_there_are() {
+    let g = testdata("gloo_absorb3").display().to_string();
+    for face in ["report", "whatif"] {
+        let o = run([face, &g, "--window", "nosuch"]);
+        refused(
+            &o,
+            &["--window", "nosuch", "DistributedDataParallel.forward (×"],
+        );
+    }
+    // A job with no user annotation says so.
+    let o = run(["report", &cluster(), "--window", "nosuch"]);
+    refused(&o, &["records no user annotation"]);
+    // One that exists is analysed.
+    let w = "DistributedDataParallel.forward";
+    let r = report_json(&[&testdata("gloo_absorb3")], &["--window", w]);
+    assert!(!r["critical_path"].is_null());
+}
+
+#[test]
+fn every_face_refuses_a_rank_that_is_not_loaded() {
+    let c = cluster();
+    for face in ["report", "whatif"] {
+        refused(
+            &run([face, &c, "--rank", "99"]),
+            &["no rank 99", "ranks: 0"],
+        );
+    }
+}
+
+#[test]
+fn a_path_given_twice_is_one_input() {
+    let f = testdata("cluster4/rank-0.json");
+    let r = report_json(
+        &[&f, &f, &testdata("cluster4/../cluster4/rank-0.json")],
+        &[],
+    );
+    assert_eq!(r["job"]["ranks"], 1, "{}", r["job"]);
+    // A folder and a file inside it: the folder's four ranks.
+    let r = report_json(&[&testdata("cluster4"), &f], &[]);
+    assert_eq!(r["job"]["ranks"], 4);
+}
+
+#[test]
+fn two_runs_in_unrelated_folders_are_named_by_their_own_folders() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("home/a/run1"), t.path().join("scratch/b"));
+    for d in [&a, &b] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::copy(testdata("cluster4/rank-0.json"), d.join("rank-0.json")).unwrap();
+    }
+    let o = run([
+        "report",
+        &t.path().join("home").display().to_string(),
+        &t.path().join("scratch").display().to_string(),
+    ]);
+    let want = format!("stepscope diff {} {}", a.display(), b.display());
+    refused(&o, &[&want]);
+}
