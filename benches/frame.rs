@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_macros)] // test output: a panic there is the test failing
 //! TUI frame cost (BENCHMARKS.md, "TUI frames"): with a 1024-rank job and a ~1 GB single-rank trace loaded, the
 //! first frame after the analysis, and key presses (state change + frame build + draw on
 //! ratatui's in-memory backend, one frame per key) per view. Benchmarks named `_keys_ab`

@@ -7,6 +7,17 @@
 //! results through [`prose`] and writing numbers through [`format`]. [`session`] is the one way
 //! from paths to analysed data. The `stepscope` binary is a thin command line over this.
 
+/// One line on stderr, where a failed write (stderr closed, full, or a pipe whose reader
+/// left) is ignored: a diagnostic that cannot be shown must not end the program, and
+/// `crate::stderr_line!` panics there (issue 44: exit 70 after a successful export).
+#[macro_export]
+macro_rules! stderr_line {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 pub mod analysis;
 pub mod config;
 pub mod error;

@@ -141,7 +141,7 @@ pub fn title(paths: &[PathBuf], scenario: Scenario) -> String {
 pub fn load(inputs: &[Input], opts: &LoadOptions) -> Result<Loaded, Error> {
     let loaded = ingest::load(inputs, opts)?;
     for s in &loaded.skipped {
-        eprintln!("warning: skipped {}", printable(&s.to_string()));
+        crate::stderr_line!("warning: skipped {}", printable(&s.to_string()));
     }
     Ok(loaded)
 }

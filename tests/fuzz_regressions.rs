@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_macros)] // test output: a panic there is the test failing
 //! Every input a fuzzer found a failure with (testdata/fuzz/TARGET/), replayed through the
 //! same target body (`stepscope::fuzz`) — each once panicked, hung or leaked something unsafe
 //! onto a terminal — and the seeds of every target, so a change that breaks a reader on a

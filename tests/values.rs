@@ -115,3 +115,38 @@ fn two_runs_in_unrelated_folders_are_named_by_their_own_folders() {
     let want = format!("stepscope diff {} {}", a.display(), b.display());
     refused(&o, &[&want]);
 }
+
+/// Stderr that cannot be written (full, closed, a pipe whose reader left) ends nothing: the
+/// export still writes its file and exits 0, an error still exits 2 — never the panic hook's
+/// 70 (class 3: `eprintln!` panicked there; clippy.toml now refuses it).
+#[test]
+fn a_stderr_that_cannot_be_written_changes_no_exit_status() {
+    let full = std::path::Path::new("/dev/full");
+    if !full.exists() {
+        common::skip("no /dev/full on this system");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("o.json");
+    let c = cluster();
+    let run_full = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_stepscope"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::OpenOptions::new().write(true).open(full).unwrap())
+            .status()
+            .unwrap()
+    };
+    // --threads past the cores writes a note to stderr first.
+    let s = run_full(&[
+        "--threads",
+        "100000",
+        "export",
+        &c,
+        "--perfetto",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(s.code(), Some(0));
+    assert!(out.metadata().unwrap().len() > 0);
+    assert_eq!(run_full(&["report", "no/such/path"]).code(), Some(2));
+}

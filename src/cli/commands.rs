@@ -89,7 +89,7 @@ pub fn diff(a: &DiffArgs, g: &Global) -> Result<i32, Error> {
         .fail_on_regression
         .and_then(|pct| report::diff::regression(&r, pct));
     if let Some(why) = &tripped {
-        eprintln!("regression: {}", stepscope::format::printable(why));
+        stepscope::stderr_line!("regression: {}", stepscope::format::printable(why));
     }
     std::mem::forget(pair);
     Ok(if tripped.is_some() { EXIT_FINDINGS } else { 0 })
@@ -110,9 +110,11 @@ pub fn export(a: &ExportArgs, g: &Global) -> Result<i32, Error> {
     let s = Session::open(&a.paths, &g.settings(Default::default()))?;
     let n = session::export_perfetto(&s, out)
         .map_err(|e| Error::input(&label, format!("cannot write: {e}")))?;
-    eprintln!(
+    stepscope::stderr_line!(
         "wrote {label}: {} event(s), {} diagnosis slice(s), {} flow arrow(s); open it in ui.perfetto.dev",
-        n.events, n.diagnosis, n.flows
+        n.events,
+        n.diagnosis,
+        n.flows
     );
     std::mem::forget(s);
     Ok(0)
@@ -205,7 +207,7 @@ pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
-    eprintln!(
+    stepscope::stderr_line!(
         "wrote {} rank file(s), {:.1} MB, to {label} ({})",
         files.len(),
         bytes as f64 / 1e6,

@@ -91,7 +91,7 @@ fn threads(n: usize) -> Result<usize, String> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     if n > cores {
-        eprintln!("note: --threads {n} capped at this machine's {cores} cores");
+        stepscope::stderr_line!("note: --threads {n} capped at this machine's {cores} cores");
     }
     Ok(n.min(cores))
 }
@@ -103,7 +103,7 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
-            eprintln!("{}", one_line(&e.render().to_string()));
+            stepscope::stderr_line!("{}", one_line(&e.render().to_string()));
             return ErrorKind::Usage.exit_code();
         }
         Err(e) => {
@@ -113,14 +113,14 @@ pub fn main() -> i32 {
         }
     };
     if let Err(e) = stepscope::session::check_max_input() {
-        eprintln!("error: {}", printable(&e));
+        stepscope::stderr_line!("error: {}", printable(&e));
         return ErrorKind::Usage.exit_code();
     }
     if let Some(n) = cli.global.threads {
         let threads = match threads(n) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: --threads: {e}");
+                stepscope::stderr_line!("error: --threads: {e}");
                 return ErrorKind::Usage.exit_code();
             }
         };
@@ -128,7 +128,7 @@ pub fn main() -> i32 {
             .num_threads(threads)
             .build_global()
         {
-            eprintln!("error: --threads: {e}");
+            stepscope::stderr_line!("error: --threads: {e}");
             return ErrorKind::Usage.exit_code();
         }
     }
@@ -160,7 +160,7 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", printable(&e.to_string()));
+            stepscope::stderr_line!("error: {}", printable(&e.to_string()));
             e.exit_code()
         }
     }

@@ -87,7 +87,7 @@ pub fn run(paths: &[PathBuf], settings: &Settings, ui: &UiOptions) -> Result<i32
     drop(term);
     drop(guard);
     for s in &skipped {
-        eprintln!("warning: skipped {}", printable(s));
+        crate::stderr_line!("warning: skipped {}", printable(s));
     }
     // Freeing millions of events one by one would only delay the exit.
     std::mem::forget(shell);

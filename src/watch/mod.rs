@@ -202,7 +202,7 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
         write_alerts(out, &closing)?;
     }
     for note in unread(opts, &engine) {
-        eprintln!("{note}");
+        crate::stderr_line!("{note}");
     }
     if opts.summary {
         out.write_all(summary(&engine.live, &view::notes(&engine)).as_bytes())
@@ -213,7 +213,8 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
         if opts.summary {
             out.write_all(text.as_bytes()).map_err(io)?;
         } else {
-            eprint!("{text}");
+            use std::io::Write as _;
+            let _ = std::io::stderr().write_all(text.as_bytes());
         }
     }
     Ok(engine.live)
