@@ -26,6 +26,7 @@ pub mod format;
 pub mod fuzz;
 mod ingest;
 pub mod model;
+pub mod output;
 pub mod prose;
 pub mod report;
 pub mod session;

@@ -275,36 +275,21 @@ pub use demo::write as write_demo;
 
 pub mod diff;
 
-/// Writes `s` as one Perfetto / Chrome trace to `out` (gzip when it ends in `.gz`).
+/// Writes `s` as one Perfetto / Chrome trace to `out` (gzip when it ends in `.gz`; `-`:
+/// stdout) through the one writer ([`crate::output`]), never beside the job's `inputs`.
 pub fn export_perfetto(
     s: &Session,
     out: &std::path::Path,
-) -> std::io::Result<crate::report::perfetto::Written> {
-    use std::io::Write;
-    let file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(out)?);
-    if out.extension().is_some_and(|e| e == "gz") {
-        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
-        let n = crate::report::perfetto::write(&s.loaded.job, &s.analysis, &mut gz)?;
-        gz.finish()?.flush()?;
-        Ok(n)
-    } else {
-        let mut file = file;
-        let n = crate::report::perfetto::write(&s.loaded.job, &s.analysis, &mut file)?;
-        file.flush()?;
-        Ok(n)
-    }
-}
-
-/// The input (file or directory) that `out` would be written into or over, if any.
-pub fn inside_inputs(out: &std::path::Path, inputs: &[PathBuf]) -> Option<String> {
-    let abs = |p: &std::path::Path| std::fs::canonicalize(p).ok();
-    let dir = out
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let target = abs(dir)?.join(out.file_name()?);
-    inputs.iter().find_map(|i| {
-        let i_abs = abs(i)?;
-        target.starts_with(&i_abs).then(|| i.display().to_string())
+    inputs: &[PathBuf],
+) -> Result<crate::report::perfetto::Written, crate::output::Refused> {
+    crate::output::write(out, inputs, |w| {
+        if out.extension().is_some_and(|e| e == "gz") {
+            let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+            let n = crate::report::perfetto::write(&s.loaded.job, &s.analysis, &mut gz)?;
+            gz.finish()?;
+            Ok(n)
+        } else {
+            crate::report::perfetto::write(&s.loaded.job, &s.analysis, w)
+        }
     })
 }

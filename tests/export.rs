@@ -194,10 +194,66 @@ fn the_export_is_never_written_into_an_input() {
     .unwrap();
     let o = export(&[&input], &input.join("out.json"));
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("inside the input"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("in the folder of the input"));
     let names: BTreeSet<_> = std::fs::read_dir(&input)
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names.len(), 1, "nothing written: {names:?}");
+}
+
+/// Issue 44, class 1: an output never destroys an input — not through a symbolic link
+/// (dangling: never creating its target), not onto a hard-linked file, not beside an input
+/// given as a file; `-` is stdout, not a file named `-`. The input is intact after each.
+#[test]
+fn an_output_cannot_clobber_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, out) = (dir.path().join("run"), dir.path().join("out"));
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    let rank = run.join("rank-0.json");
+    std::fs::copy(common::testdata("host_lanes.json"), &rank).unwrap();
+    let before = std::fs::read(&rank).unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&rank, out.join("link.json")).unwrap();
+        std::os::unix::fs::symlink(out.join("nowhere.json"), out.join("dangling.json")).unwrap();
+    }
+    std::fs::hard_link(&rank, out.join("hard.json")).unwrap();
+    let cases = [
+        (vec![&run], out.join("link.json"), "symbolic link"),
+        (vec![&run], out.join("dangling.json"), "symbolic link"),
+        (vec![&run], out.join("hard.json"), "hard links"),
+        (
+            vec![&rank],
+            run.join("x.json"),
+            "in the folder of the input",
+        ),
+        (vec![&run], out.clone(), "not a regular file"),
+    ];
+    for (inputs, target, why) in cases {
+        let paths: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
+        let o = export(&paths, &target);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{target:?}: {err}");
+        assert!(
+            err.contains(why) && err.lines().count() == 1,
+            "{target:?}: {err}"
+        );
+        assert_eq!(std::fs::read(&rank).unwrap(), before, "{target:?}");
+    }
+    assert!(!out.join("nowhere.json").exists());
+    // `-` is stdout; a fine target is written whole, with no temporary file left.
+    let o = export(&[&run], Path::new("-"));
+    assert!(o.status.success() && o.stdout.starts_with(b"{"));
+    assert!(!Path::new("-").exists());
+    let good = out.join("good.json");
+    assert!(export(&[&run], &good).status.success());
+    read(&good);
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use stepscope::analysis::advisor::Severity;
 use stepscope::error::Error;
+use stepscope::output::Refused;
 use stepscope::report::{self, Format};
 use stepscope::session::{self, DemoSpec, Session, Settings};
 use stepscope::ui::browser::Pane;
@@ -99,17 +100,20 @@ pub fn diff(a: &DiffArgs, g: &Global) -> Result<i32, Error> {
 pub fn export(a: &ExportArgs, g: &Global) -> Result<i32, Error> {
     let out = &a.perfetto;
     let label = out.display().to_string();
-    if let Some(input) = session::inside_inputs(out, &a.paths) {
-        return Err(Error::usage(
-            "--perfetto",
-            format!(
-                "{label} is inside the input {input}: write it elsewhere (stepscope never writes into its inputs)"
-            ),
-        ));
-    }
+    // Refused before the load (minutes on a big job), and again when written.
+    stepscope::output::check(out, &a.paths).map_err(|e| Error::usage(&label, e.to_string()))?;
     let s = Session::open(&a.paths, &g.settings(Default::default()))?;
-    let n = session::export_perfetto(&s, out)
-        .map_err(|e| Error::input(&label, format!("cannot write: {e}")))?;
+    let n = match session::export_perfetto(&s, out, &a.paths) {
+        Ok(n) => n,
+        // `--perfetto - | head`: the reader left; nothing to say.
+        Err(Refused::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
+        Err(e) => return Err(Error::usage(&label, e.to_string())),
+    };
+    let label = if out.as_os_str() == "-" {
+        "stdout".to_string()
+    } else {
+        label
+    };
     stepscope::stderr_line!(
         "wrote {label}: {} event(s), {} diagnosis slice(s), {} flow arrow(s); open it in ui.perfetto.dev",
         n.events,

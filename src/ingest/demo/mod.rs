@@ -242,16 +242,16 @@ pub fn write(spec: DemoSpec, dir: &Path, gzip: bool) -> std::io::Result<Vec<Path
                 format!("rank-{r}.pt.trace.json")
             };
             let path = dir.join(name);
-            let file = std::io::BufWriter::new(std::fs::File::create(&path)?);
-            if gzip {
-                let mut enc = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
-                enc.write_all(text.as_bytes())?;
-                enc.finish()?.flush()?;
-            } else {
-                let mut f = file;
-                f.write_all(text.as_bytes())?;
-                f.flush()?;
-            }
+            crate::output::write(&path, &[], |w| {
+                if gzip {
+                    let mut enc = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+                    enc.write_all(text.as_bytes())?;
+                    enc.finish().map(|_| ())
+                } else {
+                    w.write_all(text.as_bytes())
+                }
+            })
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
             Ok(path)
         })
         .collect()
