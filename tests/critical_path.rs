@@ -178,9 +178,12 @@ fn critical_path_invariants_on_hta_traces() {
 }
 
 #[test]
-fn unknown_window_has_no_path_and_bad_window_is_a_usage_error() {
-    let r = report_json(&[&testdata("two_streams.json")], &["--window", "nope:3"]);
-    assert_eq!(r["critical_path"], Value::Null);
+fn unknown_window_and_bad_window_are_usage_errors() {
+    // A window naming nothing was once a silently absent path (issue 44): now refused.
+    let t = testdata("two_streams.json");
+    let out = run(["report", t.to_str().unwrap(), "--window", "nope:3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no annotation `nope:3`"));
     let out = run(["report", "--window=:2"]);
     assert_eq!(
         out.status.code(),

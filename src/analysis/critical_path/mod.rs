@@ -249,8 +249,11 @@ fn by_name<S: Serializer>(m: &BTreeMap<Category, Ns>, s: S) -> Result<S::Ok, S::
 
 /// Why `win` names nothing on any rank of `job` (`None`: some rank has it): the
 /// annotations there are, most frequent first, so that `--window` is never silently empty.
+/// Steps are the faces' own to check (`--step`, the diff's `--steps` say it their way).
 pub fn missing_window(job: &Job, win: &Window) -> Option<String> {
-    if job.ranks.iter().any(|r| rank_window(r, win, job).is_some()) {
+    if matches!(win, Window::Step(_))
+        || job.ranks.iter().any(|r| rank_window(r, win, job).is_some())
+    {
         return None;
     }
     let mut count: std::collections::BTreeMap<&str, u64> = Default::default();
@@ -272,7 +275,6 @@ pub fn missing_window(job: &Job, win: &Window) -> Option<String> {
         .collect();
     let more = names.len().saturating_sub(shown.len());
     Some(match (shown.is_empty(), win) {
-        (_, Window::Step(s)) => format!("no step {s} on any rank"),
         (true, _) => {
             format!("no annotation `{win}` on any rank, and the job records no user annotation")
         }
