@@ -291,10 +291,10 @@ pub fn invisible(c: char) -> bool {
 }
 
 /// A character that JSON output writes as a `\uXXXX` escape although JSON allows it raw: the
-/// C1 controls (U+009B is a CSI under `cat`) and the [`invisible`] characters. serde_json
-/// already escapes the C0 controls.
+/// C1 controls (U+009B is a CSI under `cat`), DEL (the text face escapes it too) and the
+/// [`invisible`] characters. serde_json already escapes the C0 controls.
 pub fn json_unsafe(c: char) -> bool {
-    ('\u{80}'..='\u{9f}').contains(&c) || invisible(c)
+    ('\u{7f}'..='\u{9f}').contains(&c) || invisible(c)
 }
 
 /// `s` safe to print on a terminal as one field (a name, a path, a log line): every

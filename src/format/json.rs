@@ -30,8 +30,8 @@ fn write<T: Serialize + ?Sized, F: Formatter>(value: &T, f: F) -> serde_json::Re
 
 impl<F: Formatter> Formatter for Escaping<F> {
     fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
-        // Every unsafe character is outside ASCII: most strings are checked in one pass.
-        if s.is_ascii() {
+        // Every unsafe character but DEL is outside ASCII: most strings are checked in one pass.
+        if s.is_ascii() && !s.as_bytes().contains(&0x7f) {
             return w.write_all(s.as_bytes());
         }
         let mut rest = s;
@@ -84,18 +84,20 @@ mod tests {
 
     #[test]
     fn unsafe_characters_are_escaped_and_read_back_unchanged() {
-        let name = "evil\u{1b}[2J\u{9b}31m\u{202e}txt\u{200b}\u{feff}\u{e0041}µ步";
+        let name = "evil\u{1b}[2J\u{9b}31m\u{202e}txt\u{200b}\u{feff}\u{e0041}µ步\u{7f}";
         let v = serde_json::json!({ "name": name, "list": [1, "a\u{2028}b"] });
         for s in [to_string(&v).unwrap(), to_string_pretty(&v).unwrap()] {
             let raw = |c: char| c.is_control() && c != '\n' || super::super::invisible(c);
             assert!(!s.contains(raw), "{s}");
             assert!(
-                s.contains(r"evil\u001b[2J\u009b31m\u202etxt\u200b\ufeff\udb40\udc41µ步"),
+                s.contains(r"evil\u001b[2J\u009b31m\u202etxt\u200b\ufeff\udb40\udc41µ步\u007f"),
                 "{s}"
             );
             let back: serde_json::Value = serde_json::from_str(&s).unwrap();
             assert_eq!(back, v);
         }
         assert_eq!(to_string(&v).unwrap().lines().count(), 1);
+        // An ASCII string whose one unsafe byte is DEL (issue 44: written raw before).
+        assert_eq!(to_string(&"a\u{7f}b").unwrap(), r#""a\u007fb""#);
     }
 }

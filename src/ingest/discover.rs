@@ -131,7 +131,13 @@ fn walk(dir: &Path, found: &mut Found) -> std::io::Result<()> {
             }
             match rank_dir_of(&path) {
                 Some(rank) => found.ascend.push(rank),
-                None => walk(&path, found)?,
+                // A subfolder that cannot be listed is skipped and said, as an unreadable
+                // file is: the rest of the job loads.
+                None => {
+                    if walk(&path, found).is_err() {
+                        found.odd.push((path, "a folder that cannot be listed"));
+                    }
+                }
             }
         } else if is_trace_name(&name) {
             // Symlinks and unreadable files are kept: opening them reports the problem. A
