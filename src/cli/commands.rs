@@ -57,10 +57,11 @@ pub fn report(
 pub fn whatif(a: &WhatIfArgs, g: &Global) -> Result<i32, Error> {
     use stepscope::analysis::whatif::choice::Choice;
     let s = Session::open(&a.paths, &g.settings(super::args::scope(a.step, None)))?;
-    if let Some(r) = a.rank {
-        session::check_rank(&s.loaded.job, stepscope::model::RankId(r))?;
+    let rank = a.rank.map(stepscope::model::RankId);
+    if let Some(r) = rank {
+        session::check_rank(&s.loaded.job, r)?;
     }
-    let choice = Choice::parse(a.fix.as_deref(), a.rank.map(stepscope::model::RankId));
+    let choice = Choice::parse(a.fix.as_deref(), rank);
     let run = report::whatif_cmd::run(&s.loaded.job, &s.analysis, &choice)
         .map_err(|m| Error::usage("whatif", m))?;
     print(&report::whatif_cmd::render(

@@ -55,8 +55,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
             format: Format::Kineto,
         }));
     }
-    dedup_ascend(&mut out);
-    dedup_files(&mut out);
+    dedup(&mut out);
     check_not_mixed(&out)?;
     Ok(out)
 }
@@ -68,20 +67,13 @@ fn ascend_input(dir: RankDir) -> Input {
     }
 }
 
-/// A file named twice (the same path, another spelling of it, a link to it, or a folder and
-/// a file inside it) is one input: the first mention is kept.
-fn dedup_files(inputs: &mut Vec<Input>) {
+/// An input named twice is one, the first mention kept: a file by its canonical path (the
+/// same path, another spelling, a link to it, or a folder and a file inside it), an Ascend
+/// rank by its root (several of its files given on the command line).
+fn dedup(inputs: &mut Vec<Input>) {
     let mut seen = std::collections::HashSet::new();
     inputs.retain(|i| match &i.origin {
         Origin::File(p) => seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
-        _ => true,
-    });
-}
-
-/// Several files of one Ascend rank given on the command line are that rank once.
-fn dedup_ascend(inputs: &mut Vec<Input>) {
-    let mut seen = std::collections::HashSet::new();
-    inputs.retain(|i| match &i.origin {
         Origin::Ascend(d) => seen.insert(d.root.clone()),
         _ => true,
     });
