@@ -17,6 +17,9 @@ pub fn user_file(name: &str) -> Option<PathBuf> {
     dir().map(|d| d.join(name)).filter(|p| p.is_file())
 }
 
+/// The largest configuration file read (the shipped keymaps and themes are a few KiB).
+pub const MAX_FILE: u64 = 1 << 20;
+
 /// One layer of a layered file: where it came from and its text.
 pub struct Layer {
     /// Path, or `embedded:NAME`, for messages.
@@ -34,11 +37,35 @@ impl Layer {
         }
     }
 
-    /// A file on disk.
+    /// A file on disk: a regular file of at most [`MAX_FILE`] bytes in UTF-8 (`--theme
+    /// /dev/zero` is refused at once, not read until memory runs out).
     pub fn read(path: &Path) -> Result<Layer, Error> {
+        use std::io::Read;
         let label = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::config(&label, None, format!("cannot read: {e}")))?;
+        let fail = |what: String| Error::config(&label, None, what);
+        let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| fail(format!("cannot read: {e}")))?;
+        if !meta.is_file() {
+            return Err(fail("not a regular file".into()));
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| fail(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_FILE {
+            return Err(fail(format!(
+                "more than {}: not a configuration file",
+                crate::format::bytes(MAX_FILE)
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            let line = u32::try_from(line).unwrap_or(u32::MAX);
+            Error::config(&label, Some(line), "not UTF-8 text")
+        })?;
         Ok(Layer { label, text })
     }
 }

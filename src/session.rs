@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use crate::ingest::demo::{DemoSpec, Scenario};
-pub use crate::ingest::source::check_max_input;
+pub use crate::ingest::source::{check_max_input, check_regular};
 pub use crate::ingest::{Input, LoadOptions, Loaded};
 
 /// Bytes a view may decompress or generate unasked to show an event's args again (16 MiB:

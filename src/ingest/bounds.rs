@@ -39,6 +39,14 @@ pub fn check(d: &mut RankDraft) -> Result<(), Error> {
         )));
     }
     d.busy_ns = busy;
+    let cut = d.strings.cut_count();
+    if cut > 0 {
+        d.warnings.push(format!(
+            "{}: {cut} name(s) longer than {} cut to their start (ending in `…`)",
+            r.source.path,
+            crate::format::bytes(crate::model::MAX_NAME as u64)
+        ));
+    }
     d.typical_dur = typical(&d.rank.events.dur);
     d.rank.window = window;
     Ok(())

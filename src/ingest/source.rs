@@ -191,33 +191,35 @@ pub fn stdin() -> Result<Source, Error> {
 
 /// Reads a stream to its end into memory: its first significant byte is checked as soon as
 /// it arrives (`{`, `[` or gzip's magic, else an error at once — `/dev/zero` is not read for
-/// minutes), and more than [`max_text`] bytes is an error.
+/// minutes); gzip is inflated as it streams (the compressed bytes are never held); the JSON
+/// text is read through [`read_text`], so its cap and checks hold on every stream.
 fn stream(label: String, mut r: impl Read) -> Result<Source, Error> {
-    const READ: usize = 1 << 20;
-    let cap = max_text();
-    let mut buf: Vec<u8> = Vec::new();
-    let mut checked = false;
-    loop {
-        let at = buf.len();
-        buf.resize(at + READ, 0);
-        let n = loop {
-            match r.read(&mut buf[at..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Error::input(&label, format!("cannot read: {e}"))),
-            }
-        };
-        buf.truncate(at + n);
+    let mut head: Vec<u8> = Vec::new();
+    let mut block = [0u8; 4096];
+    while !first_byte(&label, &head)? {
+        let n = read_some(&label, &mut r, &mut block)?;
         if n == 0 {
             break;
         }
-        if !checked {
-            checked = first_byte(&label, &buf)?;
-        }
-        if buf.len() as u64 > cap {
-            return Err(too_big(&label, buf.len() as u64));
+        head.extend_from_slice(&block[..n]);
+        if head.len() as u64 > max_text() {
+            return Err(too_big(&label, head.len() as u64));
         }
     }
+    let gzipped = head.starts_with(&GZIP_MAGIC);
+    let rest = Cursor::new(head).chain(r);
+    let (buf, file_bytes) = if gzipped {
+        let mut counted = Counted { inner: rest, n: 0 };
+        let text = inflate_stream(&label, &mut counted)?;
+        (text, counted.n)
+    } else {
+        let text = read_text(&label, rest, 0).map_err(|e| match e {
+            TextError::Bad(e) => e,
+            TextError::Read(e) => Error::input(&label, format!("cannot read: {e}")),
+        })?;
+        let n = text.len() as u64;
+        (text, n)
+    };
     if buf.iter().all(u8::is_ascii_whitespace) {
         let what = if buf.is_empty() {
             "empty input"
@@ -226,8 +228,129 @@ fn stream(label: String, mut r: impl Read) -> Result<Source, Error> {
         };
         return Err(Error::input_at(&label, 0, what));
     }
-    let len = buf.len() as u64;
-    from_bytes(label, Text::Owned(buf), len)
+    Ok(Source {
+        label,
+        text: Text::Owned(buf),
+        file_bytes,
+        gzipped,
+    })
+}
+
+/// Counts the bytes read through it (a stream's compressed size).
+struct Counted<R> {
+    inner: R,
+    n: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+}
+
+/// One read, retried when interrupted.
+fn read_some(label: &str, r: &mut impl Read, buf: &mut [u8]) -> Result<usize, Error> {
+    loop {
+        match r.read(buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::input(label, format!("cannot read: {e}"))),
+        }
+    }
+}
+
+/// Why [`read_text`] stopped early.
+enum TextError {
+    /// A read failed (the caller words it: a stream, or a corrupt gzip stream).
+    Read(std::io::Error),
+    /// The text is refused (too big, not JSON, out of memory).
+    Bad(Error),
+}
+
+impl From<Error> for TextError {
+    fn from(e: Error) -> Self {
+        TextError::Bad(e)
+    }
+}
+
+/// Bytes read per call by [`read_text`].
+const BLOCK: usize = 1 << 20;
+
+/// Reads JSON text to its end into memory, the one bounded reader of text that cannot be
+/// mapped (streams, inflated gzip): never more than [`max_text`] bytes (counted as they
+/// arrive, so a gzip bomb stops at the cap, not at its end); the buffer grows only as the
+/// text does (presized to `hint`, at most the cap) and an allocation the machine refuses is
+/// an error, not an abort; a raw control byte, which JSON allows nowhere (a stream of NULs,
+/// a bomb of zeros), is an error as soon as it arrives. `read_error` words a failed read.
+fn read_text(label: &str, mut r: impl Read, hint: usize) -> Result<Vec<u8>, TextError> {
+    let cap = usize::try_from(max_text()).unwrap_or(usize::MAX);
+    let mut buf: Vec<u8> = Vec::new();
+    reserve(label, &mut buf, hint.min(cap.saturating_add(1)))?;
+    loop {
+        let at = buf.len();
+        if buf.capacity() - at < BLOCK {
+            let want = at.max(BLOCK).min(cap.saturating_add(BLOCK) - at);
+            reserve(label, &mut buf, want.max(BLOCK))?;
+        }
+        buf.resize(at + BLOCK, 0);
+        let n = loop {
+            match r.read(&mut buf[at..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(TextError::Read(e)),
+            }
+        };
+        buf.truncate(at + n);
+        if n == 0 {
+            return Ok(buf);
+        }
+        if let Some(i) = control_byte(&buf[at..]) {
+            return Err(TextError::Bad(Error::input_at(
+                label,
+                (at + i) as u64,
+                format!(
+                    "a raw control character (0x{:02x}) cannot occur in JSON text: not a trace",
+                    buf[at + i]
+                ),
+            )));
+        }
+        if buf.len() > cap {
+            return Err(TextError::Bad(too_big(label, buf.len() as u64)));
+        }
+    }
+}
+
+/// Grows `buf` by `more` bytes of capacity, or says the machine would not give them.
+fn reserve(label: &str, buf: &mut Vec<u8>, more: usize) -> Result<(), Error> {
+    buf.try_reserve_exact(more).map_err(|_| {
+        Error::input(
+            label,
+            format!(
+                "out of memory holding {} of it (the machine refused {} more); give a plain \
+                 file (files are mapped, not copied), or set STEPSCOPE_MAX_INPUT below what \
+                 the machine can hold",
+                crate::format::bytes(buf.len() as u64),
+                crate::format::bytes(more as u64)
+            ),
+        )
+    })
+}
+
+/// The first byte below 0x20 other than tab, LF and CR, if any. Checked in blocks of 64 with
+/// no early exit inside a block, so the compiler vectorises it (gigabytes pass through here).
+fn control_byte(b: &[u8]) -> Option<usize> {
+    let bad = |x: u8| (x < 0x20) & (x != b'\t') & (x != b'\n') & (x != b'\r');
+    let mut blocks = b.chunks(64);
+    let mut base = 0;
+    for block in blocks.by_ref() {
+        if block.iter().fold(false, |a, &x| a | bad(x)) {
+            return block.iter().position(|&x| bad(x)).map(|i| base + i);
+        }
+        base += block.len();
+    }
+    None
 }
 
 /// Whether the start of a stream is decided: `Ok(true)` when it can start a trace (JSON's
@@ -279,7 +402,7 @@ fn from_bytes(label: String, raw: Text, file_bytes: u64) -> Result<Source, Error
     }
 }
 
-/// Inflates a (possibly multi-member) gzip stream into one buffer.
+/// Inflates a (possibly multi-member) gzip file in memory into one buffer.
 fn inflate(label: &str, gz: &[u8]) -> Result<Vec<u8>, Error> {
     // ISIZE (last 4 bytes) is the uncompressed size mod 2^32: presizing avoids the 2× peak of
     // a doubling Vec on gigabyte traces. It is only a hint (multi-member, >4 GiB, corrupt).
@@ -288,31 +411,34 @@ fn inflate(label: &str, gz: &[u8]) -> Result<Vec<u8>, Error> {
         .checked_sub(4)
         .map(|at| u32::from_le_bytes([gz[at], gz[at + 1], gz[at + 2], gz[at + 3]]) as usize)
         .unwrap_or(0);
-    let limit = max_text();
-    let cap = hint
-        .min(gz.len().saturating_mul(64))
-        .max(gz.len())
-        .min(usize::try_from(limit).unwrap_or(usize::MAX));
-    let mut out = Vec::with_capacity(cap);
+    let hint = hint.min(gz.len().saturating_mul(64)).max(gz.len());
     let mut dec = MultiGzDecoder::new(Cursor::new(gz));
-    // One byte past the cap tells a stream that exceeds it (a gzip bomb) from one that fits.
-    let read = dec
-        .by_ref()
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut out);
-    if out.len() as u64 > limit {
-        return Err(too_big(label, out.len() as u64));
+    let text = read_text(label, &mut dec, hint);
+    text.map_err(|e| gzip_error(label, e, dec.get_ref().position()))
+}
+
+/// Inflates a gzip stream as it is read (stdin, a FIFO); the compressed bytes read are
+/// counted in `r`.
+fn inflate_stream(label: &str, r: &mut Counted<impl Read>) -> Result<Vec<u8>, Error> {
+    let mut dec = MultiGzDecoder::new(std::io::BufReader::new(r));
+    let text = read_text(label, &mut dec, 0);
+    text.map_err(|e| gzip_error(label, e, dec.get_ref().get_ref().n))
+}
+
+/// A failed inflate: a read error of the decoder is a corrupt or truncated stream, placed at
+/// the compressed byte it had reached.
+fn gzip_error(label: &str, e: TextError, at: u64) -> Error {
+    match e {
+        TextError::Bad(e) => e,
+        TextError::Read(e) => {
+            let what = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                "truncated gzip stream".to_string()
+            } else {
+                format!("corrupt gzip stream: {e}")
+            };
+            Error::input_pos(label, Position::CompressedByte(at), what)
+        }
     }
-    if let Err(e) = read {
-        let at = dec.get_ref().position();
-        let what = if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            "truncated gzip stream".to_string()
-        } else {
-            format!("corrupt gzip stream: {e}")
-        };
-        return Err(Error::input_pos(label, Position::CompressedByte(at), what));
-    }
-    Ok(out)
 }
 
 /// The text of one event of a trace file, read again on demand (a view showing its `args`):

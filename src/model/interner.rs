@@ -10,11 +10,41 @@ pub type Sym = u32;
 pub struct Interner {
     strings: Vec<Box<str>>,
     index: FxHashMap<Box<str>, Sym>,
+    /// Strings cut to [`MAX_NAME`] bytes.
+    cut: u64,
+}
+
+/// The longest name kept, in bytes (16 KiB: C++ template kernel names reach a few KiB; a
+/// name longer than this is a corrupt or hostile trace, and holding or printing it whole
+/// would cost memory and screens out of all proportion). Longer names are cut to their first
+/// 16 KiB ending in `…`, and the rank says how many were cut.
+pub const MAX_NAME: usize = 16 << 10;
+
+/// The first [`MAX_NAME`] bytes of `b` at most, before they are copied or decoded.
+pub fn cut_bytes(b: &[u8]) -> &[u8] {
+    &b[..b.len().min(MAX_NAME)]
+}
+
+/// `s` when at most [`MAX_NAME`] bytes long; else its start (on a character boundary) short
+/// enough that with `…` after it, it is [`MAX_NAME`] bytes at most.
+pub fn cut(s: &str) -> &str {
+    if s.len() <= MAX_NAME {
+        return s;
+    }
+    let mut end = MAX_NAME - '…'.len_utf8();
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 impl Interner {
     /// Returns the id of `s`, adding it when new.
     pub fn intern(&mut self, s: &str) -> Sym {
+        if s.len() > MAX_NAME {
+            self.cut += 1;
+            return self.intern(&format!("{}…", cut(s)));
+        }
         if let Some(&id) = self.index.get(s) {
             return id;
         }
@@ -32,6 +62,11 @@ impl Interner {
     /// The string of `id`.
     pub fn resolve(&self, id: Sym) -> &str {
         &self.strings[id as usize]
+    }
+
+    /// How many strings were cut to [`MAX_NAME`] bytes on the way in.
+    pub fn cut_count(&self) -> u64 {
+        self.cut
     }
 
     /// Number of distinct strings.

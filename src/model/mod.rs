@@ -13,7 +13,7 @@ mod task;
 
 pub use event::{Events, Kind, NO_STEP, RawSpan};
 pub use ids::{EventIx, EventRef, RankId, RankIx, StepNo};
-pub use interner::{Interner, Sym};
+pub use interner::{Interner, MAX_NAME, Sym, cut_bytes};
 pub use lane::{Lane, LaneSide};
 pub use profiler::{
     ClockSample, HcclOpTime, Link, LinkUse, OpStat, PeerWait, PlaneTransfer, ProfilerStep,

@@ -146,10 +146,20 @@ pub fn headless_watch(
     let labels = paths.iter().map(|p| p.display().to_string()).collect();
     let mut engine = crate::watch::engine::Engine::new(labels, paths, None);
     for (i, p) in paths.iter().enumerate() {
+        // Fed a block at a time, as `watch` reads: a log of any size in bounded memory.
+        use std::io::Read;
         let label = p.display().to_string();
-        let bytes =
-            std::fs::read(p).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
-        engine.feed(i, &bytes, true, &mut |_, _, _| {});
+        let fail = |e: std::io::Error| Error::input(&label, format!("cannot read: {e}"));
+        session::check_regular(p)?;
+        let mut file = std::fs::File::open(p).map_err(fail)?;
+        let mut block = vec![0u8; 1 << 20];
+        loop {
+            let n = file.read(&mut block).map_err(fail)?;
+            engine.feed(i, &block[..n], n == 0, &mut |_, _, _| {});
+            if n == 0 {
+                break;
+            }
+        }
     }
     engine.finish();
     let screen = super::watch::WatchScreen {

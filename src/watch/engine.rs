@@ -50,6 +50,10 @@ pub struct Source {
     pub formats: std::collections::BTreeMap<&'static str, u64>,
     /// Lines read from it.
     pub lines: u64,
+    /// Bytes read from it.
+    pub bytes: u64,
+    /// Lines with text left after normalisation (a stream of NULs has none).
+    pub text_lines: u64,
     /// The line being read (its buffer reused line after line).
     line: Line,
     /// Lines cut in two, waiting for their second half.
@@ -74,6 +78,8 @@ impl Source {
             step_lines: VecDeque::with_capacity(STEPS_KEPT),
             formats: Default::default(),
             lines: 0,
+            bytes: 0,
+            text_lines: 0,
             line: Line::default(),
             fragments: Default::default(),
         }
@@ -174,6 +180,7 @@ impl Engine {
     ) {
         let src = &mut self.sources[i];
         src.open &= !end;
+        src.bytes += bytes.len() as u64;
         // The lines of this read, end to end in one buffer reused from read to read.
         let (mut buf, mut ends) = (
             std::mem::take(&mut self.buf),
@@ -305,6 +312,7 @@ fn recognise(
     if !normalise_into(raw, &mut src.line) {
         return;
     }
+    src.text_lines += 1;
     let l = &mut src.line;
     // The same line again on the same host (or none): every rank printing it without a rank
     // prefix. Hosts of a pdsh stream print the same lines and are kept apart.

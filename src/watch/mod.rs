@@ -220,21 +220,28 @@ pub fn run(opts: &WatchOptions, out: &mut impl Write) -> Result<Live, Error> {
     Ok(engine.live)
 }
 
-/// A line for each file `--once` read nothing of because it started at the end (no
-/// `--from-start`): an empty answer that says why.
+/// A line for each source that gave no line of text: a file `--once` read nothing of
+/// because it started at the end (no `--from-start`), or bytes without a line of text in
+/// them (a stream of NULs, a binary file): an empty answer that says why.
 pub fn unread(opts: &WatchOptions, engine: &engine::Engine) -> Vec<String> {
-    if opts.follow.follow || opts.follow.from_start {
-        return Vec::new();
-    }
+    let at_end = !(opts.follow.follow || opts.follow.from_start);
     engine
         .sources
         .iter()
-        .filter(|s| s.lines == 0 && s.label != "stdin")
-        .map(|s| {
-            format!(
-                "note: {}: nothing read: without --from-start, watch reads only lines written after it starts (add --from-start to read the file from its beginning)",
-                crate::format::printable(&s.label)
-            )
+        .filter_map(|s| {
+            let label = crate::format::printable(&s.label);
+            if s.bytes > 0 && s.text_lines == 0 {
+                Some(format!(
+                    "note: {label}: no line in {} bytes (no text between line breaks: binary data or NULs, not a log)",
+                    s.bytes
+                ))
+            } else if at_end && s.lines == 0 && s.label != "stdin" {
+                Some(format!(
+                    "note: {label}: nothing read: without --from-start, watch reads only lines written after it starts (add --from-start to read the file from its beginning)"
+                ))
+            } else {
+                None
+            }
         })
         .collect()
 }

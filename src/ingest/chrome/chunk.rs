@@ -431,7 +431,8 @@ impl<'a> Chunk<'a> {
             Class::Trace | Class::StackFrame | Class::Derived => Kind::Other,
             Class::Unknown => {
                 let key = match cat {
-                    Some(c) if !c.0.is_empty() => c.0.into_owned(),
+                    // Cut before the copy: a category is counted by name, never held whole.
+                    Some(c) if !c.0.is_empty() => crate::model::cut_bytes(&c.0).to_vec(),
                     _ => b"(no category)".to_vec(),
                 };
                 *self.unknown_cats.entry(key).or_default() += 1;
@@ -459,7 +460,9 @@ impl<'a> Chunk<'a> {
             what,
             pid: pid.into_owned(),
             tid: ev.tid.map(Id::into_owned),
-            value: String::from_utf8_lossy(&value.0).trim().to_string(),
+            value: String::from_utf8_lossy(crate::model::cut_bytes(&value.0))
+                .trim()
+                .to_string(),
         });
     }
 }
