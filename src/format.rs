@@ -5,7 +5,7 @@
 pub mod json;
 mod names;
 
-pub use names::{fit_middle, fit_name, fit_sentence};
+pub use names::{MAX_ECHO, echo, fit_middle, fit_name, fit_sentence};
 
 use crate::time::Ns;
 use std::fmt::{Display, Write};
@@ -303,6 +303,25 @@ pub fn json_unsafe(c: char) -> bool {
 /// one escaping function of every face; [`printable_lines`] is its form for whole documents.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     escape_where(s, unsafe_char)
+}
+
+/// The longest error line printed, in characters: a value echoed in a message (a theme's
+/// colour, a path, a command-line value) can be megabytes long, and an error is one line.
+pub const MAX_ERROR_LINE: usize = 1024;
+
+/// An error message as printed: [`printable`], and cut in its middle to [`MAX_ERROR_LINE`]
+/// characters (its start names the file and position, its end what to do), saying how
+/// much was cut.
+pub fn error_line(s: &str) -> String {
+    let p = printable(s);
+    let n = p.chars().count();
+    if n <= MAX_ERROR_LINE {
+        return p.into_owned();
+    }
+    let (head, tail) = (MAX_ERROR_LINE * 2 / 3, MAX_ERROR_LINE / 4);
+    let start: String = p.chars().take(head).collect();
+    let end: String = p.chars().skip(n - tail).collect();
+    format!("{start} …[{} characters cut]… {end}", n - head - tail)
 }
 
 /// A whole rendered document (a report, a message) safe to print: like [`printable`], but

@@ -180,3 +180,53 @@ fn an_unreadable_subfolder_is_skipped_not_fatal() {
         "{err}"
     );
 }
+
+/// Copies folder `from` into `to`, recursively (fixtures are never written to in place).
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_dangling_trace_link_beside_ascend_output_is_skipped_and_named() {
+    let t = tempfile::tempdir().unwrap();
+    let job = t.path().join("job");
+    copy_dir(&testdata("ascend/tiny"), &job);
+    std::os::unix::fs::symlink("/nonexistent/trace.json", job.join("stale.json")).unwrap();
+    let o = run(["report", job.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Before: "stale.json: a Kineto trace, but … is Ascend profiler output", exit 2.
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("skipped") && err.contains("stale.json: a dangling symbolic link"),
+        "{err}"
+    );
+}
+
+#[test]
+fn echoed_values_are_cut_with_their_size() {
+    let t = tempfile::tempdir().unwrap();
+    let theme = t.path().join("theme.toml");
+    let colour = "x".repeat(100_000);
+    std::fs::write(&theme, format!("[theme-colors]\ntext = \"{colour}\"\n")).unwrap();
+    let o = run(["snapshot", "--theme", theme.to_str().unwrap()]);
+    let err = refused(&o, &["not a colour", "(100000 bytes)"]);
+    assert!(err.len() < 400, "{} bytes", err.len());
+    // A value the command line refuses, and an error naming a very long path.
+    let o = run(["snapshot", "--size", &"9".repeat(50_000)]);
+    assert!(refused(&o, &["(50000 bytes)"]).len() < 400);
+    let long = (0..6).fold(t.path().to_path_buf(), |p, k| {
+        p.join(k.to_string().repeat(200))
+    });
+    let o = run(["report", long.to_str().unwrap()]);
+    let err = refused(&o, &["characters cut"]);
+    assert!(err.chars().count() < 1100, "{}", err.chars().count());
+}

@@ -11,6 +11,7 @@ use stepscope::analysis::comm::links::{Link, TopologyOptions};
 use stepscope::analysis::critical_path::Window;
 use stepscope::analysis::diff::StepAlign;
 use stepscope::analysis::ops::Scope;
+use stepscope::format::echo;
 use stepscope::model::{RankId, StepNo};
 use stepscope::report::Format;
 use stepscope::session::{Scenario, Settings};
@@ -183,7 +184,7 @@ impl From<SeverityArg> for Severity {
 fn parse_u(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(u) if u > 0.0 && u <= 1.0 => Ok(u),
-        _ => Err(format!("`{s}` is not in (0, 1]")),
+        _ => Err(format!("{} is not in (0, 1]", echo(s))),
     }
 }
 
@@ -198,10 +199,10 @@ fn parse_window(s: &str) -> Result<Window, String> {
 fn parse_size(s: &str) -> Result<(u16, u16), String> {
     let (w, h) = s
         .split_once('x')
-        .ok_or_else(|| format!("`{s}` is not COLSxROWS"))?;
+        .ok_or_else(|| format!("{} is not COLSxROWS", echo(s)))?;
     match (w.parse::<u16>(), h.parse::<u16>()) {
         (Ok(w), Ok(h)) if (20..=1000).contains(&w) && (8..=1000).contains(&h) => Ok((w, h)),
-        _ => Err(format!("`{s}`: COLS 20–1000 and ROWS 8–1000")),
+        _ => Err(format!("{}: COLS 20–1000 and ROWS 8–1000", echo(s))),
     }
 }
 
@@ -352,14 +353,14 @@ fn parse_steps(s: &str) -> Result<StepAlign, String> {
 fn parse_op_map(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
-        _ => Err(format!("`{s}` is not A=B")),
+        _ => Err(format!("{} is not A=B", echo(s))),
     }
 }
 
 fn parse_pct(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        _ => Err(format!("`{s}` is not a percentage ≥ 0")),
+        _ => Err(format!("{} is not a percentage ≥ 0", echo(s))),
     }
 }
 
@@ -459,6 +460,6 @@ pub struct WatchArgs {
 fn positive(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-        _ => Err(format!("`{s}` is not a number > 0")),
+        _ => Err(format!("{} is not a number > 0", echo(s))),
     }
 }

@@ -14,7 +14,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use stepscope::analysis::ops::Scope;
 use stepscope::error::ErrorKind;
-use stepscope::format::printable;
+use stepscope::format::{MAX_ECHO, error_line, fit_middle};
 use stepscope::report::Format;
 
 /// Exit code when `--fail-on` trips.
@@ -75,11 +75,21 @@ fn one_line(rendered: &str) -> String {
             !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
         })
         .collect();
-    let mut line = parts.join("; ").replace(":;", ":");
+    // clap quotes a refused value whole: each long word is cut, with its size.
+    let mut line = parts
+        .join("; ")
+        .replace(":;", ":")
+        .split(' ')
+        .map(|w| match w.len() > 2 * MAX_ECHO {
+            true => format!("{} ({} bytes)", fit_middle(w, MAX_ECHO), w.len()),
+            false => w.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
     if !line.starts_with("error:") {
         line = format!("error: {line}");
     }
-    format!("{} (stepscope --help)", printable(&line))
+    format!("{} (stepscope --help)", error_line(&line))
 }
 
 /// The worker threads `--threads N` gets: at least 1, at most the machine's cores (said on
@@ -113,7 +123,7 @@ pub fn main() -> i32 {
         }
     };
     if let Err(e) = stepscope::session::check_max_input() {
-        stepscope::stderr_line!("error: {}", printable(&e));
+        stepscope::stderr_line!("error: {}", error_line(&e));
         return ErrorKind::Usage.exit_code();
     }
     if let Some(n) = cli.global.threads {
@@ -160,7 +170,7 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            stepscope::stderr_line!("error: {}", printable(&e.to_string()));
+            stepscope::stderr_line!("error: {}", error_line(&e.to_string()));
             e.exit_code()
         }
     }

@@ -34,6 +34,20 @@ pub fn fit_name(s: &str, w: usize) -> String {
     format!("{}{tail}", head.trim_end_matches('…'))
 }
 
+/// The longest value echoed whole in a message, in columns.
+pub const MAX_ECHO: usize = 60;
+
+/// A value quoted in a message (a cell, a colour, an option's value): in backticks, made
+/// [`super::printable`], and cut to [`MAX_ECHO`] columns with its size when longer — an
+/// echo never makes a message longer than the value's name deserves.
+pub fn echo(v: &str) -> String {
+    let p = super::printable(v);
+    if width(&p) <= MAX_ECHO {
+        return format!("`{p}`");
+    }
+    format!("`{}` ({} bytes)", fit_middle(&p, MAX_ECHO), v.len())
+}
+
 /// A sentence in at most `w` columns that keeps what it states: its longest words (kernel
 /// names, signatures) are cut in their middle, down to 12 columns each, before the
 /// sentence's end is cut (a status line: "rank 3 is last at ncclDev…RING_LL in step 13").

@@ -51,7 +51,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
         out.extend(found.traces.into_iter().map(Input::file));
         out.extend(found.ascend.into_iter().map(ascend_input));
         out.extend(found.odd.into_iter().map(|(p, kind)| Input {
-            origin: Origin::NotRegular(p, kind),
+            origin: Origin::Skipped(p, kind),
             format: Format::Kineto,
         }));
     }
@@ -83,7 +83,10 @@ fn dedup(inputs: &mut Vec<Input>) {
 /// cannot be matched.
 fn check_not_mixed(inputs: &[Input]) -> Result<(), Error> {
     let ascend = inputs.iter().find(|i| i.format == Format::Ascend);
-    let kineto = inputs.iter().find(|i| i.format == Format::Kineto);
+    // A skipped entry is no trace of either kind.
+    let kineto = inputs
+        .iter()
+        .find(|i| i.format == Format::Kineto && !matches!(i.origin, Origin::Skipped(..)));
     match (ascend, kineto) {
         (Some(a), Some(k)) => Err(Error::usage(
             &k.label(),
@@ -101,8 +104,8 @@ fn check_not_mixed(inputs: &[Input]) -> Result<(), Error> {
 struct Found {
     traces: Vec<PathBuf>,
     ascend: Vec<RankDir>,
-    /// Trace-named entries that are not regular files, with what they are.
-    odd: Vec<(PathBuf, &'static str)>,
+    /// Entries skipped, with why (not regular files, dangling links, unlistable folders).
+    odd: Vec<(PathBuf, String)>,
 }
 
 /// Folders of derived outputs, never per-rank traces (msprof-analyze's cluster results).
@@ -127,19 +130,29 @@ fn walk(dir: &Path, found: &mut Found) -> std::io::Result<()> {
                 // file is: the rest of the job loads.
                 None => {
                     if walk(&path, found).is_err() {
-                        found.odd.push((path, "a folder that cannot be listed"));
+                        found
+                            .odd
+                            .push((path, "a folder that cannot be listed".into()));
                     }
                 }
             }
         } else if is_trace_name(&name) {
-            // Symlinks and unreadable files are kept: opening them reports the problem. A
-            // FIFO, socket or device is never opened: it could block or never end.
-            match std::fs::metadata(&path)
-                .ok()
-                .and_then(|m| super::source::file_kind(&m))
-            {
-                Some(kind) if kind != "a directory" => found.odd.push((path, kind)),
-                _ => found.traces.push(path),
+            // Unreadable files are kept: opening them reports the problem. A FIFO, socket or
+            // device is never opened: it could block or never end. A dangling link names no
+            // file at all: taken as a trace, it would make a folder of another format a mix.
+            match std::fs::metadata(&path) {
+                Ok(m) => match super::source::file_kind(&m) {
+                    Some(kind) if kind != "a directory" => {
+                        found
+                            .odd
+                            .push((path, format!("not a regular file ({kind})")));
+                    }
+                    _ => found.traces.push(path),
+                },
+                Err(_) if ty.is_symlink() => {
+                    found.odd.push((path, "a dangling symbolic link".into()));
+                }
+                Err(_) => found.traces.push(path),
             }
         }
     }

@@ -48,9 +48,10 @@ pub enum Origin {
     Ascend(ascend::RankDir),
     /// Bytes already in memory, read as if from a file of this label (fuzz targets, tests).
     Memory(String, Arc<[u8]>),
-    /// A trace-named entry of a searched directory that is not a regular file (a FIFO, a
-    /// socket, a device): never opened (it could block or never end), listed as skipped.
-    NotRegular(PathBuf, &'static str),
+    /// An entry of a searched directory that is skipped, with why: a trace-named FIFO,
+    /// socket or device (never opened: it could block or never end), a dangling symbolic
+    /// link, a folder that cannot be listed. Listed as skipped; the rest loads.
+    Skipped(PathBuf, String),
 }
 
 /// What format an input is in.
@@ -95,7 +96,7 @@ impl Input {
             Origin::Stdin => "-".to_string(),
             Origin::Demo(_, r) => format!("demo:rank-{r}"),
             Origin::Ascend(d) => d.label(),
-            Origin::NotRegular(p, _) => p.display().to_string(),
+            Origin::Skipped(p, _) => p.display().to_string(),
             Origin::Memory(label, _) => label.clone(),
         }
     }
@@ -116,10 +117,7 @@ impl Input {
             Origin::Demo(job, r) => Ok(job.source(*r)),
             Origin::Ascend(d) => Err(Error::input(&d.label(), "is a directory")),
             Origin::Memory(label, bytes) => source::from_memory(label.clone(), bytes.to_vec()),
-            Origin::NotRegular(p, kind) => Err(Error::input(
-                &p.display().to_string(),
-                format!("not a regular file ({kind})"),
-            )),
+            Origin::Skipped(p, why) => Err(Error::input(&p.display().to_string(), why.clone())),
         }
     }
 
@@ -141,7 +139,7 @@ impl Input {
             Origin::Ascend(d) => source::event_text(&d.output.join("trace_view.json"), raw)
                 .map_err(|e| e.to_string()),
             Origin::Stdin => Err("stdin is not kept after loading".into()),
-            Origin::NotRegular(..) => Err("not a regular file".into()),
+            Origin::Skipped(..) => Err("not a regular file".into()),
             Origin::Memory(_, bytes) => {
                 let (a, b) = (raw.offset as usize, raw.offset as usize + raw.len as usize);
                 bytes

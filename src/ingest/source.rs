@@ -86,17 +86,14 @@ pub fn parse_size(v: &str) -> Result<u64, String> {
     };
     let Some(n) = digits.parse::<u64>().ok().filter(|_| shift != u32::MAX) else {
         return Err(format!(
-            "`{}` is not a size: bytes, or with K, M, G or T (binary units), e.g. 512M",
-            crate::format::fit_name(v, 40)
+            "{} is not a size: bytes, or with K, M, G or T (binary units), e.g. 512M",
+            crate::format::echo(v)
         ));
     };
     match n.checked_mul(1 << shift) {
         Some(0) => Err("must be at least 1 byte".into()),
         Some(b) => Ok(b),
-        None => Err(format!(
-            "`{}` is more than 16 EiB",
-            crate::format::fit_name(v, 40)
-        )),
+        None => Err(format!("{} is more than 16 EiB", crate::format::echo(v))),
     }
 }
 

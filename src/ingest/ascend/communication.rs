@@ -5,6 +5,7 @@
 //! to whole bytes and ns. `Total Op Info` is the profiler's own sum and is skipped.
 
 use crate::error::{Error, Position};
+use crate::format::echo;
 use crate::model::{HcclOpTime, StepNo, Transport, TransportUse};
 use crate::time::Ns;
 use crate::time::unit_text_to_ns;
@@ -211,7 +212,7 @@ pub(super) fn size_and_time(
 fn millions(label: &str, v: Option<&RawValue>, col: &str, what: &str) -> Result<i64, Error> {
     let Some(v) = v else { return Ok(0) };
     let n = unit_text_to_ns(v.get().as_bytes(), 6)
-        .map_err(|e| Error::input(label, format!("{what}: `{col}` {}: {e}", v.get())))?;
+        .map_err(|e| Error::input(label, format!("{what}: `{col}` {}: {e}", echo(v.get()))))?;
     if n < 0 {
         return Err(Error::input(label, format!("{what}: `{col}` is negative")));
     }

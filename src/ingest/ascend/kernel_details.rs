@@ -6,6 +6,7 @@
 use super::csv_text::{Lines, csv_error, with_header};
 use super::tasks::{Placement, TaskRow};
 use crate::error::{Error, Position};
+use crate::format::echo;
 use crate::model::{Core, Pipe, Pipes};
 use crate::time::micros_text_to_ns;
 use std::path::Path;
@@ -83,7 +84,7 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<KernelTable, Error> {
             Error::input_pos(
                 label,
                 Position::Line(line),
-                format!("`{}` {:?}: {what}", header[i], cell(&rec, i)),
+                format!("`{}` {}: {what}", header[i], echo(cell(&rec, i))),
             )
         };
         let start = micros_text_to_ns(cell(&rec, c.start).as_bytes())

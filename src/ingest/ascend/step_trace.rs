@@ -4,6 +4,7 @@
 
 use super::csv_text::{Lines, csv_error, with_header};
 use crate::error::{Error, Position};
+use crate::format::echo;
 use crate::model::{ProfilerStep, StepNo};
 use crate::time::{Ns, micros_text_to_ns};
 use std::path::Path;
@@ -49,7 +50,7 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<ProfilerStep>, Error> {
         let cell = |i: usize| rec.get(i).unwrap_or("").trim();
         let us = |i: usize| -> Result<Ns, Error> {
             micros_text_to_ns(cell(i).as_bytes())
-                .map_err(|e| at_line(line, format!("`{}` {:?}: {e}", header[i], cell(i))))
+                .map_err(|e| at_line(line, format!("`{}` {}: {e}", header[i], echo(cell(i)))))
         };
         let opt = |i: Option<usize>| -> Result<Option<Ns>, Error> {
             match i {
@@ -62,7 +63,7 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Vec<ProfilerStep>, Error> {
             s => Some(StepNo(s.parse().map_err(|_| {
                 at_line(
                     line,
-                    format!("`Step` {:?} is not a step number", cell(required[0])),
+                    format!("`Step` {} is not a step number", echo(cell(required[0]))),
                 )
             })?)),
         };

@@ -254,7 +254,10 @@ impl RoleTable {
                     return Err(config::key_error(
                         layer,
                         "step_marker",
-                        format!("`{p}`: a step marker is `PREFIX*` (the number follows)"),
+                        format!(
+                            "{}: a step marker is `PREFIX*` (the number follows)",
+                            crate::format::echo(p)
+                        ),
                     ));
                 }
             }

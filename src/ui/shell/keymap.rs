@@ -205,7 +205,7 @@ pub fn parse_key(s: &str) -> Result<Key, String> {
             KeyCode::F(f[1..].parse().expect("checked"))
         }
         c if c.chars().count() == 1 => KeyCode::Char(c.chars().next().expect("one char")),
-        _ => return Err(format!("unknown key name `{s}`")),
+        _ => return Err(format!("unknown key name {}", crate::format::echo(s))),
     };
     Ok((code, mods))
 }
@@ -348,7 +348,10 @@ fn binding(layer: &Layer, action: Action, name: &str, v: toml::Value) -> Result<
                 return Err(config::key_error(
                     layer,
                     name,
-                    format!("unexpected field `{other}` (keys, desc)"),
+                    format!(
+                        "unexpected field {} (keys, desc)",
+                        crate::format::echo(other)
+                    ),
                 ));
             }
         }

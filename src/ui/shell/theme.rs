@@ -124,8 +124,13 @@ impl Theme {
                 let toml::Value::String(s) = &v else {
                     return Err(config::key_error(layer, &k, "expected a colour string"));
                 };
-                let color = Color::from_str(s)
-                    .map_err(|_| config::key_error(layer, &k, format!("not a colour: `{s}`")))?;
+                let color = Color::from_str(s).map_err(|_| {
+                    config::key_error(
+                        layer,
+                        &k,
+                        format!("not a colour: {}", crate::format::echo(&s)),
+                    )
+                })?;
                 if !c.set(&k, color) {
                     return Err(config::key_error(layer, &k, "unknown colour key"));
                 }

@@ -10,6 +10,7 @@ pub mod open;
 pub mod rows;
 
 use crate::error::Error;
+use crate::format::echo;
 use crate::model::{ProfilerStep, StepNo, TransportUse};
 use crate::time::micros_text_to_ns;
 use open::Db;
@@ -202,7 +203,7 @@ pub fn step_trace(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
                 None => Ok(None),
                 Some(t) => micros_text_to_ns(t.trim().as_bytes())
                     .map(Some)
-                    .map_err(|e| format!("`{}` {t:?}: {e}", cols[i - 2])),
+                    .map_err(|e| format!("`{}` {}: {e}", cols[i - 2], echo(&t))),
             }
         };
         let need =
