@@ -128,7 +128,7 @@ impl Theme {
                     config::key_error(
                         layer,
                         &k,
-                        format!("not a colour: {}", crate::format::echo(&s)),
+                        format!("not a colour: {}", crate::format::echo(s)),
                     )
                 })?;
                 if !c.set(&k, color) {
