@@ -116,9 +116,10 @@ pub fn export(a: &ExportArgs, g: &Global) -> Result<i32, Error> {
         label
     };
     stepscope::stderr_line!(
-        "wrote {label}: {} event(s), {} diagnosis slice(s), {} flow arrow(s); open it in ui.perfetto.dev",
+        "wrote {label}: {} event(s), {} diagnosis slice(s), {} launch arrow(s), {} critical-path arrow(s); open it in ui.perfetto.dev",
         n.events,
         n.diagnosis,
+        n.launches,
         n.flows
     );
     std::mem::forget(s);

@@ -6,14 +6,15 @@
 //! link args, so a one-rank export reads back through stepscope to the same breakdown.
 
 mod diagnosis;
+mod nest;
 mod writer;
 
 use crate::analysis::Analysis;
-use crate::model::{Job, Kind, Rank};
+use crate::model::{Job, Kind, LaneSide, Rank};
 use crate::time::Ns;
 use rayon::prelude::*;
 use std::io::{self, Write};
-pub use writer::Writer;
+pub use writer::{Flow, Writer};
 
 /// Thread ids of the extra tracks in each rank's process (lanes are 1..=lanes).
 pub mod track {
@@ -36,8 +37,10 @@ pub struct Written {
     pub events: u64,
     /// Slices of the diagnosis tracks.
     pub diagnosis: u64,
-    /// Flow arrows (pairs).
+    /// Flow arrows of the critical path (pairs).
     pub flows: u64,
+    /// Launch → device work arrows (pairs), as the input's own flows.
+    pub launches: u64,
 }
 
 /// Writes the job and its diagnosis to `out`.
@@ -48,7 +51,7 @@ pub fn write(job: &Job, a: &Analysis, out: &mut dyn Write) -> io::Result<Written
     // Ranks are formatted in parallel, a few at a time (bounded memory), written in order.
     const AT_ONCE: usize = 8;
     for (c, chunk) in job.ranks.chunks(AT_ONCE).enumerate() {
-        let parts: Vec<io::Result<(Vec<u8>, u64)>> = chunk
+        let parts: Vec<io::Result<(Vec<u8>, (u64, u64))>> = chunk
             .par_iter()
             .enumerate()
             .map(|(k, rank)| {
@@ -63,9 +66,10 @@ pub fn write(job: &Job, a: &Analysis, out: &mut dyn Write) -> io::Result<Written
             })
             .collect();
         for part in parts {
-            let (buf, events) = part?;
+            let (buf, (events, launches)) = part?;
             w.splice(&buf)?;
             n.events += events;
+            n.launches += launches;
         }
     }
     let d = diagnosis::write(&mut w, job, a)?;
@@ -124,20 +128,60 @@ fn category(kind: Kind, device_lane: bool) -> &'static str {
     }
 }
 
-/// One rank: its process and lane names, then every event shifted by `off`.
-fn rank_events(w: &mut Writer, job: &Job, rank: &Rank, off: Ns) -> io::Result<u64> {
+/// Each event's sub-track of its lane ([`nest`]), and each lane's sub-tracks beyond the
+/// first.
+fn sub_tracks(rank: &Rank) -> (Vec<u32>, Vec<u32>) {
+    let ev = &rank.events;
+    let mut by_lane: Vec<Vec<u32>> = vec![Vec::new(); rank.lanes.len()];
+    for i in 0..ev.len() {
+        by_lane[ev.lane[i] as usize].push(i as u32);
+    }
+    let mut sub = vec![0; ev.len()];
+    let extra = by_lane
+        .iter()
+        .map(|ix| {
+            let spans: Vec<(Ns, Ns)> = ix
+                .iter()
+                .map(|&i| (ev.start[i as usize], ev.dur[i as usize]))
+                .collect();
+            let (s, extra) = nest::place_all(&spans);
+            for (&i, k) in ix.iter().zip(s) {
+                sub[i as usize] = k;
+            }
+            extra
+        })
+        .collect();
+    (sub, extra)
+}
+
+/// One rank: its process and lane names (a lane whose events overlap without nesting gets
+/// sub-tracks), then every event shifted by `off`, then the launch → device work arrows;
+/// returns (events, arrows).
+fn rank_events(w: &mut Writer, job: &Job, rank: &Rank, off: Ns) -> io::Result<(u64, u64)> {
     let pid = u64::from(rank.id.0);
     w.process(pid, &format!("rank {}", rank.id), pid)?;
+    let (sub, extra) = sub_tracks(rank);
     for (l, lane) in rank.lanes.iter().enumerate() {
-        w.thread(pid, l as u64 + 1, job.strings.resolve(lane.name), l as u64)?;
+        let name = job.strings.resolve(lane.name);
+        let tid = l as u64 + 1;
+        w.thread(pid, tid, name, l as u64)?;
+        for k in 1..=extra[l] {
+            w.thread(
+                pid,
+                nest::sub_tid(tid, k),
+                &nest::sub_name(name, k),
+                l as u64,
+            )?;
+        }
     }
     let ev = &rank.events;
+    let tid = |i: usize| nest::sub_tid(u64::from(ev.lane[i]) + 1, sub[i]);
     let colls: rustc_hash::FxHashMap<u32, &crate::model::Collective> =
         rank.collectives.iter().map(|c| (c.event.0, c)).collect();
     let shapes: rustc_hash::FxHashMap<u32, &crate::model::OpShape> =
         rank.shapes.iter().map(|s| (s.event.0, s)).collect();
     for i in 0..ev.len() {
-        let device = rank.lanes[ev.lane[i] as usize].side == crate::model::LaneSide::Device;
+        let device = rank.lanes[ev.lane[i] as usize].side == LaneSide::Device;
         let mut args = Vec::new();
         // Links as the reader pairs them: a launch and its device work share a correlation
         // (the launch's index); an operator's External id is its index.
@@ -164,7 +208,7 @@ fn rank_events(w: &mut Writer, job: &Job, rank: &Rank, off: Ns) -> io::Result<u6
         }
         w.slice(
             pid,
-            u64::from(ev.lane[i]) + 1,
+            tid(i),
             job.strings.resolve(ev.name[i]),
             category(ev.kind[i], device),
             ev.start[i].saturating_add(off),
@@ -172,7 +216,25 @@ fn rank_events(w: &mut Writer, job: &Job, rank: &Rank, off: Ns) -> io::Result<u6
             &args.join(", "),
         )?;
     }
-    Ok(ev.len() as u64)
+    let mut arrows = 0;
+    for i in 0..ev.len() {
+        // From the host call's side (a launch, a copy, a stream wait or sync) to the device
+        // work or record it made, as Kineto draws them.
+        let side = |k: usize| rank.lanes[ev.lane[k] as usize].side;
+        let Some(j) = ev.link[i]
+            .get()
+            .filter(|&j| side(i) != LaneSide::Device && side(j) == LaneSide::Device)
+        else {
+            continue;
+        };
+        // Unique in the file: the rank above the event index; the critical path's arrows
+        // are numbered below 2^32.
+        let id = ((pid + 1) << 32) | i as u64;
+        let at = |k: usize| (pid, tid(k), ev.start[k].saturating_add(off));
+        w.flow(Flow::Launch, id, at(i), at(j))?;
+        arrows += 1;
+    }
+    Ok((ev.len() as u64, arrows))
 }
 
 /// A collective's args as the PyTorch profiler writes them.

@@ -107,21 +107,47 @@ impl<'a> Writer<'a> {
         ))
     }
 
-    /// A flow arrow from (pid, tid, at `from`) to (pid2, tid2, at `to`): `s` then `f`
-    /// binding to the enclosing slice.
-    pub fn flow(&mut self, id: u64, from: (u64, u64, Ns), to: (u64, u64, Ns)) -> io::Result<()> {
+    /// A flow arrow of `kind` from (pid, tid, at `from`) to (pid2, tid2, at `to`): `s`
+    /// then `f`, each binding to the slice enclosing it.
+    pub fn flow(
+        &mut self,
+        kind: Flow,
+        id: u64,
+        from: (u64, u64, Ns),
+        to: (u64, u64, Ns),
+    ) -> io::Result<()> {
+        let (cat, name) = kind.names();
         self.event(&format!(
-            "\"ph\": \"s\", \"cat\": \"stepscope\", \"name\": \"critical path\", \"id\": {id}, \"pid\": {}, \"tid\": {}, \"ts\": {}",
+            "\"ph\": \"s\", \"cat\": \"{cat}\", \"name\": \"{name}\", \"id\": {id}, \"pid\": {}, \"tid\": {}, \"ts\": {}",
             from.0,
             from.1,
             micros(from.2)
         ))?;
         self.event(&format!(
-            "\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"stepscope\", \"name\": \"critical path\", \"id\": {id}, \"pid\": {}, \"tid\": {}, \"ts\": {}",
+            "\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"{cat}\", \"name\": \"{name}\", \"id\": {id}, \"pid\": {}, \"tid\": {}, \"ts\": {}",
             to.0,
             to.1,
             micros(to.2)
         ))
+    }
+}
+
+/// What a flow arrow joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// A kernel launch to the device work it launched (Kineto's own `ac2g` arrows).
+    Launch,
+    /// The critical path passing from one rank to another.
+    CriticalPath,
+}
+
+impl Flow {
+    /// Its category and name, as viewers group arrows by them.
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Flow::Launch => ("ac2g", "ac2g"),
+            Flow::CriticalPath => ("stepscope", "critical path"),
+        }
     }
 }
 
