@@ -59,6 +59,39 @@ pub fn gzip(data: &[u8]) -> bool {
     session(vec![data.to_vec()], JsonEvents::Fast).is_some()
 }
 
+/// The same bytes as a stream (stdin, a FIFO: read in pieces of the size the first byte
+/// picks) and from memory (a file): the stream reader's cap, control-byte check and
+/// streaming inflate may refuse what memory takes (a control byte JSON forbids anyway), but
+/// what both read is the same text, and nothing panics.
+pub fn stream(data: &[u8]) {
+    let Some((&pick, bytes)) = data.split_first() else {
+        return;
+    };
+    let piece = usize::from(pick).max(1);
+    let pieces = Pieces { rest: bytes, piece };
+    let streamed = crate::ingest::source::from_reader("fuzz", pieces);
+    let memory = crate::ingest::source::from_memory("fuzz", bytes.to_vec());
+    if let (Ok(s), Ok(m)) = (&streamed, &memory) {
+        assert_eq!(&*s.text, &*m.text, "stream and memory read different text");
+        assert_eq!(s.gzipped, m.gzipped);
+    }
+}
+
+/// A reader that gives at most `piece` bytes per read (a pipe's short reads).
+struct Pieces<'a> {
+    rest: &'a [u8],
+    piece: usize,
+}
+
+impl std::io::Read for Pieces<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.piece).min(self.rest.len());
+        buf[..n].copy_from_slice(&self.rest[..n]);
+        self.rest = &self.rest[n..];
+        Ok(n)
+    }
+}
+
 /// The Ascend CSV readers: the first byte picks `kernel_details.csv`, `step_trace_time.csv`
 /// or `op_statistic.csv`; the rest is the file.
 pub fn ascend_csv(data: &[u8]) {

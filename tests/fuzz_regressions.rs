@@ -26,6 +26,7 @@ fn targets() -> Vec<Target> {
         ("trace", Box::new(body(f::trace))),
         ("trace_serde", Box::new(body(f::trace_serde))),
         ("gzip", Box::new(body(f::gzip))),
+        ("stream", Box::new(f::stream as Body)),
         ("ascend_csv", Box::new(f::ascend_csv as Body)),
         ("ascend_json", Box::new(f::ascend_json as Body)),
         ("ascend_db", Box::new(f::ascend_db as Body)),
@@ -73,6 +74,8 @@ fn every_target_accepts_its_kind_of_fixture() {
     assert!(stepscope::fuzz::trace(&read("two_streams.json")));
     assert!(stepscope::fuzz::trace_serde(&read("escape_names.json")));
     assert!(stepscope::fuzz::gzip(&read("two_streams.json.gz")));
+    stepscope::fuzz::stream(&framed(7, "two_streams.json.gz"));
+    stepscope::fuzz::stream(&framed(200, "two_streams.json"));
     stepscope::fuzz::ascend_csv(&framed(0, &format!("{ascend}kernel_details.csv")));
     stepscope::fuzz::ascend_csv(&framed(1, &format!("{ascend}step_trace_time.csv")));
     stepscope::fuzz::ascend_json(&framed(0, &format!("{ascend}communication.json")));

@@ -186,6 +186,12 @@ pub fn stdin() -> Result<Source, Error> {
     stream("-".to_string(), std::io::stdin().lock())
 }
 
+/// Reads a stream labelled `label` as stdin is read (the fuzz target `stream` compares it
+/// with the same bytes from memory).
+pub fn from_reader(label: &str, r: impl Read) -> Result<Source, Error> {
+    stream(label.to_string(), r)
+}
+
 /// Reads a stream to its end into memory: its first significant byte is checked as soon as
 /// it arrives (`{`, `[` or gzip's magic, else an error at once — `/dev/zero` is not read for
 /// minutes); gzip is inflated as it streams (the compressed bytes are never held); the JSON
@@ -470,6 +476,41 @@ pub fn event_text(path: &Path, raw: crate::model::RawSpan) -> Result<String, Err
 #[cfg(test)]
 mod tests {
     use super::parse_size;
+
+    proptest::proptest! {
+        /// Any value: accepted exactly when it is digits and a known unit, to the byte;
+        /// refused in a short line otherwise (never a panic, never a wrap).
+        #[test]
+        fn any_size_value_is_parsed_or_refused_in_short(
+            v in "\\PC{0,80}|[ ]?[0-9]{1,22}[ ]?(|b|k|KiB|mb|G|gib|T|TB|X|KK|\\.5G)[ ]?"
+        ) {
+            let t = v.trim();
+            let digits = t.chars().take_while(char::is_ascii_digit).count();
+            let unit = t[digits..].trim().to_ascii_uppercase();
+            let shift = match unit.as_str() {
+                "" | "B" => Some(0),
+                "K" | "KB" | "KIB" => Some(10),
+                "M" | "MB" | "MIB" => Some(20),
+                "G" | "GB" | "GIB" => Some(30),
+                "T" | "TB" | "TIB" => Some(40),
+                _ => None,
+            };
+            let want = match (t[..digits].parse::<u128>(), shift) {
+                (Ok(n), Some(s)) if digits > 0 => Some(n << s),
+                _ => None,
+            };
+            match parse_size(&v) {
+                Ok(b) => proptest::prop_assert_eq!(Some(u128::from(b)), want),
+                Err(e) => {
+                    proptest::prop_assert!(
+                        want.is_none_or(|w| w == 0 || w > u128::from(u64::MAX)),
+                        "{v:?} refused: {e}"
+                    );
+                    proptest::prop_assert!(e.chars().count() < 160, "{e}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn sizes_take_binary_units_and_refuse_the_rest() {
