@@ -92,6 +92,9 @@ SEEDS = {
     "trace": single_traces,
     "trace_serde": single_traces,
     "gzip": lambda: [gzip.compress(t) for t in single_traces()],
+    # The first byte is the read size; half the seeds gzip, half plain.
+    "stream": lambda: [bytes([(7 * i) % 256]) + (gzip.compress(t) if i % 2 else t)
+                       for i, t in enumerate(single_traces())],
     "ascend_csv": csvs,
     "ascend_json": jsons,
     "ascend_db": dbs,

@@ -24,7 +24,10 @@ fn listing(root: &Path) -> BTreeMap<PathBuf, String> {
                 stack.push(p.clone());
                 "folder".to_string()
             } else {
-                format!("file {}", String::from_utf8_lossy(&std::fs::read(&p).unwrap()))
+                format!(
+                    "file {}",
+                    String::from_utf8_lossy(&std::fs::read(&p).unwrap())
+                )
             };
             out.insert(p.strip_prefix(root).unwrap().to_path_buf(), what);
         }

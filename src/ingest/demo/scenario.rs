@@ -265,6 +265,9 @@ pub(super) struct Knobs {
     pub gc_pause: Option<(u32, u32, Ns, bool)>,
     /// The host time of one operator's dispatch (Python and framework), outside a capture.
     pub dispatch_ns: Ns,
+    /// A `.item()` (copy back and wait for the device) after each of the first this many
+    /// operators of every forward layer: a value read in the loop (a logged loss, a norm).
+    pub syncs_per_layer: u32,
     /// Ranks' clocks are at most this many ms apart from true time.
     pub clock_skew_ms: i64,
     /// Two pipeline stages exchanging activations and gradients instead of data parallel.
@@ -289,6 +292,7 @@ impl Default for Knobs {
             capture_forward: false,
             gc_pause: None,
             dispatch_ns: 24_000,
+            syncs_per_layer: 0,
             clock_skew_ms: 6,
             pipeline: false,
             first_stage_layers: 10,

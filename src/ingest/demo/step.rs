@@ -84,6 +84,9 @@ impl RankSim<'_> {
                     f.ns / Ns::from(micro),
                     self.key(l, k as u32 + 100 * (micro - 1)),
                 ) + 2_000;
+                if (k as u32) < self.knobs.syncs_per_layer {
+                    h = self.item(h) + 2_000;
+                }
             }
         }
         h
