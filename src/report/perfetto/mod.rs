@@ -43,6 +43,9 @@ pub struct Written {
     pub launches: u64,
 }
 
+/// One rank formatted: its bytes, and its (events, launch arrows).
+type Part = (Vec<u8>, (u64, u64));
+
 /// Writes the job and its diagnosis to `out`.
 pub fn write(job: &Job, a: &Analysis, out: &mut dyn Write) -> io::Result<Written> {
     let mut w = Writer::new(out);
@@ -51,7 +54,7 @@ pub fn write(job: &Job, a: &Analysis, out: &mut dyn Write) -> io::Result<Written
     // Ranks are formatted in parallel, a few at a time (bounded memory), written in order.
     const AT_ONCE: usize = 8;
     for (c, chunk) in job.ranks.chunks(AT_ONCE).enumerate() {
-        let parts: Vec<io::Result<(Vec<u8>, (u64, u64))>> = chunk
+        let parts: Vec<io::Result<Part>> = chunk
             .par_iter()
             .enumerate()
             .map(|(k, rank)| {
