@@ -6,7 +6,6 @@
 
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use stepscope::output;
 
@@ -125,7 +124,7 @@ proptest! {
         if target == "d/out.json" && !chosen.is_empty() {
             let d = root.join("d");
             if !near_an_input(&d, &inputs) {
-                prop_assert!(after.get(&lexical).is_some(), "d/out.json refused");
+                prop_assert!(after.contains_key(&lexical), "d/out.json refused");
             }
         }
     }
