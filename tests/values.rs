@@ -230,3 +230,47 @@ fn echoed_values_are_cut_with_their_size() {
     let err = refused(&o, &["characters cut"]);
     assert!(err.chars().count() < 1100, "{}", err.chars().count());
 }
+
+/// Files no reader takes are named by what they are (issue 45): the shared Nsight Systems
+/// exports and report, and their `nsys stats` CSVs, each by its evidence; a folder of them
+/// says it holds other files.
+#[test]
+fn a_file_no_reader_takes_is_named_by_what_it_is() {
+    let Some(shared) = common::shared() else {
+        return common::skip("../shared");
+    };
+    let nsys = shared.join("traces/nsys");
+    for (file, what) in [
+        ("nvfuser-h200/report1.nsys-rep", "an Nsight Systems report"),
+        (
+            "nvfuser-h200/report1.sqlite",
+            "an Nsight Systems SQLite export",
+        ),
+        (
+            "pipit-saxpy-mpi/saxpy-mpi-cuda_nsys_perlmutter0.sqlite",
+            "an Nsight Systems SQLite",
+        ),
+        ("pipit-cloverleaf/cloverleaf_gpu_trace.csv", "a CSV table"),
+    ] {
+        let p = nsys.join(file);
+        refused(
+            &run(["report", p.to_str().unwrap()]),
+            &[what, "stepscope reads"],
+        );
+    }
+    // The same from stdin, where only the first bytes are seen.
+    let o = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["report", "-"])
+        .stdin(std::fs::File::open(nsys.join("nvfuser-h200/report1.nsys-rep")).unwrap())
+        .output()
+        .unwrap();
+    refused(&o, &["-: an Nsight Systems report"]);
+    refused(
+        &run(["report", nsys.to_str().unwrap()]),
+        &[
+            "no trace files",
+            "other file(s), e.g.",
+            "name one to see what it is",
+        ],
+    );
+}

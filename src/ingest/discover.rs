@@ -40,9 +40,19 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
         let mut found = Found::default();
         walk(p, &mut found).map_err(|e| Error::input(&label, format!("cannot list: {e}")))?;
         if found.traces.is_empty() && found.ascend.is_empty() && found.odd.is_empty() {
+            let others = match &found.other {
+                (0, _) => String::new(),
+                (n, Some(p)) => format!(
+                    " ({n} other file(s), e.g. {}: name one to see what it is)",
+                    crate::format::printable(&p.display().to_string())
+                ),
+                (n, None) => format!(" ({n} other file(s))"),
+            };
             return Err(Error::input(
                 &label,
-                "no trace files (*.json, *.json.gz) or Ascend profiler output in this directory",
+                format!(
+                    "no trace files (*.json, *.json.gz) or Ascend profiler output in this directory{others}"
+                ),
             ));
         }
         found.traces.sort();
@@ -106,6 +116,8 @@ struct Found {
     ascend: Vec<RankDir>,
     /// Entries skipped, with why (not regular files, dangling links, unlistable folders).
     odd: Vec<(PathBuf, String)>,
+    /// Files of no trace name: how many, and the first by path (for a message).
+    other: (u64, Option<PathBuf>),
 }
 
 /// Folders of derived outputs, never per-rank traces (msprof-analyze's cluster results).
@@ -153,6 +165,12 @@ fn walk(dir: &Path, found: &mut Found) -> std::io::Result<()> {
                     found.odd.push((path, "a dangling symbolic link".into()));
                 }
                 Err(_) => found.traces.push(path),
+            }
+        } else {
+            found.other.0 += 1;
+            // The first by path, not by listing order: the same message on every machine.
+            if found.other.1.as_ref().is_none_or(|p| path < *p) {
+                found.other.1 = Some(path);
             }
         }
     }

@@ -14,6 +14,7 @@ pub mod chrome;
 mod consistency;
 pub mod demo;
 pub mod discover;
+pub mod identify;
 mod jobs;
 pub mod kineto;
 mod link;
@@ -331,6 +332,13 @@ fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<Vec<Ra
         return ascend::read(dir, &ascend_opts);
     }
     let src = input.open()?;
+    // Not JSON at all: say what it is, when its bytes tell (an Nsight report, a pickle).
+    let first = src.text.iter().find(|b| !b.is_ascii_whitespace());
+    if !matches!(first, Some(b'{' | b'[')) {
+        if let Some(what) = identify::foreign(&src.label, &src.text) {
+            return Err(Error::input(&src.label, what));
+        }
+    }
     // A `trace_view.json` under another name is told by its processes.
     if ascend::sniff(&src) {
         return ascend::read_trace(&src, &ascend_opts).map(|d| vec![d]);

@@ -369,6 +369,18 @@ fn first_byte(label: &str, buf: &[u8]) -> Result<bool, Error> {
     match buf.iter().position(|b| !b.is_ascii_whitespace()) {
         None => Ok(false),
         Some(i) if matches!(buf[i], b'{' | b'[') => Ok(true),
+        // What it is instead, when its first bytes tell (a pickle piped in).
+        Some(_) => match super::identify::foreign(label, buf) {
+            Some(what) => Err(Error::input(label, what)),
+            None => first_byte_error(label, buf),
+        },
+    }
+}
+
+/// The first significant byte of a stream cannot start a trace.
+fn first_byte_error(label: &str, buf: &[u8]) -> Result<bool, Error> {
+    match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+        None => Ok(false),
         Some(i) => Err(Error::input_at(
             label,
             i as u64,
