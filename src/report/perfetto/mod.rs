@@ -262,12 +262,12 @@ fn collective_args(job: &Job, c: &crate::model::Collective, args: &mut Vec<Strin
     }
 }
 
-/// Text kept as written (`[[8, 16], [16, 32]]`): itself where it is a JSON value, else as a
-/// JSON string.
+/// Text kept as written (`[[8, 16], [16, 32]]`): the JSON value it is, written again by the
+/// escaping serializer (a string inside it may hold DEL or a bidi control, which JSON allows
+/// raw), else the text as a JSON string.
 fn json_value(text: &str) -> String {
-    if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
-        text.to_string()
-    } else {
-        writer::string(text)
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => crate::format::json::to_string(&v).unwrap_or_else(|_| writer::string(text)),
+        Err(_) => writer::string(text),
     }
 }
