@@ -7,7 +7,7 @@
 //! and on the optimizer's step annotations. Only for Ascend ranks: the suggested APIs are
 //! torch_npu's.
 
-use crate::model::{Job, Kind, RankId, SourceFormat, StepNo};
+use crate::model::{Job, Kind, RankId, StepNo};
 use crate::time::Ns;
 use serde::Serialize;
 
@@ -193,11 +193,7 @@ pub struct AffinityMatch {
 /// Every fused API with a match among the ranks and steps in scope, most host time first.
 pub fn affinity(job: &Job, in_scope: impl Fn(RankId, StepNo) -> bool) -> Vec<AffinityMatch> {
     let mut out: Vec<AffinityMatch> = Vec::new();
-    for rank in job
-        .ranks
-        .iter()
-        .filter(|r| r.source.format == SourceFormat::Ascend)
-    {
+    for rank in job.ranks.iter().filter(|r| r.source.platform.fused_apis) {
         let Some(lane) = rank.stepping_lane else {
             continue;
         };

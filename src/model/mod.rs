@@ -205,6 +205,40 @@ pub struct SourceInfo {
     pub rank_from: RankFrom,
     /// Which profiler wrote it.
     pub format: SourceFormat,
+    /// What its platform tells analyses, as its reader set it.
+    pub platform: Platform,
+}
+
+/// What a rank's platform tells analyses, set by the reader that made the rank: analyses
+/// read these facts and never branch on the format that wrote a rank (a new reader sets them
+/// for its platform, and every analysis follows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Platform {
+    /// The rank's device list is every device of its node (Kineto's `deviceProperties`),
+    /// so its length is the ranks per node; else it names the rank's own device only.
+    pub lists_node_devices: bool,
+    /// The link kinds assumed where nothing names them, as the link table names them:
+    /// (within a node, between nodes).
+    pub default_links: (&'static str, &'static str),
+    /// Fused operator APIs exist that replace sequences of its framework's operators
+    /// (torch_npu's affinity APIs): the affinity analysis looks for the sequences.
+    pub fused_apis: bool,
+}
+
+impl Platform {
+    /// A CUDA or ROCm job traced by the PyTorch profiler: the platform a rank has unless its
+    /// reader says otherwise.
+    pub const KINETO: Platform = Platform {
+        lists_node_devices: true,
+        default_links: ("nvlink4", "ib-ndr"),
+        fused_apis: false,
+    };
+}
+
+impl Default for Platform {
+    fn default() -> Self {
+        Platform::KINETO
+    }
 }
 
 /// Which profiler wrote a rank: analyses are the same, but some numbers have a profiler's own

@@ -4,7 +4,7 @@
 
 use crate::analysis::roofline::peaks::{self, Device};
 use crate::error::Error;
-use crate::model::{Job, RankId, SourceFormat};
+use crate::model::{Job, RankId};
 
 /// Known links: (name, description, GB/s per direction).
 pub const LINKS: &[(&str, &str, f64)] = &[
@@ -95,23 +95,20 @@ impl Topology {
     /// (the device table's `intra_link` of the job's devices — NVLink 3 for A100s — else
     /// NVLink 4 and InfiniBand NDR between nodes; HCCS and RoCE 200 Gb/s for Ascend jobs).
     pub fn of(job: &Job, opts: &TopologyOptions, table: &[Device]) -> Topology {
-        // Kineto's `deviceProperties` lists the node's devices; an Ascend rank names its own.
+        // A device list is the node's on some platforms (Kineto's `deviceProperties`); on
+        // others a rank names its own device only.
         let devices = job
             .ranks
             .iter()
-            .filter(|r| r.source.format == SourceFormat::Kineto)
+            .filter(|r| r.source.platform.lists_node_devices)
             .map(|r| r.devices.len())
             .max()
             .unwrap_or(0) as u32;
-        let ascend = !job.ranks.is_empty()
-            && job
-                .ranks
-                .iter()
-                .all(|r| r.source.format == SourceFormat::Ascend);
-        let (intra_default, inter_default) = if ascend {
-            ("hccs", "roce-200")
-        } else {
-            ("nvlink4", "ib-ndr")
+        // The platform's own links when every rank shares one platform, else the default's.
+        let platforms = job.ranks.iter().map(|r| r.source.platform.default_links);
+        let (intra_default, inter_default) = match platforms.clone().next() {
+            Some(first) if platforms.clone().all(|l| l == first) => first,
+            _ => crate::model::Platform::default().default_links,
         };
         let (ranks_per_node, from) = match opts.ranks_per_node {
             Some(n) => (n.max(1), "option"),
@@ -184,6 +181,48 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("nvlink4")
+        );
+    }
+
+    /// The links and ranks per node follow the ranks' platform as their reader set it, never
+    /// their format: one platform's own links, the default's when platforms differ; device
+    /// lists count as a node's only where the platform says they are.
+    #[test]
+    fn defaults_follow_the_ranks_platform() {
+        use crate::model::{Platform, Rank};
+        let own = Platform {
+            lists_node_devices: false,
+            default_links: ("hccs", "roce-200"),
+            fused_apis: false,
+        };
+        let rank = |p: Platform, devices: usize| {
+            let mut r = Rank::default();
+            r.source.platform = p;
+            r.devices = vec![0; devices];
+            r
+        };
+        let of = |ranks: Vec<Rank>| {
+            let mut job = Job {
+                ranks,
+                ..Job::default()
+            };
+            job.strings.intern("a device of no table");
+            Topology::of(&job, &TopologyOptions::default(), &[])
+        };
+        let t = of(vec![rank(own, 8), rank(own, 8)]);
+        assert_eq!(
+            (t.intra.name.as_str(), t.inter.name.as_str()),
+            ("hccs", "roce-200")
+        );
+        assert_eq!(
+            t.ranks_per_node_from, "default",
+            "an own-device list is no node's"
+        );
+        let t = of(vec![rank(own, 8), rank(Platform::default(), 4)]);
+        assert_eq!(t.intra.name, "nvlink4");
+        assert_eq!(
+            (t.ranks_per_node, t.ranks_per_node_from),
+            (4, "deviceProperties")
         );
     }
 

@@ -280,9 +280,18 @@ fn source_of(dir: &RankDir, path: &std::path::Path) -> crate::model::SourceInfo 
         path: dir.label(),
         file_bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
         format: crate::model::SourceFormat::Ascend,
+        platform: PLATFORM,
         ..crate::model::SourceInfo::default()
     }
 }
+
+/// An Ascend NPU job: a rank names its own device only; HCCS within a node and RoCE between
+/// nodes; torch_npu's fused operator APIs.
+pub const PLATFORM: crate::model::Platform = crate::model::Platform {
+    lists_node_devices: false,
+    default_links: ("hccs", "roce-200"),
+    fused_apis: true,
+};
 
 /// Why a rank with no timeline file cannot be read: its raw data was never parsed (only
 /// `PROF_*` folders, as with `analyse_flag=False` on a large job), or nothing was recorded.

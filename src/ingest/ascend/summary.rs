@@ -174,6 +174,7 @@ pub fn draft(
     rank.source = crate::model::SourceInfo {
         path: label.to_string(),
         format: crate::model::SourceFormat::Ascend,
+        platform: super::PLATFORM,
         ..crate::model::SourceInfo::default()
     };
     Ok(RankDraft::undeclared(rank, strings, notes))

@@ -59,6 +59,7 @@ pub fn read_with(src: &Source, opts: &TraceOptions<'_>) -> Result<TraceRank, Err
             file_bytes: src.file_bytes,
             json_bytes: src.text.len() as u64,
             format: SourceFormat::Ascend,
+            platform: super::PLATFORM,
             ..SourceInfo::default()
         },
         lanes: m.lanes,

@@ -15,7 +15,7 @@ use super::chrome::{Class, Dialect, NameFacts, SideTable, merge};
 use super::roles::RoleTable;
 use super::source::Source;
 use crate::error::Error;
-use crate::model::{HostCollective, Rank, RankFrom, RankId, SourceFormat, SourceInfo};
+use crate::model::{HostCollective, Platform, Rank, RankFrom, RankId, SourceFormat, SourceInfo};
 use std::sync::atomic::AtomicU64;
 
 /// The Kineto dialect: categories by name, vocabulary from the role tables.
@@ -129,6 +129,7 @@ pub fn read(src: &Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
             json_bytes: src.text.len() as u64,
             rank_from: RankFrom::DistributedInfo,
             format: SourceFormat::Kineto,
+            platform: Platform::KINETO,
         },
         lanes: m.lanes,
         events: m.events,
