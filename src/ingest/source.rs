@@ -199,12 +199,21 @@ pub fn from_reader(label: &str, r: impl Read) -> Result<Source, Error> {
 fn stream(label: String, mut r: impl Read) -> Result<Source, Error> {
     let mut head: Vec<u8> = Vec::new();
     let mut block = [0u8; 4096];
-    while !first_byte(&label, &head)? {
+    // Leading whitespace already seen: a pipe may give a byte per read, and the start is
+    // decided only once something else has arrived (never a rescan per read).
+    let mut blank = 0;
+    loop {
         let n = read_some(&label, &mut r, &mut block)?;
         if n == 0 {
             break;
         }
         head.extend_from_slice(&block[..n]);
+        while head.get(blank).is_some_and(u8::is_ascii_whitespace) {
+            blank += 1;
+        }
+        if blank < head.len() && first_byte(&label, &head)? {
+            break;
+        }
         if head.len() as u64 > max_text() {
             return Err(too_big(&label, head.len() as u64));
         }
@@ -289,15 +298,21 @@ const BLOCK: usize = 1 << 20;
 /// a bomb of zeros), is an error as soon as it arrives. `read_error` words a failed read.
 fn read_text(label: &str, mut r: impl Read, hint: usize) -> Result<Vec<u8>, TextError> {
     let cap = usize::try_from(max_text()).unwrap_or(usize::MAX);
+    // `buf` is zeroed a block at a time as the text reaches it, never per read (a pipe may
+    // give a byte per read) nor ahead (a presized buffer's pages stay untouched until used);
+    // `at` is how much of it holds text.
     let mut buf: Vec<u8> = Vec::new();
+    let mut at = 0;
     reserve(label, &mut buf, hint.min(cap.saturating_add(1)))?;
     loop {
-        let at = buf.len();
-        if buf.capacity() - at < BLOCK {
-            let want = at.max(BLOCK).min(cap.saturating_add(BLOCK) - at);
-            reserve(label, &mut buf, want.max(BLOCK))?;
+        if buf.len() - at < BLOCK {
+            if buf.capacity() - buf.len() < BLOCK {
+                let want = at.max(BLOCK).min(cap.saturating_add(BLOCK).saturating_sub(at));
+                reserve(label, &mut buf, want.max(BLOCK))?;
+            }
+            let zeroed = (buf.len() + BLOCK).min(buf.capacity());
+            buf.resize(zeroed, 0);
         }
-        buf.resize(at + BLOCK, 0);
         let n = loop {
             match r.read(&mut buf[at..]) {
                 Ok(n) => break n,
@@ -305,22 +320,24 @@ fn read_text(label: &str, mut r: impl Read, hint: usize) -> Result<Vec<u8>, Text
                 Err(e) => return Err(TextError::Read(e)),
             }
         };
-        buf.truncate(at + n);
         if n == 0 {
+            buf.truncate(at);
             return Ok(buf);
         }
-        if let Some(i) = control_byte(&buf[at..]) {
+        let new = at..at + n;
+        at += n;
+        if let Some(i) = control_byte(&buf[new.clone()]).map(|i| new.start + i) {
             return Err(TextError::Bad(Error::input_at(
                 label,
-                (at + i) as u64,
+                i as u64,
                 format!(
                     "a raw control character (0x{:02x}) cannot occur in JSON text: not a trace",
-                    buf[at + i]
+                    buf[i]
                 ),
             )));
         }
-        if buf.len() > cap {
-            return Err(TextError::Bad(too_big(label, buf.len() as u64)));
+        if at > cap {
+            return Err(TextError::Bad(too_big(label, at as u64)));
         }
     }
 }
