@@ -307,7 +307,9 @@ fn read_text(label: &str, mut r: impl Read, hint: usize) -> Result<Vec<u8>, Text
     loop {
         if buf.len() - at < BLOCK {
             if buf.capacity() - buf.len() < BLOCK {
-                let want = at.max(BLOCK).min(cap.saturating_add(BLOCK).saturating_sub(at));
+                let want = at
+                    .max(BLOCK)
+                    .min(cap.saturating_add(BLOCK).saturating_sub(at));
                 reserve(label, &mut buf, want.max(BLOCK))?;
             }
             let zeroed = (buf.len() + BLOCK).min(buf.capacity());
