@@ -20,6 +20,11 @@ pub fn sub_name(name: &str, k: u32) -> String {
     format!("{name} (overlap {k})")
 }
 
+/// The most sub-tracks a track gets: slices that overlap deeper than this (a hostile or
+/// corrupt trace: thousands of slices each overlapping all the others) go to the last one,
+/// where a viewer may hide some, rather than costing time quadratic in their number.
+pub const MAX_SUBTRACKS: usize = 64;
+
 /// Places slices of one track, in order of start (a longer slice first at equal starts),
 /// on sub-tracks where each nests.
 #[derive(Debug, Default)]
@@ -40,6 +45,9 @@ impl Nester {
                 stack.push(end);
                 return k as u32;
             }
+        }
+        if self.open.len() == MAX_SUBTRACKS {
+            return (MAX_SUBTRACKS - 1) as u32;
         }
         self.open.push(vec![end]);
         (self.open.len() - 1) as u32
@@ -86,5 +94,15 @@ mod tests {
         assert_eq!(place_all(&[(0, 5), (0, 5), (5, 0)]), (vec![0, 0, 0], 0));
         // Out of order input is placed in start order.
         assert_eq!(place_all(&[(8, 4), (0, 10)]), (vec![1, 0], 1));
+    }
+
+    #[test]
+    fn slices_all_overlapping_each_other_stop_at_the_last_sub_track() {
+        // 10 000 slices, each starting inside every earlier one and ending after it.
+        let spans: Vec<(Ns, Ns)> = (0..10_000).map(|i| (i, 20_000)).collect();
+        let (sub, extra) = place_all(&spans);
+        assert_eq!(extra as usize, MAX_SUBTRACKS - 1);
+        assert_eq!(sub[..3], [0, 1, 2]);
+        assert!(sub.iter().all(|&k| (k as usize) < MAX_SUBTRACKS));
     }
 }
