@@ -263,14 +263,18 @@ impl<R: Read> Read for Counted<R> {
 }
 
 /// One read, retried when interrupted.
-fn read_some(label: &str, r: &mut impl Read, buf: &mut [u8]) -> Result<usize, Error> {
+fn read_retrying(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     loop {
         match r.read(buf) {
-            Ok(n) => return Ok(n),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::input(label, format!("cannot read: {e}"))),
+            done => return done,
         }
     }
+}
+
+/// [`read_retrying`], a failure worded for `label`.
+fn read_some(label: &str, r: &mut impl Read, buf: &mut [u8]) -> Result<usize, Error> {
+    read_retrying(r, buf).map_err(|e| Error::input(label, format!("cannot read: {e}")))
 }
 
 /// Why [`read_text`] stopped early.
@@ -315,13 +319,7 @@ fn read_text(label: &str, mut r: impl Read, hint: usize) -> Result<Vec<u8>, Text
             let zeroed = (buf.len() + BLOCK).min(buf.capacity());
             buf.resize(zeroed, 0);
         }
-        let n = loop {
-            match r.read(&mut buf[at..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(TextError::Read(e)),
-            }
-        };
+        let n = read_retrying(&mut r, &mut buf[at..]).map_err(TextError::Read)?;
         if n == 0 {
             buf.truncate(at);
             return Ok(buf);
