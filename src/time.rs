@@ -37,6 +37,22 @@ pub const MAX_RANK_EXTENT_NS: Ns = 1 << 50;
 /// analysis forms then fits in i64.
 pub const MAX_JOB_SUM_NS: Ns = 1 << 62;
 
+/// `a × num / den` without overflow: saturating to `Ns::MAX` (negative results to 0), 0 when
+/// `den` is 0. Scales a time by an exact ratio (a share, a speed) without going through f64.
+pub fn mul_div(a: Ns, num: i128, den: i128) -> Ns {
+    if den == 0 {
+        return 0;
+    }
+    match i128::from(a).checked_mul(num) {
+        Some(x) => {
+            let x = x / den;
+            Ns::try_from(x).unwrap_or(if x < 0 { 0 } else { Ns::MAX })
+        }
+        None if (a < 0) != ((num < 0) != (den < 0)) => Ns::MAX,
+        None => 0,
+    }
+}
+
 /// The end of an event starting at `start` lasting `dur` (≥ 0), when both ends lie within
 /// [`MIN_NS`, `MAX_NS`] and the event is no longer than [`MAX_RANK_EXTENT_NS`].
 pub fn event_end(start: Ns, dur: Ns) -> Result<Ns, TimeError> {

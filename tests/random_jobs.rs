@@ -155,3 +155,26 @@ fn random_jobs_name_their_causes() {
     assert!(missed * 100 <= causes * 5, "causes missed");
     assert!(within * 100 >= errors.len() * 95, "saving error");
 }
+
+/// Seed 144: eight ranks in two stages, the link rank 1 ↔ rank 5 31× slower (2.1 ms a
+/// transfer against 66 µs). The pair is found among the four pairs (a group of two has no
+/// peers to compare with), leads, names both ends, and its fix predicts the twin.
+#[test]
+fn a_slow_point_to_point_link_leads_and_its_fix_gives_the_twin() {
+    use stepscope::model::RankId;
+    let s = analyse(DemoSpec::random(144, false));
+    let f = &s.analysis.findings[0];
+    assert_eq!(f.rule, "slow_link");
+    assert_eq!(f.evidence.ranks, [RankId(1), RankId(5)]);
+    let title = stepscope::prose::words(f).title;
+    assert!(title.starts_with("the link rank 1 ↔ rank 5 (group pp1)"), "{title}");
+    let link = &s.analysis.comm.slow_links[0];
+    assert_eq!((link.rank, link.peer), (RankId(1), Some(RankId(5))));
+    assert_eq!(link.group_median_ns, 66_000);
+    let twin = analyse(DemoSpec::random(144, true));
+    assert!(twin.analysis.comm.slow_links.is_empty());
+    let sum = |s: &Session| -> i64 { s.analysis.step_times.iter().map(|t| t.max_ns).sum() };
+    let predicted = sum(&s) - f.impact_ns;
+    let off = (predicted - sum(&twin)).abs() as f64 / sum(&twin) as f64;
+    assert!(off < 0.02, "predicted {predicted} vs twin {}", sum(&twin));
+}

@@ -361,7 +361,7 @@ fn slow_links(cm: &CommSection) -> Option<Table> {
         return None;
     }
     Some(Table {
-        title: "Slow links (transit z > 3 or > 1.5x the group median)".into(),
+        title: "Slow links (transit z > 3 or > 1.5x the group's or the pairs' median)".into(),
         header: vec!["<group", "rank", "transit", "median", "z", "busbw"],
         rows: cm
             .slow_links
@@ -369,7 +369,10 @@ fn slow_links(cm: &CommSection) -> Option<Table> {
             .map(|s| {
                 vec![
                     s.group.clone(),
-                    s.rank.to_string(),
+                    match s.peer {
+                        Some(p) => format!("{} <-> {p}", s.rank),
+                        None => s.rank.to_string(),
+                    },
                     human(s.transit_ns),
                     human(s.group_median_ns),
                     format!("{:.1}", s.z),

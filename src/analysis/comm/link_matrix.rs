@@ -4,7 +4,7 @@
 //! is slow against the other links of the same transport in the group: below the median by
 //! more than [`SLOW_LINK_RATIO`], with at least [`MIN_LINKS`] links to compare.
 
-use super::stats::SLOW_LINK_RATIO;
+use super::slow_links::SLOW_LINK_RATIO;
 use crate::analysis::stats::median_f64;
 use crate::model::{Job, StepNo, Transport};
 use crate::time::Ns;

@@ -27,6 +27,7 @@ pub mod matching;
 pub mod measured;
 pub mod op;
 pub mod per_rank;
+pub mod slow_links;
 pub mod stalls;
 pub mod stats;
 pub mod timing;
@@ -44,7 +45,8 @@ use links::{Topology, TopologyOptions};
 use matching::{Instance, Matching};
 use rayon::prelude::*;
 use serde::Serialize;
-use stats::{P2pCell, SlowLink, TypeStats, WorstInstance};
+use slow_links::SlowLink;
+use stats::{P2pCell, TypeStats, WorstInstance};
 use timing::{MemberTiming, Timing};
 
 /// A count of calls of one rank.
@@ -164,7 +166,7 @@ pub fn analyze(
     let types = stats::type_stats(job, &m, compute, span_ns, &topology);
     let worst = stats::worst_instances(&m);
     let p2p = stats::p2p_matrix(&m);
-    let slow_links = stats::slow_links(&m);
+    let slow_links = slow_links::slow_links(&m, &topology);
     let stalls = stalls::stalls(job, &m, compute, &topology);
     Comm {
         stalls,

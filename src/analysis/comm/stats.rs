@@ -23,11 +23,10 @@ use super::calls::{Calls, CommGroup};
 use super::hccl_split::{HcclSplit, OpTimes, waiting};
 use super::links::Topology;
 use super::matching::Instance;
-use super::op::bus_factor;
 use super::timing::{MemberTiming, Timing};
 use super::waits::Unions;
 use crate::analysis::intervals::IntervalSet;
-use crate::analysis::stats::{median_f64, median_sorted, median_u64, ratio};
+use crate::analysis::stats::{median_f64, median_u64, ratio};
 use crate::model::{CollOp, Job, RankId, StepNo};
 use crate::time::Ns;
 use std::collections::BTreeMap;
@@ -66,11 +65,6 @@ fn fusable(sizes: &[u64], ranks: u32) -> bool {
 pub const ALIGNMENT: u64 = 512;
 /// Worst instances kept.
 pub const WORST: usize = 10;
-/// A rank's transit is a slow-link outlier above this z-score …
-pub const SLOW_LINK_Z: f64 = 3.0;
-/// … or above this multiple of the group median.
-pub const SLOW_LINK_RATIO: f64 = 1.5;
-
 /// Message sizes of a type/group.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Sizes {
@@ -238,25 +232,6 @@ pub struct P2pCell {
     /// bytes / time, GB/s.
     #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
     pub gbps: Option<f64>,
-}
-
-/// A rank whose transfer time in a group is an outlier.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct SlowLink {
-    /// Group name.
-    pub group: String,
-    /// The rank whose transit is an outlier.
-    pub rank: RankId,
-    /// Its mean transit over the group's instances.
-    pub transit_ns: Ns,
-    /// Median of the members' mean transits.
-    pub group_median_ns: Ns,
-    /// z-score of its mean transit among the members.
-    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
-    pub z: f64,
-    /// Its busbw from its mean transit and the mean instance size, GB/s.
-    #[serde(serialize_with = "crate::analysis::ser::opt_f64_6")]
-    pub busbw_gbps: Option<f64>,
 }
 
 /// The matched calls the summaries read, and the step they are limited to.
@@ -508,65 +483,4 @@ pub fn p2p_matrix(m: &Matched) -> Vec<P2pCell> {
             gbps: (time > 0 && bytes > 0).then(|| bytes as f64 / time as f64),
         })
         .collect()
-}
-
-/// Ranks whose mean transit in a (non-p2p) group is an outlier: z > [`SLOW_LINK_Z`] or above
-/// [`SLOW_LINK_RATIO`] × the group median. Groups need three members present to compare.
-pub fn slow_links(m: &Matched) -> Vec<SlowLink> {
-    let calls = m.calls;
-    // group → rank → (Σ transit, n, Σ bus bytes)
-    let mut per: BTreeMap<u32, BTreeMap<RankId, (Ns, u64, f64)>> = BTreeMap::new();
-    for (inst, t) in m.each() {
-        if inst.op.is_p2p() {
-            continue;
-        }
-        let size = calls.groups[inst.group as usize].members.len() as u32;
-        let (num, den) = bus_factor(inst.op, size);
-        let g = per.entry(inst.group).or_default();
-        for x in &t.members {
-            let e = g.entry(x.rank).or_default();
-            e.0 += x.transit_ns;
-            e.1 += 1;
-            e.2 += inst.bytes.unwrap_or(0) as f64 * num as f64 / den as f64;
-        }
-    }
-    let mut out = Vec::new();
-    for (g, ranks) in per {
-        if ranks.len() < 3 {
-            continue;
-        }
-        let means: Vec<(RankId, Ns, f64)> = ranks
-            .iter()
-            .map(|(&r, &(t, n, b))| (r, t / n as Ns, b / n as f64))
-            .collect();
-        let mut sorted: Vec<Ns> = means.iter().map(|m| m.1).collect();
-        sorted.sort_unstable();
-        let median = median_sorted(&sorted);
-        let mean = sorted.iter().map(|&x| x as f64).sum::<f64>() / sorted.len() as f64;
-        let var = sorted
-            .iter()
-            .map(|&x| (x as f64 - mean).powi(2))
-            .sum::<f64>()
-            / sorted.len() as f64;
-        let sd = var.sqrt();
-        for (rank, transit, bus_bytes) in means {
-            let z = if sd > 0.0 {
-                (transit as f64 - mean) / sd
-            } else {
-                0.0
-            };
-            if z > SLOW_LINK_Z || (median > 0 && transit as f64 > SLOW_LINK_RATIO * median as f64) {
-                out.push(SlowLink {
-                    group: calls.groups[g as usize].name.clone(),
-                    rank,
-                    transit_ns: transit,
-                    group_median_ns: median,
-                    z,
-                    busbw_gbps: (transit > 0 && bus_bytes > 0.0)
-                        .then(|| bus_bytes / transit as f64),
-                });
-            }
-        }
-    }
-    out
 }

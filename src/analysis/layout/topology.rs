@@ -78,9 +78,19 @@ pub fn topology(comm: &Comm, links: &[LinkStat]) -> Topology {
     }
     p2p(comm, &mut out);
     for s in &comm.slow_links {
+        let (kind, what) = match s.peer {
+            Some(p) => (
+                "point-to-point transit",
+                format!("rank {} <-> rank {p} ({})", s.rank, s.group),
+            ),
+            None => (
+                "collective transit",
+                format!("rank {} in group {}", s.rank, s.group),
+            ),
+        };
         out.slow.push(SlowLinkRow {
-            kind: "collective transit".into(),
-            what: format!("rank {} in group {}", s.rank, s.group),
+            kind: kind.into(),
+            what,
             gbps: s.busbw_gbps,
             median_gbps: None,
             rank: Some(s.rank),
@@ -173,7 +183,14 @@ fn p2p(comm: &Comm, out: &mut Topology) {
             time_ns: of.iter().map(|c| c.time_ns).fold(0, Ns::saturating_add),
             median_gbps: median(of.iter().filter_map(|c| c.gbps).collect()),
             peak_gbps: None,
-            slow: 0,
+            slow: comm
+                .slow_links
+                .iter()
+                .filter(|s| {
+                    s.peer
+                        .is_some_and(|p| (s.rank.0 / rpn == p.0 / rpn) == inside)
+                })
+                .count() as u64,
         });
     }
 }

@@ -48,9 +48,11 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
             _ if f.evidence.ranks.is_empty() => Fix::Balance,
             _ => Fix::Ranks(ranks()),
         },
-        // Slow links and stalled transfers keep the rule's estimate: on HCCL jobs the
-        // transfer a stall is measured on is not the edge the replay times (Ascend level0's
-        // 56 ms stall replays as no saving), so `Fix::Links` is only `whatif --rank`'s.
+        // A slow link: its ranks' transfers at their type's median speed.
+        "slow_link" => Fix::Links(ranks()),
+        // Stalled transfers keep the rule's estimate: on HCCL jobs the transfer a stall is
+        // measured on is not the edge the replay times (Ascend level0's 56 ms stall replays
+        // as no saving).
         _ => return None,
     })
 }

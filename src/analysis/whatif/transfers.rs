@@ -9,14 +9,7 @@ use crate::model::CollOp;
 use crate::time::Ns;
 use std::collections::BTreeMap;
 
-/// `a × num / den` without overflow (saturating to `Ns::MAX`; 0 when `den` is 0).
-pub fn mul_div(a: Ns, num: i128, den: i128) -> Ns {
-    if den == 0 {
-        return 0;
-    }
-    let x = i128::from(a) * num / den;
-    Ns::try_from(x).unwrap_or(if x < 0 { 0 } else { Ns::MAX })
-}
+pub use crate::time::mul_div;
 
 /// The measured speeds of the job's collectives.
 #[derive(Debug, Default)]

@@ -180,6 +180,15 @@ impl RankSim<'_> {
         h
     }
 
+    /// One transfer over the link of the pair whose first-stage rank is `lo`: slower by the
+    /// knobs' percentage on a slow link.
+    fn p2p_ns(&self, lo: u32) -> Ns {
+        match self.knobs.slow_link {
+            Some((pair, pct)) if pair == lo => P2P_NS + P2P_NS * pct / 100,
+            _ => P2P_NS,
+        }
+    }
+
     /// A send (`recv` None) or a receive (`recv` Some(arrival, if known)) with the partner,
     /// from `tid` at `t`: `record_param_comms` launching a SendRecv kernel on the
     /// communication stream. A send starts once the compute stream has produced its data
@@ -204,14 +213,15 @@ impl RankSim<'_> {
         let launch = t + 15_000;
         self.runtime(tid, "cudaLaunchKernel", 211, launch, 6_000);
         let ready = (launch + 8_500).max(self.comm_free[0]);
+        let transfer = self.p2p_ns(lo);
         let (start, end) = match recv {
             None => {
                 let start = ready.max(self.compute_free);
-                sent.push(start + P2P_NS);
-                (start, start + P2P_NS)
+                sent.push(start + transfer);
+                (start, start + transfer)
             }
             Some(arrival) => {
-                let end = (ready + P2P_NS).max(arrival.unwrap_or(0));
+                let end = (ready + transfer).max(arrival.unwrap_or(0));
                 self.compute_free = self.compute_free.max(end);
                 (ready, end)
             }

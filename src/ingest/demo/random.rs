@@ -77,6 +77,15 @@ pub enum Cause {
         /// Synchronizations per layer (1–3).
         per_layer: u32,
     },
+    /// The point-to-point link between this first-stage rank and its partner in the
+    /// second stage moves activations and gradients this many percent slower (NVLink
+    /// fallen back to PCIe or sockets: a degraded or misconfigured link).
+    SlowLink {
+        /// The pair's first-stage rank.
+        pair: u32,
+        /// Extra transfer time, percent.
+        pct: i64,
+    },
 }
 
 impl Cause {
@@ -94,6 +103,7 @@ impl Cause {
             Cause::GcPause { .. } => "host_gap",
             Cause::SlowDispatch { .. } => "launch_bound",
             Cause::SyncInLoop { .. } => "sync_points",
+            Cause::SlowLink { .. } => "slow_link",
         }
     }
 
@@ -256,6 +266,7 @@ impl RandomJob {
                 } => k.gc_pause = Some((rank, step, ns, recorded)),
                 Cause::SlowDispatch { ns } => k.dispatch_ns = ns,
                 Cause::SyncInLoop { per_layer } => k.syncs_per_layer = per_layer,
+                Cause::SlowLink { pair, pct } => k.slow_link = Some((pair, pct)),
             }
         }
         k
@@ -270,7 +281,10 @@ fn draw(g: &mut Rng, ranks: u32, steps: u32, pipeline: bool) -> Cause {
     // parallel step of the simulation about 0.4 ms for each sync per layer (23 drains and
     // dispatches of ~17 µs), under the healthy job's own 1.5 ms loader wait: drawn where
     // micro-batches repeat it (pipeline), so that it is a cause worth finding.
-    let kinds: &[u8] = if pipeline {
+    // A slow link is told from its peers' links: drawn where there are three pairs or more.
+    let kinds: &[u8] = if pipeline && ranks >= 6 {
+        &[0, 1, 2, 3, 7, 8, 9, 10, 11]
+    } else if pipeline {
         &[0, 1, 2, 3, 7, 8, 9, 10]
     } else {
         &[0, 1, 2, 3, 4, 5, 6, 8, 9]
@@ -314,6 +328,11 @@ fn draw(g: &mut Rng, ranks: u32, steps: u32, pipeline: bool) -> Cause {
         10 => Cause::SyncInLoop {
             per_layer: g.range(2, 3) as u32,
         },
+        // 66 µs over NVLink becomes 1.3–4 ms: 20–60× slower, PCIe to TCP sockets.
+        11 => Cause::SlowLink {
+            pair: g.range(0, i64::from(ranks / 2) - 1) as u32,
+            pct: g.range(19, 59) * 100,
+        },
         // Slower than the kernels it launches: a pipeline's micro-batch kernels are a
         // quarter of a data-parallel step's.
         _ => Cause::SlowDispatch {
@@ -339,6 +358,8 @@ mod tests {
             assert!(jobs.iter().any(|j| j.causes.len() == n), "{n} causes");
         }
         assert!(jobs.iter().any(|j| j.pipeline) && jobs.iter().any(|j| !j.pipeline));
+        let link = |j: &RandomJob| j.causes.iter().any(|c| matches!(c, Cause::SlowLink { .. }));
+        assert!(jobs.iter().any(link));
         for j in &jobs {
             assert!(j.ranks % 2 == 0 && (4..=64).contains(&j.ranks));
             let clean = j.knobs(true);
@@ -354,6 +375,8 @@ mod tests {
                 );
                 assert!(!j.pipeline || !dp_only);
                 assert!(j.pipeline || !matches!(c, Cause::StageImbalance { .. }));
+                // A slow link is told from three pairs or more.
+                assert!(j.pipeline && j.ranks >= 8 || !matches!(c, Cause::SlowLink { .. }));
             }
         }
     }

@@ -268,6 +268,9 @@ pub(super) struct Knobs {
     /// A `.item()` (copy back and wait for the device) after each of the first this many
     /// operators of every forward layer: a value read in the loop (a logged loss, a norm).
     pub syncs_per_layer: u32,
+    /// The point-to-point link between this first-stage rank and its partner moves data
+    /// this many percent slower (a link fallen back from NVLink to PCIe or sockets).
+    pub slow_link: Option<(u32, i64)>,
     /// Ranks' clocks are at most this many ms apart from true time.
     pub clock_skew_ms: i64,
     /// Two pipeline stages exchanging activations and gradients instead of data parallel.
@@ -293,6 +296,7 @@ impl Default for Knobs {
             gc_pause: None,
             dispatch_ns: 24_000,
             syncs_per_layer: 0,
+            slow_link: None,
             clock_skew_ms: 6,
             pipeline: false,
             first_stage_layers: 10,

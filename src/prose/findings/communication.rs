@@ -168,6 +168,25 @@ pub fn words(c: &Claim) -> Words {
         } => slow_transport_link(group, (*src, *dst), transport, (*gbps, *median_gbps), *slow),
         Claim::SlowLink {
             rank,
+            peer: Some(peer),
+            group,
+            transit_ns,
+            median_ns,
+        } => Words {
+            title: format!(
+                "the link rank {rank} ↔ rank {peer} (group {group}) takes {} a transfer vs {} at the other pairs' median speed",
+                human(*transit_ns),
+                human(*median_ns)
+            ),
+            cause: "one point-to-point link (NVLink fallen back to PCIe or sockets, a NIC, cable or switch port) is slower than the job's other pairs",
+            suggestions: &[
+                "check the pair's topology (nvidia-smi topo -m) and NCCL's chosen transport (NCCL_DEBUG=INFO: P2P/IPC vs SHM or NET)",
+                "run nccl-tests' sendrecv between the two ranks, and check the NIC and port counters",
+            ],
+        },
+        Claim::SlowLink {
+            rank,
+            peer: None,
             group,
             transit_ns,
             median_ns,

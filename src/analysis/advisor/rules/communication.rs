@@ -185,10 +185,13 @@ pub enum Claim {
         /// Slow links in all.
         slow: u64,
     },
-    /// A rank whose transfers are slower than its group's.
+    /// A rank whose transfers are slower than its group's, or a point-to-point link (`peer`
+    /// set) slower than the job's other pairs.
     SlowLink {
-        /// The rank.
+        /// The rank (of a pair: the lower).
         rank: RankId,
+        /// The link's other end.
+        peer: Option<RankId>,
         /// Its group.
         group: String,
         /// Its mean transit.
@@ -476,7 +479,8 @@ fn unaligned_transfers(f: &Facts, u: &Unaligned) -> Option<Draft> {
     )
 }
 
-/// A rank whose transfers are consistently slower.
+/// A rank whose transfers are consistently slower, or a slow point-to-point link. Its fix
+/// (the replay's `Links`): the transfers of its ranks at their type's median speed.
 pub fn slow_link(f: &Facts, _: &Thresholds) -> Option<Draft> {
     let worst = f
         .slow_links
@@ -489,6 +493,7 @@ pub fn slow_link(f: &Facts, _: &Thresholds) -> Option<Draft> {
         .map_or(1, |c| c.instances.max(1) as Ns);
     let c = Claim::SlowLink {
         rank: worst.rank,
+        peer: worst.peer,
         group: worst.group.clone(),
         transit_ns: worst.transit_ns,
         median_ns: worst.group_median_ns,
@@ -496,7 +501,11 @@ pub fn slow_link(f: &Facts, _: &Thresholds) -> Option<Draft> {
     let impact = (worst.transit_ns - worst.group_median_ns) * per_step_instances;
     Some(
         Draft::new(impact, claim(c))
-            .ranks(f.slow_links.iter().map(|s| s.rank))
+            .ranks(
+                f.slow_links
+                    .iter()
+                    .flat_map(|s| std::iter::once(s.rank).chain(s.peer)),
+            )
             .ops([worst.group.clone()])
             .number("z", Quantity::Z(worst.z))
             .number("transit_ns", Quantity::Ns(worst.transit_ns))

@@ -128,7 +128,14 @@ fn matrix(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, ranks: &[Ran
     let th = &ctx.theme;
     let cw = 10usize;
     let cols = ((area.width as usize).saturating_sub(2 + 8) / cw).min(ranks.len());
-    let slow = |r: RankId| b.data.analysis.comm.slow_links.iter().any(|l| l.rank == r);
+    let slow = |r: RankId| {
+        b.data
+            .analysis
+            .comm
+            .slow_links
+            .iter()
+            .any(|l| l.rank == r || l.peer == Some(r))
+    };
     let mut head = vec![Span::styled(pad("src\\dst", 8), th.dim())];
     for r in &ranks[..cols] {
         head.push(Span::styled(rpad(&r.to_string(), cw), th.dim()));

@@ -9,7 +9,8 @@ use super::parallel::*;
 use super::{Draft, Facts, Thresholds};
 use crate::analysis::breakdown::{Breakdown, Part};
 use crate::analysis::cluster::{Imbalance, SlowStep, Stage, Straggler, StragglerStep};
-use crate::analysis::comm::stats::{Sizes, SlowLink, TypeStats};
+use crate::analysis::comm::slow_links::SlowLink;
+use crate::analysis::comm::stats::{Sizes, TypeStats};
 use crate::analysis::critical_path::{Category as Cp, CriticalOp, CriticalPath};
 use crate::analysis::host::{CallStat, GcPause, Host, SyncPoint};
 use crate::analysis::roofline::peaks::Device;
@@ -207,6 +208,7 @@ fn slow_link_fires_on_outliers() {
     w.slow_links = vec![SlowLink {
         group: "0".into(),
         rank: RankId(1),
+        peer: None,
         transit_ns: 3 * MS,
         group_median_ns: MS,
         z: 4.0,
@@ -219,6 +221,7 @@ fn slow_link_fires_on_outliers() {
     let link = |rank, transit, median| SlowLink {
         group: "0".into(),
         rank: RankId(rank),
+        peer: None,
         transit_ns: transit * MS,
         group_median_ns: median * MS,
         z: 4.0,
