@@ -8,7 +8,7 @@
 use crate::analysis::Options;
 use crate::format::{json_unsafe, unsafe_char};
 use crate::ingest::chrome::document::JsonEvents;
-use crate::ingest::{Format, Input, LoadOptions, Origin, progress::Counters};
+use crate::ingest::{Input, LoadOptions, Origin, progress::Counters};
 use crate::session::Session;
 use crate::ui::browser::Pane;
 use crate::ui::shell::keymap::{Keymap, parse_script};
@@ -388,7 +388,6 @@ fn session(ranks: Vec<Vec<u8>>, events: JsonEvents) -> Option<Session> {
         .enumerate()
         .map(|(i, bytes)| Input {
             origin: Origin::Memory(format!("rank-{i}.json"), Arc::from(bytes)),
-            format: Format::Kineto,
         })
         .collect();
     let opts = LoadOptions {

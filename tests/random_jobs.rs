@@ -167,7 +167,10 @@ fn a_slow_point_to_point_link_leads_and_its_fix_gives_the_twin() {
     assert_eq!(f.rule, "slow_link");
     assert_eq!(f.evidence.ranks, [RankId(1), RankId(5)]);
     let title = stepscope::prose::words(f).title;
-    assert!(title.starts_with("the link rank 1 ↔ rank 5 (group pp1)"), "{title}");
+    assert!(
+        title.starts_with("the link rank 1 ↔ rank 5 (group pp1)"),
+        "{title}"
+    );
     let link = &s.analysis.comm.slow_links[0];
     assert_eq!((link.rank, link.peer), (RankId(1), Some(RankId(5))));
     assert_eq!(link.group_median_ns, 66_000);

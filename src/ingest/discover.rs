@@ -3,7 +3,7 @@
 //! `rank3`, `rank_3`).
 
 use super::ascend::files::{RankDir, rank_dir_of};
-use super::{Format, Input, Origin};
+use super::{Input, Origin};
 use crate::error::Error;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,6 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
         if p.as_os_str() == "-" {
             out.push(Input {
                 origin: Origin::Stdin,
-                format: Format::Kineto,
             });
             continue;
         }
@@ -62,7 +61,6 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
         out.extend(found.ascend.into_iter().map(ascend_input));
         out.extend(found.odd.into_iter().map(|(p, kind)| Input {
             origin: Origin::Skipped(p, kind),
-            format: Format::Kineto,
         }));
     }
     dedup(&mut out);
@@ -73,7 +71,6 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
 fn ascend_input(dir: RankDir) -> Input {
     Input {
         origin: Origin::Ascend(dir),
-        format: Format::Ascend,
     }
 }
 
@@ -92,11 +89,13 @@ fn dedup(inputs: &mut Vec<Input>) {
 /// A job is Kineto traces or Ascend ranks, not both: their clocks, steps and collectives
 /// cannot be matched.
 fn check_not_mixed(inputs: &[Input]) -> Result<(), Error> {
-    let ascend = inputs.iter().find(|i| i.format == Format::Ascend);
+    let ascend = inputs
+        .iter()
+        .find(|i| matches!(i.origin, Origin::Ascend(_)));
     // A skipped entry is no trace of either kind.
     let kineto = inputs
         .iter()
-        .find(|i| i.format == Format::Kineto && !matches!(i.origin, Origin::Skipped(..)));
+        .find(|i| !matches!(i.origin, Origin::Ascend(_) | Origin::Skipped(..)));
     match (ascend, kineto) {
         (Some(a), Some(k)) => Err(Error::usage(
             &k.label(),

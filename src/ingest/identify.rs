@@ -3,10 +3,6 @@
 //! schema, a Python pickle, a CSV) and what to give stepscope. Never a guess presented as
 //! fact: each phrase names the evidence it rests on (a magic number, a table name).
 
-/// What stepscope reads, said after what a file is.
-pub const READS: &str = "stepscope reads PyTorch profiler (Kineto) JSON traces (.json, .json.gz) \
-     and Ascend profiler output folders (*_ascend_pt)";
-
 /// How far into a file table names are looked for (SQLite keeps its schema on the first
 /// pages).
 const SCHEMA_BYTES: usize = 256 << 10;
@@ -26,7 +22,7 @@ pub fn foreign(name: &str, head: &[u8]) -> Option<String> {
         "an Nsight Systems report (.nsys-rep): stepscope cannot read it yet; the PyTorch \
          profiler's JSON trace of the same run can be read"
             .to_string()
-    } else if head.starts_with(b"SQLite format 3\0") {
+    } else if head.starts_with(super::sqlite::MAGIC) {
         sqlite(&has)
     } else if head.first() == Some(&0x80) && head.get(1).is_some_and(|p| (2..=5).contains(p)) {
         pickle(&has)
@@ -41,7 +37,7 @@ pub fn foreign(name: &str, head: &[u8]) -> Option<String> {
     } else {
         return None;
     };
-    Some(format!("{what}; {READS}"))
+    Some(format!("{what}; {}", super::reader::reads()))
 }
 
 /// A SQLite database, by the tables its schema names.

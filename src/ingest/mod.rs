@@ -3,8 +3,8 @@
 //! [`assemble`] makes one job of the ranks: rank ids resolved, names interned job-wide, every
 //! name's role assigned from the role tables.
 //!
-//! A new input format is a module here that turns one input into a [`RankDraft`], plus a
-//! [`Format`] variant that discovery recognizes and [`load`] dispatches on
+//! A new input format is a module here whose [`reader::Reader`] sniffs an input's first bytes
+//! and turns it into [`RankDraft`]s, plus one line of [`reader::READERS`]
 //! (docs/architecture.md).
 
 pub mod ascend;
@@ -20,8 +20,10 @@ pub mod kineto;
 mod link;
 pub mod logs;
 pub mod progress;
+pub mod reader;
 pub mod roles;
 pub mod source;
+pub mod sqlite;
 mod steps;
 
 use crate::error::Error;
@@ -55,37 +57,18 @@ pub enum Origin {
     Skipped(PathBuf, String),
 }
 
-/// What format an input is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// PyTorch profiler (Kineto) Chrome-trace JSON.
-    Kineto,
-    /// Ascend profiler output (torch_npu, MindSpore): a rank directory.
-    Ascend,
-}
-
-impl Format {
-    /// The format of the file at `path` (a file given by name is taken as a trace: its
-    /// reader says when it is not one).
-    pub fn of(_path: &std::path::Path) -> Format {
-        Format::Kineto
-    }
-}
-
-/// One input, read as one rank.
+/// One input: a file, a stream or a folder, read as one rank or more by the reader that
+/// takes it (a file's format is told by its bytes, [`reader::READERS`]).
 #[derive(Debug, Clone)]
 pub struct Input {
     /// Where it is.
     pub origin: Origin,
-    /// What it is.
-    pub format: Format,
 }
 
 impl Input {
-    /// The file at `path`, its format told by its name.
+    /// The file at `path`.
     pub fn file(path: PathBuf) -> Input {
         Input {
-            format: Format::of(&path),
             origin: Origin::File(path),
         }
     }
@@ -165,7 +148,6 @@ pub fn demo_inputs(spec: demo::DemoSpec) -> Vec<Input> {
     (0..spec.ranks)
         .map(|r| Input {
             origin: Origin::Demo(job.clone(), r),
-            format: Format::Kineto,
         })
         .collect()
 }
@@ -319,43 +301,24 @@ pub fn load_counted(
     Ok(loaded)
 }
 
-/// Reads one input with its format's reader: one rank, or several (an Ascend summary of one
-/// process's devices).
+/// Reads one input with the reader that takes it ([`reader::READERS`]): one rank, or several
+/// (an Ascend summary of one process's devices).
 fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<Vec<RankDraft>, Error> {
-    let ascend_opts = ascend::ReadOptions {
+    let cx = reader::ReadContext {
         roles: &opts.roles,
         bytes_done: &counters.bytes,
         python_stacks: opts.python_stacks,
         events: opts.events,
     };
     if let Origin::Ascend(dir) = &input.origin {
-        return ascend::read(dir, &ascend_opts);
+        return ascend::read(dir, &cx);
     }
     let src = input.open()?;
-    // Not JSON at all: say what it is, when its bytes tell (an Nsight report, a pickle).
-    let first = src.text.iter().find(|b| !b.is_ascii_whitespace());
-    if !matches!(first, Some(b'{' | b'[')) {
-        if let Some(what) = identify::foreign(&src.label, &src.text) {
-            return Err(Error::input(&src.label, what));
-        }
-    }
-    // A `trace_view.json` under another name is told by its processes.
-    if ascend::sniff(&src) {
-        return ascend::read_trace(&src, &ascend_opts).map(|d| vec![d]);
-    }
-    let one = match input.format {
-        Format::Kineto => kineto::read(
-            &src,
-            &kineto::ReadOptions {
-                roles: &opts.roles,
-                bytes_done: &counters.bytes,
-                python_stacks: opts.python_stacks,
-                events: opts.events,
-            },
-        ),
-        Format::Ascend => Err(Error::input(&src.label, "not an Ascend rank directory")),
+    let path = match &input.origin {
+        Origin::File(p) => Some(p.as_path()),
+        _ => None,
     };
-    one.map(|d| vec![d])
+    reader::read(&src, path, &cx)
 }
 
 /// Runs one input's read, recording its state and counts.
@@ -386,10 +349,7 @@ mod reread_tests {
 
     #[test]
     fn rereading_an_event_costs_its_prefix_in_a_gzip_file_and_the_rank_in_the_demo() {
-        let input = |origin| Input {
-            origin,
-            format: Format::Kineto,
-        };
+        let input = |origin| Input { origin };
         let gz = input(Origin::File(PathBuf::from("rank-0.json.gz")));
         assert_eq!(gz.bytes_to_reread(5_000, 90_000), 5_000);
         let plain = input(Origin::File(PathBuf::from("rank-0.json")));

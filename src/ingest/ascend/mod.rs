@@ -28,28 +28,39 @@ pub mod tasks;
 pub mod trace;
 
 use super::RankDraft;
+use super::reader::ReadContext;
 use super::source;
 use crate::error::Error;
 use crate::model::{Interner, Rank};
 pub use files::RankDir;
-use std::sync::atomic::AtomicU64;
 
-/// How to read one rank.
-pub struct ReadOptions<'a> {
-    /// The role tables.
-    pub roles: &'a super::roles::RoleTable,
-    /// Advanced as the trace is parsed (load progress).
-    pub bytes_done: &'a AtomicU64,
-    /// Keep `python_function` frames.
-    pub python_stacks: bool,
-    /// Which event parser runs.
-    pub events: crate::ingest::chrome::document::JsonEvents,
+/// The reader of an Ascend `trace_view.json` given as a file (under any name: told by its
+/// processes, `Ascend Hardware`, `HCCL`, `CANN`).
+pub struct TraceViewReader;
+
+impl super::reader::Reader for TraceViewReader {
+    fn reads(&self) -> &'static str {
+        "Ascend profiler output folders (*_ascend_pt; a trace_view.json alone under any name)"
+    }
+
+    fn sniff(&self, head: &[u8]) -> bool {
+        super::reader::first_byte(head) == Some(b'[') && dialect::names_ascend_process(head)
+    }
+
+    fn read(
+        &self,
+        src: &source::Source,
+        _: Option<&std::path::Path>,
+        cx: &ReadContext,
+    ) -> Result<Vec<RankDraft>, Error> {
+        read_trace(src, cx).map(|d| vec![d])
+    }
 }
 
 /// Reads one rank directory: its `trace_view.json`, else its profiler database, else its
 /// kernel table alone, else its summaries ([`summary`]: one rank per device they name).
 /// Files that are missing degrade what can be computed and are named in the warnings.
-pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<Vec<RankDraft>, Error> {
+pub fn read(dir: &RankDir, opts: &ReadContext<'_>) -> Result<Vec<RankDraft>, Error> {
     let info = info::read(dir.profiler_info().as_deref(), dir.metadata().as_deref())?;
     let timeline = dir.output_file("trace_view.json").is_some()
         || dir.profiler_db().is_some()
@@ -64,7 +75,7 @@ pub fn read(dir: &RankDir, opts: &ReadOptions<'_>) -> Result<Vec<RankDraft>, Err
 fn read_timeline(
     dir: &RankDir,
     info: info::Info,
-    opts: &ReadOptions<'_>,
+    opts: &ReadContext<'_>,
 ) -> Result<RankDraft, Error> {
     let mut d = if let Some(trace_path) = dir.output_file("trace_view.json") {
         // Found in a directory, not named: only a regular file is read (a FIFO would block).
@@ -150,7 +161,7 @@ fn read_summaries(dir: &RankDir, d: &mut RankDraft) -> Result<(), Error> {
 fn read_kernel_table(
     dir: &RankDir,
     path: &std::path::Path,
-    opts: &ReadOptions<'_>,
+    opts: &ReadContext<'_>,
 ) -> Result<RankDraft, Error> {
     let table = kernel_details::read(path)?;
     let mut strings = Interner::default();
@@ -195,15 +206,8 @@ fn group_sizes(rank: &mut Rank, strings: &Interner) {
     }
 }
 
-/// True when a trace is an Ascend `trace_view.json` (a bare array naming Ascend's processes),
-/// whatever its name.
-pub fn sniff(src: &source::Source) -> bool {
-    let first = src.text.iter().find(|b| !b.is_ascii_whitespace());
-    first == Some(&b'[') && dialect::names_ascend_process(&src.text)
-}
-
 /// Reads a `trace_view.json` alone (found by name in a rank directory, or by content).
-pub fn read_trace(src: &source::Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
+pub fn read_trace(src: &source::Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
     let t = trace::read_with(
         src,
         &trace::TraceOptions {
@@ -224,7 +228,7 @@ pub fn read_trace(src: &source::Source, opts: &ReadOptions<'_>) -> Result<RankDr
 fn read_db(
     dir: &RankDir,
     path: &std::path::Path,
-    opts: &ReadOptions<'_>,
+    opts: &ReadContext<'_>,
 ) -> Result<RankDraft, Error> {
     let r = db::read(path)?;
     let (mut rank, mut strings) = (r.rank, r.strings);

@@ -12,11 +12,11 @@ use super::RankDraft;
 use super::chrome::document::{self, ParseOptions};
 use super::chrome::raw::OpArgs;
 use super::chrome::{Class, Dialect, NameFacts, SideTable, merge};
+use super::reader::{ReadContext, Reader, first_byte};
 use super::roles::RoleTable;
 use super::source::Source;
 use crate::error::Error;
 use crate::model::{HostCollective, Platform, Rank, RankFrom, RankId, SourceFormat, SourceInfo};
-use std::sync::atomic::AtomicU64;
 
 /// The Kineto dialect: categories by name, vocabulary from the role tables.
 pub struct Kineto<'r> {
@@ -91,20 +91,31 @@ impl Dialect for Kineto<'_> {
     }
 }
 
-/// How to read one trace.
-pub struct ReadOptions<'a> {
-    /// The role tables.
-    pub roles: &'a RoleTable,
-    /// Advanced as chunks finish (load progress).
-    pub bytes_done: &'a AtomicU64,
-    /// Keep `python_function` frames (as events of kind other) instead of only counting them.
-    pub python_stacks: bool,
-    /// Which event parser runs.
-    pub events: crate::ingest::chrome::document::JsonEvents,
+/// The reader of PyTorch profiler (Kineto) Chrome-trace JSON, any generation, CUDA and ROCm:
+/// the reader table's default (it says what a trace would need).
+pub struct KinetoReader;
+
+impl Reader for KinetoReader {
+    fn reads(&self) -> &'static str {
+        "PyTorch profiler (Kineto) JSON traces (.json, .json.gz)"
+    }
+
+    fn sniff(&self, head: &[u8]) -> bool {
+        matches!(first_byte(head), Some(b'{' | b'['))
+    }
+
+    fn read(
+        &self,
+        src: &Source,
+        _: Option<&std::path::Path>,
+        cx: &ReadContext,
+    ) -> Result<Vec<RankDraft>, Error> {
+        read(src, cx).map(|d| vec![d])
+    }
 }
 
 /// Parses one rank's Kineto trace into a [`RankDraft`].
-pub fn read(src: &Source, opts: &ReadOptions<'_>) -> Result<RankDraft, Error> {
+pub fn read(src: &Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
     let label = &src.label;
     let dialect = Kineto::new(opts.roles);
     let parse = ParseOptions {

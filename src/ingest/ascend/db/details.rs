@@ -3,9 +3,9 @@
 //! ratios from `TASK_PMU_INFO` (long form: one row per task and counter). The same
 //! [`TaskRow`]s `kernel_details.csv` gives; the db records no `OP State`.
 
-use super::open::Db;
 use super::rows::{col, each, int, opt_int};
 use crate::ingest::ascend::tasks::TaskRow;
+use crate::ingest::sqlite::Db;
 use crate::model::{Core, Pipe, Pipes};
 use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap;

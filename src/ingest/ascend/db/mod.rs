@@ -6,14 +6,13 @@
 
 pub mod build;
 pub mod details;
-pub mod open;
 pub mod rows;
 
 use crate::error::Error;
 use crate::format::echo;
+use crate::ingest::sqlite::Db;
 use crate::model::{ProfilerStep, StepNo, TransportUse};
 use crate::time::micros_text_to_ns;
-use open::Db;
 use std::path::Path;
 
 /// The rank read from a profiler database.

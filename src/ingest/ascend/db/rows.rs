@@ -2,7 +2,7 @@
 //! (reference `ascend.md` §14), as plain values. Names are `STRING_IDS` ids; times are
 //! integer ns, written as INTEGER or (PYTORCH_API) TEXT and read exactly either way.
 
-use super::open::Db;
+use crate::ingest::sqlite::Db;
 use crate::time::Ns;
 use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap;

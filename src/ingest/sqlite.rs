@@ -1,14 +1,15 @@
-//! Opening a profiler database without ever writing next to it: read-only and immutable (no
-//! lock, no `-shm`, no journal), after checking that what is on disk is complete — a file
-//! that is not SQLite, or one whose last writes sit in a write-ahead log or a hot journal,
-//! is an error naming the file, never a silently partial answer.
+//! The one way every SQLite reader (Ascend's profiler databases, and the next: Nsight Systems
+//! exports) opens a database, without ever writing next to it: read-only and immutable (no
+//! lock, no `-shm`, no journal), through symbolic links, after checking that what is on disk
+//! is complete — a file that is not SQLite, or one whose last writes sit in a write-ahead log
+//! or a hot journal, is an error naming the file, never a silently partial answer.
 
 use crate::error::{Error, Position};
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
 /// SQLite's file header magic.
-const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+pub const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// A database opened for reading, with its label for messages.
 pub struct Db {
