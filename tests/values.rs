@@ -232,8 +232,9 @@ fn echoed_values_are_cut_with_their_size() {
 }
 
 /// Files no reader takes are named by what they are (issue 45): the shared Nsight Systems
-/// exports and report, and their `nsys stats` CSVs, each by its evidence; a folder of them
-/// says it holds other files.
+/// report (with how to export it to SQLite, which is read: tests/nsys.rs) and its `nsys
+/// stats` CSVs, each by its evidence; a SQLite database of another schema; a folder of the
+/// exports holds three jobs (an H200 and two A100 runs) and says so.
 #[test]
 fn a_file_no_reader_takes_is_named_by_what_it_is() {
     let Some(shared) = common::shared() else {
@@ -241,14 +242,9 @@ fn a_file_no_reader_takes_is_named_by_what_it_is() {
     };
     let nsys = shared.join("traces/nsys");
     for (file, what) in [
-        ("nvfuser-h200/report1.nsys-rep", "an Nsight Systems report"),
         (
-            "nvfuser-h200/report1.sqlite",
-            "an Nsight Systems SQLite export",
-        ),
-        (
-            "pipit-saxpy-mpi/saxpy-mpi-cuda_nsys_perlmutter0.sqlite",
-            "an Nsight Systems SQLite",
+            "nvfuser-h200/report1.nsys-rep",
+            "an Nsight Systems report (.nsys-rep): export it to SQLite first",
         ),
         ("pipit-cloverleaf/cloverleaf_gpu_trace.csv", "a CSV table"),
     ] {
@@ -267,6 +263,36 @@ fn a_file_no_reader_takes_is_named_by_what_it_is() {
     refused(&o, &["-: an Nsight Systems report"]);
     refused(
         &run(["report", nsys.to_str().unwrap()]),
+        &["3 jobs, one per directory", "but", "on NVIDIA H200"],
+    );
+    // A SQLite database of no schema stepscope knows, and one left mid-write.
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.sqlite");
+    let db = rusqlite::Connection::open(&other).unwrap();
+    db.execute_batch("CREATE TABLE t(a); INSERT INTO t VALUES (1);")
+        .unwrap();
+    drop(db);
+    refused(
+        &run(["report", other.to_str().unwrap()]),
+        &[
+            "a SQLite database of a schema stepscope does not know",
+            "stepscope reads",
+        ],
+    );
+    std::fs::write(dir.path().join("other.sqlite-wal"), b"pending").unwrap();
+    refused(
+        &run(["report", other.to_str().unwrap()]),
+        &["a write-ahead log", "holds writes not yet in the database"],
+    );
+    // A folder with no file any reader takes names one of them.
+    let csvs = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        nsys.join("pipit-cloverleaf/cloverleaf_gpu_trace.csv"),
+        csvs.path().join("gpu.csv"),
+    )
+    .unwrap();
+    refused(
+        &run(["report", csvs.path().to_str().unwrap()]),
         &[
             "no trace files",
             "other file(s), e.g.",

@@ -19,8 +19,8 @@ pub fn foreign(name: &str, head: &[u8]) -> Option<String> {
         || lower.ends_with(".nsys-rep")
         || lower.ends_with(".qdrep")
     {
-        "an Nsight Systems report (.nsys-rep): stepscope cannot read it yet; the PyTorch \
-         profiler's JSON trace of the same run can be read"
+        "an Nsight Systems report (.nsys-rep): export it to SQLite first (`nsys export --type \
+         sqlite REPORT.nsys-rep`) and give the .sqlite file"
             .to_string()
     } else if head.starts_with(super::sqlite::MAGIC) {
         sqlite(&has)
@@ -43,8 +43,8 @@ pub fn foreign(name: &str, head: &[u8]) -> Option<String> {
 /// A SQLite database, by the tables its schema names.
 fn sqlite(has: &dyn Fn(&[u8]) -> bool) -> String {
     if has(b"CUPTI_ACTIVITY_KIND_KERNEL") || has(b"TARGET_INFO_GPU") || has(b"StringIds") {
-        "an Nsight Systems SQLite export (`nsys export --type sqlite`): stepscope cannot read \
-         it yet; the PyTorch profiler's JSON trace of the same run can be read"
+        "an Nsight Systems SQLite export without the tables stepscope reads (kernels, memory \
+         copies, runtime calls, NVTX ranges)"
             .to_string()
     } else if has(b"TASK") && (has(b"COMMUNICATION_OP") || has(b"STRING_IDS")) {
         "an Ascend profiler database: give the *_ascend_pt folder that holds it".to_string()

@@ -19,6 +19,7 @@ mod jobs;
 pub mod kineto;
 mod link;
 pub mod logs;
+pub mod nsys;
 pub mod progress;
 pub mod reader;
 pub mod roles;

@@ -47,6 +47,7 @@ pub trait Reader: Sync {
 /// The file readers, most specific first: the first whose [`Reader::sniff`] takes an input
 /// reads it. (Ascend rank folders are found by discovery and read by `ascend::read`.)
 pub static READERS: &[&dyn Reader] = &[
+    &super::nsys::NsysReader,
     &super::ascend::TraceViewReader,
     &super::kineto::KinetoReader,
 ];
@@ -96,7 +97,10 @@ mod tests {
         assert_eq!(takes(b"SQLite format 3\0"), None);
         // The message for a file no reader takes lists every reader of the table.
         let said = reads();
-        assert!(said.starts_with("stepscope reads Ascend profiler output folders"), "{said}");
+        assert!(
+            said.starts_with("stepscope reads Ascend profiler output folders"),
+            "{said}"
+        );
         assert!(said.ends_with(" and PyTorch profiler (Kineto) JSON traces (.json, .json.gz)"));
         assert_eq!(takes(b""), None);
     }

@@ -250,6 +250,8 @@ pub enum SourceFormat {
     Kineto,
     /// The Ascend profiler (torch_npu, MindSpore).
     Ascend,
+    /// Nsight Systems, exported to SQLite (`nsys export --type sqlite`).
+    Nsys,
 }
 
 impl SourceFormat {
@@ -258,6 +260,7 @@ impl SourceFormat {
         match self {
             SourceFormat::Kineto => "kineto",
             SourceFormat::Ascend => "ascend",
+            SourceFormat::Nsys => "nsys",
         }
     }
 }

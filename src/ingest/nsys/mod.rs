@@ -1,0 +1,292 @@
+//! Nsight Systems SQLite exports (`nsys export --type sqlite`; docs/architecture.md): kernels,
+//! memory copies and sets, device synchronizations, CUDA runtime calls (linked to their device
+//! work by correlation id within a process) and NVTX ranges, one rank per process that ran
+//! device work (nsys around `torchrun` records every rank's process in one file; a file per
+//! rank, `report_%q{RANK}`, is one rank). Steps come from NVTX `ProfilerStep#N` ranges as
+//! from Kineto's; times are put on the session's UTC clock
+//! (`TARGET_INFO_SESSION_START_TIME`), so that files from several hosts line up before the
+//! collectives align them.
+
+mod tables;
+
+use super::RankDraft;
+use super::chrome::chunk::NO_ID;
+use super::reader::{ReadContext, Reader};
+use super::source::Source;
+use super::sqlite::{Db, MAGIC};
+use crate::error::Error;
+use crate::model::{
+    EventIx, Interner, Kind, Lane, LaneSide, NO_STEP, Platform, Rank, RankFrom, RankId, RawSpan,
+    SourceFormat, SourceInfo,
+};
+use crate::time::Ns;
+use std::collections::BTreeMap;
+use std::path::Path;
+use tables::{Row, Tables};
+
+/// The reader of Nsight Systems SQLite exports.
+pub struct NsysReader;
+
+impl Reader for NsysReader {
+    fn reads(&self) -> &'static str {
+        "Nsight Systems SQLite exports (nsys export --type sqlite)"
+    }
+
+    /// Any SQLite file given as a file (Ascend's databases are read from their rank
+    /// folders): its tables are checked once it is open, where the schema can be read —
+    /// its text may lie megabytes into the file, past any sniffing.
+    fn sniff(&self, head: &[u8]) -> bool {
+        head.starts_with(MAGIC)
+    }
+
+    fn read(
+        &self,
+        src: &Source,
+        path: Option<&Path>,
+        cx: &ReadContext,
+    ) -> Result<Vec<RankDraft>, Error> {
+        let Some(path) = path else {
+            return Err(Error::input(
+                &src.label,
+                "an Nsight Systems SQLite export must be given as a file (SQLite cannot be read \
+                 from a stream)",
+            ));
+        };
+        let db = Db::open(path)?;
+        if !tables::is_nsys(&db)? {
+            let what = super::identify::foreign(&src.label, &src.text)
+                .unwrap_or_else(|| "a SQLite database of a schema stepscope does not know".into());
+            return Err(Error::input(&src.label, what));
+        }
+        let t = tables::read(&db)?;
+        ranks(&t, &src.label, src.file_bytes, cx)
+    }
+}
+
+/// The platform of an Nsight export: a CUDA job; `TARGET_INFO_GPU` lists the node's GPUs.
+const fn platform(node_devices: bool) -> Platform {
+    Platform {
+        lists_node_devices: node_devices,
+        ..Platform::KINETO
+    }
+}
+
+/// One rank per process that ran device work (else per process with any row), in pid order.
+fn ranks(t: &Tables, label: &str, bytes: u64, cx: &ReadContext) -> Result<Vec<RankDraft>, Error> {
+    let device_rows = || t.kernels.iter().chain(&t.copies).chain(&t.sets);
+    let mut pids: Vec<i64> = device_rows().map(|r| r.process).collect();
+    if pids.is_empty() {
+        pids = t.runtime.iter().chain(&t.nvtx).map(|r| r.process).collect();
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    if pids.is_empty() {
+        return Err(Error::input(
+            label,
+            "an Nsight Systems export with no kernel, memory copy, runtime call or NVTX range",
+        ));
+    }
+    let several = pids.len() > 1;
+    let mut out = Vec::with_capacity(pids.len());
+    for pid in pids {
+        let mut d = rank_of(t, pid, cx);
+        d.rank.source = SourceInfo {
+            path: if several {
+                format!("{label} (pid {pid})")
+            } else {
+                label.to_string()
+            },
+            input: 0,
+            file_bytes: bytes,
+            json_bytes: 0,
+            rank_from: RankFrom::DiscoveryOrder,
+            format: SourceFormat::Nsys,
+            platform: platform(!t.gpus.is_empty()),
+        };
+        if !t.missing.is_empty() {
+            d.warnings.push(format!(
+                "{label}: columns missing from this export's schema, their tables not read: {}",
+                t.missing.join(", ")
+            ));
+        }
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// Where an event goes: device (device, stream) lanes first, then host threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum LaneKey {
+    Stream(i64, i64),
+    Thread(i64),
+}
+
+/// An event before grouping: lane, start, duration, name, kind, correlation id.
+struct Ev<'a> {
+    lane: LaneKey,
+    start: Ns,
+    dur: Ns,
+    name: &'a str,
+    kind: Kind,
+    corr: u64,
+}
+
+/// The rank of process `pid`.
+fn rank_of(t: &Tables, pid: i64, cx: &ReadContext) -> RankDraft {
+    let epoch = t.epoch_ns.unwrap_or(0);
+    let mut warnings = Vec::new();
+    let mut bad = 0u64;
+    let mut evs: Vec<Ev> = Vec::new();
+    let mut add = |rows, kind: &dyn Fn(&str) -> Kind, evs: &mut Vec<_>| {
+        collect(rows, pid, epoch, kind, evs, &mut bad);
+    };
+    let kernel = |n: &str| {
+        if cx.roles.is_comm_kernel(n.as_bytes()) {
+            Kind::Comm
+        } else {
+            Kind::Compute
+        }
+    };
+    add(&t.kernels, &kernel, &mut evs);
+    add(&t.copies, &|_| Kind::Memcpy, &mut evs);
+    add(&t.sets, &|_| Kind::Memset, &mut evs);
+    add(&t.syncs, &|_| Kind::Sync, &mut evs);
+    add(&t.runtime, &|_| Kind::Launch, &mut evs);
+    add(&t.nvtx, &|_| Kind::Annotation, &mut evs);
+    if bad > 0 {
+        warnings.push(format!(
+            "{bad} row(s) ending before they start (or out of range) skipped"
+        ));
+    }
+    let mut strings = Interner::default();
+    let mut rank = assemble(&evs, &mut strings);
+    let used: Vec<i64> = evs
+        .iter()
+        .filter_map(|e| match e.lane {
+            LaneKey::Stream(d, _) => Some(d),
+            LaneKey::Thread(_) => None,
+        })
+        .collect();
+    rank.devices = devices(t, &used)
+        .iter()
+        .map(|d| strings.intern(d))
+        .collect();
+    crate::ingest::steps::find_steps(&mut rank, &strings, cx.roles);
+    crate::ingest::steps::assign_steps(&mut rank);
+    let mut d = RankDraft::undeclared(rank, strings, warnings);
+    d.declared_rank = None::<RankId>;
+    d
+}
+
+/// Adds process `pid`'s rows to `evs` (times shifted by `epoch`), counting in `bad` those
+/// that end before they start.
+fn collect<'a>(
+    rows: &'a [Row],
+    pid: i64,
+    epoch: Ns,
+    kind: &dyn Fn(&str) -> Kind,
+    evs: &mut Vec<Ev<'a>>,
+    bad: &mut u64,
+) {
+    for r in rows.iter().filter(|r| r.process == pid) {
+        let (Some(start), Some(dur)) = (r.start.checked_add(epoch), r.end.checked_sub(r.start))
+        else {
+            *bad += 1;
+            continue;
+        };
+        if dur < 0 {
+            *bad += 1;
+            continue;
+        }
+        let lane = if r.lane.0 >= 0 {
+            LaneKey::Stream(r.lane.0, r.lane.1)
+        } else {
+            LaneKey::Thread(r.lane.1)
+        };
+        evs.push(Ev {
+            lane,
+            start,
+            dur,
+            name: &r.name,
+            kind: kind(&r.name),
+            corr: r.corr.and_then(|c| u64::try_from(c).ok()).unwrap_or(NO_ID),
+        });
+    }
+}
+
+/// The rank's device names: the node's GPUs from `TARGET_INFO_GPU` when the export lists
+/// them (the table is optional), else one unnamed CUDA GPU per device id its work ran on —
+/// a model name, never an id, so that ranks on different devices of one model are one job.
+fn devices(t: &Tables, used: &[i64]) -> Vec<String> {
+    if !t.gpus.is_empty() {
+        return t.gpus.iter().map(|g| g.1.clone()).collect();
+    }
+    let mut ids: Vec<i64> = used.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.iter().map(|_| UNNAMED_GPU.to_string()).collect()
+}
+
+/// A GPU whose model the export does not record (no `TARGET_INFO_GPU`).
+const UNNAMED_GPU: &str = "CUDA GPU (model not recorded)";
+
+/// Groups the events by lane in start order, names the lanes, links launches to their
+/// device work.
+fn assemble(evs: &[Ev], strings: &mut Interner) -> Rank {
+    let mut order: Vec<usize> = (0..evs.len()).collect();
+    order.sort_by_key(|&i| (evs[i].lane, evs[i].start, i));
+    let mut lanes: BTreeMap<LaneKey, u16> = BTreeMap::new();
+    let mut rank = Rank::default();
+    let mut corr = Vec::with_capacity(evs.len());
+    for (k, &i) in order.iter().enumerate() {
+        let e = &evs[i];
+        let lane = *lanes.entry(e.lane).or_insert_with(|| {
+            rank.lanes.push(lane_of(e.lane, k as u32, strings));
+            u16::try_from(rank.lanes.len() - 1).unwrap_or(u16::MAX)
+        });
+        rank.lanes[lane as usize].count += 1;
+        let ev = &mut rank.events;
+        ev.start.push(e.start);
+        ev.dur.push(e.dur);
+        ev.name.push(strings.intern(e.name));
+        ev.lane.push(lane);
+        ev.kind.push(e.kind);
+        ev.step.push(NO_STEP);
+        ev.link.push(EventIx::NONE);
+        ev.op.push(EventIx::NONE);
+        ev.raw.push(RawSpan::default());
+        corr.push(e.corr);
+    }
+    let ext = vec![NO_ID; corr.len()];
+    crate::ingest::link::link(&mut rank, &corr, &ext);
+    rank
+}
+
+/// A lane as Kineto names its own: `stream 7` on device 0, `thread 4037` in its process.
+fn lane_of(key: LaneKey, first: u32, strings: &mut Interner) -> Lane {
+    let (side, pid, tid, name) = match key {
+        LaneKey::Stream(d, s) => (
+            LaneSide::Device,
+            d.to_string(),
+            s.to_string(),
+            format!("stream {s}"),
+        ),
+        LaneKey::Thread(g) => {
+            let (p, t) = (tables::pid_of(g), g & 0x00ff_ffff);
+            (
+                LaneSide::Cpu,
+                p.to_string(),
+                t.to_string(),
+                format!("thread {t}"),
+            )
+        }
+    };
+    Lane {
+        side,
+        pid: strings.intern(&pid),
+        tid: strings.intern(&tid),
+        name: strings.intern(&name),
+        first,
+        count: 0,
+    }
+}

@@ -1,0 +1,235 @@
+//! Nsight Systems SQLite exports (issue 45): the shared real exports of three schema
+//! generations load, and CloverLeaf's kernels and copies are exactly the rows `nsys stats`
+//! printed for the same report (`cloverleaf_gpu_trace.csv`), its runtime calls those of
+//! `cloverleaf-cuda_api_trace.csv`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use stepscope::input::{Input, LoadOptions, Loaded, discover};
+use stepscope::model::{Kind, LaneSide};
+
+fn load(path: &Path) -> Loaded {
+    let inputs: Vec<Input> = discover(&[path.to_path_buf()]).expect("discovered");
+    stepscope::session::load(&inputs, &LoadOptions::default()).expect("it loads")
+}
+
+/// `TARGET_INFO_SESSION_START_TIME.utcEpochNs` of the CloverLeaf export: its rows are ns
+/// after it, and stepscope puts them on that UTC clock.
+const CLOVERLEAF_EPOCH: i64 = 1_696_392_839_587_175_550;
+
+/// (session ns, duration, name) of each Enter row of a pipit-style `nsys stats` CSV of
+/// `trace` type, matched with its Leave row.
+fn golden(csv: &Path, stream_col: Option<&str>) -> Vec<(i64, i64, String, String)> {
+    let mut r = csv::Reader::from_path(csv).expect("the golden");
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    let head = r.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let (name, kind, at, end) = (
+        col("Name"),
+        col("Event Type"),
+        col("Timestamp (ns)"),
+        col("_matching_timestamp"),
+    );
+    let stream = stream_col.map(col);
+    rows.iter()
+        .filter(|x| &x[kind] == "Enter")
+        .map(|x| {
+            let t: i64 = x[at].parse().unwrap();
+            let e: i64 = x[end].parse().unwrap();
+            let s = stream.map_or(String::new(), |k| x[k].to_string());
+            (t, e - t, x[name].to_string(), s)
+        })
+        .collect()
+}
+
+#[test]
+fn cloverleaf_reproduces_nsys_stats() {
+    let Some(shared) = common::shared() else {
+        return common::skip("../shared");
+    };
+    let dir = shared.join("traces/nsys/pipit-cloverleaf");
+    let l = load(&dir.join("perlmutter-cloverleaf-cuda.sqlite"));
+    assert_eq!(l.job.ranks.len(), 1);
+    let rank = &l.job.ranks[0];
+    let ev = &rank.events;
+    let s = &l.job.strings;
+    // Device work: (session start, duration, stream) → names, against the GPU trace.
+    let mut ours: BTreeMap<(i64, i64, String), Vec<String>> = BTreeMap::new();
+    let mut host: Vec<(i64, i64, String)> = Vec::new();
+    for i in 0..ev.len() {
+        let lane = &rank.lanes[ev.lane[i] as usize];
+        let at = ev.start[i] - CLOVERLEAF_EPOCH;
+        match (lane.side, ev.kind[i]) {
+            (LaneSide::Device, Kind::Compute | Kind::Memcpy) => ours
+                .entry((at, ev.dur[i], s.resolve(lane.tid).to_string()))
+                .or_default()
+                .push(s.resolve(ev.name[i]).to_string()),
+            (LaneSide::Cpu, Kind::Launch) => {
+                host.push((at, ev.dur[i], s.resolve(ev.name[i]).to_string()))
+            }
+            _ => {}
+        }
+    }
+    let gpu = golden(&dir.join("cloverleaf_gpu_trace.csv"), Some("streamId"));
+    assert_eq!(gpu.len(), 1_591, "1 312 kernels and 279 copies");
+    assert_eq!(ours.values().map(Vec::len).sum::<usize>(), gpu.len());
+    for (t, dur, name, stream) in &gpu {
+        let names = ours
+            .get(&(*t, *dur, stream.clone()))
+            .unwrap_or_else(|| panic!("{name} at {t} ({dur} ns, stream {stream})"));
+        // `nsys stats` prints a kernel's short name (stepscope keeps the demangled one) and
+        // a copy's kind (`CUDA_MEMCPY_KIND_HTOD`; stepscope: `[CUDA memcpy Host-to-Device]`).
+        let want = match name.as_str() {
+            "CUDA_MEMCPY_KIND_HTOD" => "[CUDA memcpy Host-to-Device]",
+            "CUDA_MEMCPY_KIND_DTOH" => "[CUDA memcpy Device-to-Host]",
+            kernel => kernel,
+        };
+        assert!(
+            names.iter().any(|n| n.contains(want)),
+            "{name} at {t}: {names:?}"
+        );
+    }
+    // Runtime calls: every `cuda_api_trace` row, same start, duration and name.
+    let api = golden(&dir.join("cloverleaf-cuda_api_trace.csv"), None);
+    assert_eq!(api.len(), 3_048);
+    host.sort();
+    let mut want: Vec<(i64, i64, String)> = api.into_iter().map(|(t, d, n, _)| (t, d, n)).collect();
+    want.sort();
+    assert_eq!(host, want);
+    // Each kernel is linked to the runtime call that launched it.
+    let linked = (0..ev.len())
+        .filter(|&i| ev.kind[i] == Kind::Compute && ev.link[i] != stepscope::model::EventIx::NONE)
+        .count();
+    assert_eq!(linked, 1_312);
+}
+
+/// The three schema generations load: the old `EXPORT_META_DATA` (saxpy, 2022), 3.13 and
+/// 3.16; their devices come from `TARGET_INFO_GPU`, NVTX ranges are annotations.
+#[test]
+fn every_shared_export_loads() {
+    let Some(shared) = common::shared() else {
+        return common::skip("../shared");
+    };
+    let nsys = shared.join("traces/nsys");
+    for (file, device, kernels, annotations) in [
+        ("nvfuser-h200/report1.sqlite", "NVIDIA H200", 19, 652),
+        (
+            "pipit-saxpy-mpi/saxpy-mpi-cuda_nsys_perlmutter0.sqlite",
+            "NVIDIA A100-SXM4-40GB",
+            5,
+            22,
+        ),
+        (
+            "pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite",
+            "NVIDIA A100-SXM4-80GB",
+            1_312,
+            0,
+        ),
+    ] {
+        let l = load(&nsys.join(file));
+        let r = &l.job.ranks[0];
+        let count = |k: Kind| r.events.kind.iter().filter(|&&x| x == k).count();
+        assert_eq!(
+            (count(Kind::Compute), count(Kind::Annotation)),
+            (kernels, annotations),
+            "{file}"
+        );
+        assert_eq!(l.job.strings.resolve(r.devices[0]), device, "{file}");
+        assert_eq!(r.source.format.as_str(), "nsys");
+    }
+}
+
+/// An Nsight export of `ranks` processes, each driving its own GPU, written from nsys's schema
+/// (the tables and columns the 3.16 schema has, none of the rest): 3 steps of NVTX
+/// `ProfilerStep#N`, each a GEMM then an NCCL all-reduce that ends on every rank 1 ms after the
+/// slowest GEMM. `slow`'s GEMM takes 8 ms, the others' 5 ms.
+fn synthetic(path: &Path, ranks: i64, slow: i64) {
+    let db = rusqlite::Connection::open(path).unwrap();
+    db.execute_batch(
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+         CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INT, utcTime TEXT, localTime TEXT);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT NOT NULL, end INT NOT NULL,
+           deviceId INT NOT NULL, contextId INT, streamId INT NOT NULL, correlationId INT,
+           globalPid INT, demangledName INT NOT NULL, shortName INT NOT NULL);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT NOT NULL, end INT NOT NULL,
+           eventClass INT, globalTid INT, correlationId INT, nameId INT NOT NULL);
+         CREATE TABLE NVTX_EVENTS (start INT NOT NULL, end INT, eventType INT NOT NULL,
+           rangeId INT, category INT, color INT, text TEXT, globalTid INT, endGlobalTid INT,
+           textId INT, domainId INT);
+         INSERT INTO StringIds VALUES (1, 'ampere_sgemm_128x64_tn'),
+           (2, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)'),
+           (3, 'cudaLaunchKernel'), (4, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL');
+         INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000000000000, '', '');",
+    )
+    .unwrap();
+    let ms = 1_000_000i64;
+    for step in 0..3i64 {
+        let t = 10 * ms + step * 12 * ms;
+        let gemm_end = |r: i64| t + ms + if r == slow { 8 } else { 5 } * ms;
+        let all_end = (0..ranks).map(gemm_end).max().unwrap() + ms;
+        for r in 0..ranks {
+            let pid = 1000 + r;
+            let (gpid, gtid) = (pid << 24, (pid << 24) | pid);
+            let corr = 1 + step * 2;
+            db.execute(
+                "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?1, ?2, 59, ?3, ?4)",
+                rusqlite::params![t, t + 11 * ms, format!("ProfilerStep#{}", step + 5), gtid],
+            )
+            .unwrap();
+            for (k, at) in [(0, t + ms / 2), (1, t + 2 * ms)] {
+                db.execute(
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?1, ?2, 1, ?3, ?4, 3)",
+                    rusqlite::params![at, at + 20_000, gtid, corr + k],
+                )
+                .unwrap();
+            }
+            db.execute(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?1, ?2, ?3, 1, 7, ?4, ?5, 1, 1)",
+                rusqlite::params![t + ms, gemm_end(r), r, corr, gpid],
+            )
+            .unwrap();
+            db.execute(
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?1, ?2, ?3, 1, 20, ?4, ?5, 2, 4)",
+                rusqlite::params![gemm_end(r), all_end, r, corr + 1, gpid],
+            )
+            .unwrap();
+        }
+    }
+}
+
+/// nsys around `torchrun`: one file, four processes, one GPU each. Each process is a rank (by
+/// pid order, said), its steps are its NVTX `ProfilerStep#N` ranges, its NCCL kernels are
+/// collectives matched across the ranks, and the slow rank is the one the report names.
+#[test]
+fn one_file_of_several_processes_is_a_job_of_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report1.sqlite");
+    synthetic(&path, 4, 2);
+    let l = load(&path);
+    assert_eq!(l.job.ranks.len(), 4);
+    for r in &l.job.ranks {
+        let steps: Vec<u64> = r.steps.iter().map(|s| u64::from(s.number.0)).collect();
+        assert_eq!(steps, [5, 6, 7], "{}", r.source.path);
+        // Two launches linked to their kernels each step.
+        let linked = r
+            .events
+            .link
+            .iter()
+            .filter(|&&x| x != stepscope::model::EventIx::NONE);
+        assert_eq!(linked.count(), 12);
+    }
+    // The NCCL kernels are matched by name in the world group (no NVTX payload names their
+    // communicator): the others wait 3 ms a step for rank 2's 8 ms GEMM; fixing it saves
+    // 3 ms in each of the 3 steps.
+    let json = common::report_json(&[&path], &[]);
+    let first = &json["findings"][0];
+    assert_eq!(first["rule"], "straggler", "{first}");
+    assert_eq!(
+        first["evidence"]["ranks"],
+        serde_json::json!([2]),
+        "{first}"
+    );
+    assert_eq!(first["impact_ns"], 9_000_000, "{first}");
+}
