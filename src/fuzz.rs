@@ -200,6 +200,26 @@ pub fn ascend_db(data: &[u8]) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// An Nsight Systems SQLite export: the bytes are the file (a real export's pages, mutated),
+/// read through the reader table as a file given by name is, each rank it makes checked,
+/// assembled and analysed.
+pub fn nsys(data: &[u8]) {
+    let Ok(dir) = tempfile_dir() else {
+        return;
+    };
+    let path = dir.join("report.sqlite");
+    if std::fs::write(&path, data).is_ok() {
+        let input = Input {
+            origin: Origin::File(path),
+        };
+        let opts = LoadOptions::default();
+        if let Ok(loaded) = crate::ingest::load_counted(&[input], &opts, &Counters::new(1)) {
+            let _ = crate::analysis::analyze(&loaded.job, &Options::default());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A fresh private directory for one case (the database reader needs a path).
 fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};

@@ -30,6 +30,7 @@ fn targets() -> Vec<Target> {
         ("ascend_csv", Box::new(f::ascend_csv as Body)),
         ("ascend_json", Box::new(f::ascend_json as Body)),
         ("ascend_db", Box::new(f::ascend_db as Body)),
+        ("nsys", Box::new(f::nsys as Body)),
         ("logs", Box::new(f::logs as Body)),
         ("report", Box::new(body(f::report))),
         ("snapshot", Box::new(body(f::snapshot))),

@@ -3,6 +3,9 @@
 //! schema, a Python pickle, a CSV) and what to give stepscope. Never a guess presented as
 //! fact: each phrase names the evidence it rests on (a magic number, a table name).
 
+/// SQLite's file header magic.
+pub const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
 /// How far into a file table names are looked for (SQLite keeps its schema on the first
 /// pages).
 const SCHEMA_BYTES: usize = 256 << 10;
@@ -22,7 +25,7 @@ pub fn foreign(name: &str, head: &[u8]) -> Option<String> {
         "an Nsight Systems report (.nsys-rep): export it to SQLite first (`nsys export --type \
          sqlite REPORT.nsys-rep`) and give the .sqlite file"
             .to_string()
-    } else if head.starts_with(super::sqlite::MAGIC) {
+    } else if head.starts_with(SQLITE_MAGIC) {
         sqlite(&has)
     } else if head.first() == Some(&0x80) && head.get(1).is_some_and(|p| (2..=5).contains(p)) {
         pickle(&has)
@@ -37,7 +40,7 @@ pub fn foreign(name: &str, head: &[u8]) -> Option<String> {
     } else {
         return None;
     };
-    Some(format!("{what}; {}", super::reader::reads()))
+    Some(format!("{what}; {}", super::reads()))
 }
 
 /// A SQLite database, by the tables its schema names.

@@ -4,7 +4,7 @@
 //! name's role assigned from the role tables.
 //!
 //! A new input format is a module here whose [`reader::Reader`] sniffs an input's first bytes
-//! and turns it into [`RankDraft`]s, plus one line of [`reader::READERS`]
+//! and turns it into [`RankDraft`]s, plus one line of [`READERS`]
 //! (docs/architecture.md).
 
 pub mod ascend;
@@ -32,6 +32,7 @@ use crate::model::{Interner, ProcessGroup, Rank, RankId};
 use demo::DemoJob;
 use progress::Counters;
 use rayon::prelude::*;
+use reader::{ReadContext, Reader};
 use roles::RoleTable;
 use source::Source;
 use std::path::PathBuf;
@@ -59,7 +60,7 @@ pub enum Origin {
 }
 
 /// One input: a file, a stream or a folder, read as one rank or more by the reader that
-/// takes it (a file's format is told by its bytes, [`reader::READERS`]).
+/// takes it (a file's format is told by its bytes, [`READERS`]).
 #[derive(Debug, Clone)]
 pub struct Input {
     /// Where it is.
@@ -302,7 +303,7 @@ pub fn load_counted(
     Ok(loaded)
 }
 
-/// Reads one input with the reader that takes it ([`reader::READERS`]): one rank, or several
+/// Reads one input with the reader that takes it ([`READERS`]): one rank, or several
 /// (an Ascend summary of one process's devices).
 fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<Vec<RankDraft>, Error> {
     let cx = reader::ReadContext {
@@ -319,7 +320,46 @@ fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<Vec<Ra
         Origin::File(p) => Some(p.as_path()),
         _ => None,
     };
-    reader::read(&src, path, &cx)
+    read_source(&src, path, &cx)
+}
+
+/// The file readers (the reader seam, [`reader::Reader`]), most specific first: the first whose [`Reader::sniff`] takes an input
+/// reads it. (Ascend rank folders are found by discovery and read by `ascend::read`.)
+pub static READERS: &[&dyn Reader] = &[
+    &nsys::NsysReader,
+    &ascend::TraceViewReader,
+    &kineto::KinetoReader,
+];
+
+/// The reader of an input no reader sniffs and [`identify`] does not name: Kineto's,
+/// which says what a trace would need (`byte 0: not a JSON trace …`).
+pub static DEFAULT: &dyn Reader = &kineto::KinetoReader;
+
+/// Reads `src` with the first reader that takes it; else names what it looks like; else
+/// lets the default reader say why it is not a trace.
+pub fn read_source(
+    src: &Source,
+    path: Option<&std::path::Path>,
+    cx: &ReadContext,
+) -> Result<Vec<RankDraft>, Error> {
+    if let Some(r) = READERS.iter().find(|r| r.sniff(&src.text)) {
+        return r.read(src, path, cx);
+    }
+    if let Some(what) = identify::foreign(&src.label, &src.text) {
+        return Err(Error::input(&src.label, what));
+    }
+    DEFAULT.read(src, path, cx)
+}
+
+/// What stepscope reads, from the reader table: said after what a file no reader takes is.
+pub fn reads() -> String {
+    let v: Vec<&str> = READERS.iter().map(|r| r.reads()).collect();
+    match v.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            format!("stepscope reads {} and {last}", rest.join(", "))
+        }
+        _ => format!("stepscope reads {}", v.join("")),
+    }
 }
 
 /// Runs one input's read, recording its state and counts.
@@ -359,5 +399,27 @@ mod reread_tests {
         assert_eq!(memory.bytes_to_reread(5_000, 90_000), 0);
         let demo = demo_inputs(demo::DemoSpec::default()).remove(0);
         assert_eq!(demo.bytes_to_reread(5_000, 90_000), 90_000);
+    }
+}
+
+#[cfg(test)]
+mod reader_tests {
+    use super::*;
+
+    #[test]
+    fn each_input_goes_to_the_reader_that_sniffs_it() {
+        let takes = |head: &[u8]| READERS.iter().position(|r| r.sniff(head));
+        assert_eq!(takes(b"  {\"traceEvents\": []}"), Some(1));
+        let ascend = br#"[{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Ascend Hardware"}}]"#;
+        assert_eq!(takes(ascend), Some(0));
+        assert_eq!(takes(b"SQLite format 3\0"), None);
+        // The message for a file no reader takes lists every reader of the table.
+        let said = reads();
+        assert!(
+            said.starts_with("stepscope reads Ascend profiler output folders"),
+            "{said}"
+        );
+        assert!(said.ends_with(" and PyTorch profiler (Kineto) JSON traces (.json, .json.gz)"));
+        assert_eq!(takes(b""), None);
     }
 }

@@ -9,7 +9,7 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
 /// SQLite's file header magic.
-pub const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+pub use super::identify::SQLITE_MAGIC as MAGIC;
 
 /// A database opened for reading, with its label for messages.
 pub struct Db {
