@@ -55,7 +55,9 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
                 ),
             ));
         }
-        found.traces.sort();
+        // Numbers in names in numeric order: `report_2` before `report_10`, so that ranks
+        // numbered by discovery order follow the numbers the files were written with.
+        found.traces.sort_by(|a, b| natural_cmp(a, b));
         found.ascend.sort();
         found.odd.sort();
         out.extend(found.traces.into_iter().map(Input::file));
@@ -197,9 +199,68 @@ pub fn rank_from_name(path: &Path) -> Option<u32> {
     found
 }
 
+/// Paths compared with each run of digits as a number (then as text, so that `01` and `1`
+/// still differ and the order is total).
+pub fn natural_cmp(a: &Path, b: &Path) -> std::cmp::Ordering {
+    let (a, b) = (a.to_string_lossy(), b.to_string_lossy());
+    natural_key(&a)
+        .cmp(&natural_key(&b))
+        .then_with(|| a.cmp(&b))
+}
+
+/// A name's runs: text runs as text, digit runs as (length without leading zeros, digits)
+/// — a number of any length compares by value without parsing it.
+fn natural_key(s: &str) -> Vec<(bool, usize, &str)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let digit = b[i].is_ascii_digit();
+        let j = i + b[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit() == digit)
+            .count();
+        let run = &s[i..j];
+        if digit {
+            let v = run.trim_start_matches('0');
+            out.push((true, v.len(), v));
+        } else {
+            out.push((false, 0, run));
+        }
+        i = j;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_in_names_sort_by_value() {
+        let mut v: Vec<PathBuf> = [
+            "report_10.sqlite",
+            "report_2.sqlite",
+            "a/report_1.sqlite",
+            "report_02.sqlite",
+            "r.sqlite",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        v.sort_by(|a, b| natural_cmp(a, b));
+        let names: Vec<String> = v.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "a/report_1.sqlite",
+                "r.sqlite",
+                "report_02.sqlite",
+                "report_2.sqlite",
+                "report_10.sqlite"
+            ]
+        );
+    }
 
     #[test]
     fn ranks_from_names() {
