@@ -113,19 +113,24 @@ fn every_shared_export_loads() {
         return common::skip("../shared");
     };
     let nsys = shared.join("traces/nsys");
-    for (file, device, kernels, annotations) in [
-        ("nvfuser-h200/report1.sqlite", "NVIDIA H200", 19, 652),
+    // Steps: none of them records `ProfilerStep#N`. nvFuser's 19 kernels do not repeat (one
+    // step, the whole trace); saxpy's loop runs its one kernel 5 times (5 steps of one
+    // kernel); CloverLeaf's time steps are 250 kernels each, 4 whole ones after the set-up.
+    for (file, device, kernels, annotations, steps) in [
+        ("nvfuser-h200/report1.sqlite", "NVIDIA H200", 19, 652, 1),
         (
             "pipit-saxpy-mpi/saxpy-mpi-cuda_nsys_perlmutter0.sqlite",
             "NVIDIA A100-SXM4-40GB",
             5,
             22,
+            5,
         ),
         (
             "pipit-cloverleaf/perlmutter-cloverleaf-cuda.sqlite",
             "NVIDIA A100-SXM4-80GB",
             1_312,
             0,
+            4,
         ),
     ] {
         let l = load(&nsys.join(file));
@@ -138,6 +143,12 @@ fn every_shared_export_loads() {
         );
         assert_eq!(l.job.strings.resolve(r.devices[0]), device, "{file}");
         assert_eq!(r.source.format.as_str(), "nsys");
+        assert_eq!(r.steps.len(), steps, "{file}");
+        let found = l
+            .warnings
+            .iter()
+            .any(|w| w.contains("from the repeating kernel sequence"));
+        assert_eq!(found, steps > 1, "{file}: {:?}", l.warnings);
     }
 }
 

@@ -20,6 +20,7 @@ pub mod kineto;
 mod link;
 pub mod logs;
 pub mod nsys;
+mod period;
 pub mod progress;
 pub mod reader;
 pub mod roles;

@@ -172,10 +172,31 @@ fn rank_of(t: &Tables, pid: i64, cx: &ReadContext) -> RankDraft {
         .map(|d| strings.intern(d))
         .collect();
     crate::ingest::steps::find_steps(&mut rank, &strings, cx.roles);
+    if let Some(note) = steps_from_repetition(&mut rank, &strings) {
+        warnings.push(note);
+    }
     crate::ingest::steps::assign_steps(&mut rank);
     let mut d = RankDraft::undeclared(rank, strings, warnings);
     d.declared_rank = None::<RankId>;
     d
+}
+
+/// Without NVTX step markers, the steps of the repeating kernel sequence when one holds
+/// (`period.rs`), with the note that says so.
+fn steps_from_repetition(rank: &mut Rank, strings: &Interner) -> Option<String> {
+    if !rank.steps.iter().all(|s| s.synthetic) {
+        return None;
+    }
+    let (steps, p) = super::period::steps(rank)?;
+    let n = steps.len();
+    rank.steps = steps;
+    Some(format!(
+        "no NVTX ProfilerStep#N ranges: {n} steps found from the repeating kernel sequence \
+         (every {} kernel(s), {} once each); name the step with an NVTX range \
+         (`ProfilerStep#N`, or a step marker in roles.toml) for exact steps",
+        p.len,
+        crate::format::echo(strings.resolve(p.anchor))
+    ))
 }
 
 /// Adds process `pid`'s rows to `evs` (times shifted by `epoch`), counting in `bad` those
