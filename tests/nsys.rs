@@ -155,8 +155,10 @@ fn every_shared_export_loads() {
 /// An Nsight export of `ranks` processes, each driving its own GPU, written from nsys's schema
 /// (the tables and columns the 3.16 schema has, none of the rest): 3 steps of NVTX
 /// `ProfilerStep#N`, each a GEMM then an NCCL all-reduce that ends on every rank 1 ms after the
-/// slowest GEMM. `slow`'s GEMM takes 8 ms, the others' 5 ms.
-fn synthetic(path: &Path, ranks: i64, slow: i64) {
+/// slowest GEMM. `slow`'s GEMM takes 8 ms, the others' 5 ms. The file holds the processes
+/// of `ranks` (of a job of `world`), on a host whose session started `late` ns after the
+/// first host's: its rows are that much earlier on its own clock.
+fn synthetic(path: &Path, ranks: std::ops::Range<i64>, world: i64, slow: i64, late: i64) {
     let db = rusqlite::Connection::open(path).unwrap();
     db.execute_batch(
         "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
@@ -172,15 +174,20 @@ fn synthetic(path: &Path, ranks: i64, slow: i64) {
          INSERT INTO StringIds VALUES (1, 'ampere_sgemm_128x64_tn'),
            (2, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)'),
            (3, 'cudaLaunchKernel'), (4, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL');
-         INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000000000000, '', '');",
+",
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?1, '', '')",
+        [1_700_000_000_000_000_000i64 + late],
     )
     .unwrap();
     let ms = 1_000_000i64;
     for step in 0..3i64 {
-        let t = 10 * ms + step * 12 * ms;
+        let t = 10 * ms + step * 12 * ms - late;
         let gemm_end = |r: i64| t + ms + if r == slow { 8 } else { 5 } * ms;
-        let all_end = (0..ranks).map(gemm_end).max().unwrap() + ms;
-        for r in 0..ranks {
+        let all_end = (0..world).map(gemm_end).max().unwrap() + ms;
+        for r in ranks.clone() {
             let pid = 1000 + r;
             let (gpid, gtid) = (pid << 24, (pid << 24) | pid);
             let corr = 1 + step * 2;
@@ -217,7 +224,7 @@ fn synthetic(path: &Path, ranks: i64, slow: i64) {
 fn one_file_of_several_processes_is_a_job_of_ranks() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report1.sqlite");
-    synthetic(&path, 4, 2);
+    synthetic(&path, 0..4, 4, 2, 0);
     let l = load(&path);
     assert_eq!(l.job.ranks.len(), 4);
     for r in &l.job.ranks {
@@ -243,4 +250,25 @@ fn one_file_of_several_processes_is_a_job_of_ranks() {
         "{first}"
     );
     assert_eq!(first["impact_ns"], 9_000_000, "{first}");
+}
+
+/// One file per host (`nsys profile -o report_%q{NODE}` under srun): two files of two
+/// processes each, the second host's session started 5 s later on the UTC clock. Its rows
+/// are put on that clock, so the job lines up as if one file held it: the same four ranks
+/// in file and process order, and the same straggler saving.
+#[test]
+fn one_file_per_host_lines_up_on_the_sessions_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let late = 5_000_000_000;
+    synthetic(&dir.path().join("report_0.sqlite"), 0..2, 4, 2, 0);
+    synthetic(&dir.path().join("report_1.sqlite"), 2..4, 4, 2, late);
+    let l = load(dir.path());
+    assert_eq!(l.job.ranks.len(), 4);
+    let first = |r: usize| l.job.ranks[r].steps[0].start;
+    assert_eq!(first(3), first(0), "one clock");
+    let json = common::report_json(&[dir.path()], &[]);
+    let f = &json["findings"][0];
+    assert_eq!(f["rule"], "straggler", "{f}");
+    assert_eq!(f["evidence"]["ranks"], serde_json::json!([2]), "{f}");
+    assert_eq!(f["impact_ns"], 9_000_000, "{f}");
 }
