@@ -409,18 +409,27 @@ mod reader_tests {
 
     #[test]
     fn each_input_goes_to_the_reader_that_sniffs_it() {
-        let takes = |head: &[u8]| READERS.iter().position(|r| r.sniff(head));
-        assert_eq!(takes(b"  {\"traceEvents\": []}"), Some(1));
+        // Which reader (by what it reads) takes an input whose text starts so.
+        let takes = |head: &[u8]| {
+            READERS
+                .iter()
+                .find(|r| r.sniff(head))
+                .map(|r| r.reads().split(' ').next().unwrap_or(""))
+        };
+        assert_eq!(takes(b"  {\"traceEvents\": []}"), Some("PyTorch"));
         let ascend = br#"[{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Ascend Hardware"}}]"#;
-        assert_eq!(takes(ascend), Some(0));
-        assert_eq!(takes(b"SQLite format 3\0"), None);
+        assert_eq!(takes(ascend), Some("Ascend"));
+        // Any SQLite file: the Nsight reader checks its tables once it is open.
+        assert_eq!(takes(b"SQLite format 3\0"), Some("Nsight"));
+        assert_eq!(takes(b"\x80\x04pickle"), None);
+        assert_eq!(takes(b""), None);
         // The message for a file no reader takes lists every reader of the table.
         let said = reads();
         assert!(
-            said.starts_with("stepscope reads Ascend profiler output folders"),
+            said.starts_with("stepscope reads Nsight Systems SQLite exports"),
             "{said}"
         );
+        assert!(said.contains(", Ascend profiler output folders"), "{said}");
         assert!(said.ends_with(" and PyTorch profiler (Kineto) JSON traces (.json, .json.gz)"));
-        assert_eq!(takes(b""), None);
     }
 }

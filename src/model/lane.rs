@@ -1,6 +1,6 @@
 //! Lanes: a device stream or a CPU thread, the rows of every timeline.
 
-use super::Sym;
+use super::{Interner, Sym};
 
 /// Which side of the launch boundary a lane is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,4 +28,23 @@ pub struct Lane {
     pub first: u32,
     /// Number of events on the lane.
     pub count: u32,
+}
+
+impl Lane {
+    /// A lane of a table export (no metadata to read): its side, `pid`, `tid` and display
+    /// name interned in `strings`, its events from `first` on (counted as they are added).
+    pub fn named(
+        (side, pid, tid, name): (LaneSide, String, String, String),
+        first: u32,
+        strings: &mut Interner,
+    ) -> Lane {
+        Lane {
+            side,
+            pid: strings.intern(&pid),
+            tid: strings.intern(&tid),
+            name: strings.intern(&name),
+            first,
+            count: 0,
+        }
+    }
 }

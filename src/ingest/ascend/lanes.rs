@@ -121,7 +121,7 @@ fn push_event(ev: &mut Events, e: &Ev, lane: u16) {
 /// A lane as the text export names it: `NPU Stream 2`, `HCCL Plane 3`, `Python Thread 77`.
 fn lane_of(key: LaneKey, first: u32, strings: &mut Interner) -> Lane {
     let thread = |g: i64| (g >> 32, g & 0xffff_ffff);
-    let (side, pid, tid, name) = match key {
+    let parts = match key {
         LaneKey::Stream(s) => (
             LaneSide::Device,
             "0".into(),
@@ -165,12 +165,5 @@ fn lane_of(key: LaneKey, first: u32, strings: &mut Interner) -> Lane {
             )
         }
     };
-    Lane {
-        side,
-        pid: strings.intern(&pid),
-        tid: strings.intern(&tid),
-        name: strings.intern(&name),
-        first,
-        count: 0,
-    }
+    Lane::named(parts, first, strings)
 }

@@ -285,7 +285,7 @@ fn assemble(evs: &[Ev], strings: &mut Interner) -> Rank {
 
 /// A lane as Kineto names its own: `stream 7` on device 0, `thread 4037` in its process.
 fn lane_of(key: LaneKey, first: u32, strings: &mut Interner) -> Lane {
-    let (side, pid, tid, name) = match key {
+    let parts = match key {
         LaneKey::Stream(d, s) => (
             LaneSide::Device,
             d.to_string(),
@@ -302,12 +302,5 @@ fn lane_of(key: LaneKey, first: u32, strings: &mut Interner) -> Lane {
             )
         }
     };
-    Lane {
-        side,
-        pid: strings.intern(&pid),
-        tid: strings.intern(&tid),
-        name: strings.intern(&name),
-        first,
-        count: 0,
-    }
+    Lane::named(parts, first, strings)
 }

@@ -52,6 +52,16 @@ pub fn pid_of(global: i64) -> i64 {
     (global >> 24) & 0x00ff_ffff
 }
 
+/// The columns every device activity table has, in the order [`Row`] reads them.
+const DEVICE_COLS: [&str; 6] = [
+    "start",
+    "end",
+    "globalPid",
+    "deviceId",
+    "streamId",
+    "correlationId",
+];
+
 /// NVTX event types of ranges: push/pop (59) and start/end (60).
 const NVTX_RANGES: [i64; 2] = [59, 60];
 
@@ -87,21 +97,7 @@ pub fn read(db: &Db) -> Result<Tables, Error> {
         let name_col = ["demangledName", "shortName"]
             .into_iter()
             .find(|c| db.has_column(table, c).unwrap_or(false));
-        query(
-            db,
-            table,
-            &[
-                "start",
-                "end",
-                "globalPid",
-                "deviceId",
-                "streamId",
-                "correlationId",
-            ],
-            name_col,
-            t,
-        )
-        .map(|rows| {
+        query(db, table, &DEVICE_COLS, name_col, t).map(|rows| {
             rows.into_iter()
                 .map(|(c, n)| Row {
                     start: c[0],
@@ -224,15 +220,7 @@ fn copies(db: &Db, t: &mut Tables) -> Result<Vec<Row>, Error> {
     let rows = query(
         db,
         "CUPTI_ACTIVITY_KIND_MEMCPY",
-        &[
-            "start",
-            "end",
-            "globalPid",
-            "deviceId",
-            "streamId",
-            "correlationId",
-            "copyKind",
-        ],
+        &[DEVICE_COLS.as_slice(), &["copyKind"]].concat(),
         None,
         t,
     )?;
