@@ -37,8 +37,8 @@ pub const MAX_RANK_EXTENT_NS: Ns = 1 << 50;
 /// analysis forms then fits in i64.
 pub const MAX_JOB_SUM_NS: Ns = 1 << 62;
 
-/// `a × num / den` without overflow: saturating to `Ns::MAX` (negative results to 0), 0 when
-/// `den` is 0. Scales a time by an exact ratio (a share, a speed) without going through f64.
+/// `a × num / den` (truncated) without overflow: a result out of range saturates to `Ns::MAX`
+/// when positive and to 0 when negative; 0 when `den` is 0. Scales a time by an exact ratio (a share, a speed) without going through f64.
 pub fn mul_div(a: Ns, num: i128, den: i128) -> Ns {
     if den == 0 {
         return 0;
@@ -48,7 +48,9 @@ pub fn mul_div(a: Ns, num: i128, den: i128) -> Ns {
             let x = x / den;
             Ns::try_from(x).unwrap_or(if x < 0 { 0 } else { Ns::MAX })
         }
-        None if (a < 0) != ((num < 0) != (den < 0)) => Ns::MAX,
+        // The product overflowed: positive (an even count of negative factors) saturates
+        // high, negative low.
+        None if (a < 0) == ((num < 0) != (den < 0)) => Ns::MAX,
         None => 0,
     }
 }
@@ -267,6 +269,19 @@ pub mod strategies {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mul_div_is_exact_and_saturates_on_the_side_of_its_sign() {
+        assert_eq!(mul_div(10, 3, 4), 7);
+        assert_eq!(mul_div(10, 3, 0), 0);
+        assert_eq!(mul_div(-10, 3, 4), -7);
+        // a × num overflows i128: a positive result saturates high, a negative one low.
+        let big = i128::MAX / 2;
+        assert_eq!(mul_div(Ns::MAX, big, 1), Ns::MAX);
+        assert_eq!(mul_div(-Ns::MAX, -big, 1), Ns::MAX);
+        assert_eq!(mul_div(Ns::MAX, big, -1), 0);
+        assert_eq!(mul_div(-Ns::MAX, big, 1), 0);
+    }
 
     #[test]
     fn exponents_past_i32_saturate_instead_of_overflowing() {
