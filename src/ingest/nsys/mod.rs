@@ -16,7 +16,7 @@ use super::source::Source;
 use super::sqlite::{Db, MAGIC};
 use crate::error::Error;
 use crate::model::{
-    EventIx, Interner, Kind, Lane, LaneSide, NO_STEP, Platform, Rank, RankFrom, RankId, RawSpan,
+    EventIx, Interner, Kind, Lane, LaneSide, NO_STEP, Platform, Rank, RankFrom, RawSpan,
     SourceFormat, SourceInfo,
 };
 use crate::time::Ns;
@@ -176,9 +176,7 @@ fn rank_of(t: &Tables, pid: i64, cx: &ReadContext) -> RankDraft {
         warnings.push(note);
     }
     crate::ingest::steps::assign_steps(&mut rank);
-    let mut d = RankDraft::undeclared(rank, strings, warnings);
-    d.declared_rank = None::<RankId>;
-    d
+    RankDraft::undeclared(rank, strings, warnings)
 }
 
 /// Without NVTX step markers, the steps of the repeating kernel sequence when one holds

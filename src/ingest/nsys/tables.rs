@@ -62,6 +62,18 @@ const DEVICE_COLS: [&str; 6] = [
     "correlationId",
 ];
 
+/// A device activity row from its [`DEVICE_COLS`] cells.
+fn device_row(c: &[i64], name: String) -> Row {
+    Row {
+        start: c[0],
+        end: c[1],
+        process: pid_of(c[2]),
+        lane: (c[3], c[4]),
+        corr: Some(c[5]),
+        name,
+    }
+}
+
 /// NVTX event types of ranges: push/pop (59) and start/end (60).
 const NVTX_RANGES: [i64; 2] = [59, 60];
 
@@ -99,17 +111,16 @@ pub fn read(db: &Db) -> Result<Tables, Error> {
             .find(|c| db.has_column(table, c).unwrap_or(false));
         query(db, table, &DEVICE_COLS, name_col, t).map(|rows| {
             rows.into_iter()
-                .map(|(c, n)| Row {
-                    start: c[0],
-                    end: c[1],
-                    process: pid_of(c[2]),
-                    lane: (c[3], c[4]),
-                    corr: Some(c[5]),
-                    name: if name_col.is_some() {
-                        name(n)
-                    } else {
-                        label.to_string()
-                    },
+                .map(|(c, n)| {
+                    let named = name(n);
+                    device_row(
+                        &c,
+                        if named.is_empty() {
+                            label.into()
+                        } else {
+                            named
+                        },
+                    )
                 })
                 .collect::<Vec<_>>()
         })
@@ -123,9 +134,6 @@ pub fn read(db: &Db) -> Result<Tables, Error> {
         "cudaSynchronize",
         &mut t,
     )?;
-    for r in t.kernels.iter_mut().filter(|r| r.name.is_empty()) {
-        r.name = "kernel".into();
-    }
     t.runtime = query(
         db,
         "CUPTI_ACTIVITY_KIND_RUNTIME",
@@ -144,7 +152,7 @@ pub fn read(db: &Db) -> Result<Tables, Error> {
     })
     .collect();
     t.nvtx = nvtx(db, &strings, &mut t)?;
-    t.gpus = gpus(db)?;
+    t.gpus = id_texts(db, "TARGET_INFO_GPU", "name")?;
     t.epoch_ns = one_value(db, "TARGET_INFO_SESSION_START_TIME", "utcEpochNs")?;
     Ok(t)
 }
@@ -176,47 +184,61 @@ fn query(
         cols.join(", "),
         name.unwrap_or("NULL")
     );
-    let mut stmt = db.conn.prepare(&sql).map_err(|e| db.error(None, e))?;
-    let mut rows = stmt.query([]).map_err(|e| db.error(None, e))?;
     let mut out = Vec::new();
-    let mut at: i64 = 0;
-    while let Some(r) = rows.next().map_err(|e| db.error(Some((table, at)), e))? {
-        at += 1;
+    each_row(db, table, &sql, |r| {
         let vals: Option<Vec<i64>> = (0..cols.len())
             .map(|k| r.get::<_, Option<i64>>(k).ok().flatten())
             .collect();
-        let Some(vals) = vals else { continue };
-        let n = r.get::<_, Option<i64>>(cols.len()).ok().flatten();
-        out.push((vals, n));
-    }
+        if let Some(vals) = vals {
+            out.push((vals, r.get::<_, Option<i64>>(cols.len()).ok().flatten()));
+        }
+    })?;
     Ok(out)
+}
+
+/// Runs `sql` over `table` and hands each row to `f`; an error names the table and the row.
+fn each_row(
+    db: &Db,
+    table: &'static str,
+    sql: &str,
+    mut f: impl FnMut(&rusqlite::Row),
+) -> Result<(), Error> {
+    let mut stmt = db.conn.prepare(sql).map_err(|e| db.error(None, e))?;
+    let mut rows = stmt.query([]).map_err(|e| db.error(None, e))?;
+    let mut at: i64 = 0;
+    while let Some(r) = rows.next().map_err(|e| db.error(Some((table, at)), e))? {
+        at += 1;
+        f(r);
+    }
+    Ok(())
 }
 
 /// `StringIds` (id → text).
 fn string_ids(db: &Db) -> Result<FxHashMap<i64, String>, Error> {
-    let mut out = FxHashMap::default();
-    if !db.has_table("StringIds")? {
-        return Ok(out);
+    Ok(id_texts(db, "StringIds", "value")?.into_iter().collect())
+}
+
+/// The (`id`, `text`) pairs of `table` in id order, rows without a text left out (none when
+/// the table or a column is missing: these tables are optional).
+fn id_texts(db: &Db, table: &'static str, text: &str) -> Result<Vec<(i64, String)>, Error> {
+    if !db.has_table(table)? || !db.has_column(table, "id")? || !db.has_column(table, text)? {
+        return Ok(Vec::new());
     }
-    let mut stmt = db
-        .conn
-        .prepare("SELECT id, value FROM StringIds")
-        .map_err(|e| db.error(None, e))?;
-    let mut rows = stmt.query([]).map_err(|e| db.error(None, e))?;
-    while let Some(r) = rows
-        .next()
-        .map_err(|e| db.error(Some(("StringIds", 0)), e))?
-    {
+    let sql = format!("SELECT id, {text} FROM {table} ORDER BY id");
+    let mut out = Vec::new();
+    each_row(db, table, &sql, |r| {
         if let (Ok(id), Ok(Some(v))) = (r.get::<_, i64>(0), r.get::<_, Option<String>>(1)) {
-            out.insert(id, v);
+            out.push((id, v));
         }
-    }
+    })?;
     Ok(out)
 }
 
 /// Memory copies, named by their kind as `nsys stats` names them (`[CUDA memcpy Host-to-Device]`).
 fn copies(db: &Db, t: &mut Tables) -> Result<Vec<Row>, Error> {
-    let labels = enum_labels(db, "ENUM_CUDA_MEMCPY_OPER")?;
+    let labels: FxHashMap<i64, String> = id_texts(db, "ENUM_CUDA_MEMCPY_OPER", "label")?
+        .into_iter()
+        .collect();
     let rows = query(
         db,
         "CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -226,37 +248,14 @@ fn copies(db: &Db, t: &mut Tables) -> Result<Vec<Row>, Error> {
     )?;
     Ok(rows
         .into_iter()
-        .map(|(c, _)| Row {
-            start: c[0],
-            end: c[1],
-            process: pid_of(c[2]),
-            lane: (c[3], c[4]),
-            corr: Some(c[5]),
-            name: match labels.get(&c[6]) {
+        .map(|(c, _)| {
+            let name = match labels.get(&c[6]) {
                 Some(l) => format!("[CUDA memcpy {l}]"),
                 None => "[CUDA memcpy]".to_string(),
-            },
+            };
+            device_row(&c, name)
         })
         .collect())
-}
-
-/// An `ENUM_*` table's labels by id (empty when the export has none).
-fn enum_labels(db: &Db, table: &str) -> Result<FxHashMap<i64, String>, Error> {
-    let mut out = FxHashMap::default();
-    if !db.has_table(table)? || !db.has_column(table, "label")? {
-        return Ok(out);
-    }
-    let mut stmt = db
-        .conn
-        .prepare(&format!("SELECT id, label FROM {table}"))
-        .map_err(|e| db.error(None, e))?;
-    let mut rows = stmt.query([]).map_err(|e| db.error(None, e))?;
-    while let Some(r) = rows.next().map_err(|e| db.error(None, e))? {
-        if let (Ok(id), Ok(Some(l))) = (r.get::<_, i64>(0), r.get::<_, Option<String>>(1)) {
-            out.insert(id, l);
-        }
-    }
-    Ok(out)
 }
 
 /// NVTX ranges with an end, named by their text (inline, or by `textId`).
@@ -284,17 +283,15 @@ fn nvtx(db: &Db, strings: &FxHashMap<i64, String>, t: &mut Tables) -> Result<Vec
     let sql = format!(
         "SELECT start, end, eventType, globalTid, {text}, {text_id} FROM {table} ORDER BY rowid"
     );
-    let mut stmt = db.conn.prepare(&sql).map_err(|e| db.error(None, e))?;
-    let mut rows = stmt.query([]).map_err(|e| db.error(None, e))?;
     let mut out = Vec::new();
-    while let Some(r) = rows.next().map_err(|e| db.error(Some((table, 0)), e))? {
+    each_row(db, table, &sql, |r| {
         let int = |k| r.get::<_, Option<i64>>(k).ok().flatten();
         let (Some(start), Some(end), Some(kind), Some(tid)) = (int(0), int(1), int(2), int(3))
         else {
-            continue;
+            return;
         };
         if !NVTX_RANGES.contains(&kind) {
-            continue;
+            return;
         }
         let name = r
             .get::<_, Option<String>>(4)
@@ -310,27 +307,7 @@ fn nvtx(db: &Db, strings: &FxHashMap<i64, String>, t: &mut Tables) -> Result<Vec
             corr: None,
             name,
         });
-    }
-    Ok(out)
-}
-
-/// `TARGET_INFO_GPU` (id, name), when the export has it.
-fn gpus(db: &Db) -> Result<Vec<(i64, String)>, Error> {
-    let table = "TARGET_INFO_GPU";
-    if !db.has_table(table)? || !db.has_column(table, "id")? || !db.has_column(table, "name")? {
-        return Ok(Vec::new());
-    }
-    let mut stmt = db
-        .conn
-        .prepare("SELECT id, name FROM TARGET_INFO_GPU ORDER BY id")
-        .map_err(|e| db.error(None, e))?;
-    let mut rows = stmt.query([]).map_err(|e| db.error(None, e))?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next().map_err(|e| db.error(None, e))? {
-        if let (Ok(id), Ok(Some(n))) = (r.get::<_, i64>(0), r.get::<_, Option<String>>(1)) {
-            out.push((id, n));
-        }
-    }
+    })?;
     Ok(out)
 }
 
