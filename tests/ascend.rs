@@ -349,15 +349,27 @@ fn a_rank_that_is_not_loaded_is_found_by_its_peers_waits() {
     let r = report_json(&[&dirs[0]], &[]);
     let fs = r["findings"].as_array().unwrap();
     assert!(fs.iter().all(|f| f["evidence"]["ranks"] != json!([5])));
-    let small = fs.iter().find(|f| f["rule"] == "small_messages").unwrap();
-    assert!(small["impact_ns"].as_i64().unwrap() < 5_000_000, "{small}");
+    // Listed, or folded under the stall that explains it: what it still saves once the
+    // stall is fixed.
+    let listed = fs.iter().find(|f| f["rule"] == "small_messages");
+    let folded = fs
+        .iter()
+        .flat_map(|f| f["folded"].as_array().unwrap())
+        .find(|f| f["rule"] == "small_messages");
+    let left = match (listed, folded) {
+        (Some(f), _) => f["impact_ns"].as_i64().unwrap(),
+        (None, Some(f)) => f["remains_ns"].as_i64().unwrap(),
+        (None, None) => panic!("small messages are found"),
+    };
+    assert!(left < 5_000_000, "{listed:?} {folded:?}");
 }
 
 /// Level0 shows no peer waits, but the first all-reduce of step 50 still took 56 083 721 ns
 /// after both loaded ranks had arrived: 16 388 000 B at the best all-reduce busbw of the
 /// same job (call 2: 151 011 328 B in 2 489 530 ns, 60.66 GB/s; factor 2(n−1)/n = 1 for
 /// n = 2) needs 270 167 ns. That stall — the same unseen rank as level1's — is the first
-/// finding on both exports, with poor overlap and low bandwidth folded into it.
+/// finding on both exports, replayed (its transfers at the expected time), with low bandwidth
+/// folded into it and poor overlap folded or left under 1% of the step.
 #[test]
 fn level0_leads_with_the_stalled_all_reduce() {
     let Some(s) = shared() else { return };
@@ -381,12 +393,12 @@ fn level0_leads_with_the_stalled_all_reduce() {
             .iter()
             .map(|x| x["rule"].as_str().unwrap())
             .collect();
-        assert_eq!(folded, ["poor_overlap", "low_bandwidth"], "{kind}");
+        assert!(folded.contains(&"low_bandwidth"), "{kind}: {folded:?}");
+        assert!(f["saves_ns"].as_i64().unwrap() > 50_000_000, "{kind}: {f}");
         let fs = r["findings"].as_array().unwrap();
-        assert!(
-            fs.iter()
-                .all(|x| x["rule"] != "low_bandwidth" && x["rule"] != "poor_overlap")
-        );
+        assert!(fs.iter().all(|x| x["rule"] != "low_bandwidth"));
+        let overlap = fs.iter().find(|x| x["rule"] == "poor_overlap");
+        assert!(overlap.is_none_or(|x| x["impact_pct"].as_f64().unwrap() < 0.01));
     }
 }
 

@@ -220,11 +220,14 @@ fn text_and_db_exports_give_the_same_model_and_verdict() {
         // the stream syncs and the run-time compiles, which only it can blame. Two profiling
         // runs: two causes within a few percent of each other (the syncs' 6.2 and the
         // compiles' 5.2 ms in the text run of level1, 6.7 and 6.8 ms in the db run) may trade
-        // places, so the rules are compared as a set, the first finding above as such.
+        // places, so the rules are compared as a set, the first finding above as such; a
+        // symptom the first one's replay nearly explains may be folded under it in one run and
+        // left at under 1% in the other, so the set holds the folded rules too.
         let level0_db_only = ["sync_points", "op_dispatch"];
         let rules = |r: &Value| -> std::collections::BTreeSet<String> {
             let fs = r["findings"].as_array().unwrap();
             fs.iter()
+                .chain(fs.iter().flat_map(|f| f["folded"].as_array().unwrap()))
                 .map(|f| f["rule"].as_str().unwrap().to_string())
                 .filter(|rule| rule != "dynamic_shapes")
                 .filter(|rule| !(level0_db_only.contains(&rule.as_str()) && d.ends_with("level0")))

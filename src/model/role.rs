@@ -129,6 +129,10 @@ pub enum SyncCall {
     Stream,
     /// Polls an event: blocking on the critical path only (HTA's model).
     Query,
+    /// A framework op that reads a device value on the host (`.item()`): blocking on the
+    /// critical path only where no runtime call is recorded under it and device work ends
+    /// inside it (the profile then shows its wait only by its length).
+    Implicit,
 }
 
 /// A host-side collective call (CPU backends, or the framework's record of a GPU one).

@@ -49,8 +49,9 @@ pub struct Straggler {
     pub last_arrivals: u64,
     /// Instances of the domain it took part in.
     pub instances: u64,
-    /// Ranks of the domain (those the others' wait is spread over, with this one). Not in
-    /// the JSON report (schema `stepscope.report/1`).
+    /// The loaded ranks of the domain (those the others' wait is measured on and spread
+    /// over), with this one whether loaded or not. Not in the JSON report (schema
+    /// `stepscope.report/1`).
     #[serde(skip)]
     pub members: u64,
     /// Σ over the others and steps of the union of their waits at the instances it arrived
@@ -124,6 +125,13 @@ struct RankWaits {
     worst: Option<(Ns, usize)>,
 }
 
+impl RankWaits {
+    /// Whether the rank is loaded: it took part with its own call at some instance.
+    fn loaded(&self) -> bool {
+        self.measured < self.instances || self.instances == 0
+    }
+}
+
 /// The waiting in one domain: per member, and all of it.
 struct DomainWaits {
     ranks: BTreeMap<RankId, RankWaits>,
@@ -168,7 +176,8 @@ pub fn stragglers(
         let domain = Domain {
             any_group: &any_group,
             group: &group.name,
-            members: members.len() as u64,
+            // A rank that is not loaded waited unseen: the waits are the loaded ranks'.
+            members: waits.ranks.values().filter(|r| r.loaded()).count() as u64,
             total_wait: waits.total,
             top: &top,
             sums: &sums,
@@ -450,7 +459,7 @@ fn straggler(d: &Domain, rank: RankId, a: RankWaits) -> Straggler {
     // In a pipeline, a loaded rank late with no own work above its peers' was held up in
     // its receives by another stage: paced by the pipeline (a heavier stage, or a slow
     // worker there, which its own stage's domain shows), not slow itself.
-    let loaded = a.measured < a.instances || a.instances == 0;
+    let loaded = a.loaded();
     let paced = d.pipeline && loaded && excess.is_empty();
     let flagged = persistent && a.late_entry * 2 < a.imposed && !paced;
     Straggler {
@@ -458,7 +467,7 @@ fn straggler(d: &Domain, rank: RankId, a: RankWaits) -> Straggler {
         rank,
         last_arrivals: a.last,
         instances: a.instances,
-        members: d.members,
+        members: d.members + u64::from(!loaded),
         imposed_wait_ns: a.imposed,
         late_entry_wait_ns: a.late_entry,
         share,

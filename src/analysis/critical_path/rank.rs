@@ -73,6 +73,11 @@ pub struct RankGraph<'a> {
     call_nodes: FxHashMap<u32, (u32, u32)>,
     /// Blocking calls in event order (sync edges are created in a deterministic order).
     blocking_calls: Vec<u32>,
+    /// The implicit syncs ([`SyncCall::Implicit`]) that blocked: no call recorded under
+    /// them, device work ended inside them.
+    implicit: rustc_hash::FxHashSet<u32>,
+    /// The ends of the rank's device work, sorted (found at the first implicit sync).
+    device_ends: Option<Vec<Ns>>,
     /// Device events in the window, stream by stream in order.
     device: Vec<usize>,
     /// Host-gap edges by the op node they lead to (a transfer the op waited for explains
@@ -101,6 +106,8 @@ impl<'a> RankGraph<'a> {
             device_nodes: FxHashMap::default(),
             call_nodes: FxHashMap::default(),
             blocking_calls: Vec::new(),
+            implicit: Default::default(),
+            device_ends: None,
             device: Vec::new(),
             gap_into: FxHashMap::default(),
             gaps: FxHashMap::default(),
@@ -122,9 +129,33 @@ impl<'a> RankGraph<'a> {
         &self.roles[self.rank.events.name[i] as usize]
     }
 
-    /// Blocking on the critical path: synchronizations and polls.
+    /// Blocking on the critical path: synchronizations, polls and the implicit syncs that
+    /// blocked.
     fn blocking(&self, i: usize) -> bool {
-        self.role(i).sync.is_some()
+        match self.role(i).sync {
+            Some(SyncCall::Implicit) => self.implicit.contains(&(i as u32)),
+            s => s.is_some(),
+        }
+    }
+
+    /// Whether implicit sync `i`, whose next op on its thread starts at `next`, blocked: it
+    /// holds no recorded call and some device work ended inside it.
+    fn implicit_blocked(&mut self, i: usize, next: Option<Ns>) -> bool {
+        let ev = &self.rank.events;
+        let (start, end) = (ev.start[i], ev.end(i));
+        if next.is_some_and(|n| n < end) {
+            return false;
+        }
+        let ends = self.device_ends.get_or_insert_with(|| {
+            let mut v: Vec<Ns> = (0..ev.len())
+                .filter(|&j| ev.kind[j].is_device_work())
+                .map(|j| ev.end(j))
+                .collect();
+            v.sort_unstable();
+            v
+        });
+        let k = ends.partition_point(|&t| t <= start);
+        ends.get(k).is_some_and(|&t| t <= end)
     }
 
     /// Closes the innermost open op of a thread: its last segment (from its cursor to its
@@ -175,7 +206,8 @@ impl<'a> RankGraph<'a> {
                 continue;
             }
             for i in window_slice(rank, a as u16, win) {
-                if !self.blocking(i) || ev.dur[i] <= 0 {
+                let call = matches!(ev.kind[i], Kind::HostOp | Kind::Launch);
+                if !call || ev.dur[i] <= 0 {
                     continue;
                 }
                 let holder = siblings.iter().copied().find(|&b| {
@@ -215,7 +247,7 @@ impl<'a> RankGraph<'a> {
             // A parent before the children it holds: by start, the longer first.
             order.sort_by_key(|&i| (ev.start[i], std::cmp::Reverse(ev.end(i)), i));
         }
-        for i in order {
+        for (pos, &i) in order.iter().enumerate() {
             let k = ev.kind[i];
             // A loader's or a GC's annotation is the thread's time itself (the stall a fix
             // takes away), not a region work runs in.
@@ -243,6 +275,12 @@ impl<'a> RankGraph<'a> {
             let s = self.g.node(self.ri, ev.start[i]);
             let e = self.g.node(self.ri, ev.end(i));
             self.call_nodes.insert(i as u32, (s, e));
+            if self.role(i).sync == Some(SyncCall::Implicit) {
+                let next = order.get(pos + 1).map(|&j| ev.start[j]);
+                if self.implicit_blocked(i, next) {
+                    self.implicit.insert(i as u32);
+                }
+            }
             if self.blocking(i) {
                 self.blocking_calls.push(i as u32);
             }

@@ -32,8 +32,11 @@ pub enum Fix {
     /// start when their stream and inputs allow.
     LaunchDelays,
     /// These ranks' own work (device and host) at the mean of their peers (their pipeline
-    /// stage's other ranks, else every other rank).
+    /// stage's other ranks, else every other rank); those not loaded arrive with the last
+    /// loaded member ([`StepReplay::on_time`]).
     Ranks(Vec<RankId>),
+    /// Every late rank that is not loaded arrives with the last loaded member.
+    Unloaded,
     /// Every rank's own work at the mean over the ranks: ranks and stages balanced.
     Balance,
     /// Every pipeline stage's work at the mean stage's, keeping each stage's own spread.
@@ -50,6 +53,9 @@ pub enum Fix {
     Links(Vec<RankId>),
     /// Transfers of these collectives at their type's median speed.
     MedianComm(CommKind),
+    /// The stalled transfers ([`crate::analysis::comm::stalls`]) at what their size needs at
+    /// their type's best bus bandwidth in the group.
+    Stalls,
     /// Collectives overlap the compute before them, as DDP/FSDP buckets would: each but a
     /// rank's last in the step waits only for its launch and the collective before it.
     Overlap,
@@ -187,7 +193,9 @@ impl StepReplay<'_> {
                 let work = work();
                 let targets = self.peer_means(cx, ids, &work);
                 self.scale_work(w, &targets, &work);
+                self.on_time(Some(ids), w);
             }
+            Fix::Unloaded => self.on_time(None, w),
             Fix::Balance => {
                 let work = work();
                 let all: Vec<usize> = self.ranks().iter().map(|r| r.get()).collect();
@@ -206,9 +214,12 @@ impl StepReplay<'_> {
                 self.scale_work(w, &targets, &work);
             }
             Fix::SlowSteps(_) => {}
-            Fix::Fuse(_) | Fix::Links(_) | Fix::MedianComm(_) => {
+            Fix::Fuse(_) | Fix::Links(_) | Fix::MedianComm(_) | Fix::Stalls => {
                 let targets = self.transfer_targets(cx, fix);
                 self.scale_transfers(w, &targets);
+                if *fix == Fix::Stalls {
+                    self.cut_stalls(w);
+                }
             }
             Fix::Overlap => self.overlap(cx, w),
             Fix::Buckets(b) => {
@@ -450,6 +461,7 @@ impl StepReplay<'_> {
                 i.p2p.is_some() || matches!(i.op, CollOp::Send | CollOp::Recv | CollOp::SendRecv)
             })
         };
+        let stalled = |k: usize| self.stalled_expected(k);
         let concerned = |k: usize| -> bool {
             let Some((inst, _)) = comm.instance(k) else {
                 return false;
@@ -463,6 +475,7 @@ impl StepReplay<'_> {
                 Fix::MedianComm(CommKind::All) => true,
                 Fix::MedianComm(CommKind::P2p) => p2p(k),
                 Fix::MedianComm(CommKind::Op(op)) => inst.op == *op && !p2p(k),
+                Fix::Stalls => stalled(k).is_some(),
                 _ => false,
             }
         };
@@ -484,6 +497,7 @@ impl StepReplay<'_> {
                     let m = per_group.get(&(inst.op, inst.group)).copied().unwrap_or(1);
                     cx.speeds.fused(comm, k, m)
                 }
+                Fix::Stalls => stalled(k),
                 // At the type's median speed, or its best line when that is faster (a
                 // type with few instances has the stalled one as its median).
                 _ => {
@@ -499,6 +513,19 @@ impl StepReplay<'_> {
             }
         }
         out
+    }
+
+    /// What instance `k`'s transfer needs when it is one of the job's stalled transfers.
+    pub(super) fn stalled_expected(&self, k: usize) -> Option<Ns> {
+        let (inst, _) = self.comm.instance(k)?;
+        let group = &self.comm.calls.groups.get(inst.group as usize)?.name;
+        self.comm
+            .stalls
+            .iter()
+            .find(|s| {
+                (s.step, s.index, s.op) == (inst.step, inst.index, inst.op) && &s.group == group
+            })
+            .map(|s| s.expected_ns)
     }
 
     /// Transfer edges of the concerned instances scaled by target / measured transit.

@@ -5,6 +5,7 @@
 //! transform of the durations ([`fix`]), and what it saves becomes its finding's impact
 //! ([`savings`]); the ideal step gives the slowdown decomposition ([`slowdown`]).
 
+mod arrivals;
 pub mod attribution;
 pub mod bands;
 pub mod choice;

@@ -44,15 +44,13 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
         "comm_wait_dominated" => match &f.claim {
             Claim::Communication(Comm::WaitDominated {
                 unloaded: Some(_), ..
-            }) => return None,
+            }) => Fix::Unloaded,
             _ if f.evidence.ranks.is_empty() => Fix::Balance,
             _ => Fix::Ranks(ranks()),
         },
         // A slow link: its ranks' transfers at their type's median speed.
         "slow_link" => Fix::Links(ranks()),
-        // Stalled transfers keep the rule's estimate: on HCCL jobs the transfer a stall is
-        // measured on is not the edge the replay times (Ascend level0's 56 ms stall replays
-        // as no saving).
+        "stalled_transfer" => Fix::Stalls,
         _ => return None,
     })
 }

@@ -55,6 +55,7 @@ struct SyncFile {
     device: Entry,
     stream: Entry,
     query: Entry,
+    implicit: Entry,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -216,6 +217,7 @@ impl RoleTable {
         add_keyed(&mut self.sync, SyncCall::Device, &f.sync.device);
         add_keyed(&mut self.sync, SyncCall::Stream, &f.sync.stream);
         add_keyed(&mut self.sync, SyncCall::Query, &f.sync.query);
+        add_keyed(&mut self.sync, SyncCall::Implicit, &f.sync.implicit);
         let g = &f.graph;
         for (key, e) in [
             (GraphCall::BeginCapture, &g.begin_capture),
@@ -437,6 +439,10 @@ mod tests {
         assert_eq!(r("cudaDeviceSynchronize").sync, Some(SyncCall::Device));
         assert_eq!(r("hipMemcpy").sync, Some(SyncCall::Stream));
         assert_eq!(r("cudaEventQuery").sync, Some(SyncCall::Query));
+        assert_eq!(
+            r("aten::_local_scalar_dense").sync,
+            Some(SyncCall::Implicit)
+        );
         assert!(r("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)").comm_kernel);
         assert!(r("void foo<ncclKernel_bar>").comm_kernel);
         for g in [
