@@ -64,8 +64,8 @@ impl StepReplay<'_> {
         }
     }
 
-    /// The matched instances of the step.
-    fn step_instances(&self) -> Vec<usize> {
+    /// The matched instances of the step, in order.
+    pub(super) fn step_instances(&self) -> Vec<usize> {
         let mut v: Vec<usize> = self.transfers().iter().map(|t| t.1).collect();
         v.sort_unstable();
         v.dedup();

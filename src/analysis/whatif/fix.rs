@@ -453,9 +453,7 @@ impl StepReplay<'_> {
     /// Per instance of the step the fix concerns: its target transfer and its measured one.
     fn transfer_targets(&self, cx: &Context, fix: &Fix) -> FxHashMap<usize, (Ns, Ns)> {
         let comm = self.comm;
-        let mut insts: Vec<usize> = self.transfers().iter().map(|t| t.1).collect();
-        insts.sort_unstable();
-        insts.dedup();
+        let mut insts = self.step_instances();
         let p2p = |k: usize| {
             comm.instance(k).is_some_and(|(i, _)| {
                 i.p2p.is_some() || matches!(i.op, CollOp::Send | CollOp::Recv | CollOp::SendRecv)
