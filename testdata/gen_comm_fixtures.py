@@ -294,3 +294,19 @@ k.kernel("sm90_gemm_bf16", 7, 10, 100, 300)
 k.kernel("void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*)", 8, 20, 400, 300)
 k.kernel("void deep_ep::intranode::combine<bf16, 8>(int4*, float*)", 8, 30, 700, 100)
 json.dump(trace(0, 1, k.ev), open("testdata/deepep.json", "w"), indent=0)
+
+# late3: three ranks, two steps of 1030 µs from b = 0, 1030. Ranks 0 and 1 launch a gemm at
+# b+10 that runs [b+20, b+820), then the all-reduce [b+820, b+1020). Rank 2 enters each step
+# 100 µs late (its step and work start at b+100): gemm [b+120, b+920), all-reduce
+# [b+920, b+1020). Ranks 0 and 1 wait 100 µs per step for rank 2; entering with them, every
+# all-reduce would end at b+920.
+PG3 = [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 3, "ranks": [0, 1, 2]}]
+AR3 = dict(AR_ARGS, **{"Group size": 3, "Process Group Ranks": "[0, 1, 2]"})
+for r in range(3):
+    k = Rank()
+    late = 100 if r == 2 else 0
+    for s, b in ((1, 0), (2, 1030)):
+        k.step(s, b + late, 1030 - late)
+        k.kernel("gemm", 7, b + late + 10, b + late + 20, 800)
+        k.kernel(AR, 20, b + late + 15, b + late + 820, 200 - late, AR3)
+    json.dump(trace(r, 3, k.ev, PG3), open(f"testdata/late3/rank-{r}.json", "w"), indent=0)

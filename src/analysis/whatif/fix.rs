@@ -13,7 +13,7 @@ use crate::analysis::comm::Comm;
 use crate::analysis::critical_path::Category;
 use crate::analysis::host::GcPause;
 use crate::analysis::roofline::speedup::Speedup;
-use crate::model::{CollOp, Job, RankId, StepNo};
+use crate::model::{CollOp, Job, RankId, RankIx, StepNo};
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
@@ -32,9 +32,12 @@ pub enum Fix {
     /// start when their stream and inputs allow.
     LaunchDelays,
     /// These ranks' own work (device and host) at the mean of their peers (their pipeline
-    /// stage's other ranks, else every other rank); those not loaded arrive with the last
-    /// loaded member ([`StepReplay::on_time`]).
+    /// stage's other ranks, else every other rank), their entry into the step at their
+    /// peers' median; those not loaded arrive with the last loaded member
+    /// ([`StepReplay::on_time`]).
     Ranks(Vec<RankId>),
+    /// Every rank enters the step at its stage's median entry, when it entered later.
+    Entries,
     /// Every late rank that is not loaded arrives with the last loaded member.
     Unloaded,
     /// Every rank's own work at the mean over the ranks: ranks and stages balanced.
@@ -88,7 +91,7 @@ pub const DEFAULT_BUCKET_BYTES: u64 = 25 << 20;
 
 /// The fixes [`Fix::Ideal`] applies, in order (stalls before the work is balanced, so the
 /// balance is of the work that remains).
-const IDEAL: [Fix; 11] = [
+const IDEAL: [Fix; 12] = [
     Fix::Stall(Stall::DataLoader),
     Fix::Stall(Stall::Gc),
     Fix::Stall(Stall::Allocator),
@@ -96,6 +99,7 @@ const IDEAL: [Fix; 11] = [
     Fix::Stall(Stall::OnlineCompile),
     Fix::Syncs,
     Fix::LaunchDelays,
+    Fix::Entries,
     Fix::Balance,
     Fix::Fuse(DEFAULT_BUCKET_BYTES),
     Fix::MedianComm(CommKind::All),
@@ -134,6 +138,12 @@ impl<'a> Context<'a> {
         self.stages.is_some_and(|s| s.len() > 1)
     }
 
+    /// The pipeline stage of the rank at position `r` (`None`: no stages, or not in one).
+    pub fn stage_of(&self, r: RankIx) -> Option<usize> {
+        let id = self.job.rank(r).id;
+        self.stages?.iter().position(|s| s.ranks.contains(&id))
+    }
+
     /// Where `s` holds the host threads (computed on first use).
     pub fn cover(&self, s: Stall) -> &Cover {
         let k = Stall::ALL.iter().position(|&x| x == s).unwrap_or(0);
@@ -154,6 +164,8 @@ impl StepReplay<'_> {
     pub fn weights_into(&self, cx: &Context, fixes: &[Fix], w: &mut Vec<Option<Ns>>) {
         w.clear();
         w.extend_from_slice(&self.base.w);
+        // The ties' weights after the edges', so that a fix can move a rank's entry.
+        w.extend(self.base.ties.iter().map(|t| Some(t.2)));
         for (k, f) in fixes.iter().enumerate() {
             self.apply_to(cx, f, w, k == 0);
         }
@@ -194,7 +206,9 @@ impl StepReplay<'_> {
                 let targets = self.peer_means(cx, ids, &work);
                 self.scale_work(w, &targets, &work);
                 self.on_time(Some(ids), w);
+                self.enter_with_peers(cx, Some(ids), w);
             }
+            Fix::Entries => self.enter_with_peers(cx, None, w),
             Fix::Unloaded => self.on_time(None, w),
             Fix::Balance => {
                 let work = work();
@@ -233,9 +247,13 @@ impl StepReplay<'_> {
                         w[k] = Some(0);
                     }
                 }
+                self.leave_at_once(w);
             }
             Fix::Kernels(edits) => self.speed_up(w, edits),
-            Fix::Pauses(p) => self.drop_pauses(p, w),
+            Fix::Pauses(p) => {
+                self.drop_pauses(p, w);
+                self.bounds_without(p, w);
+            }
             Fix::Ideal => {
                 for (k, f) in IDEAL.iter().enumerate() {
                     self.apply_to(cx, f, w, measured && k == 0);
@@ -354,10 +372,7 @@ impl StepReplay<'_> {
         work: &[[Ns; 2]],
     ) -> FxHashMap<usize, [Ns; 2]> {
         let present: Vec<usize> = self.ranks().iter().map(|r| r.get()).collect();
-        let stage_of = |r: usize| {
-            let id = self.job.ranks[r].id;
-            cx.stages?.iter().position(|s| s.ranks.contains(&id))
-        };
+        let stage_of = |r: usize| cx.stage_of(RankIx::of(r));
         let mut out = FxHashMap::default();
         for &r in &present {
             if !ids.contains(&self.job.ranks[r].id) {

@@ -8,9 +8,11 @@
 mod arrivals;
 pub mod attribution;
 pub mod bands;
+pub mod bounds;
 pub mod choice;
 pub mod cover;
 pub mod edges;
+mod entries;
 pub mod fix;
 pub mod joint;
 mod kernels;

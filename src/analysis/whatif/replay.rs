@@ -3,6 +3,7 @@
 //! without a predecessor at their measured time (on the aligned clock). With measured
 //! weights the schedule should land every rank's last node where it was measured.
 
+use super::bounds::{self, Bounds};
 use crate::analysis::comm::Comm;
 use crate::analysis::critical_path::Category;
 use crate::analysis::critical_path::graph::Graph;
@@ -232,9 +233,13 @@ pub struct Baseline {
     pub at: Vec<Ns>,
     /// Measured edge weights (`None`: no dependency in a replay).
     pub w: Vec<Option<Ns>>,
-    /// Ties of gaps to the threads that filled them (`threads.rs`) and of sources to their
-    /// rank's earlier nodes ([`tie_sources`]).
+    /// Ties of gaps to the threads that filled them (`threads.rs`), of sources to their
+    /// rank's earlier nodes ([`tie_sources`]), then the ranks' entries and exits
+    /// ([`bounds`](super::bounds)).
     pub ties: Vec<(u32, u32, Ns)>,
+    /// Which ties are the ranks' entries and exits (`at`'s last two nodes are the step's
+    /// start and end), so that a fix can move when a rank enters or leaves the step.
+    pub bounds: Bounds,
     /// Nodes in a topological order of the live edges and ties.
     order: Vec<u32>,
     /// Incoming edges per node (CSR: node v's are `incoming[first[v]..first[v + 1]]`; an
@@ -246,17 +251,22 @@ pub struct Baseline {
 }
 
 impl Baseline {
-    /// The baseline of `g`, a graph of `job`'s ranks; `None` when its live edges have a
-    /// cycle (no schedule exists).
-    pub fn of(g: &Graph, job: &Job, comm: &Comm) -> Option<Baseline> {
+    /// The baseline of `g`, the graph of `job`'s step `step`; `None` when its live edges
+    /// have a cycle (no schedule exists). Its nodes' times are followed by the step's start
+    /// and end.
+    pub fn of(g: &Graph, job: &Job, comm: &Comm, step: StepNo) -> Option<Baseline> {
         let offsets: Vec<Ns> = (0..job.ranks.len())
             .map(|i| comm.offsets.get(i).map_or(0, |o| o.offset_ns))
             .collect();
-        let at = measured(g, &offsets);
+        let mut at = measured(g, &offsets);
         let mut w = weights(g, job, comm, &at);
         let mut ties = super::threads::tie_threads(g, job, &mut w, &at);
         ties.extend(tie_sources(g, &w, &at));
-        Baseline::with(g, at, w, ties)
+        let v = u32::try_from(at.len()).ok()?;
+        bounds::add(g, job, (&offsets, step), &w, &mut ties, &mut at)?;
+        let mut b = Baseline::with(g, at, w, ties)?;
+        b.bounds = Bounds::of(g, &b.ties, v);
+        Some(b)
     }
 
     /// The baseline of `g` from its measured node times `at`, weights `w` and `ties`;
@@ -270,7 +280,7 @@ impl Baseline {
         w: Vec<Option<Ns>>,
         mut ties: Vec<(u32, u32, Ns)>,
     ) -> Option<Baseline> {
-        let n = g.nodes.len();
+        let n = at.len();
         let ne = g.edges.len();
         loop {
             let edges = (0..ne)
@@ -287,6 +297,7 @@ impl Baseline {
                         at,
                         w,
                         ties,
+                        bounds: Bounds::default(),
                         order,
                         first,
                         incoming,

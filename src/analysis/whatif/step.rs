@@ -84,7 +84,7 @@ impl<'a> StepReplay<'a> {
 
     /// Over the step's graph already built.
     pub fn of_graph(job: &'a Job, comm: &'a Comm, g: Graph, step: StepNo) -> Option<Self> {
-        let base = Baseline::of(&g, job, comm)?;
+        let base = Baseline::of(&g, job, comm, step)?;
         let start = base.at.iter().copied().min()?;
         let measured_ns = base.at.iter().copied().max()?.saturating_sub(start);
         let mut instance_of = FxHashMap::default();
@@ -183,6 +183,18 @@ impl<'a> StepReplay<'a> {
             .max()
             .unwrap_or(self.start)
             .saturating_sub(self.start)
+    }
+
+    /// The clock offset of the rank at position `r` (rank clock + offset = aligned).
+    pub fn offset(&self, r: RankIx) -> Ns {
+        self.comm.offsets.get(r.get()).map_or(0, |o| o.offset_ns)
+    }
+
+    /// How many weights of `w` (edges', then ties') differ from the measured ones.
+    pub fn changed(&self, w: &[Option<Ns>]) -> u64 {
+        let ties = self.base.ties.iter().map(|t| Some(t.2));
+        let base = self.base.w.iter().copied().chain(ties);
+        w.iter().zip(base).filter(|(a, b)| **a != *b).count() as u64
     }
 
     /// Each rank's own work in the step under weights `w`, by position: [device, host].

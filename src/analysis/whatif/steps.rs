@@ -258,7 +258,7 @@ fn one_step(
         }
         let (w, t) = &mut *scratch.borrow_mut();
         s.weights_into(cx, f, w);
-        let changed = w.iter().zip(&s.base.w).filter(|(a, b)| a != b).count() as u64;
+        let changed = s.changed(w);
         let touched = changed > 0;
         let time = if touched {
             s.time_with_in(w, t)
