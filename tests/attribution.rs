@@ -128,7 +128,7 @@ fn the_launch_fix_never_claims_the_loaders_time() {
 #[test]
 fn whatif_measures_the_reports_steps() {
     // `whatif` and `report` show one measured step time: the report's cluster step time
-    // (step 6 of the ResNet-50 trace: 175.2 ms, not the graph's 186.9 ms).
+    // (step 6 of the ResNet-50 trace: 175.2 ms, not the graph's longer span).
     let Some(s) = shared() else { return };
     let path = s.join("traces/ext/kineto-resnet50-2021");
     let r = report_json(&[&path], &[]);

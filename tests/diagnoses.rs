@@ -280,3 +280,21 @@ fn the_roofline_places_the_ext_traces_that_record_shapes() {
         f["title"]
     );
 }
+
+#[test]
+fn a_sync_the_device_was_idle_through_costs_nothing() {
+    let Some(s) = shared() else { return };
+    // HTA's nccl_data: 24 cudaEventSynchronize of 2-9 µs, the device idle throughout each
+    // (the launch-bound host was behind already). The idle after them is the host's
+    // dispatch, not theirs: no sync finding, and launch-bound leads.
+    let r = report_json(&[&hta(&s, "nccl_parser_config/nccl_data.json.gz")], &[]);
+    let syncs = r["host"]["syncs"].as_array().unwrap();
+    let event = syncs
+        .iter()
+        .find(|x| x["call"] == "cudaEventSynchronize")
+        .expect("the event syncs");
+    assert_eq!(event["count"], 24);
+    assert_eq!(event["device_idle_after_ns"], 0, "{event}");
+    assert!(finding(&r, "sync_points").is_none(), "{}", r["findings"]);
+    assert_eq!(first(&r)["rule"], "launch_bound");
+}
