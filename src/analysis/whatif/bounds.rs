@@ -36,11 +36,13 @@ pub fn add(
     let lo = windows.iter().flatten().map(|x| x.0).min();
     let hi = windows.iter().flatten().map(|x| x.1).max();
     let (first, last) = (at.iter().copied().min()?, at.iter().copied().max()?);
+    let ends = first_and_last(g, at);
+    at.reserve_exact(2);
     at.push(lo.map_or(first, |s| s.min(first)));
     at.push(hi.map_or(last, |e| e.max(last)));
-    let entries = entry_ties(g, w, ties, at, v);
+    let entries = entry_ties(g, w, ties, at, (v, &ends));
     ties.extend(entries);
-    ties.extend(exit_ties(g, &windows, at, v + 1));
+    ties.extend(exit_ties(&ends, &windows, v + 1));
     Some(())
 }
 
@@ -82,15 +84,27 @@ fn windows(g: &Graph, job: &Job, offsets: &[Ns], step: StepNo) -> Vec<Option<(Ns
 }
 
 /// Per rank position: its earliest and its latest node (by time, then index).
-fn first_and_last(g: &Graph, at: &[Ns]) -> Vec<Option<[(Ns, u32); 2]>> {
+type Ends = Vec<Option<[(Ns, u32); 2]>>;
+
+/// [`Ends`] of `g`'s nodes at times `at` (one pass: it runs once per replayed step).
+fn first_and_last(g: &Graph, at: &[Ns]) -> Ends {
     let ranks = g.nodes.iter().map(|n| n.0.get() + 1).max().unwrap_or(0);
-    let mut out: Vec<Option<[(Ns, u32); 2]>> = vec![None; ranks];
-    for (u, &(r, _)) in g.nodes.iter().enumerate() {
-        let x = (at[u], u as u32);
-        let o = &mut out[r.get()];
-        *o = Some(o.map_or([x, x], |[f, l]| [f.min(x), l.max(x)]));
+    let mut lo = vec![(Ns::MAX, u32::MAX); ranks];
+    let mut hi = vec![(Ns::MIN, 0u32); ranks];
+    for (u, (&(r, _), &t)) in g.nodes.iter().zip(at).enumerate() {
+        let x = (t, u as u32);
+        let r = r.get();
+        if x < lo[r] {
+            lo[r] = x;
+        }
+        if x > hi[r] {
+            hi[r] = x;
+        }
     }
-    out
+    lo.into_iter()
+        .zip(hi)
+        .map(|(f, l)| (f.1 != u32::MAX).then_some([f, l]))
+        .collect()
 }
 
 /// Ties from the step's start `v` (at `at[v]`) to each rank's first node, when that node is
@@ -102,7 +116,7 @@ pub fn entry_ties(
     w: &[Option<Ns>],
     ties: &[(u32, u32, Ns)],
     at: &[Ns],
-    v: u32,
+    (v, ends): (u32, &Ends),
 ) -> Vec<(u32, u32, Ns)> {
     let mut has_pred = vec![false; g.nodes.len()];
     let live = g.edges.iter().zip(w).filter(|x| x.1.is_some());
@@ -110,10 +124,9 @@ pub fn entry_ties(
         has_pred[u as usize] = true;
     }
     let t0 = at[v as usize];
-    first_and_last(g, at)
-        .into_iter()
+    ends.iter()
         .flatten()
-        .map(|[f, _]| f)
+        .map(|[f, _]| *f)
         .filter(|&(_, u)| !has_pred[u as usize])
         .map(|(t, u)| (v, u, (t - t0).max(0)))
         .collect()
@@ -121,12 +134,11 @@ pub fn entry_ties(
 
 /// Ties from each rank's last node to the step's end `e`, weighted by what its window holds
 /// after that node (0 without a window, or when its work ends after the window).
-fn exit_ties(g: &Graph, windows: &[Option<(Ns, Ns)>], at: &[Ns], e: u32) -> Vec<(u32, u32, Ns)> {
-    first_and_last(g, at)
-        .into_iter()
+fn exit_ties(ends: &Ends, windows: &[Option<(Ns, Ns)>], e: u32) -> Vec<(u32, u32, Ns)> {
+    ends.iter()
         .enumerate()
         .filter_map(|(r, x)| {
-            let [_, (t, u)] = x?;
+            let [_, (t, u)] = (*x)?;
             let end = windows.get(r).copied().flatten().map_or(t, |w| w.1);
             Some((u, e, (end - t).max(0)))
         })
@@ -157,15 +169,19 @@ mod tests {
         // The step starts at v (-1): a enters 1 after it, c 5; e has a predecessor.
         let at = [0, 10, 4, 9, 2, -1, 12];
         let (v, end) = (5, 6);
-        assert_eq!(entry_ties(&g, &w, &[], &at, v), vec![(v, a, 1), (v, c, 5)]);
+        let ends = first_and_last(&g, &at[..5]);
+        assert_eq!(
+            entry_ties(&g, &w, &[], &at, (v, &ends)),
+            vec![(v, a, 1), (v, c, 5)]
+        );
         // Windows end at 12, 9 and (none): b leaves 2 before the end, d and e at it.
         let windows = [Some((-1, 12)), Some((3, 9)), None];
-        let exits = exit_ties(&g, &windows, &at, end);
+        let exits = exit_ties(&ends, &windows, end);
         assert_eq!(exits, vec![(b, end, 2), (d, end, 0), (e, end, 0)]);
         // With a's edge to e dropped, e enters 3 after v; replayed as measured.
         let mut w2 = w.clone();
         w2[2] = None;
-        let mut ties = entry_ties(&g, &w2, &[], &at, v);
+        let mut ties = entry_ties(&g, &w2, &[], &at, (v, &ends));
         assert_eq!(ties, vec![(v, a, 1), (v, c, 5), (v, e, 3)]);
         ties.extend(exits);
         let b0 = Baseline::with(&g, at.to_vec(), w2.clone(), ties.clone()).unwrap();
