@@ -2,7 +2,7 @@
 //! A rank whose first node in the step is later than its peers' was held by what it did
 //! before the step (its previous step, a stall between steps); its peers then wait for it
 //! at the step's first collective. On time, it enters with its peers: its entry tie
-//! ([`entry_ties`](super::replay::entry_ties)) at their median entry, never later than
+//! ([`entry_ties`](super::bounds::entry_ties)) at their median entry, never later than
 //! measured. A pause before a rank's first node is cut from its entry, one after its last
 //! node from its exit ([`bounds`](super::bounds)).
 
