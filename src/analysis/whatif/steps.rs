@@ -89,7 +89,7 @@ pub struct WhatIf {
     pub steps: Vec<StepWhatIf>,
     /// The decomposition over the steps the graph explains (`None`: none does).
     pub slowdown: Option<Slowdown>,
-    /// Why no step was replayed, when the job cannot be ([`unreplayable`]).
+    /// Why no step was replayed, when the job cannot be ([`unreplayable`](super::unreplayable)).
     pub not_replayed: Option<String>,
     /// The first findings' fixes together: 1, 1+2, 1+2+3 … ([`joint`](super::joint)).
     pub joint: Vec<JointSaving>,
