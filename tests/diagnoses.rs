@@ -298,3 +298,33 @@ fn a_sync_the_device_was_idle_through_costs_nothing() {
     assert!(finding(&r, "sync_points").is_none(), "{}", r["findings"]);
     assert_eq!(first(&r)["rule"], "launch_bound");
 }
+
+#[test]
+fn a_pause_before_the_first_op_or_after_the_last_is_replayed() {
+    let Some(s) = shared() else { return };
+    // backward_thread: step 552's window opens 331.1 ms before its first op; triton_example:
+    // 1.5 ms of work, then nothing for the rest of a 13.3 s step. Both pauses lie outside the
+    // step's recorded nodes: the replay's bounds (entry, exit) carry them, and the pause fix
+    // gives them back in full — a replayed saving, not the rule's estimate.
+    for (rel, step, lo, hi) in [
+        (
+            "call_stack/backward_thread.json",
+            552,
+            331_000_000,
+            331_200_000,
+        ),
+        (
+            "triton_example/triton_example.json.gz",
+            1,
+            13_330_000_000,
+            13_340_000_000,
+        ),
+    ] {
+        let r = report_json(&[&hta(&s, rel)], &[]);
+        let f = first(&r);
+        assert_eq!(f["rule"], "host_gap", "{rel}");
+        assert_eq!(f["evidence"]["steps"], json!([step]), "{rel}");
+        let saves = f["saves_ns"].as_i64().expect("replayed");
+        assert!((lo..hi).contains(&saves), "{rel}: {saves}");
+    }
+}
