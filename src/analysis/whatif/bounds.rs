@@ -32,11 +32,11 @@ pub fn add(
     at: &mut Vec<Ns>,
 ) -> Option<()> {
     let v = u32::try_from(at.len()).ok()?;
-    let windows = windows(g, job, offsets, step);
+    let ends = first_and_last(g, at);
+    let windows = windows(&ends, job, offsets, step);
     let lo = windows.iter().flatten().map(|x| x.0).min();
     let hi = windows.iter().flatten().map(|x| x.1).max();
     let (first, last) = (at.iter().copied().min()?, at.iter().copied().max()?);
-    let ends = first_and_last(g, at);
     at.reserve_exact(2);
     at.push(lo.map_or(first, |s| s.min(first)));
     at.push(hi.map_or(last, |e| e.max(last)));
@@ -62,12 +62,10 @@ impl Bounds {
     }
 }
 
-/// Per rank position: its step window on the aligned clock, when it is in `g` and has one.
-fn windows(g: &Graph, job: &Job, offsets: &[Ns], step: StepNo) -> Vec<Option<(Ns, Ns)>> {
-    let mut seen = vec![false; job.ranks.len()];
-    for &(r, _) in &g.nodes {
-        seen[r.get()] = true;
-    }
+/// Per rank position: its step window on the aligned clock, when it has nodes (`ends`) and
+/// a window.
+fn windows(ends: &Ends, job: &Job, offsets: &[Ns], step: StepNo) -> Vec<Option<(Ns, Ns)>> {
+    let seen = |i: usize| ends.get(i).is_some_and(|e| e.is_some());
     job.ranks
         .iter()
         .enumerate()
@@ -76,7 +74,7 @@ fn windows(g: &Graph, job: &Job, offsets: &[Ns], step: StepNo) -> Vec<Option<(Ns
                 .steps
                 .iter()
                 .find(|s| s.number == step)
-                .filter(|_| seen[i])?;
+                .filter(|_| seen(i))?;
             let off = offsets.get(i).copied().unwrap_or(0);
             Some((s.start.saturating_add(off), s.end.saturating_add(off)))
         })
