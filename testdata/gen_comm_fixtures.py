@@ -310,3 +310,19 @@ for r in range(3):
         k.kernel("gemm", 7, b + late + 10, b + late + 20, 800)
         k.kernel(AR, 20, b + late + 15, b + late + 820, 200 - late, AR3)
     json.dump(trace(r, 3, k.ev, PG3), open(f"testdata/late3/rank-{r}.json", "w"), indent=0)
+
+# queued.json: three host steps of 50 µs from b = 0, 50, 100, each launching two 40 µs
+# kernels at b+5 and b+6 (calls of 5 µs). The device runs 80 µs per step, so from step 2 on
+# it runs a step behind: each step's first kernel waits on its stream behind the kernels
+# the step before launched, which no fix of the host moves.
+k = Rank()
+free = 0
+for s, b in ((1, 0), (2, 50), (3, 100)):
+    k.step(s, b, 50)
+    for launch in (b + 5, b + 6):
+        start = max(launch + 5, free)
+        k.kernel("gemm", 7, launch, start, 40)
+        free = start + 40
+t = trace(0, 1, k.ev)
+del t["distributedInfo"]
+json.dump(t, open("testdata/queued.json", "w"), indent=0)

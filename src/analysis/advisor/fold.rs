@@ -19,7 +19,9 @@
 //!    the host failing to keep the device fed, measured three ways.
 //!
 //! A pair the what-if replay judged (both findings replayed) is not folded by these rules:
-//! the replay's counterfactual attribution (`whatif::attribution`) decides it.
+//! the replay's counterfactual attribution (`whatif::attribution`) decides it — but for the
+//! pairs of rule 3, whose fixes are one (the launches freed): the replay cannot tell them
+//! apart, so they fold as measured three ways even when both were replayed.
 //!
 //! Then the findings are ranked ([`rank`]) and, first to last, each finding's impact is
 //! capped at the step time the ones before it left, so that together they never claim more
@@ -57,6 +59,14 @@ const FOLDS: &[(&str, &[&str], Same)] = &[
     ("tiny_kernels", &["launch_bound"], Same::Always),
     ("critical_path_host", &["launch_bound"], Same::Always),
 ];
+
+/// Whether a finding of rule `symptom` always folds into one of rule `cause` (one cause
+/// measured two ways): the attribution keeps this direction when both fixes are one.
+pub fn always_folds(symptom: &str, cause: &str) -> bool {
+    FOLDS
+        .iter()
+        .any(|(s, c, same)| *s == symptom && c.contains(&cause) && matches!(same, Same::Always))
+}
 
 /// When a symptom and a candidate cause are one thing.
 #[derive(Debug, Clone, Copy)]
@@ -118,8 +128,10 @@ pub fn fold(mut v: Vec<Finding>, step_ns: Ns, t: &Thresholds) -> Vec<Finding> {
         };
         let judged = |f: &Finding| f.saves_ns.is_some() && v[si].saves_ns.is_some();
         let found = causes.iter().find_map(|&c| {
-            v.iter()
-                .position(|f| f.rule == c && !judged(f) && same.holds(&v[si], f))
+            v.iter().position(|f| {
+                let decided = judged(f) && !matches!(same, Same::Always);
+                f.rule == c && !decided && same.holds(&v[si], f)
+            })
         });
         let Some(ci) = found else { continue };
         let s = v.remove(si);

@@ -6,7 +6,7 @@
 //! names what made the rank late.
 
 use super::steps::WhatIf;
-use crate::analysis::advisor::{Finding, Kind};
+use crate::analysis::advisor::{Finding, Kind, fold};
 use crate::time::Ns;
 use std::cmp::Ordering;
 
@@ -157,10 +157,13 @@ fn fold_together(
 }
 
 /// Whether `a` leads `b` (`Less`) when each explains the other: a symptom yields; else the
-/// narrower fix; else the larger saving; else the rule id.
+/// finding the precedence rules name the cause ([`fold::always_folds`]: one fix measured
+/// two ways); else the narrower fix; else the larger saving; else the rule id.
 fn leads(a: Node, b: Node, fa: &Finding, fb: &Finding) -> Ordering {
+    let folds_into = |x: &Finding, y: &Finding| fold::always_folds(x.rule, y.rule);
     a.symptom
         .cmp(&b.symptom)
+        .then(folds_into(fa, fb).cmp(&folds_into(fb, fa)))
         .then(a.changed.cmp(&b.changed))
         .then(b.saves.cmp(&a.saves))
         .then(fa.rule.cmp(fb.rule))

@@ -4,7 +4,12 @@
 //! stall the profiler does not see). Two nodes after the graph's — the step's start and its
 //! end — are tied to each rank's first and last node, weighted by that time, so that the
 //! replay measures the report's step and a fix can cut what the window holds.
+//!
+//! A third node, at the step's start, holds the device queue: a kernel that waited on its
+//! stream behind work launched before the step (the device a step behind the host) is tied
+//! to it at its measured start, so that no host fix starts it sooner than that work ends.
 
+use crate::analysis::critical_path::Category;
 use crate::analysis::critical_path::graph::Graph;
 use crate::model::{Job, RankIx, StepNo};
 use crate::time::Ns;
@@ -21,7 +26,8 @@ pub struct Bounds {
 
 /// Pushes the step's start and end after the nodes' times `at` and their ties after
 /// `ties`: the start at the earliest step window start of the ranks in `g` (host time,
-/// aligned by `offsets`), the end at the latest window end; never inside the nodes.
+/// aligned by `offsets`), the end at the latest window end; never inside the nodes. Then
+/// the device queue's node, at the start, with its [`queue_ties`].
 /// `w`: the live edges (a node with a predecessor has no entry tie).
 pub fn add(
     g: &Graph,
@@ -43,16 +49,77 @@ pub fn add(
     let entries = entry_ties(g, w, ties, at, (v, &ends));
     ties.extend(entries);
     ties.extend(exit_ties(&ends, &windows, v + 1));
+    at.push(at[v as usize]);
+    ties.push((v, v + 2, 0));
+    ties.extend(queue_ties(g, (job, step), w, at, v + 2));
     Some(())
 }
 
+/// Ties from the device queue's node `q` (at the step's start) to each kernel that its
+/// stream held back behind work from before the step: a device event without a stream
+/// predecessor in the graph whose stream's previous event was launched before the step
+/// (the device a step behind the host) and ended after its launch returned. Weighted by its measured start, which no fix of this step's
+/// host can bring forward (the launch edge carried that wait as launch delay, which a
+/// launch fix would have removed).
+fn queue_ties(
+    g: &Graph,
+    (job, step): (&Job, StepNo),
+    w: &[Option<Ns>],
+    at: &[Ns],
+    q: u32,
+) -> Vec<(u32, u32, Ns)> {
+    let mut streamed = vec![false; g.nodes.len()];
+    for (e, x) in g.edges.iter().zip(w) {
+        if e.cat == Some(Category::KernelGap) && x.is_some() {
+            streamed[e.to as usize] = true;
+        }
+    }
+    let t0 = at[q as usize];
+    g.edges
+        .iter()
+        .zip(w)
+        .filter(|(e, x)| e.cat == Some(Category::LaunchOverhead) && x.is_some())
+        .filter(|(e, _)| !streamed[e.to as usize])
+        .filter(|(e, _)| queued(job, (e.rank, step), e.event.index()))
+        .map(|(e, _)| (q, e.to, (at[e.to as usize] - t0).max(0)))
+        .collect()
+}
+
+/// Whether the device event launched by call `launch` of rank `r` waited behind its
+/// stream's previous device event, one launched (else begun) before step `step`: it ended
+/// after the call returned.
+fn queued(job: &Job, (r, step): (RankIx, StepNo), launch: usize) -> bool {
+    let rank = job.rank(r);
+    let ev = &rank.events;
+    let Some(begin) = rank
+        .steps
+        .iter()
+        .find(|s| s.number == step)
+        .map(|s| s.start)
+    else {
+        return false;
+    };
+    let Some(k) = ev.link.get(launch).and_then(|l| l.get()) else {
+        return false;
+    };
+    let lane = rank.lane_events(ev.lane[k]);
+    (lane.start..k)
+        .rev()
+        .find(|&j| ev.kind[j].is_device_work())
+        .is_some_and(|j| {
+            let issued = ev.link[j].get().map_or(ev.start[j], |l| ev.start[l]);
+            issued < begin && ev.end(j) > ev.end(launch)
+        })
+}
+
 impl Bounds {
-    /// The entry and exit ties among `ties` of the bound nodes `v` (start) and `v + 1`.
+    /// The entry and exit ties among `ties` of the bound nodes `v` (start) and `v + 1`
+    /// (the start's tie to the queue's node `v + 2` is neither).
     pub fn of(g: &Graph, ties: &[(u32, u32, Ns)], v: u32) -> Bounds {
         let rank = |u: u32| g.nodes[u as usize].0;
         let mut b = Bounds::default();
         for (j, t) in ties.iter().enumerate() {
-            if t.0 == v {
+            if t.0 == v && t.1 < v {
                 b.entries.push((rank(t.1), j));
             } else if t.1 == v + 1 {
                 b.exits.push((rank(t.0), j));

@@ -31,7 +31,9 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
         "graph_capture" => Fix::Stall(Stall::GraphCapture),
         "dynamic_shapes" => Fix::Stall(Stall::OnlineCompile),
         "sync_points" => Fix::Syncs,
-        "launch_bound" => Fix::LaunchDelays,
+        // Launches and framework operators free (a captured graph): the cause of kernels
+        // shorter than their launch and of host operators on the critical path too.
+        "launch_bound" | "tiny_kernels" | "critical_path_host" => Fix::LaunchDelays,
         "small_messages" => Fix::Buckets(DEFAULT_BUCKET_BYTES),
         "poor_overlap" => Fix::Overlap,
         "free_time" => Fix::HostGaps,

@@ -38,7 +38,7 @@ pub const RULES: &[Rule] = &[
         id: "tiny_kernels",
         category: Category::Cpu,
         kind: Kind::Opportunity,
-        bound: Bound::None,
+        bound: Bound::PerRank,
         detect: tiny_kernels,
     },
     Rule {
@@ -73,7 +73,7 @@ pub const RULES: &[Rule] = &[
         id: "critical_path_host",
         category: Category::Cpu,
         kind: Kind::Opportunity,
-        bound: Bound::None,
+        bound: Bound::Total,
         detect: critical_path_host,
     },
     Rule {
