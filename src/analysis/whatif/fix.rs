@@ -91,7 +91,7 @@ pub const DEFAULT_BUCKET_BYTES: u64 = 25 << 20;
 
 /// The fixes [`Fix::Ideal`] applies, in order (stalls before the work is balanced, so the
 /// balance is of the work that remains).
-const IDEAL: [Fix; 12] = [
+const IDEAL: [Fix; 13] = [
     Fix::Stall(Stall::DataLoader),
     Fix::Stall(Stall::Gc),
     Fix::Stall(Stall::Allocator),
@@ -99,6 +99,7 @@ const IDEAL: [Fix; 12] = [
     Fix::Stall(Stall::OnlineCompile),
     Fix::Syncs,
     Fix::LaunchDelays,
+    Fix::HostGaps,
     Fix::Entries,
     Fix::Balance,
     Fix::Fuse(DEFAULT_BUCKET_BYTES),
