@@ -43,7 +43,8 @@ pub fn add(
     let lo = windows.iter().flatten().map(|x| x.0).min();
     let hi = windows.iter().flatten().map(|x| x.1).max();
     let (first, last) = (at.iter().copied().min()?, at.iter().copied().max()?);
-    at.reserve_exact(2);
+    // Exactly: the step's start, end and queue; a doubling of millions of nodes is peak.
+    at.reserve_exact(3);
     at.push(lo.map_or(first, |s| s.min(first)));
     at.push(hi.map_or(last, |e| e.max(last)));
     let entries = entry_ties(g, w, ties, at, (v, &ends));
@@ -58,9 +59,9 @@ pub fn add(
 /// Ties from the device queue's node `q` (at the step's start) to each kernel that its
 /// stream held back behind work from before the step: a device event without a stream
 /// predecessor in the graph whose stream's previous event was launched before the step
-/// (the device a step behind the host) and ended after its launch returned. Weighted by its measured start, which no fix of this step's
-/// host can bring forward (the launch edge carried that wait as launch delay, which a
-/// launch fix would have removed).
+/// (the device a step behind the host) and ended after its launch returned. Weighted by
+/// its measured start, which no fix of this step's host can bring forward (the launch edge
+/// carried that wait as launch delay, which a launch fix would have removed).
 fn queue_ties(
     g: &Graph,
     (job, step): (&Job, StepNo),
@@ -75,30 +76,30 @@ fn queue_ties(
         }
     }
     let t0 = at[q as usize];
+    // Each rank's step start (rank clock), found once rather than per launch.
+    let begins: Vec<Option<Ns>> = job
+        .ranks
+        .iter()
+        .map(|r| r.steps.iter().find(|s| s.number == step).map(|s| s.start))
+        .collect();
     g.edges
         .iter()
         .zip(w)
         .filter(|(e, x)| e.cat == Some(Category::LaunchOverhead) && x.is_some())
         .filter(|(e, _)| !streamed[e.to as usize])
-        .filter(|(e, _)| queued(job, (e.rank, step), e.event.index()))
+        .filter(|(e, _)| {
+            begins[e.rank.get()].is_some_and(|b| queued(job, (e.rank, b), e.event.index()))
+        })
         .map(|(e, _)| (q, e.to, (at[e.to as usize] - t0).max(0)))
         .collect()
 }
 
 /// Whether the device event launched by call `launch` of rank `r` waited behind its
-/// stream's previous device event, one launched (else begun) before step `step`: it ended
-/// after the call returned.
-fn queued(job: &Job, (r, step): (RankIx, StepNo), launch: usize) -> bool {
+/// stream's previous device event, one launched (else begun) before `begin` (the step's
+/// start, rank clock): it ended after the call returned.
+fn queued(job: &Job, (r, begin): (RankIx, Ns), launch: usize) -> bool {
     let rank = job.rank(r);
     let ev = &rank.events;
-    let Some(begin) = rank
-        .steps
-        .iter()
-        .find(|s| s.number == step)
-        .map(|s| s.start)
-    else {
-        return false;
-    };
     let Some(k) = ev.link.get(launch).and_then(|l| l.get()) else {
         return false;
     };
