@@ -239,6 +239,20 @@ fn cpu_only_gloo_rank_34() {
         b["comm_ns"].as_i64().unwrap() > 0,
         "gloo/c10d collectives are communication: {b}"
     );
+    // Eight of its ten all-reduces run after ProfilerStep#551 ended: in no step shown, so
+    // the communication table counts the two inside it, as the breakdown does.
+    let t = &r["communication"]["types"][0];
+    assert_eq!(t["calls"], 2, "{t}");
+    assert_eq!(t["exposed_ns"], b["comm_ns"], "{t}");
+    assert!(t["share_of_step"].as_f64().unwrap() <= 1.0, "{t}");
+    // The rank computes nothing: no overlap could hide its all-reduces.
+    let rules: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert!(!rules.contains(&"poor_overlap"), "{rules:?}");
     assert_partitions(&r);
 }
 

@@ -248,7 +248,8 @@ pub struct Matched<'a> {
 
 impl Matched<'_> {
     fn in_scope(&self, step: Option<StepNo>) -> bool {
-        self.step.is_none() || step == self.step
+        // A call outside every step is in none of the steps shown, and its time in no span.
+        step.is_some() && (self.step.is_none() || step == self.step)
     }
 
     /// Instances in scope with their timing.

@@ -222,13 +222,14 @@ fn per_calling_rank(ns: Ns, c: &TypeStats, f: &Facts) -> Ns {
 
 /// Communication not hidden behind compute.
 pub fn poor_overlap(f: &Facts, t: &Thresholds) -> Option<Draft> {
-    let (hidden, exposed): (Ns, Ns) = f
-        .rows
-        .iter()
-        .fold((0, 0), |a, b| (a.0 + b.overlap_ns, a.1 + b.comm_ns));
+    let (hidden, exposed, bare): (Ns, Ns, Ns) = f.rows.iter().fold((0, 0, 0), |a, b| {
+        (a.0 + b.overlap_ns, a.1 + b.comm_ns, a.2 + b.compute_ns)
+    });
     let ratio = share(hidden, hidden + exposed);
     let exposed_share = share(exposed, rows_span(f));
-    if hidden + exposed == 0 || ratio >= t.overlap_ratio || exposed_share < t.exposed_comm_share {
+    // Overlap hides communication behind compute that runs beside it: with none left to
+    // overlap (a rank that only communicates) there is nothing to gain.
+    if bare == 0 || ratio >= t.overlap_ratio || exposed_share < t.exposed_comm_share {
         return None;
     }
     // Waiting for a late rank is not an overlap problem: count transfer only.
@@ -237,7 +238,8 @@ pub fn poor_overlap(f: &Facts, t: &Thresholds) -> Option<Draft> {
         .iter()
         .map(|c| c.waiting_ratio.unwrap_or(0.0))
         .fold(0.0, f64::max);
-    let impact = per_rank((exposed as f64 * (1.0 - waiting)) as Ns, f);
+    let hideable = ((exposed as f64 * (1.0 - waiting)) as Ns).min(bare);
+    let impact = per_rank(hideable, f);
     let c = Claim::PoorOverlap {
         ratio,
         exposed_ns: per_rank(exposed, f),

@@ -138,6 +138,15 @@ fn overlap_wait_bandwidth_small_misaligned() {
     }
     w.comm = vec![comm(|_| {})];
     assert_eq!(w.run(poor_overlap).unwrap().impact_ns, 40 * MS);
+    // Overlap hides at most the compute beside it: 1 ms of 20 per row, none at all.
+    w.rows.iter_mut().for_each(|r| r.compute_ns = MS);
+    assert_eq!(w.run(poor_overlap).unwrap().impact_ns, 2 * MS);
+    w.rows.iter_mut().for_each(|r| r.compute_ns = 0);
+    assert!(
+        w.run(poor_overlap).is_none(),
+        "a rank that only communicates"
+    );
+    w.rows.iter_mut().for_each(|r| r.compute_ns = 80 * MS);
     for r in &mut w.rows {
         r.overlap_ns = 30 * MS;
         r.compute_ns = 50 * MS;
