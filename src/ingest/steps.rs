@@ -3,13 +3,14 @@
 //! a role, launch links are set by the format's reader before.
 
 use super::roles::RoleTable;
-use crate::model::{HostStep, Interner, Kind, LaneSide, NO_STEP, PreWindow, Rank, StepNo};
+use crate::model::{Events, HostStep, Interner, Kind, LaneSide, NO_STEP, PreWindow, Rank, StepNo};
 use crate::time::Ns;
 use rayon::prelude::*;
 
 /// Host steps: step-marker annotations (`ProfilerStep#N`) on the CPU lane that has most of
-/// them (the main thread); none → one synthetic step over the whole trace.
-pub fn find_steps(rank: &mut Rank, strings: &Interner, roles: &RoleTable) {
+/// them (the main thread); none → one synthetic step over the whole trace. Returns the steps
+/// cut where the profiler stopped recording, with the time cut away ([`cut_at`]).
+pub fn find_steps(rank: &mut Rank, strings: &Interner, roles: &RoleTable) -> Vec<(StepNo, Ns)> {
     // Step number by name id (a table: this is looked up for every event).
     let step_of: Vec<Option<StepNo>> = strings.iter().map(|(_, s)| roles.step_number(s)).collect();
     let ev = &rank.events;
@@ -35,7 +36,11 @@ pub fn find_steps(rank: &mut Rank, strings: &Interner, roles: &RoleTable) {
             }
         }
         rank.steps.sort_by_key(|s| (s.start, s.number));
-        return;
+        let Some(stop) = rank.record_end else {
+            return Vec::new();
+        };
+        let host = |i: usize| rank.lanes[ev.lane[i] as usize].side == LaneSide::Cpu;
+        return cut_at(&mut rank.steps, ev, stop, |i| host(i) && !is_marker(i));
     }
     // No markers: the whole trace is one step, bounded by host and device work.
     let mut lo = Ns::MAX;
@@ -63,6 +68,32 @@ pub fn find_steps(rank: &mut Rank, strings: &Interner, roles: &RoleTable) {
         .filter(|(_, l)| l.side == LaneSide::Cpu)
         .max_by_key(|(i, l)| (l.count, std::cmp::Reverse(*i)))
         .map(|(i, _)| i as u16);
+    Vec::new()
+}
+
+/// A step marker that ends after the profiler stopped recording ends, as far as the trace
+/// saw, at the stop or at the end of the last host work it recorded in the step, if later:
+/// the time after it is unobserved, not idle (HTA's `triton_example`: a 13.3 s step of which
+/// 1.8 ms were recorded).
+fn cut_at(
+    steps: &mut [HostStep],
+    ev: &Events,
+    stop: Ns,
+    host_work: impl Fn(usize) -> bool,
+) -> Vec<(StepNo, Ns)> {
+    let mut cut = Vec::new();
+    for s in steps.iter_mut().filter(|s| s.end > stop) {
+        let last_host = (0..ev.len())
+            .filter(|&i| host_work(i) && (s.start..stop).contains(&ev.start[i]))
+            .map(|i| ev.end(i))
+            .max();
+        let end = last_host
+            .map_or(stop, |e| e.clamp(stop, s.end))
+            .max(s.start);
+        cut.push((s.number, s.end - end));
+        s.end = end;
+    }
+    cut
 }
 
 /// Step of every event: host events by the host step containing their start; device work by

@@ -89,6 +89,9 @@ pub struct Rank {
     /// The first start and the last end of its events (`None` without events), set once
     /// they are checked against the time range at load.
     pub window: Option<(Ns, Ns)>,
+    /// Where the profiler stopped recording, when the trace says (Kineto's `Record Window
+    /// End`): a step marker that ends later is cut there ([`HostStep`]).
+    pub record_end: Option<Ns>,
     /// Host steps (`ProfilerStep#N` on the stepping thread), in time order.
     pub steps: Vec<HostStep>,
     /// The CPU lane carrying the step annotations (the main thread), when there is one.

@@ -93,7 +93,12 @@ pub struct Chunk<'a> {
     pub reread: Vec<RawSpan>,
     /// Stored events whose process decides their class ([`Uncategorised::ByProcess`]).
     pending: Vec<Pending>,
+    /// The latest `ts` of a `Record Window End` instant: where the profiler stopped.
+    pub record_end: Option<Ns>,
 }
+
+/// The name of the instant Kineto writes where its recording window ends.
+pub const RECORD_WINDOW_END: &[u8] = b"Record Window End";
 
 /// A stored event classified once the trace's processes are known.
 #[derive(Debug)]
@@ -363,6 +368,11 @@ impl<'a> Chunk<'a> {
             }
             b"i" | b"I" | b"n" => {
                 d.instant += 1;
+                if ev.name.as_ref().is_some_and(|n| &*n.0 == RECORD_WINDOW_END) {
+                    // A window end with an unreadable `ts` says nothing: ignored.
+                    let ts = ev.ts.as_ref().and_then(|t| micros_text_to_ns(t.0).ok());
+                    self.record_end = self.record_end.max(ts);
+                }
                 false
             }
             b"s" | b"t" | b"f" => {

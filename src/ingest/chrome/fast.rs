@@ -6,6 +6,7 @@
 //! not read are skipped structurally (strings, nesting, literals), not validated in detail.
 
 use super::Dialect;
+use super::chunk::RECORD_WINDOW_END;
 use super::raw::{ArgKey, Args, RawEvent, Str};
 use super::scan::{close_object, id, link_id, loose_value, num, plain_string, skip_value, ws};
 use rustc_hash::FxHashMap;
@@ -251,7 +252,13 @@ pub fn event<'a>(b: &'a [u8], start: usize, r: &Reading<'_, 'a>) -> Option<(RawE
                 if dropped {
                     // The rest of the object only: torch_npu writes a counter's phase last.
                     let end = close_object(b, e, 1)?;
-                    return Some((counted_only(ev), end - start));
+                    // Kineto's `Record Window End` instant is read whole: its `ts` ends
+                    // what the trace observed.
+                    let instant = ev.ph.as_ref().is_some_and(|p| matches!(&*p.0, b"i" | b"I"));
+                    if !instant || memchr::memmem::find(&b[start..end], RECORD_WINDOW_END).is_none()
+                    {
+                        return Some((counted_only(ev), end - start));
+                    }
                 }
                 e
             }

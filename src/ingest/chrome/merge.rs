@@ -34,6 +34,9 @@ pub struct Merged {
     pub warnings: Vec<String>,
     /// Per chunk, the final index of each of its events (only for chunks with side tables).
     pub final_index: Vec<Vec<u32>>,
+    /// Where the profiler stopped recording (Kineto's `Record Window End`), on the events'
+    /// time base.
+    pub record_end: Option<Ns>,
 }
 
 /// Below this a `ts` is not on the Unix epoch scale (1e15 µs ≈ 2001) and the document's time
@@ -93,6 +96,13 @@ pub fn merge(label: &str, chunks: &[Chunk<'_>], base: Option<Ns>) -> Result<Merg
         .collect();
     let mut unknown_categories: Vec<(Vec<u8>, u64)> = unknown.into_iter().collect();
     unknown_categories.sort();
+    let record_end = chunks.iter().filter_map(|c| c.record_end).max().map(|t| {
+        if t < EPOCH_SCALE_NS {
+            t.saturating_add(base_ns)
+        } else {
+            t
+        }
+    });
     Ok(Merged {
         strings,
         lanes,
@@ -103,6 +113,7 @@ pub fn merge(label: &str, chunks: &[Chunk<'_>], base: Option<Ns>) -> Result<Merg
         unknown_categories,
         warnings,
         final_index,
+        record_end,
     })
 }
 

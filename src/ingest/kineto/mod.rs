@@ -150,13 +150,22 @@ pub fn read(src: &Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
             .map(|n| strings.intern(n))
             .collect(),
         dropped: m.dropped,
+        record_end: m.record_end,
         ..Rank::default()
     };
     rank.collectives = args::collectives(&chunks, &m.final_index, &mut strings);
     rank.shapes = args::shapes(&chunks, &m.final_index, &mut strings);
     rank.unknown_categories = merge::intern_categories(&mut strings, m.unknown_categories);
     super::link::link(&mut rank, &m.corr, &m.ext);
-    super::steps::find_steps(&mut rank, &strings, opts.roles);
+    let mut warnings = m.warnings;
+    for (step, unseen) in super::steps::find_steps(&mut rank, &strings, opts.roles) {
+        warnings.push(format!(
+            "{label}: step {} ends {} after the profiler stopped recording \
+             (`Record Window End`): cut there, the rest is unobserved",
+            step.0,
+            crate::format::human(unseen)
+        ));
+    }
     super::steps::assign_steps(&mut rank);
     Ok(RankDraft {
         groups: head.groups(),
@@ -165,7 +174,7 @@ pub fn read(src: &Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
         parallel: None,
         rank,
         strings,
-        warnings: m.warnings,
+        warnings,
         typical_dur: None,
         busy_ns: 0,
     })
