@@ -105,6 +105,7 @@ fn on_demand(app: &App, label: &str) {
             &an.comm,
             &an.breakdown,
             an.stages.as_deref(),
+            &an.host.gc,
         );
         r.time_with(&r.weights(&cx, &[stepscope::analysis::whatif::Fix::Ideal]))
     });

@@ -206,6 +206,35 @@ fn advice_keeps_its_rules(s: &Session, what: &str) {
             w.step
         );
     }
+    // The slowdown's actual time is the table's measured steps, summed over those explained.
+    if let Some(s) = &a.whatif.slowdown {
+        let explained: i64 = a
+            .whatif
+            .steps
+            .iter()
+            .filter(|w| w.explains())
+            .map(|w| w.measured_ns)
+            .sum();
+        assert_eq!(s.actual_ns, explained, "{what}: the slowdown's actual time");
+        assert!(s.ideal_ns <= s.actual_ns, "{what}: {s:?}");
+    }
+    // The ideal step frees at least what any one finding's fix frees (up to the replay's
+    // noise): it applies every fix.
+    let explained = a.whatif.steps.iter().filter(|w| w.explains());
+    let (measured, ideal) = explained.fold((0, 0), |(m, i), w| {
+        (
+            m + w.measured_ns,
+            i + w.measured_ns.saturating_sub(w.ideal_ns),
+        )
+    });
+    for f in &a.findings {
+        let saves = f.saves_ns.unwrap_or(0);
+        assert!(
+            saves <= ideal + measured / 100,
+            "{what}: {} saves {saves}, the ideal step {ideal}",
+            f.rule
+        );
+    }
     let joint = &a.whatif.joint;
     if let Some(j) = joint.first() {
         let f = a.findings.iter().find(|f| f.rule == j.rules[0]).unwrap();

@@ -388,3 +388,21 @@ fn torch_npu_trace_view_step_marker_as_cpu_op() {
     );
     assert_partitions(&r);
 }
+
+#[test]
+fn a_kernel_after_a_long_gap_on_its_stream_waits_for_it_in_the_replay() {
+    let Some(s) = shared() else { return };
+    // An NCCL kernel starts 5.7 ms after the one before it on its stream and 11.8 ms after its
+    // launch: the replay must not start it at its launch (41% replay error before).
+    let r = report_json(&[&hta(&s, "negative_queue_length_values_check")], &[]);
+    let steps = r["whatif"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 5);
+    for w in steps {
+        assert!(w["replay_error"].as_f64().unwrap() < 0.002, "{w}");
+    }
+    assert!(
+        r["findings"][0]["saves_ns"].is_i64(),
+        "{}",
+        r["findings"][0]
+    );
+}

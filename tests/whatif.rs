@@ -125,7 +125,13 @@ fn the_step_bands_draw_waits_apart_from_idle() {
     use stepscope::model::{RankId, StepNo};
     let s = Session::open(&[], &Settings::default()).expect("the demo loads");
     let (job, an) = (&s.loaded.job, &s.analysis);
-    let cx = Context::new(job, &an.comm, &an.breakdown, an.stages.as_deref());
+    let cx = Context::new(
+        job,
+        &an.comm,
+        &an.breakdown,
+        an.stages.as_deref(),
+        &an.host.gc,
+    );
     let fix = [Fix::Stall(Stall::DataLoader)];
     let b = bands(job, &an.comm, &cx, StepNo(13), &fix, 8).expect("bands");
     let waited = |v: &[stepscope::analysis::whatif::bands::Band]| -> i64 {

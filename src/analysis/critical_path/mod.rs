@@ -14,8 +14,8 @@
 //! - **launch**: runtime call start → kernel start, weighted by the launch delay
 //!   (`launch_overhead`) only when no device work ended between the launch call's return
 //!   and the kernel start (the device was waiting for the host); otherwise the kernel waited for that work
-//!   (a stream or event wait the trace does not spell out): an edge from its end
-//!   (`kernel_gap`) and a zero-weight launch edge;
+//!   (a stream or event wait the trace does not spell out; its own stream's previous event
+//!   after a long gap too): an edge from its end (`kernel_gap`) and a zero-weight launch edge;
 //! - **kernel**: start → end (`gpu_compute`, or `communication` for collectives);
 //! - **kernel gap**: previous kernel end → kernel start on a stream, when under
 //!   [`KERNEL_GAP_MAX_NS`] (`kernel_gap`);

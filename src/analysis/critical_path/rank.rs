@@ -409,16 +409,16 @@ impl<'a> RankGraph<'a> {
                     .filter(|&&(e, _)| e > ev.end(l))
                     .copied()
             });
-            if let Some(p) = prev {
-                let gap = start - ev.end(p);
+            // The previous event of the stream, when its gap is short enough to be one.
+            let stream_prev =
+                prev.filter(|&p| (0..KERNEL_GAP_MAX_NS).contains(&(start - ev.end(p))));
+            if let Some(p) = stream_prev {
                 // Work of another stream that ended later explains the gap (a stream wait
                 // on a collective, a copy): the gap is its time, not idle on this stream.
                 let explained = waited.is_some_and(|(e, d)| d != p && e > ev.end(p));
-                if (0..KERNEL_GAP_MAX_NS).contains(&gap) {
-                    let pe = self.device_nodes[&(p as u32)].1;
-                    let w = if explained { 0 } else { gap };
-                    g.edge(pe, s, w, Some(Category::KernelGap), ri, event);
-                }
+                let pe = self.device_nodes[&(p as u32)].1;
+                let w = if explained { 0 } else { start - ev.end(p) };
+                g.edge(pe, s, w, Some(Category::KernelGap), ri, event);
             }
             let Some((launch, (ls, _))) = calls else {
                 continue;
@@ -426,7 +426,9 @@ impl<'a> RankGraph<'a> {
             let by = ev.link[i];
             match waited {
                 Some((e, d)) => {
-                    if Some(d) != prev {
+                    // The stream's own previous event too, after a long gap (a wait the
+                    // trace does not show): the kernel starts no sooner than measured.
+                    if Some(d) != stream_prev {
                         let de = self.device_nodes[&(d as u32)].1;
                         g.edge(de, s, start - e, Some(Category::KernelGap), ri, event);
                     }

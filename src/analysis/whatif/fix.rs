@@ -42,6 +42,10 @@ pub enum Fix {
     Unloaded,
     /// Every rank's own work at the mean over the ranks: ranks and stages balanced.
     Balance,
+    /// Every rank's own work at most its peers' mean (the others of its pipeline stage, else
+    /// every other rank): no rank slower than the rest, none made slower. The ideal step's
+    /// first balancing, so that it gives at least what fixing any one straggler gives.
+    Level,
     /// Every pipeline stage's work at the mean stage's, keeping each stage's own spread.
     Stages,
     /// In these steps, each rank's own work at its mean over the other steps.
@@ -91,7 +95,7 @@ pub const DEFAULT_BUCKET_BYTES: u64 = 25 << 20;
 
 /// The fixes [`Fix::Ideal`] applies, in order (stalls before the work is balanced, so the
 /// balance is of the work that remains).
-const IDEAL: [Fix; 13] = [
+const IDEAL: [Fix; 15] = [
     Fix::Stall(Stall::DataLoader),
     Fix::Stall(Stall::Gc),
     Fix::Stall(Stall::Allocator),
@@ -101,6 +105,8 @@ const IDEAL: [Fix; 13] = [
     Fix::LaunchDelays,
     Fix::HostGaps,
     Fix::Entries,
+    Fix::Unloaded,
+    Fix::Level,
     Fix::Balance,
     Fix::Fuse(DEFAULT_BUCKET_BYTES),
     Fix::MedianComm(CommKind::All),
@@ -108,22 +114,26 @@ const IDEAL: [Fix; 13] = [
 ];
 
 /// What the transforms read besides the step: the job's stalls, its collectives' speeds,
-/// the breakdown rows and the pipeline stages.
+/// the breakdown rows, the pipeline stages and the unrecorded pauses.
 pub struct Context<'a> {
     job: &'a Job,
     covers: [OnceLock<Cover>; Stall::ALL.len()],
     speeds: Speeds,
     rows: &'a [Breakdown],
     stages: Option<&'a [Stage]>,
+    /// The conjectured pauses the ideal step takes away ([`Fix::Pauses`]).
+    pauses: Vec<GcPause>,
 }
 
 impl<'a> Context<'a> {
-    /// The context of a job with its analyses' rows and stages.
+    /// The context of a job with its analyses' rows, stages and GC pauses (the host
+    /// analysis's; the recorded ones are a stall of their own).
     pub fn new(
         job: &'a Job,
         comm: &Comm,
         rows: &'a [Breakdown],
         stages: Option<&'a [Stage]>,
+        pauses: &[GcPause],
     ) -> Context<'a> {
         Context {
             job,
@@ -131,6 +141,7 @@ impl<'a> Context<'a> {
             speeds: Speeds::of(comm),
             rows,
             stages,
+            pauses: pauses.iter().filter(|p| !p.recorded).cloned().collect(),
         }
     }
 
@@ -220,6 +231,11 @@ impl StepReplay<'_> {
                 let targets = all.iter().map(|&r| (r, mean)).collect();
                 self.scale_work(w, &targets, &work);
             }
+            Fix::Level => {
+                let work = work();
+                let targets = self.levels(cx, &work);
+                self.scale_work(w, &targets, &work);
+            }
             Fix::Stages => {
                 let work = work();
                 let targets = self.stage_targets(cx, &work);
@@ -260,6 +276,14 @@ impl StepReplay<'_> {
             Fix::Ideal => {
                 for (k, f) in IDEAL.iter().enumerate() {
                     self.apply_to(cx, f, w, measured && k == 0);
+                    // The fixes with a parameter, at the parameter the job gives: its
+                    // pauses, and this step at most the rank's other steps.
+                    if *f == Fix::HostGaps && !cx.pauses.is_empty() {
+                        self.apply_to(cx, &Fix::Pauses(cx.pauses.clone()), w, false);
+                    }
+                    if *f == Fix::Level {
+                        self.apply_to(cx, &Fix::SlowSteps(vec![self.step]), w, false);
+                    }
                 }
             }
         }
@@ -392,6 +416,28 @@ impl StepReplay<'_> {
             }
             let mean = mean_of(work, &peers);
             out.insert(r, [mean[0].min(work[r][0]), mean[1].min(work[r][1])]);
+        }
+        out
+    }
+
+    /// Each rank on the step: its peers' mean work (the others of its stage), where its own
+    /// is above it ([`Fix::Level`]); per stage sums, so linear in the ranks.
+    fn levels(&self, cx: &Context, work: &[[Ns; 2]]) -> FxHashMap<usize, [Ns; 2]> {
+        let present: Vec<usize> = self.ranks().iter().map(|r| r.get()).collect();
+        let stage_of = |r: usize| cx.stage_of(RankIx::of(r));
+        let mut sums: FxHashMap<Option<usize>, ([Ns; 2], Ns)> = FxHashMap::default();
+        for &r in &present {
+            let s = sums.entry(stage_of(r)).or_default();
+            s.0 = [s.0[0] + work[r][0], s.0[1] + work[r][1]];
+            s.1 += 1;
+        }
+        let mut out = FxHashMap::default();
+        for &r in &present {
+            let (sum, n) = sums[&stage_of(r)];
+            if n > 1 {
+                let mean = |c: usize| (sum[c] - work[r][c]) / (n - 1);
+                out.insert(r, [mean(0).min(work[r][0]), mean(1).min(work[r][1])]);
+            }
         }
         out
     }
