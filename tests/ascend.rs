@@ -910,8 +910,11 @@ fn run_time_compiles_are_measured_by_the_idle_they_cause() {
         (&d["count"], &d["total_ns"], &d["device_idle_ns"]),
         (&json!(38), &json!(28_692_600), &json!(8_664_448))
     );
+    // Replayed (compiled once): the loaded ranks then reach each all-reduce sooner and wait
+    // longer for rank 6, which is not loaded and arrives late to every one — alone the fix
+    // saves nothing; after the straggler's it saves 6.7 ms (the ideal step takes both).
     let f = common::finding(&r, "op_dispatch").expect("op_dispatch");
-    assert_eq!(f["impact_ns"], 4_332_224);
+    assert_eq!((&f["saves_ns"], &f["impact_ns"]), (&json!(0), &json!(0)));
     let launch = common::finding(&r, "launch_bound").unwrap();
     let host_bound = r["host"]["launch"]["host_bound_ns"].as_i64().unwrap();
     let named = launch["evidence"]["numbers"]["host_bound_ns"]

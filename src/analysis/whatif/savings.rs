@@ -29,7 +29,8 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
         "gc" => Fix::Stall(Stall::Gc),
         "allocator_churn" => Fix::Stall(Stall::Allocator),
         "graph_capture" => Fix::Stall(Stall::GraphCapture),
-        "dynamic_shapes" => Fix::Stall(Stall::OnlineCompile),
+        // Operators compiled at run time: compiled once (static shapes, a cached kernel).
+        "dynamic_shapes" | "op_dispatch" => Fix::Stall(Stall::OnlineCompile),
         "sync_points" => Fix::Syncs,
         // Launches and framework operators free (a captured graph): the cause of kernels
         // shorter than their launch and of host operators on the critical path too.
