@@ -45,7 +45,14 @@ impl Draft {
 
     /// The operators (kernels, collective types, parts) concerned.
     pub fn ops<S: Into<String>>(mut self, ops: impl IntoIterator<Item = S>) -> Draft {
-        self.evidence.ops = ops.into_iter().map(Into::into).collect();
+        // Each once, in the rule's order (its first is the one it names): a type that
+        // runs in several groups is one operator.
+        let mut seen = std::collections::HashSet::new();
+        self.evidence.ops = ops
+            .into_iter()
+            .map(Into::into)
+            .filter(|o: &String| seen.insert(o.clone()))
+            .collect();
         self
     }
 

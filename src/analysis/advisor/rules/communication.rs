@@ -238,7 +238,22 @@ pub fn poor_overlap(f: &Facts, t: &Thresholds) -> Option<Draft> {
         .iter()
         .map(|c| c.waiting_ratio.unwrap_or(0.0))
         .fold(0.0, f64::max);
-    let hideable = ((exposed as f64 * (1.0 - waiting)) as Ns).min(bare);
+    // DDP/FSDP buckets overlap collectives; a pipeline's exposed sends and receives are its
+    // bubble (the stage findings'): only the collectives' share of the exposed time counts.
+    let by_type = |p2p: bool| -> Ns {
+        let of = f.comm.iter().filter(|c| c.op.is_p2p() == p2p);
+        of.map(|c| c.exposed_ns).sum()
+    };
+    let (collective, p2p) = (by_type(false), by_type(true));
+    if collective == 0 && p2p > 0 {
+        return None;
+    }
+    let collective_share = if p2p == 0 {
+        1.0
+    } else {
+        share(collective, collective + p2p)
+    };
+    let hideable = ((exposed as f64 * (1.0 - waiting) * collective_share) as Ns).min(bare);
     let impact = per_rank(hideable, f);
     let c = Claim::PoorOverlap {
         ratio,
@@ -248,7 +263,12 @@ pub fn poor_overlap(f: &Facts, t: &Thresholds) -> Option<Draft> {
     Some(
         Draft::new(impact, claim(c))
             .steps(f.steps.iter().map(|s| s.step))
-            .ops(f.comm.iter().map(|c| c.op.as_str()))
+            .ops(
+                f.comm
+                    .iter()
+                    .filter(|c| !c.op.is_p2p())
+                    .map(|c| c.op.as_str()),
+            )
             .number("overlap_ratio", Quantity::Ratio(ratio))
             .number("exposed_share", Quantity::Ratio(exposed_share))
             .focus(Focus::Comm),

@@ -147,6 +147,23 @@ fn overlap_wait_bandwidth_small_misaligned() {
         "a rank that only communicates"
     );
     w.rows.iter_mut().for_each(|r| r.compute_ns = 80 * MS);
+    // A pipeline's exposed sends and receives are its bubble, not a bucket problem: a
+    // quarter of the exposed time in them leaves three quarters to overlap; all of it, none.
+    w.comm = vec![
+        comm(|c| c.exposed_ns = 30 * MS),
+        comm(|c| {
+            c.op = CollOp::SendRecv;
+            c.exposed_ns = 10 * MS;
+        }),
+    ];
+    let d = w.run(poor_overlap).unwrap();
+    assert_eq!(
+        (d.impact_ns, d.evidence.ops.clone()),
+        (30 * MS, vec!["all_reduce".to_string()])
+    );
+    w.comm.remove(0);
+    assert!(w.run(poor_overlap).is_none(), "p2p only");
+    w.comm = vec![comm(|_| {})];
     for r in &mut w.rows {
         r.overlap_ns = 30 * MS;
         r.compute_ns = 50 * MS;
