@@ -150,3 +150,62 @@ fn the_step_bands_draw_waits_apart_from_idle() {
         }
     }
 }
+
+/// A link brought up to health: msinsight's level0 all-reduce of 16 388 000 B transfers in
+/// 56.08 ms (0.29 GB/s of bus bandwidth) on an HCCS link of 126 GB/s. At half the peak
+/// (`low_bandwidth`'s healthy threshold, 63 000 MB/s) it takes 56 083 721 × 292.2 / 63 000 ≈
+/// 260 µs; a target below every instance's bus bandwidth changes nothing.
+#[test]
+fn the_bandwidth_fix_runs_slow_transfers_at_the_target() {
+    use stepscope::analysis::comm::stats::BusTarget;
+    use stepscope::analysis::whatif::step::StepReplay;
+    use stepscope::analysis::whatif::{Context, Fix};
+    use stepscope::model::{CollOp, StepNo};
+    let Some(shared) = common::shared() else {
+        return;
+    };
+    let dir = shared.join("traces/ascend/msinsight/test/data/pytorch/text/level0");
+    let s = Session::open(&[dir], &Settings::default()).expect("level0 loads");
+    let (job, an) = (&s.loaded.job, &s.analysis);
+    let cx = Context::new(
+        job,
+        &an.comm,
+        &an.breakdown,
+        an.stages.as_deref(),
+        &an.host.gc,
+    );
+    let r = StepReplay::new(job, &an.comm, StepNo(50)).expect("step 50");
+    let at = |mbps| {
+        let op = CollOp::AllReduce;
+        Fix::Bandwidth(vec![BusTarget {
+            op,
+            group: "world".into(),
+            mbps,
+        }])
+    };
+    let base = r.weights(&cx, &[]);
+    let healthy = r.weights(&cx, &[at(63_000)]);
+    let before: Vec<i64> = (0..base.len())
+        .filter(|&k| base[k] != healthy[k])
+        .map(|k| base[k].unwrap())
+        .collect();
+    let after: Vec<i64> = (0..base.len())
+        .filter(|&k| base[k] != healthy[k])
+        .map(|k| healthy[k].unwrap())
+        .collect();
+    // The slow instance on both members, the 60.7 GB/s one too (a little under 63).
+    let slow = before
+        .iter()
+        .position(|&x| x == 56_083_721)
+        .expect("the slow transfer");
+    assert!(
+        (257_000..263_000).contains(&after[slow]),
+        "{before:?} → {after:?}"
+    );
+    assert!(r.time_with(&healthy) < r.time_with(&base) - 50_000_000);
+    assert_eq!(
+        r.weights(&cx, &[at(100)]),
+        base,
+        "0.1 GB/s: nothing is slower"
+    );
+}

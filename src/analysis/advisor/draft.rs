@@ -1,6 +1,7 @@
 //! A finding before its severity is known, built by a rule step by step.
 
 use super::{Category, Claim, Evidence, Finding, Focus, Kind, Quantity, Severity, View};
+use crate::analysis::comm::stats::BusTarget;
 use crate::analysis::host::GcPause;
 use crate::analysis::roofline::speedup::Speedup;
 use crate::model::{RankId, StepNo};
@@ -65,6 +66,12 @@ impl Draft {
     /// The unrecorded pauses it names (what its replay takes away).
     pub fn pauses(mut self, p: impl IntoIterator<Item = GcPause>) -> Draft {
         self.evidence.pauses = p.into_iter().collect();
+        self
+    }
+
+    /// The bus bandwidths its collectives would reach (what its replay runs them at).
+    pub fn bandwidth(mut self, b: impl IntoIterator<Item = BusTarget>) -> Draft {
+        self.evidence.bandwidth = b.into_iter().collect();
         self
     }
 

@@ -19,6 +19,7 @@ pub use draft::Draft;
 pub use facts::Facts;
 pub use thresholds::Thresholds;
 
+use crate::analysis::comm::stats::BusTarget;
 use crate::analysis::host::GcPause;
 use crate::analysis::roofline::speedup::Speedup;
 use crate::model::{RankId, StepNo};
@@ -164,6 +165,10 @@ pub struct Evidence {
     /// the JSON: the ranks, steps and numbers say them).
     #[serde(skip)]
     pub pauses: Vec<GcPause>,
+    /// The bus bandwidth a link finding's collectives would reach: what its replay runs
+    /// their slower transfers at (not in the JSON: the numbers say it).
+    #[serde(skip)]
+    pub bandwidth: Vec<BusTarget>,
 }
 
 /// Where a view shows a finding's evidence: what its proof is, resolved against the job by

@@ -65,6 +65,19 @@ fn fusable(sizes: &[u64], ranks: u32) -> bool {
 pub const ALIGNMENT: u64 = 512;
 /// Worst instances kept.
 pub const WORST: usize = 10;
+/// A collective type of a group and the bus bandwidth its transfers reach on a healthy
+/// link: what `low_bandwidth`'s replay runs its slower instances at (MB/s, an integer so
+/// that fixes compare exactly).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BusTarget {
+    /// The collective type.
+    pub op: CollOp,
+    /// Its group's name.
+    pub group: String,
+    /// Bus bandwidth, 10⁶ B/s.
+    pub mbps: u64,
+}
+
 /// Message sizes of a type/group.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Sizes {

@@ -10,6 +10,8 @@ use super::transfers::{Speeds, mul_div};
 use crate::analysis::breakdown::Breakdown;
 use crate::analysis::cluster::Stage;
 use crate::analysis::comm::Comm;
+use crate::analysis::comm::matching::Instance;
+use crate::analysis::comm::stats::BusTarget;
 use crate::analysis::critical_path::Category;
 use crate::analysis::host::GcPause;
 use crate::analysis::roofline::speedup::Speedup;
@@ -63,6 +65,9 @@ pub enum Fix {
     /// The stalled transfers ([`crate::analysis::comm::stalls`]) at what their size needs at
     /// their type's best bus bandwidth in the group.
     Stalls,
+    /// Transfers of these collective types of these groups that reach less than the given
+    /// bus bandwidth take what they would at it (a link brought up to health).
+    Bandwidth(Vec<BusTarget>),
     /// Collectives overlap the compute before them, as DDP/FSDP buckets would: each but a
     /// rank's last in the step waits only for its launch and the collective before it.
     Overlap,
@@ -247,7 +252,7 @@ impl StepReplay<'_> {
                 self.scale_work(w, &targets, &work);
             }
             Fix::SlowSteps(_) => {}
-            Fix::Fuse(_) | Fix::Links(_) | Fix::MedianComm(_) | Fix::Stalls => {
+            Fix::Fuse(_) | Fix::Links(_) | Fix::MedianComm(_) | Fix::Stalls | Fix::Bandwidth(_) => {
                 let targets = self.transfer_targets(cx, fix);
                 self.scale_transfers(w, &targets);
                 if *fix == Fix::Stalls {
@@ -538,6 +543,7 @@ impl StepReplay<'_> {
                 Fix::MedianComm(CommKind::P2p) => p2p(k),
                 Fix::MedianComm(CommKind::Op(op)) => inst.op == *op && !p2p(k),
                 Fix::Stalls => stalled(k).is_some(),
+                Fix::Bandwidth(b) => !p2p(k) && self.bus_target(b, inst).is_some(),
                 _ => false,
             }
         };
@@ -560,6 +566,13 @@ impl StepReplay<'_> {
                     cx.speeds.fused(comm, k, m)
                 }
                 Fix::Stalls => stalled(k),
+                Fix::Bandwidth(b) => {
+                    let mbps = self.bus_target(b, inst).unwrap_or(0);
+                    // busbw ∝ 1 / transit for the same bytes.
+                    let busbw = t.timing.busbw_gbps.map(|g| g * 1000.0).unwrap_or(0.0);
+                    (busbw > 0.0 && mbps > 0 && busbw < mbps as f64)
+                        .then(|| (t.timing.transit_ns as f64 * busbw / mbps as f64) as Ns)
+                }
                 // At the type's median speed, or its best line when that is faster (a
                 // type with few instances has the stalled one as its median).
                 _ => {
@@ -575,6 +588,15 @@ impl StepReplay<'_> {
             }
         }
         out
+    }
+
+    /// The bus bandwidth `targets` names for an instance's type and group, MB/s.
+    fn bus_target(&self, targets: &[BusTarget], inst: &Instance) -> Option<u64> {
+        let group = &self.comm.calls.groups.get(inst.group as usize)?.name;
+        let t = targets
+            .iter()
+            .find(|t| t.op == inst.op && &t.group == group)?;
+        Some(t.mbps)
     }
 
     /// What instance `k`'s transfer needs when it is one of the job's stalled transfers.

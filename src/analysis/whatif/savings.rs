@@ -54,6 +54,9 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
         // A slow link: its ranks' transfers at their type's median speed.
         "slow_link" => Fix::Links(ranks()),
         "stalled_transfer" => Fix::Stalls,
+        "low_bandwidth" if !f.evidence.bandwidth.is_empty() => {
+            Fix::Bandwidth(f.evidence.bandwidth.clone())
+        }
         _ => return None,
     })
 }

@@ -3,7 +3,7 @@
 
 use super::{Bound, Rule, describe, distinct, per_rank, rows_span, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Kind, Quantity, Thresholds};
-use crate::analysis::comm::stats::TypeStats;
+use crate::analysis::comm::stats::{BusTarget, TypeStats};
 use crate::analysis::comm::unaligned::{Unaligned, UnalignedOp};
 use crate::analysis::critical_path::{Category as Cp, Window};
 use crate::model::{CollOp, RankId};
@@ -36,7 +36,7 @@ pub const RULES: &[Rule] = &[
         id: "low_bandwidth",
         category: Category::Communication,
         kind: Kind::Problem,
-        bound: Bound::None,
+        bound: Bound::PerRank,
         detect: low_bandwidth,
     },
     Rule {
@@ -409,6 +409,15 @@ pub fn low_bandwidth(f: &Facts, t: &Thresholds) -> Option<Draft> {
                 Quantity::Gbps(worst.busbw_gbps.unwrap_or(0.0)),
             )
             .number("peak_gbps", Quantity::Gbps(worst.peak_gbps.unwrap_or(0.0)))
+            .bandwidth(low.iter().filter_map(|c| {
+                // What the threshold calls healthy on its link.
+                let gbps = c.peak_gbps? * t.busbw_of_peak;
+                Some(BusTarget {
+                    op: c.op,
+                    group: c.group.clone(),
+                    mbps: (gbps * 1000.0) as u64,
+                })
+            }))
             .focus(Focus::Comm),
     )
 }
