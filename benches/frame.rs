@@ -100,13 +100,7 @@ fn on_demand(app: &App, label: &str) {
     // The same step built and replayed with the ideal fix (what the what-if pane asks).
     let t = Instant::now();
     let ideal = stepscope::analysis::whatif::StepReplay::new(job, &an.comm, step).map(|r| {
-        let cx = stepscope::analysis::whatif::Context::new(
-            job,
-            &an.comm,
-            &an.breakdown,
-            an.stages.as_deref(),
-            &an.host.gc,
-        );
+        let cx = stepscope::analysis::whatif::Context::of(job, an);
         r.time_with(&r.weights(&cx, &[stepscope::analysis::whatif::Fix::Ideal]))
     });
     eprintln!(

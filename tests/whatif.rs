@@ -125,13 +125,7 @@ fn the_step_bands_draw_waits_apart_from_idle() {
     use stepscope::model::{RankId, StepNo};
     let s = Session::open(&[], &Settings::default()).expect("the demo loads");
     let (job, an) = (&s.loaded.job, &s.analysis);
-    let cx = Context::new(
-        job,
-        &an.comm,
-        &an.breakdown,
-        an.stages.as_deref(),
-        &an.host.gc,
-    );
+    let cx = Context::of(job, an);
     let fix = [Fix::Stall(Stall::DataLoader)];
     let b = bands(job, &an.comm, &cx, StepNo(13), &fix, 8).expect("bands");
     let waited = |v: &[stepscope::analysis::whatif::bands::Band]| -> i64 {
@@ -167,13 +161,7 @@ fn the_bandwidth_fix_runs_slow_transfers_at_the_target() {
     let dir = shared.join("traces/ascend/msinsight/test/data/pytorch/text/level0");
     let s = Session::open(&[dir], &Settings::default()).expect("level0 loads");
     let (job, an) = (&s.loaded.job, &s.analysis);
-    let cx = Context::new(
-        job,
-        &an.comm,
-        &an.breakdown,
-        an.stages.as_deref(),
-        &an.host.gc,
-    );
+    let cx = Context::of(job, an);
     let r = StepReplay::new(job, &an.comm, StepNo(50)).expect("step 50");
     let at = |mbps| {
         let op = CollOp::AllReduce;

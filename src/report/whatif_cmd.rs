@@ -73,7 +73,7 @@ pub struct FindingSaving {
 /// Replays the analysed steps with `choice`.
 pub fn run(job: &Job, a: &Analysis, choice: &Choice) -> Result<WhatIfRun, String> {
     let fixes = choice.fixes(&a.findings)?;
-    let cx = Context::new(job, &a.comm, &a.breakdown, a.stages.as_deref(), &a.host.gc);
+    let cx = Context::of(job, a);
     let w = whatif::run(job, &a.comm, &cx, &a.step_times, None, &[fixes], 0);
     let steps: Vec<Predicted> = w
         .steps

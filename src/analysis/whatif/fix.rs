@@ -5,7 +5,7 @@
 
 use super::cover::{Cover, Stall};
 use super::edges::EdgeFacts;
-use super::step::{StepReplay, Work};
+use super::step::StepReplay;
 use super::transfers::{Speeds, mul_div};
 use crate::analysis::breakdown::Breakdown;
 use crate::analysis::cluster::Stage;
@@ -121,11 +121,11 @@ const IDEAL: [Fix; 15] = [
 /// What the transforms read besides the step: the job's stalls, its collectives' speeds,
 /// the breakdown rows, the pipeline stages and the unrecorded pauses.
 pub struct Context<'a> {
-    job: &'a Job,
+    pub(super) job: &'a Job,
     covers: [OnceLock<Cover>; Stall::ALL.len()],
     speeds: Speeds,
-    rows: &'a [Breakdown],
-    stages: Option<&'a [Stage]>,
+    pub(super) rows: &'a [Breakdown],
+    pub(super) stages: Option<&'a [Stage]>,
     /// The conjectured pauses the ideal step takes away ([`Fix::Pauses`]).
     pauses: Vec<GcPause>,
 }
@@ -148,6 +148,12 @@ impl<'a> Context<'a> {
             stages,
             pauses: pauses.iter().filter(|p| !p.recorded).cloned().collect(),
         }
+    }
+
+    /// The context of a job's analysis, as every face replays it (its rows, stages and
+    /// pauses), so that they all show the same savings.
+    pub fn of(job: &'a Job, a: &'a crate::analysis::Analysis) -> Context<'a> {
+        Context::new(job, &a.comm, &a.breakdown, a.stages.as_deref(), &a.host.gc)
     }
 
     /// Whether the job has pipeline stages.
@@ -204,13 +210,6 @@ impl StepReplay<'_> {
     /// Applies `fix` to `w`; `measured`: `w` are still the measured weights (their work is
     /// known without a pass).
     fn apply_to(&self, cx: &Context, fix: &Fix, w: &mut [Option<Ns>], measured: bool) {
-        let work = || -> std::borrow::Cow<'_, [[Ns; 2]]> {
-            if measured {
-                self.base_work().into()
-            } else {
-                self.work(w).into()
-            }
-        };
         match fix {
             Fix::Stall(s) => self.shrink_stall(cx, *s, 0, None, w),
             Fix::Loader(ranks, steps) if steps.contains(&self.step) => {
@@ -221,37 +220,15 @@ impl StepReplay<'_> {
             Fix::Syncs => self.drop_syncs(cx, w),
             Fix::LaunchDelays => self.free_launches(cx, w),
             Fix::Ranks(ids) => {
-                let work = work();
-                let targets = self.peer_means(cx, ids, &work);
-                self.scale_work(w, &targets, &work);
+                self.rebalance(cx, fix, w, measured);
                 self.on_time(Some(ids), w);
                 self.enter_with_peers(cx, Some(ids), w);
             }
             Fix::Entries => self.enter_with_peers(cx, None, w),
             Fix::Unloaded => self.on_time(None, w),
-            Fix::Balance => {
-                let work = work();
-                let all: Vec<usize> = self.ranks().iter().map(|r| r.get()).collect();
-                let mean = mean_of(&work, &all);
-                let targets = all.iter().map(|&r| (r, mean)).collect();
-                self.scale_work(w, &targets, &work);
+            Fix::Balance | Fix::Level | Fix::Stages | Fix::SlowSteps(_) => {
+                self.rebalance(cx, fix, w, measured);
             }
-            Fix::Level => {
-                let work = work();
-                let targets = self.levels(cx, &work);
-                self.scale_work(w, &targets, &work);
-            }
-            Fix::Stages => {
-                let work = work();
-                let targets = self.stage_targets(cx, &work);
-                self.scale_work(w, &targets, &work);
-            }
-            Fix::SlowSteps(steps) if steps.contains(&self.step) => {
-                let work = work();
-                let targets = self.other_steps(cx, &work);
-                self.scale_work(w, &targets, &work);
-            }
-            Fix::SlowSteps(_) => {}
             Fix::Fuse(_) | Fix::Links(_) | Fix::MedianComm(_) | Fix::Stalls | Fix::Bandwidth(_) => {
                 let targets = self.transfer_targets(cx, fix);
                 self.scale_transfers(w, &targets);
@@ -373,152 +350,6 @@ impl StepReplay<'_> {
         }
     }
 
-    /// Each rank's own work scaled to its target ([device, host] per rank position).
-    /// (`work`: each rank's work under `w`.)
-    fn scale_work(
-        &self,
-        w: &mut [Option<Ns>],
-        targets: &FxHashMap<usize, [Ns; 2]>,
-        work: &[[Ns; 2]],
-    ) {
-        for (&r, t) in targets {
-            for k in self.rank_edges(r) {
-                let e = &self.g.edges[k];
-                let (Some(class), Some(x)) = (Work::of(e.cat), w[k]) else {
-                    continue;
-                };
-                let c = class as usize;
-                let own = work[r][c];
-                if e.rank.get() == r && own > 0 {
-                    w[k] = Some(mul_div(x, i128::from(t[c]), i128::from(own)));
-                }
-            }
-        }
-    }
-
-    /// For each of `ids` on the step: its peers' mean work where its own is above it.
-    fn peer_means(
-        &self,
-        cx: &Context,
-        ids: &[RankId],
-        work: &[[Ns; 2]],
-    ) -> FxHashMap<usize, [Ns; 2]> {
-        let present: Vec<usize> = self.ranks().iter().map(|r| r.get()).collect();
-        let stage_of = |r: usize| cx.stage_of(RankIx::of(r));
-        let mut out = FxHashMap::default();
-        for &r in &present {
-            if !ids.contains(&self.job.ranks[r].id) {
-                continue;
-            }
-            let peers: Vec<usize> = present
-                .iter()
-                .copied()
-                .filter(|&p| p != r && !ids.contains(&self.job.ranks[p].id))
-                .filter(|&p| stage_of(p) == stage_of(r))
-                .collect();
-            if peers.is_empty() {
-                continue;
-            }
-            let mean = mean_of(work, &peers);
-            out.insert(r, [mean[0].min(work[r][0]), mean[1].min(work[r][1])]);
-        }
-        out
-    }
-
-    /// Each rank on the step: its peers' mean work (the others of its stage), where its own
-    /// is above it ([`Fix::Level`]); per stage sums, so linear in the ranks.
-    fn levels(&self, cx: &Context, work: &[[Ns; 2]]) -> FxHashMap<usize, [Ns; 2]> {
-        let present: Vec<usize> = self.ranks().iter().map(|r| r.get()).collect();
-        let stage_of = |r: usize| cx.stage_of(RankIx::of(r));
-        let mut sums: FxHashMap<Option<usize>, ([Ns; 2], Ns)> = FxHashMap::default();
-        for &r in &present {
-            let s = sums.entry(stage_of(r)).or_default();
-            s.0 = [s.0[0] + work[r][0], s.0[1] + work[r][1]];
-            s.1 += 1;
-        }
-        let mut out = FxHashMap::default();
-        for &r in &present {
-            let (sum, n) = sums[&stage_of(r)];
-            if n > 1 {
-                let mean = |c: usize| (sum[c] - work[r][c]) / (n - 1);
-                out.insert(r, [mean(0).min(work[r][0]), mean(1).min(work[r][1])]);
-            }
-        }
-        out
-    }
-
-    /// Every stage's ranks scaled by (mean stage work / their stage's work).
-    fn stage_targets(&self, cx: &Context, work: &[[Ns; 2]]) -> FxHashMap<usize, [Ns; 2]> {
-        let present: Vec<usize> = self.ranks().iter().map(|r| r.get()).collect();
-        let Some(stages) = cx.stages else {
-            let mean = mean_of(work, &present);
-            return present.iter().map(|&r| (r, mean)).collect();
-        };
-        let members: Vec<Vec<usize>> = stages
-            .iter()
-            .map(|s| {
-                present
-                    .iter()
-                    .copied()
-                    .filter(|&r| s.ranks.contains(&self.job.ranks[r].id))
-                    .collect()
-            })
-            .filter(|m: &Vec<usize>| !m.is_empty())
-            .collect();
-        let means: Vec<[Ns; 2]> = members.iter().map(|m| mean_of(work, m)).collect();
-        let n = Ns::try_from(means.len().max(1)).unwrap_or(1);
-        let overall: [Ns; 2] = std::array::from_fn(|c| means.iter().map(|m| m[c]).sum::<Ns>() / n);
-        let mut out = FxHashMap::default();
-        for (m, mean) in members.iter().zip(&means) {
-            for &r in m {
-                let t = std::array::from_fn(|c| {
-                    mul_div(
-                        work[r][c],
-                        i128::from(overall[c]),
-                        i128::from(mean[c].max(1)),
-                    )
-                });
-                out.insert(r, t);
-            }
-        }
-        out
-    }
-
-    /// Each rank's work at its mean over the other steps, when less: device work by compute
-    /// (compute + overlap), host work by own work (span − exposed comm), so that a step slow
-    /// on the host (a stall) is brought back as one slow on the device.
-    fn other_steps(&self, cx: &Context, work: &[[Ns; 2]]) -> FxHashMap<usize, [Ns; 2]> {
-        let measures: [fn(&Breakdown) -> Ns; 2] = [
-            |b| b.compute_ns + b.overlap_ns,
-            |b| b.span_ns.saturating_sub(b.comm_ns),
-        ];
-        let mut out = FxHashMap::default();
-        for &r in self.ranks() {
-            let id = self.job.rank(r).id;
-            let own = work[r.get()];
-            let mut target = own;
-            for (c, m) in measures.iter().enumerate() {
-                let (mut here, mut sum, mut n) = (None, 0 as Ns, 0 as Ns);
-                for b in cx.rows.iter().filter(|b| b.rank == id) {
-                    if b.step == self.step {
-                        here = Some(m(b));
-                    } else {
-                        sum += m(b);
-                        n += 1;
-                    }
-                }
-                if let Some(here) = here.filter(|&h| h > 0 && n > 0) {
-                    let other = (sum / n).min(here);
-                    target[c] = mul_div(own[c], i128::from(other), i128::from(here));
-                }
-            }
-            if target != own {
-                out.insert(r.get(), target);
-            }
-        }
-        out
-    }
-
     /// Per instance of the step the fix concerns: its target transfer and its measured one.
     fn transfer_targets(&self, cx: &Context, fix: &Fix) -> FxHashMap<usize, (Ns, Ns)> {
         let comm = self.comm;
@@ -623,10 +454,4 @@ impl StepReplay<'_> {
             }
         }
     }
-}
-
-/// The mean [device, host] work of ranks `of` (positions).
-fn mean_of(work: &[[Ns; 2]], of: &[usize]) -> [Ns; 2] {
-    let n = Ns::try_from(of.len().max(1)).unwrap_or(1);
-    std::array::from_fn(|c| of.iter().map(|&r| work[r][c]).sum::<Ns>() / n)
 }

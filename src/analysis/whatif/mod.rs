@@ -17,6 +17,7 @@ pub mod fix;
 pub mod joint;
 mod kernels;
 mod overlap;
+mod rebalance;
 pub mod replay;
 pub mod savings;
 pub mod slowdown;

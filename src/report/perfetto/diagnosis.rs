@@ -215,7 +215,7 @@ fn ideal(t: &mut Tracks, job: &Job, a: &Analysis) {
     if whatif::unreplayable(job).is_some() {
         return;
     }
-    let cx = whatif::Context::new(job, &a.comm, &a.breakdown, a.stages.as_deref(), &a.host.gc);
+    let cx = whatif::Context::of(job, a);
     let Some(b) = whatif::bands::bands(job, &a.comm, &cx, step, &[Fix::Ideal], job.ranks.len())
     else {
         return;

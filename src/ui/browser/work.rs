@@ -105,13 +105,7 @@ fn replay(data: &Session, step: StepNo, k: usize) -> Option<StepBands> {
         Some(f) => vec![whatif::savings::fix_for(f)?],
         None => vec![whatif::Fix::Ideal],
     };
-    let cx = whatif::Context::new(
-        job,
-        &an.comm,
-        &an.breakdown,
-        an.stages.as_deref(),
-        &an.host.gc,
-    );
+    let cx = whatif::Context::of(job, an);
     whatif::bands::bands(job, &an.comm, &cx, step, &fixes, RANKS_DRAWN)
 }
 
