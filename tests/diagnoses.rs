@@ -368,4 +368,16 @@ fn the_record_window_end_is_read_in_any_key_order_and_time_base() {
     let r = report_json(&[&p], &[]);
     // Stop at 2 400 µs, but the op started before it runs to 2 500 µs: the step ends there.
     assert_eq!(r["steps"][1]["time_ns"]["max"], 500_000, "{}", r["steps"]);
+    // A window end before recorded host work (2 100 µs) is no stop: nothing is cut.
+    let early = trace.replace(
+        r#""ts": 3000, "name": "Record Window End""#,
+        r#""ts": 1500, "name": "Record Window End""#,
+    );
+    std::fs::write(&p, early).unwrap();
+    let r = report_json(&[&p], &[]);
+    assert_eq!(
+        r["steps"][1]["time_ns"]["max"], 1_000_000_000,
+        "{}",
+        r["steps"]
+    );
 }

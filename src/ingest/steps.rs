@@ -82,6 +82,13 @@ fn cut_at(
     host_work: impl Fn(usize) -> bool,
 ) -> Vec<(StepNo, Ns)> {
     let mut cut = Vec::new();
+    // A stop before recorded host work is not where recording stopped (a foreign or
+    // shifted clock): trusted only when no host work starts after it.
+    if steps.iter().all(|s| s.end <= stop)
+        || (0..ev.len()).any(|i| host_work(i) && ev.start[i] > stop)
+    {
+        return cut;
+    }
     for s in steps.iter_mut().filter(|s| s.end > stop) {
         let last_host = (0..ev.len())
             .filter(|&i| host_work(i) && (s.start..stop).contains(&ev.start[i]))
