@@ -121,7 +121,7 @@ const IDEAL: [Fix; 15] = [
 /// What the transforms read besides the step: the job's stalls, its collectives' speeds,
 /// the breakdown rows, the pipeline stages and the unrecorded pauses.
 pub struct Context<'a> {
-    pub(super) job: &'a Job,
+    job: &'a Job,
     covers: [OnceLock<Cover>; Stall::ALL.len()],
     speeds: Speeds,
     pub(super) rows: &'a [Breakdown],
@@ -261,7 +261,8 @@ impl StepReplay<'_> {
                     // The fixes with a parameter, at the parameter the job gives: its
                     // pauses, and this step at most the rank's other steps.
                     if *f == Fix::HostGaps && !cx.pauses.is_empty() {
-                        self.apply_to(cx, &Fix::Pauses(cx.pauses.clone()), w, false);
+                        self.drop_pauses(&cx.pauses, w);
+                        self.bounds_without(&cx.pauses, w);
                     }
                     if *f == Fix::Level {
                         self.apply_to(cx, &Fix::SlowSteps(vec![self.step]), w, false);
