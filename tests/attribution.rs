@@ -104,6 +104,29 @@ fn a_kernel_queued_behind_the_step_before_is_not_a_launch_delay() {
 }
 
 #[test]
+fn a_pageable_copy_is_replayed_from_pinned_memory() {
+    // testdata/pageable.json (µs): `cudaMemcpyAsync` [22,138) holds the host through its
+    // pageable copy [70,130); the host's next ops launch `add_kernel` and, after 100 µs of
+    // `aten::sum`, `sum_kernel` [252,292); the step marker ends at 300. Pinned: the copy
+    // takes 30, the call an enqueue (the median launch, 4), so `aten::copy_` ends at 28, the
+    // sum at 138, its launch at 133 + 7 = 140, `sum_kernel` ends at 180, the step (its 8 µs
+    // tail kept) at 188: 112 µs saved. The launch delays it removes are its symptom.
+    let r = report_json(&[&testdata("pageable.json")], &[]);
+    let f = &r["findings"][0];
+    assert_eq!(f["rule"], "pageable_memcpy", "{f}");
+    assert_eq!(ns(&f["saves_ns"]), 112_000, "{f}");
+    assert_eq!(f["evidence"]["ranks"], serde_json::json!([0]));
+    let folded: Vec<&str> = f["folded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["rule"].as_str())
+        .collect();
+    assert_eq!(folded, ["launch_bound"], "{f}");
+    assert!(ns(&r["whatif"]["ideal_saves_ns"]) >= 112_000);
+}
+
+#[test]
 fn a_healthy_job_has_no_problem_and_no_high_opportunity() {
     // Clocks up to 80 ms apart, nothing else wrong: nothing above low.
     let r = demo("skewed-clocks-but-healthy");

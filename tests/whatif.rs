@@ -197,3 +197,33 @@ fn the_bandwidth_fix_runs_slow_transfers_at_the_target() {
         "0.1 GB/s: nothing is slower"
     );
 }
+
+/// The clock fix on `testdata/pageable.json` (µs): at half the clock's time every kernel of
+/// rank 0 in step 1 takes half — `gemm` 50 → 25, `add_kernel` 40 → 20, `sum_kernel` 40 → 20.
+/// The host holds the rest of the step as measured (the copy's call [22,138) does not
+/// shorten), so only the last kernel moves the end: launched at 245 + 7, it ends at 272
+/// instead of 292, and the step with its 8 µs tail at 280 instead of 300. A rank-step the
+/// fix does not name keeps every weight.
+#[test]
+fn the_clock_fix_runs_the_named_rank_steps_kernels_at_the_top_clock() {
+    use stepscope::analysis::clocks::AtTopClock;
+    use stepscope::analysis::whatif::step::StepReplay;
+    use stepscope::analysis::whatif::{Context, Fix};
+    use stepscope::model::{RankId, StepNo};
+    let path = common::testdata("pageable.json");
+    let s = Session::open(&[path], &Settings::default()).expect("loads");
+    let (job, an) = (&s.loaded.job, &s.analysis);
+    let cx = Context::of(job, an);
+    let r = StepReplay::new(job, &an.comm, StepNo(1)).expect("step 1");
+    let at = |step| {
+        Fix::Clocks(vec![AtTopClock {
+            rank: RankId(0),
+            step: StepNo(step),
+            keep_ppm: 500_000,
+        }])
+    };
+    let base = r.weights(&cx, &[]);
+    let fast = r.weights(&cx, &[at(1)]);
+    assert_eq!(r.time_with(&base) - r.time_with(&fast), 20_000);
+    assert_eq!(r.weights(&cx, &[at(2)]), base, "another step");
+}

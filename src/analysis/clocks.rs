@@ -41,6 +41,30 @@ pub struct ClockDrop {
     pub lost_ns: Ns,
 }
 
+/// A rank's compute in one step at the share of its time the top clock gives: what the
+/// replay's clock fix runs its kernels at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AtTopClock {
+    /// The rank.
+    pub rank: RankId,
+    /// The step.
+    pub step: StepNo,
+    /// mean / top, in parts per million (at most 1 000 000).
+    pub keep_ppm: u32,
+}
+
+impl ClockDrop {
+    /// Its compute at the job's top clock `top_mhz`.
+    pub fn at_top(&self, top_mhz: u32) -> AtTopClock {
+        let keep = (self.mean_mhz / f64::from(top_mhz.max(1))).clamp(0.0, 1.0);
+        AtTopClock {
+            rank: self.rank,
+            step: self.step,
+            keep_ppm: (keep * 1e6).round() as u32,
+        }
+    }
+}
+
 /// The drops of the breakdown's (rank, step)s (`rows`, in scope), with each rank's spans.
 pub fn clocks(job: &Job, spans: &[Vec<StepSpan>], rows: &[Breakdown]) -> Clocks {
     let top = job

@@ -43,12 +43,7 @@ impl WhatIfView {
             slowdown: w.slowdown.clone(),
             not_replayed: w.not_replayed.clone(),
             joint: w.joint.clone(),
-            ideal_saves_ns: w
-                .steps
-                .iter()
-                .filter(|s| s.explains())
-                .map(|s| s.measured_ns.saturating_sub(s.ideal_ns))
-                .sum(),
+            ideal_saves_ns: w.ideal_saves(),
         })
     }
 
@@ -120,7 +115,7 @@ pub fn steps_table(v: &WhatIfView) -> Table {
             human(s.replayed_ns),
             format!("{:.2}%", s.replay_error * 100.0),
             human(s.ideal_ns),
-            human(s.measured_ns.saturating_sub(s.ideal_ns)),
+            human(s.ideal_saves()),
         ]);
     }
     let bad: Vec<String> = v

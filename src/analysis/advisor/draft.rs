@@ -1,6 +1,7 @@
 //! A finding before its severity is known, built by a rule step by step.
 
 use super::{Category, Claim, Evidence, Finding, Focus, Kind, Quantity, Severity, View};
+use crate::analysis::clocks::AtTopClock;
 use crate::analysis::comm::stats::BusTarget;
 use crate::analysis::host::GcPause;
 use crate::analysis::roofline::speedup::Speedup;
@@ -72,6 +73,12 @@ impl Draft {
     /// The bus bandwidths its collectives would reach (what its replay runs them at).
     pub fn bandwidth(mut self, b: impl IntoIterator<Item = BusTarget>) -> Draft {
         self.evidence.bandwidth = b.into_iter().collect();
+        self
+    }
+
+    /// The rank-steps whose compute ran below the top clock (what its replay speeds up).
+    pub fn clocks(mut self, c: impl IntoIterator<Item = AtTopClock>) -> Draft {
+        self.evidence.clocks = c.into_iter().collect();
         self
     }
 

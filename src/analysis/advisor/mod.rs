@@ -19,6 +19,7 @@ pub use draft::Draft;
 pub use facts::Facts;
 pub use thresholds::Thresholds;
 
+use crate::analysis::clocks::AtTopClock;
 use crate::analysis::comm::stats::BusTarget;
 use crate::analysis::host::GcPause;
 use crate::analysis::roofline::speedup::Speedup;
@@ -169,6 +170,10 @@ pub struct Evidence {
     /// their slower transfers at (not in the JSON: the numbers say it).
     #[serde(skip)]
     pub bandwidth: Vec<BusTarget>,
+    /// The rank-steps a clock finding names at the top clock: what its replay runs their
+    /// compute at (not in the JSON: the job's `clocks` say them).
+    #[serde(skip)]
+    pub clocks: Vec<AtTopClock>,
 }
 
 /// Where a view shows a finding's evidence: what its proof is, resolved against the job by

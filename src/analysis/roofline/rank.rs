@@ -218,7 +218,7 @@ pub fn rank_roofline(
 }
 
 /// The accelerator's details of event `i`, when its kernel table has them.
-fn task_of(rank: &Rank, i: usize) -> Option<&TaskDetail> {
+pub(super) fn task_of(rank: &Rank, i: usize) -> Option<&TaskDetail> {
     let k = rank
         .tasks
         .binary_search_by_key(&EventIx::of(i), |t| t.event)

@@ -1,7 +1,7 @@
 //! What a kernel finding says its operators' kernels could take instead, and which operator
 //! type a kernel counts under: the replay's kernel fix reads both (docs/metrics.md, "Replay").
 
-use super::rank::rule_op;
+use super::rank::{rule_op, task_of};
 use super::shapes;
 use crate::model::{EventIx, Job, Kind, Rank};
 use crate::time::Ns;
@@ -10,11 +10,15 @@ use crate::time::Ns;
 const PPM: u64 = 1_000_000;
 
 /// The kernels of one operator type (as the roofline lists it: the operator and the element
-/// type of its first input) and the share of their time they would keep.
+/// type of its first input, or the accelerator's own operator type of a task with counters)
+/// and the share of their time they would keep.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Speedup {
-    /// The operator (`aten::mm`).
+    /// The operator (`aten::mm`), or the task's operator type (`MatMulV2`) when `by` is
+    /// [`By::Task`].
     pub op: String,
+    /// Which name of a kernel `op` is.
+    pub by: By,
     /// Its element type; `None`: every element type.
     pub dtype: Option<String>,
     /// The share of their time kept, in parts per million (at most 1 000 000).
@@ -31,10 +35,38 @@ impl Speedup {
         };
         Speedup {
             op: op.to_string(),
+            by: By::Operator,
             dtype: dtype.map(str::to_string),
             keep_ppm: (keep * PPM as f64).round() as u32,
         }
     }
+
+    /// The kernels whose task (with PMU counters) has operator type `op` keeping `keep`.
+    pub fn task(op: &str, keep: f64) -> Speedup {
+        Speedup {
+            by: By::Task,
+            ..Speedup::new(op, None, keep)
+        }
+    }
+}
+
+/// Which name of a kernel a [`Speedup`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// The operator it counts under on the roofline ([`kernel_operator`]).
+    Operator,
+    /// Its task's operator type as the PMU rows list it ([`task_type`]).
+    Task,
+}
+
+/// The operator type a kernel's task lists it under in the roofline's PMU rows (the task's
+/// `OP Type`, else the kernel's name); `None`: no task recorded with counters.
+pub fn task_type<'a>(job: &'a Job, rank: &'a Rank, kernel: usize) -> Option<&'a str> {
+    let t = task_of(rank, kernel)?;
+    (t.cube.is_some() || t.vector.is_some()).then(|| {
+        job.strings
+            .resolve(t.op_type.unwrap_or(rank.events.name[kernel]))
+    })
 }
 
 /// `ns` scaled to `keep_ppm` parts per million (never above `ns` for a share ≤ 1).
@@ -63,9 +95,9 @@ pub fn kernel_operator(job: &Job, rank: &Rank, kernel: usize) -> Option<(EventIx
 
 /// The speedup of `edits` that concerns kernels of operator `op` (of element type `dtype`).
 pub fn speedup_for<'a>(edits: &'a [Speedup], op: &str, dtype: Option<&str>) -> Option<&'a Speedup> {
-    edits
-        .iter()
-        .find(|s| s.op == op && (s.dtype.is_none() || s.dtype.as_deref() == dtype))
+    edits.iter().find(|s| {
+        s.by == By::Operator && s.op == op && (s.dtype.is_none() || s.dtype.as_deref() == dtype)
+    })
 }
 
 #[cfg(test)]
@@ -88,5 +120,9 @@ mod tests {
         assert_eq!(speedup_for(&edits, "aten::mm", Some("float")), Some(&s));
         assert_eq!(speedup_for(&edits, "aten::mm", Some("c10::BFloat16")), None);
         assert!(speedup_for(&edits, "aten::add", Some("float")).is_some());
+        // A task's operator type is another name space.
+        let task = [Speedup::task("aten::mm", 0.5)];
+        assert_eq!(task[0].by, By::Task);
+        assert_eq!(speedup_for(&task, "aten::mm", None), None);
     }
 }

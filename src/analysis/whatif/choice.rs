@@ -74,6 +74,7 @@ const STANDALONE: &[(&str, Fix)] = &[
     ("graph_capture", Fix::Stall(Stall::GraphCapture)),
     ("dynamic_shapes", Fix::Stall(Stall::OnlineCompile)),
     ("sync_points", Fix::Syncs),
+    ("pageable_memcpy", Fix::Pinned),
     ("launch_bound", Fix::LaunchDelays),
     ("small_messages", Fix::Buckets(DEFAULT_BUCKET_BYTES)),
     ("poor_overlap", Fix::Overlap),

@@ -8,6 +8,7 @@ use super::edges::EdgeFacts;
 use super::step::StepReplay;
 use super::transfers::{Speeds, mul_div};
 use crate::analysis::breakdown::Breakdown;
+use crate::analysis::clocks::AtTopClock;
 use crate::analysis::cluster::Stage;
 use crate::analysis::comm::Comm;
 use crate::analysis::comm::matching::Instance;
@@ -77,6 +78,12 @@ pub enum Fix {
     /// These unrecorded pauses (stretches in which nothing ran on their rank) take no time:
     /// the host gaps over them lose what they overlap.
     Pauses(Vec<GcPause>),
+    /// Host → device copies through pageable memory made from pinned memory, without
+    /// blocking the host ([`StepReplay::pin_copies`]).
+    Pinned,
+    /// These ranks' compute kernels in these steps at the share of their time the top
+    /// clock gives ([`StepReplay::clock_up`]).
+    Clocks(Vec<AtTopClock>),
     /// Kernels of these operator types keep the given share of their time (fused, at the
     /// attainable FLOP/s, in a faster precision).
     Kernels(Vec<Speedup>),
@@ -100,13 +107,14 @@ pub const DEFAULT_BUCKET_BYTES: u64 = 25 << 20;
 
 /// The fixes [`Fix::Ideal`] applies, in order (stalls before the work is balanced, so the
 /// balance is of the work that remains).
-const IDEAL: [Fix; 15] = [
+const IDEAL: [Fix; 16] = [
     Fix::Stall(Stall::DataLoader),
     Fix::Stall(Stall::Gc),
     Fix::Stall(Stall::Allocator),
     Fix::Stall(Stall::GraphCapture),
     Fix::Stall(Stall::OnlineCompile),
     Fix::Syncs,
+    Fix::Pinned,
     Fix::LaunchDelays,
     Fix::HostGaps,
     Fix::Entries,
@@ -251,6 +259,8 @@ impl StepReplay<'_> {
                 self.leave_at_once(w);
             }
             Fix::Kernels(edits) => self.speed_up(w, edits),
+            Fix::Pinned => self.pin_copies(w),
+            Fix::Clocks(c) => self.clock_up(w, c),
             Fix::Pauses(p) => {
                 self.drop_pauses(p, w);
                 self.bounds_without(p, w);

@@ -32,6 +32,8 @@ pub fn fix_for(f: &Finding) -> Option<Fix> {
         // Operators compiled at run time: compiled once (static shapes, a cached kernel).
         "dynamic_shapes" | "op_dispatch" => Fix::Stall(Stall::OnlineCompile),
         "sync_points" => Fix::Syncs,
+        "pageable_memcpy" => Fix::Pinned,
+        "clock_drop" if !f.evidence.clocks.is_empty() => Fix::Clocks(f.evidence.clocks.clone()),
         // Launches and framework operators free (a captured graph): the cause of kernels
         // shorter than their launch and of host operators on the critical path too.
         "launch_bound" | "tiny_kernels" | "critical_path_host" => Fix::LaunchDelays,

@@ -37,7 +37,7 @@ pub fn op_types(s: &StepReplay) -> Vec<OpType> {
             fixes: Stall::ALL
                 .iter()
                 .map(|&x| Fix::Stall(x))
-                .chain([Fix::Syncs, Fix::LaunchDelays])
+                .chain([Fix::Syncs, Fix::Pinned, Fix::LaunchDelays])
                 .collect(),
         },
     ];

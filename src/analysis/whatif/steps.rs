@@ -73,6 +73,11 @@ impl StepWhatIf {
         self.replay_error <= MAX_REPLAY_ERROR
     }
 
+    /// What every fix at once saves in this step (measured − ideal, never below 0).
+    pub fn ideal_saves(&self) -> Ns {
+        self.measured_ns.saturating_sub(self.ideal_ns).max(0)
+    }
+
     /// What fix `k` saves in this step (0 when the graph does not explain it; never below 0:
     /// a fix that would slow the step down saves nothing).
     pub fn saves(&self, k: usize) -> Ns {
@@ -119,6 +124,16 @@ impl WhatIf {
     /// Whether some step's graph explains it, so that savings are claimed.
     pub fn explains(&self) -> bool {
         self.steps.iter().any(StepWhatIf::explains)
+    }
+
+    /// What every fix at once saves over the steps the graph explains (the ideal step's
+    /// saving every face shows: no finding's fix saves more).
+    pub fn ideal_saves(&self) -> Ns {
+        self.steps
+            .iter()
+            .filter(|s| s.explains())
+            .map(StepWhatIf::ideal_saves)
+            .sum()
     }
 
     /// What fix `k` saves over the steps the graph explains; `None` when it changed no

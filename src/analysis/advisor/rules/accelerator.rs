@@ -6,6 +6,7 @@
 use super::{Bound, Rule, distinct, per_rank, share};
 use crate::analysis::advisor::{Category, Draft, Facts, Focus, Kind, Quantity, Thresholds, View};
 use crate::analysis::roofline::Class;
+use crate::analysis::roofline::speedup::Speedup;
 use crate::model::{RankId, StepNo};
 use crate::time::Ns;
 
@@ -15,7 +16,7 @@ pub const RULES: &[Rule] = &[
         id: "unbound_operators",
         category: Category::Compute,
         kind: Kind::Opportunity,
-        bound: Bound::None,
+        bound: Bound::PerRank,
         detect: unbound_operators,
     },
     Rule {
@@ -29,7 +30,7 @@ pub const RULES: &[Rule] = &[
         id: "clock_drop",
         category: Category::Compute,
         kind: Kind::Problem,
-        bound: Bound::None,
+        bound: Bound::PerRank,
         detect: clock_drop,
     },
     Rule {
@@ -122,7 +123,8 @@ pub const TOP: usize = 10;
 
 /// Operator types whose counters show no pipe busy at U: neither compute- nor memory-bound,
 /// they wait on dependencies, synchronization or too few cores. Impact: the time each would
-/// save if its busiest pipe reached U (its time × (1 − ratio / U)), per rank.
+/// save if its busiest pipe reached U (its time × (1 − ratio / U)), per rank; the replay
+/// runs their tasks at that share (`Kernels` by task type).
 pub fn unbound_operators(f: &Facts, t: &Thresholds) -> Option<Draft> {
     let r = f.roofline?;
     let ops: Vec<_> = r
@@ -155,6 +157,10 @@ pub fn unbound_operators(f: &Facts, t: &Thresholds) -> Option<Draft> {
             crate::analysis::advisor::Claim::Accelerator(c),
         )
         .ops(ops.iter().map(|o| o.op.clone()))
+        .speedups(
+            ops.iter()
+                .map(|o| Speedup::task(&o.op, o.bound_ratio / r.u)),
+        )
         .number("time_ns", Quantity::Ns(time))
         .number("bound_ratio", Quantity::Ratio(worst.bound_ratio))
         .focus(Focus::Evidence(View::Roofline)),
@@ -182,15 +188,17 @@ pub fn dynamic_shapes(f: &Facts, _: &Thresholds) -> Option<Draft> {
 
 /// Ranks whose device clock ran more than 5% below the job's top clock in a step
 /// (analysis/clocks.rs; msprof-analyze's AI Core frequency rule). Impact: the compute time
-/// the slower clock added, Σ over the drops, per rank.
+/// the slower clock added, Σ over the drops, per rank; the replay runs those rank-steps'
+/// kernels at mean / top of their time (`Fix::Clocks`).
 pub fn clock_drop(f: &Facts, _: &Thresholds) -> Option<Draft> {
     let worst = f.clock_drops.first()?;
+    let top = f.top_mhz?;
     let lost: Ns = f.clock_drops.iter().map(|d| d.lost_ns).sum();
     let c = Claim::ClockDrop {
         rank: worst.rank,
         step: worst.step,
         mean_mhz: worst.mean_mhz,
-        top_mhz: f.top_mhz?,
+        top_mhz: top,
         drops: f.clock_drops.len(),
     };
     Some(
@@ -200,10 +208,11 @@ pub fn clock_drop(f: &Facts, _: &Thresholds) -> Option<Draft> {
         )
         .ranks(distinct(f.clock_drops.iter().map(|d| d.rank)))
         .steps(distinct(f.clock_drops.iter().map(|d| d.step)))
+        .clocks(f.clock_drops.iter().map(|d| d.at_top(top)))
         .number("lost_ns", Quantity::Ns(lost))
         .number(
             "clock_ratio",
-            Quantity::Ratio(worst.mean_mhz / f64::from(f.top_mhz?)),
+            Quantity::Ratio(worst.mean_mhz / f64::from(top)),
         ),
     )
 }

@@ -117,12 +117,7 @@ fn list(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         th,
         format!("{:>10}  {:<7} {}", "saves Σ", "sev", "finding"),
     )];
-    let ideal = a
-        .whatif
-        .steps
-        .iter()
-        .map(|s| s.measured_ns.saturating_sub(s.ideal_ns))
-        .sum();
+    let ideal = a.whatif.ideal_saves();
     let n = a.findings.len();
     for i in (first..=n).take(rows) {
         let (saves, sev, title) = match a.findings.get(i) {

@@ -42,6 +42,9 @@ fn unbound_operators_claim_what_their_busiest_pipe_leaves() {
         (d.impact_ns, d.evidence.ops.clone()),
         (10 * MS, vec!["A".to_string()])
     );
+    // Its replay: A's tasks at 0.4 / 0.8 of their time.
+    let keep = crate::analysis::roofline::speedup::Speedup::task("A", 0.5);
+    assert_eq!(d.evidence.speedups, vec![keep]);
     // 4 ms of 100 ms is under the 5% share: nothing to say.
     w.roofline.pmu_ops[0].time_ns = 4 * MS;
     assert!(w.run(unbound_operators).is_none());
