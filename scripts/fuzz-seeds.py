@@ -100,6 +100,10 @@ SEEDS = {
     "ascend_db": dbs,
     "logs": logs,
     "report": jobs,
+    # Each fixture job's dumps, ranks joined by 0xff (JSON ones only: a pickle may hold 0xff).
+    "flight": lambda: [SEP.join(read(p) for p in sorted(glob.glob(os.path.join(TD, "flight", j, "*"))))
+                       for j in ("desync3",)]
+    + [read(p) for p in sorted(glob.glob(os.path.join(TD, "flight", "*", "nccl_trace_rank_*")))],
     "snapshot": jobs,
 }
 

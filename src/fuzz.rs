@@ -220,6 +220,37 @@ pub fn nsys(data: &[u8]) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Flight Recorder dumps of up to eight ranks (split at [`SEPARATOR`]; part k is rank k's
+/// dump, a pickle or JSON): each read, the readable ones triaged, and the hang report
+/// written as text, markdown and JSON; `true` when some dump was read.
+pub fn flight(data: &[u8]) -> bool {
+    use crate::report::Format;
+    let mut dumps = Vec::new();
+    let mut skipped = Vec::new();
+    for (k, part) in split(data).iter().enumerate() {
+        match crate::ingest::flight::read_bytes(part, k as u32, &format!("rank-{k}")) {
+            Ok(d) => dumps.push(d),
+            Err(e) => skipped.push(e.to_string()),
+        }
+    }
+    if dumps.is_empty() {
+        return false;
+    }
+    let f = crate::session::flight::Flight {
+        hang: crate::analysis::hang::hang(&dumps),
+        dumps,
+        skipped,
+    };
+    let r = crate::report::hang::build(&f);
+    for format in [Format::Text, Format::Md] {
+        terminal_text(&crate::report::hang::render(&r, format, 100));
+    }
+    let json = crate::report::hang::render(&r, Format::Json, 100);
+    assert!(!json.contains(json_unsafe), "raw unsafe character in JSON");
+    serde_json::from_str::<serde_json::Value>(&json).expect("the hang report's JSON parses");
+    true
+}
+
 /// A fresh private directory for one case (the database reader needs a path).
 fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};

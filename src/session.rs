@@ -274,6 +274,7 @@ impl Session {
 pub use demo::write as write_demo;
 
 pub mod diff;
+pub mod flight;
 
 /// Writes `s` as one Perfetto / Chrome trace to `out` (gzip when it ends in `.gz`; `-`:
 /// stdout) through the one writer ([`crate::output`]), never beside the job's `inputs`.

@@ -31,6 +31,7 @@ fn targets() -> Vec<Target> {
         ("ascend_json", Box::new(f::ascend_json as Body)),
         ("ascend_db", Box::new(f::ascend_db as Body)),
         ("nsys", Box::new(f::nsys as Body)),
+        ("flight", Box::new(body(f::flight))),
         ("logs", Box::new(f::logs as Body)),
         ("report", Box::new(body(f::report))),
         ("snapshot", Box::new(body(f::snapshot))),
@@ -92,4 +93,12 @@ fn every_target_accepts_its_kind_of_fixture() {
     stepscope::fuzz::logs(&[&[7u8, 0][..], &logs].concat());
     assert!(stepscope::fuzz::report(&job));
     assert!(stepscope::fuzz::snapshot(&job));
+    let dumps: Vec<u8> = (0..3)
+        .map(|r| read(&format!("flight/desync3/fr_{r}.json")))
+        .collect::<Vec<_>>()
+        .join(&stepscope::fuzz::SEPARATOR);
+    assert!(stepscope::fuzz::flight(&dumps));
+    assert!(stepscope::fuzz::flight(&read(
+        "flight/hang4/nccl_trace_rank_0"
+    )));
 }

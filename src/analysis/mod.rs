@@ -25,6 +25,7 @@ pub mod comm;
 pub mod critical_path;
 pub mod deviation;
 pub mod diff;
+pub mod hang;
 pub mod host;
 pub mod inspect;
 pub mod intervals;

@@ -40,13 +40,20 @@ pub fn report(
     settings: &Settings,
     fail_on: Option<Severity>,
 ) -> Result<i32, Error> {
-    let s = Session::open(paths, settings)?;
-    print(&report::render_in(
-        &report::build(&s.loaded, &s.analysis, s.opts.scope),
-        format,
-        page_width(),
-    ));
-    let tripped = fail_on.is_some_and(|sev| s.analysis.findings.iter().any(|f| f.severity >= sev));
+    // Flight Recorder dumps among the paths: their triage alone, or beside the traces.
+    let (paths, flight) = session::flight::open(paths)?;
+    let hung = fail_on.is_some() && flight.as_ref().is_some_and(|f| f.hang.verdict.is_some());
+    let hang = flight.as_ref().map(report::hang::build);
+    if let (Some(h), true) = (&hang, paths.is_empty()) {
+        print(&report::hang::render(h, format, page_width()));
+        return Ok(if hung { EXIT_FINDINGS } else { 0 });
+    }
+    let s = Session::open(&paths, settings)?;
+    let mut r = report::build(&s.loaded, &s.analysis, s.opts.scope);
+    r.hang = hang;
+    print(&report::render_in(&r, format, page_width()));
+    let tripped =
+        hung || fail_on.is_some_and(|sev| s.analysis.findings.iter().any(|f| f.severity >= sev));
     // The process exits next: freeing millions of events one allocation at a time would only
     // delay the exit (the OS reclaims it all at once).
     std::mem::forget(s);

@@ -59,7 +59,9 @@ fn sqlite(has: &dyn Fn(&[u8]) -> bool) -> String {
 /// A Python pickle, by the keys it holds.
 fn pickle(has: &dyn Fn(&[u8]) -> bool) -> String {
     if has(b"pg_config") || (has(b"entries") && has(b"collective_seq_id")) {
-        "a PyTorch Flight Recorder dump (a pickle): stepscope cannot read it yet".to_string()
+        "a PyTorch Flight Recorder dump (a pickle) not read as one: give it, or its folder, \
+         to `stepscope report` with the other ranks' dumps"
+            .to_string()
     } else if has(b"device_traces") || has(b"segments") {
         "a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot), not a trace: open it \
          at pytorch.org/memory_viz"

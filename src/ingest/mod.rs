@@ -14,6 +14,7 @@ pub mod chrome;
 mod consistency;
 pub mod demo;
 pub mod discover;
+pub mod flight;
 pub mod identify;
 mod jobs;
 pub mod kineto;

@@ -3,6 +3,7 @@
 //! `ingest`, read by `analysis`.
 
 mod event;
+pub mod flight;
 mod ids;
 mod interner;
 mod lane;

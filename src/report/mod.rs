@@ -8,6 +8,7 @@ mod cluster;
 mod cluster_tables;
 mod critical;
 pub mod diff;
+pub mod hang;
 mod job;
 pub mod json;
 pub mod layout_tables;
@@ -48,6 +49,13 @@ pub(crate) fn tables_in(tables: &[Table], format: Format, page: usize) -> String
         }
     }
     o
+}
+
+/// The hang section of a report with Flight Recorder dumps (empty without).
+fn hang_in(r: &Report, format: Format, page: usize) -> String {
+    r.hang
+        .as_ref()
+        .map_or_else(String::new, |h| tables_in(&hang::tables(h), format, page))
 }
 
 /// Version tag of the JSON schema; bumped only on incompatible changes.
@@ -101,6 +109,9 @@ pub struct Report {
     /// columns recomputed from the events; absent for profilers that write none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub profiler_checks: Vec<crate::analysis::profiler_check::StepCheck>,
+    /// The triage of the Flight Recorder dumps given with the traces (absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hang: Option<hang::HangReport>,
     /// HCCL's traffic per rank and transport (Ascend `communication.json`); absent when no
     /// rank has it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -237,6 +248,7 @@ pub fn build(loaded: &Loaded, a: &Analysis, scope: Scope) -> Report {
         roofline: RooflineView::of(&a.roofline),
         findings: a.findings.iter().map(FindingRow::of).collect(),
         profiler_checks: a.profiler_checks.clone(),
+        hang: None,
         transports: a.transports.clone(),
         link_matrix: a.link_matrix.clone(),
         unaligned_transfers: a.unaligned.recorded.then(|| a.unaligned.clone()),
@@ -328,8 +340,8 @@ pub fn render_in(r: &Report, format: Format, page: usize) -> String {
         .unwrap_or(s)
     };
     match format {
-        Format::Text => printable(text::render_in(r, page)),
-        Format::Md => printable(markdown::render(r)),
+        Format::Text => printable(text::render_in(r, page) + &hang_in(r, format, page)),
+        Format::Md => printable(markdown::render(r) + &hang_in(r, format, page)),
         Format::Json => {
             let mut s = crate::format::json::to_string_pretty(r).expect("the report serializes");
             s.push('\n');
