@@ -164,3 +164,39 @@ fn a_pickle_that_calls_code_is_refused_in_one_line() {
         "{err}"
     );
 }
+
+/// The hang screen without a terminal: insta snapshots at 120×40 and 80×24 — the verdict,
+/// the groups, default_pg's members (rank 2 never entered #12) — then rank 2's operations
+/// (Enter), and the pipeline group (Tab) with its open send.
+#[test]
+fn the_hang_screen_leads_with_the_absent_rank_and_opens_its_operations() {
+    use stepscope::ui::shell::keymap::{Keymap, parse_script};
+    use stepscope::ui::shell::snapshot;
+    use stepscope::ui::shell::theme::Theme;
+    for size in [(120, 40), (80, 24)] {
+        let (_, f) = stepscope::session::flight::open(&[testdata("flight/hang4")]).unwrap();
+        let mut a = stepscope::ui::hang::headless(
+            f.expect("dumps"),
+            Keymap::default_map(),
+            Theme::builtin("dark"),
+            false,
+            size,
+        );
+        let tag = format!("{}x{}", size.0, size.1);
+        let keys = |a: &mut stepscope::ui::shell::Shell<_>, s: &str| {
+            for k in parse_script(s).unwrap() {
+                a.key(k);
+            }
+        };
+        common::snap(&format!("tui_hang_{tag}"), &snapshot::render(&a));
+        keys(&mut a, "jj<enter>");
+        assert_eq!(a.screen.rank(), Some(2));
+        let ops = a.screen.entries();
+        assert_eq!((ops.len(), ops[0].seq), (11, 11), "rank 2's last is #11");
+        common::snap(&format!("tui_hang_rank2_{tag}"), &snapshot::render(&a));
+        keys(&mut a, "<esc><tab>");
+        assert!(!a.screen.opened);
+        assert_eq!(a.screen.flight.hang.groups[a.screen.group].desc, "pp:0");
+        common::snap(&format!("tui_hang_pp_{tag}"), &snapshot::render(&a));
+    }
+}

@@ -470,3 +470,22 @@ fn the_diff_screen_lists_operators_opens_both_timelines_and_quits() {
     s.wait_for("exit=0");
     assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
 }
+
+#[test]
+fn the_hang_screen_names_the_absent_rank_opens_its_operations_and_quits() {
+    if !tmux_available() {
+        return;
+    }
+    let dumps = common::testdata("flight/hang4");
+    let cmd = format!("\"$BIN\" '{}'", dumps.display());
+    let s = Session::start("hang", &wrapped(&cmd));
+    s.wait_for("rank(s) 2 never entered nccl:all_reduce #12");
+    s.keys(&["j", "j", "Enter"]);
+    s.wait_for("rank 2 in default_pg: its operations");
+    s.keys(&["Escape", "Tab"]);
+    s.wait_for("pp:0: last collective");
+    s.wait_for("p2p open");
+    s.keys(&["q"]);
+    s.wait_for("exit=0");
+    assert!(s.out().contains("exit=0 tty=restored"), "{}", s.out());
+}

@@ -60,6 +60,24 @@ pub fn report(
     Ok(if tripped { EXIT_FINDINGS } else { 0 })
 }
 
+/// The TUI (no command, on a terminal): the hang screen when every path is a Flight
+/// Recorder dump, else the trace browser of the traces (dumps beside them are left to
+/// `report`, said on stderr before the screen opens).
+pub fn browse(paths: &[PathBuf], g: &Global) -> Result<i32, Error> {
+    let (traces, flight) = session::flight::open(paths)?;
+    match flight {
+        Some(f) if traces.is_empty() => stepscope::ui::run::run_hang(f, &g.ui()),
+        Some(f) => {
+            stepscope::stderr_line!(
+                "{} Flight Recorder dump(s) given with the traces: `stepscope report` shows their triage beside them; the browser opens the traces",
+                f.dumps.len()
+            );
+            stepscope::ui::run(&traces, &g.settings(Default::default()), &g.ui())
+        }
+        None => stepscope::ui::run(paths, &g.settings(Default::default()), &g.ui()),
+    }
+}
+
 /// `stepscope whatif`: the steps replayed with a fix against their measured times.
 pub fn whatif(a: &WhatIfArgs, g: &Global) -> Result<i32, Error> {
     use stepscope::analysis::whatif::choice::Choice;

@@ -157,9 +157,7 @@ pub fn main() -> i32 {
         Some(Command::Diff(a)) => commands::diff(a, g),
         Some(Command::Export(a)) => commands::export(a, g),
         // The TUI on a terminal; the text report when stdout is a pipe or a file.
-        None if std::io::stdout().is_terminal() => {
-            stepscope::ui::run(&cli.paths, &g.settings(Scope::default()), &g.ui())
-        }
+        None if std::io::stdout().is_terminal() => commands::browse(&cli.paths, g),
         None => commands::report(
             &cli.paths,
             Format::Text,

@@ -11,6 +11,7 @@
 
 pub mod browser;
 pub mod diff;
+pub mod hang;
 pub mod loading;
 pub mod run;
 pub mod shell;

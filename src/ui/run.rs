@@ -133,6 +133,21 @@ pub fn run_diff(pair: crate::session::diff::DiffPair, ui: &UiOptions) -> Result<
     Ok(0)
 }
 
+/// The hang screen of a job's Flight Recorder dumps on the terminal until the user quits.
+pub fn run_hang(flight: crate::session::flight::Flight, ui: &UiOptions) -> Result<i32, Error> {
+    let (theme, keymap) = ui.resolve()?;
+    let (tx, events) = channel::<super::shell::Event<()>>();
+    let (guard, mut term) = terminal::setup(ui.mouse)?;
+    let size = term.size().map_err(|e| Error::terminal(e.to_string()))?;
+    event_loop::spawn_input(tx);
+    let ctx = Ctx::new(keymap, theme, ui.ascii, (size.width, size.height));
+    let mut shell = Shell::with(super::hang::HangScreen::new(flight), ctx);
+    event_loop::run(&mut term, &mut shell, &events)?;
+    drop(term);
+    drop(guard);
+    Ok(0)
+}
+
 /// The live screen after replaying `paths` (logs, monitor captures) one after another, each
 /// from its start to its end, without a terminal (`snapshot --view watch`, tests): the order
 /// is fixed, so the screen is deterministic.
