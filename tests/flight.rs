@@ -200,3 +200,15 @@ fn the_hang_screen_leads_with_the_absent_rank_and_opens_its_operations() {
         common::snap(&format!("tui_hang_pp_{tag}"), &snapshot::render(&a));
     }
 }
+
+#[test]
+fn a_command_that_reads_traces_says_what_to_do_with_dumps() {
+    let out = run(["whatif", testdata("flight/hang4").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("4 PyTorch Flight Recorder dump(s) and no trace: `stepscope report`"),
+        "{err}"
+    );
+}

@@ -40,6 +40,16 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
         let mut found = Found::default();
         walk(p, &mut found).map_err(|e| Error::input(&label, format!("cannot list: {e}")))?;
         if found.traces.is_empty() && found.ascend.is_empty() && found.odd.is_empty() {
+            let (_, dumps) = super::flight::split(std::slice::from_ref(p));
+            if !dumps.is_empty() {
+                return Err(Error::input(
+                    &label,
+                    format!(
+                        "{} PyTorch Flight Recorder dump(s) and no trace: `stepscope report` (or `stepscope` on a terminal) triages them; this command reads traces",
+                        dumps.len()
+                    ),
+                ));
+            }
             let others = match &found.other {
                 (0, _) => String::new(),
                 (n, Some(p)) => format!(
