@@ -45,6 +45,8 @@ pub struct Settings {
     pub scenario: Scenario,
     /// Of inputs holding several jobs (one per directory), the N-th (`--job N`, from 1).
     pub job: Option<u32>,
+    /// The range that is the step (`--step-range NAME`), in place of `ProfilerStep#N`.
+    pub step_range: Option<String>,
 }
 
 impl Default for Settings {
@@ -58,6 +60,7 @@ impl Default for Settings {
             python_stacks: false,
             scenario: Scenario::Default,
             job: None,
+            step_range: None,
         }
     }
 }
@@ -94,7 +97,10 @@ impl Settings {
     pub fn load_options(&self) -> Result<LoadOptions, Error> {
         Ok(LoadOptions {
             python_stacks: self.python_stacks,
-            roles: Arc::new(RoleTable::load()?),
+            roles: Arc::new(match &self.step_range {
+                Some(r) => RoleTable::load()?.with_step_range(r),
+                None => RoleTable::load()?,
+            }),
             events: Default::default(),
             job: self.job,
         })

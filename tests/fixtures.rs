@@ -248,3 +248,31 @@ fn a_compile_in_a_syncs_catch_up_is_the_syncs_cost() {
     );
     assert!(finding(&r, "op_dispatch").is_none());
 }
+
+/// `step_range.json`: one `ProfilerStep#7` [0, 300) µs around three `train_step` ranges of
+/// 100, 120 and 80 µs. By default one step of 300 µs; `--step-range train_step`: steps 1, 2,
+/// 3 of exactly those lengths; a name no range has: the whole trace, and a note saying so.
+#[test]
+fn a_named_range_is_the_step_numbered_by_occurrence() {
+    let times = |extra: &[&str]| -> Vec<(i64, i64)> {
+        let r = report_json(&[&testdata("step_range.json")], extra);
+        r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["step"].as_i64().unwrap(),
+                    s["time_ns"]["max"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(times(&[]), [(7, 300_000)]);
+    assert_eq!(
+        times(&["--step-range", "train_step"]),
+        [(1, 100_000), (2, 120_000), (3, 80_000)]
+    );
+    let r = report_json(&[&testdata("step_range.json")], &["--step-range", "nope"]);
+    assert!(r.to_string().contains("no range named `nope`"));
+}

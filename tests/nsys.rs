@@ -272,3 +272,49 @@ fn one_file_per_host_lines_up_on_the_sessions_clock() {
     assert_eq!(f["evidence"]["ranks"], serde_json::json!([2]), "{f}");
     assert_eq!(f["impact_ns"], 9_000_000, "{f}");
 }
+
+/// A loop marked with its own NVTX range (`nvtx.range("train_step")`), no `ProfilerStep#N`:
+/// `--step-range train_step` makes each range a step, numbered 1, 2, 3 by occurrence, and the
+/// diagnosis is the one the `ProfilerStep` export gets (rank 2's 3 ms a step, 9 ms). A name
+/// no range has leaves the steps to the repeating kernel sequence and says so.
+#[test]
+fn a_range_the_user_names_is_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report1.sqlite");
+    synthetic(&path, 0..4, 4, 2, 0);
+    let db = rusqlite::Connection::open(&path).unwrap();
+    db.execute("UPDATE NVTX_EVENTS SET text = 'train_step'", [])
+        .unwrap();
+    drop(db);
+    let json = common::report_json(&[&path], &["--step-range", "train_step"]);
+    let steps: Vec<i64> = json["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_i64().unwrap())
+        .collect();
+    assert_eq!(steps, [1, 2, 3]);
+    // The same step times as the `ProfilerStep#N` export's.
+    let marked = dir.path().join("marked.sqlite");
+    synthetic(&marked, 0..4, 4, 2, 0);
+    let times = |j: &serde_json::Value| -> Vec<i64> {
+        j["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["time_ns"]["max"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(times(&json), times(&common::report_json(&[&marked], &[])));
+    let first = &json["findings"][0];
+    assert_eq!(
+        (&first["rule"], &first["impact_ns"]),
+        (
+            &serde_json::json!("straggler"),
+            &serde_json::json!(9_000_000)
+        ),
+        "{first}"
+    );
+    let other = common::report_json(&[&path], &["--step-range", "step"]).to_string();
+    assert!(other.contains("repeating kernel sequence"), "{other}");
+}

@@ -78,6 +78,11 @@ pub struct Global {
     /// load the N-th (from 1; the refusal lists them).
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub job: Option<u32>,
+    /// The step is each range (annotation, NVTX range) of exactly this name, numbered by
+    /// occurrence from 1, in place of `ProfilerStep#N` (a training loop marked with its own
+    /// range, `nvtx.range("train_step")`).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub step_range: Option<String>,
 }
 
 impl Global {
@@ -107,6 +112,7 @@ impl Global {
             python_stacks: self.python_stacks,
             scenario: self.scenario(),
             job: self.job,
+            step_range: self.step_range.clone(),
         }
     }
 

@@ -48,8 +48,12 @@ pub fn assemble(
         job.parallel = job.parallel.or(d.parallel);
         let r = &d.rank;
         if r.steps.len() == 1 && r.steps[0].synthetic {
+            let what = match roles.step_range() {
+                Some(name) => format!("no range named {}", crate::format::echo(name)),
+                None => "no ProfilerStep markers".to_string(),
+            };
             notes.push(format!(
-                "rank {}: no ProfilerStep markers; the whole trace is analysed as one step",
+                "rank {}: {what}; the whole trace is analysed as one step",
                 r.id
             ));
         }

@@ -25,8 +25,14 @@ pub fn find_steps(rank: &mut Rank, strings: &Interner, roles: &RoleTable) -> Vec
         .max_by_key(|&(lane, n)| (n, std::cmp::Reverse(lane)));
     if let Some((lane, _)) = best {
         rank.stepping_lane = Some(lane);
+        // A range the user named is numbered by occurrence, from 1.
+        let by_order = roles.step_range().is_some();
         for i in rank.lane_events(lane) {
             if let Some(n) = step_of[ev.name[i] as usize] {
+                let n = match by_order {
+                    true => StepNo(rank.steps.len() as u32 + 1),
+                    false => n,
+                };
                 rank.steps.push(HostStep {
                     number: n,
                     start: ev.start[i],

@@ -191,7 +191,7 @@ fn steps_from_repetition(rank: &mut Rank, strings: &Interner) -> Option<String> 
     Some(format!(
         "no NVTX ProfilerStep#N ranges: {n} steps found from the repeating kernel sequence \
          (every {} kernel(s), {} once each); name the step with an NVTX range \
-         (`ProfilerStep#N`, or a step marker in roles.toml) for exact steps",
+         (`ProfilerStep#N`; a range of your own with `--step-range NAME`) for exact steps",
         p.len,
         crate::format::echo(strings.resolve(p.anchor))
     ))

@@ -137,6 +137,8 @@ struct File {
 #[derive(Debug, Clone, Default)]
 pub struct RoleTable {
     step_prefixes: Vec<Vec<u8>>,
+    /// The range the user named the step (`--step-range NAME`): in place of the markers.
+    step_range: Option<String>,
     comm_kernel: Patterns,
     gemm_kernel: Patterns,
     allocator: Patterns,
@@ -189,6 +191,18 @@ impl RoleTable {
             t.extend(&layer)?;
         }
         Ok(t)
+    }
+
+    /// The table with the step named by a range of this exact name (`--step-range`),
+    /// whatever its number, in place of the step markers.
+    pub fn with_step_range(mut self, name: &str) -> RoleTable {
+        self.step_range = Some(name.to_string());
+        self
+    }
+
+    /// The range `--step-range` named, if any.
+    pub fn step_range(&self) -> Option<&str> {
+        self.step_range.as_deref()
     }
 
     /// The shipped table alone.
@@ -310,6 +324,10 @@ impl RoleTable {
 
     /// The step number of a step marker name.
     pub fn step_number(&self, name: &str) -> Option<StepNo> {
+        if let Some(r) = &self.step_range {
+            // Numbered by occurrence where the steps are found (`steps::find_steps`).
+            return (name == r).then_some(StepNo(0));
+        }
         self.step_prefixes
             .iter()
             .find_map(|p| name.as_bytes().strip_prefix(p.as_slice()))
