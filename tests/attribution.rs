@@ -169,6 +169,35 @@ fn the_launch_fix_never_claims_the_loaders_time() {
 }
 
 #[test]
+fn the_ideal_step_is_every_fix_at_once_in_every_face() {
+    // The ResNet-50 trace's kernel findings (elementwise chains fused, GEMMs at their
+    // attainable rate) take a parameter only their evidence gives: the ideal step applies
+    // them after its own fixes, so it saves at least what each finding saves, and `whatif
+    // --fix ideal` replays the same ideal as the report (one definition).
+    let Some(s) = shared() else { return };
+    let path = s.join("traces/ext/kineto-resnet50-2021");
+    let r = report_json(&[&path], &[]);
+    let ideal = ns(&r["whatif"]["ideal_saves_ns"]);
+    for f in r["findings"].as_array().unwrap() {
+        assert!(ns(&f["impact_ns"]) <= ideal, "{f}");
+    }
+    let elementwise = finding(&r, "memory_bound_elementwise").expect("elementwise");
+    let loader = finding(&r, "dataloader").expect("dataloader");
+    assert!(ideal > ns(&loader["saves_ns"]) + ns(&elementwise["saves_ns"]) / 2);
+    let out = run([
+        "whatif".as_ref(),
+        path.as_os_str(),
+        "--fix".as_ref(),
+        "ideal".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    let w: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let saved = ns(&w["measured_ns"]) - ns(&w["predicted_ns"]);
+    assert_eq!(saved, ideal);
+}
+
+#[test]
 fn whatif_measures_the_reports_steps() {
     // `whatif` and `report` show one measured step time: the report's cluster step time
     // (step 6 of the ResNet-50 trace: 175.2 ms, not the graph's longer span).

@@ -87,7 +87,13 @@ fn what_if(
 ) -> whatif::WhatIf {
     // Every rank's rows, not the scope's: a fix of another rank's slow step needs its rows
     // under `--rank` too.
-    let cx = whatif::Context::new(job, &a.comm, rows, a.stages.as_deref(), &a.host.gc);
+    let extras: Vec<whatif::Fix> = a
+        .findings
+        .iter()
+        .filter_map(whatif::savings::fix_for)
+        .collect();
+    let cx = whatif::Context::new(job, &a.comm, rows, a.stages.as_deref(), &a.host.gc)
+        .with_extras(extras);
     let mut fixes: Vec<Vec<whatif::Fix>> = Vec::new();
     let index: Vec<Option<usize>> = a
         .findings

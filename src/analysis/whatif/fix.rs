@@ -91,6 +91,17 @@ pub enum Fix {
     Ideal,
 }
 
+impl Fix {
+    /// Whether the ideal step takes this fix from a finding: one whose parameter only the
+    /// finding's evidence gives and that [`IDEAL`] has no stronger form of.
+    pub fn is_ideal_extra(&self) -> bool {
+        matches!(
+            self,
+            Fix::Kernels(_) | Fix::Bandwidth(_) | Fix::Clocks(_) | Fix::Links(_) | Fix::Stalls
+        )
+    }
+}
+
 /// Which collectives a communication fix concerns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommKind {
@@ -136,6 +147,8 @@ pub struct Context<'a> {
     pub(super) stages: Option<&'a [Stage]>,
     /// The conjectured pauses the ideal step takes away ([`Fix::Pauses`]).
     pauses: Vec<GcPause>,
+    /// The findings' fixes with a parameter the ideal step applies after its own.
+    extras: Vec<Fix>,
 }
 
 impl<'a> Context<'a> {
@@ -155,13 +168,29 @@ impl<'a> Context<'a> {
             rows,
             stages,
             pauses: pauses.iter().filter(|p| !p.recorded).cloned().collect(),
+            extras: Vec::new(),
         }
+    }
+
+    /// The context whose ideal step also applies `fixes` — the findings' fixes that take a
+    /// parameter [`IDEAL`] cannot know (operator types' speedups, bandwidth targets, clocks,
+    /// slow links, stalled transfers): the ideal step is every fix at once, so it gives at
+    /// least what each finding's does. Others are left out ([`Fix::is_ideal_extra`]).
+    pub fn with_extras(mut self, fixes: impl IntoIterator<Item = Fix>) -> Context<'a> {
+        self.extras = fixes.into_iter().filter(Fix::is_ideal_extra).collect();
+        self
+    }
+
+    /// The fixes the ideal step applies after its own.
+    pub fn extras(&self) -> &[Fix] {
+        &self.extras
     }
 
     /// The context of a job's analysis, as every face replays it (its rows, stages and
     /// pauses), so that they all show the same savings.
     pub fn of(job: &'a Job, a: &'a crate::analysis::Analysis) -> Context<'a> {
         Context::new(job, &a.comm, &a.breakdown, a.stages.as_deref(), &a.host.gc)
+            .with_extras(a.whatif.ideal_extras.iter().cloned())
     }
 
     /// Whether the job has pipeline stages.
@@ -277,6 +306,9 @@ impl StepReplay<'_> {
                     if *f == Fix::Level {
                         self.apply_to(cx, &Fix::SlowSteps(vec![self.step]), w, false);
                     }
+                }
+                for f in &cx.extras {
+                    self.apply_to(cx, f, w, false);
                 }
             }
         }

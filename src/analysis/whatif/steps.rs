@@ -98,6 +98,10 @@ pub struct WhatIf {
     pub not_replayed: Option<String>,
     /// The first findings' fixes together: 1, 1+2, 1+2+3 … ([`joint`](super::joint)).
     pub joint: Vec<JointSaving>,
+    /// The findings' fixes whose parameter the job gives, which the ideal step applies
+    /// after its own ([`Context::with_extras`]); kept so every face replays the same ideal.
+    #[serde(skip)]
+    pub ideal_extras: Vec<Fix>,
 }
 
 /// The first k findings' fixes applied together.
@@ -252,6 +256,7 @@ pub fn run(
         slowdown: decompose(&parts),
         not_replayed: None,
         joint: Vec::new(),
+        ideal_extras: cx.extras().to_vec(),
     }
 }
 
