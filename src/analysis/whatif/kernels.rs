@@ -2,7 +2,7 @@
 //! share of their time its model gives (docs/metrics.md, "Replay": the kernel rules), and
 //! copies through pageable memory made from pinned memory.
 
-use super::step::StepReplay;
+use super::step::{Keeps, StepReplay};
 use super::transfers::mul_div;
 use crate::analysis::clocks::AtTopClock;
 use crate::analysis::critical_path::Category;
@@ -18,12 +18,43 @@ impl StepReplay<'_> {
     /// Each compute kernel edge whose operator type `edits` names at most its share kept of
     /// its measured time (looked up once per launching operator).
     pub(super) fn speed_up(&self, w: &mut [Option<Ns>], edits: &[Speedup]) {
+        for &(k, ppm) in self.keeps_of(edits).iter() {
+            // The target is absolute — the share of the measured time the model gives (the
+            // FLOPs at the attainable rate) — so a kernel another fix already brought under
+            // it (a straggler's, a slow step's) keeps its time.
+            if let (Some(x), Some(base)) = (w[k], self.base.w[k]) {
+                w[k] = Some(x.min(kept(base, ppm)));
+            }
+        }
+    }
+
+    /// The (edge, kept ppm) pairs of `edits` in this step, found on first use.
+    fn keeps_of(&self, edits: &[Speedup]) -> Keeps {
+        let hit = self.keeps.lock().ok().and_then(|c| {
+            c.iter()
+                .find(|(e, _)| e.as_slice() == edits)
+                .map(|x| x.1.clone())
+        });
+        if let Some(k) = hit {
+            return k;
+        }
+        let found = std::sync::Arc::new(self.find_keeps(edits));
+        if let Ok(mut c) = self.keeps.lock() {
+            c.push((edits.to_vec(), found.clone()));
+        }
+        found
+    }
+
+    /// Each compute kernel edge whose operator type (or task type) `edits` names, with the
+    /// share of its time kept (looked up once per launching operator).
+    fn find_keeps(&self, edits: &[Speedup]) -> Vec<(usize, u32)> {
         let mut by_op: FxHashMap<(RankIx, EventIx), Option<u32>> = FxHashMap::default();
         let tasks: Vec<&Speedup> = edits.iter().filter(|s| s.by == By::Task).collect();
+        let mut out = Vec::new();
         for (k, e) in self.g.edges.iter().enumerate() {
-            let Some(x) = w[k].filter(|_| e.cat == Some(Category::GpuCompute)) else {
+            if e.cat != Some(Category::GpuCompute) {
                 continue;
-            };
+            }
             let rank = self.job.rank(e.rank);
             let (ev, i) = (&rank.events, e.event.index());
             if ev.kind[i] != Kind::Compute {
@@ -41,14 +72,11 @@ impl StepReplay<'_> {
                     speedup_for(edits, name, dtype.as_deref()).map(|s| s.keep_ppm)
                 }),
             };
-            let keep = keep.or_else(|| if tasks.is_empty() { None } else { by_task() });
-            // The target is absolute — the share of the measured time the model gives (the
-            // FLOPs at the attainable rate) — so a kernel another fix already brought under
-            // it (a straggler's, a slow step's) keeps its time.
-            if let (Some(ppm), Some(base)) = (keep, self.base.w[k]) {
-                w[k] = Some(x.min(kept(base, ppm)));
+            if let Some(ppm) = keep.or_else(|| if tasks.is_empty() { None } else { by_task() }) {
+                out.push((k, ppm));
             }
         }
+        out
     }
 }
 

@@ -70,7 +70,17 @@ pub struct StepReplay<'a> {
     rank_edges: Vec<std::ops::Range<usize>>,
     /// Transfer edges (`communication`) of matched calls, each with its instance.
     transfers: Vec<(usize, usize)>,
+    /// The kernel edges each kernel fix's speedups name, with the share kept, found once
+    /// per speedup list (a finding's column and the ideal step apply the same list).
+    pub(super) keeps: KeepCache,
 }
+
+/// The (edge, kept ppm) pairs of one speedup list in one step.
+pub(super) type Keeps = std::sync::Arc<Vec<(usize, u32)>>;
+
+/// Speedup lists and the pairs they give in one step.
+pub(super) type KeepCache =
+    std::sync::Mutex<Vec<(Vec<crate::analysis::roofline::speedup::Speedup>, Keeps)>>;
 
 impl<'a> StepReplay<'a> {
     /// Step `step` of the job; `None` without events in it or with a cyclic graph.
@@ -121,6 +131,7 @@ impl<'a> StepReplay<'a> {
             present,
             base_work: Vec::new(),
             facts: OnceLock::new(),
+            keeps: Default::default(),
             rank_edges: Vec::new(),
             transfers: Vec::new(),
         };
