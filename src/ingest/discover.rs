@@ -40,13 +40,18 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
         let mut found = Found::default();
         walk(p, &mut found).map_err(|e| Error::input(&label, format!("cannot list: {e}")))?;
         if found.traces.is_empty() && found.ascend.is_empty() && found.odd.is_empty() {
-            let (_, dumps) = super::flight::split(std::slice::from_ref(p));
-            if !dumps.is_empty() {
+            let dumps = std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.path().is_file() && super::flight::is_dump(&e.path()))
+                .count();
+            if dumps > 0 {
                 return Err(Error::input(
                     &label,
                     format!(
                         "{} PyTorch Flight Recorder dump(s) and no trace: `stepscope report` (or `stepscope` on a terminal) triages them; this command reads traces",
-                        dumps.len()
+                        dumps
                     ),
                 ));
             }

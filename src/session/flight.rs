@@ -4,7 +4,7 @@
 use crate::analysis::hang::{self, Hang};
 use crate::error::Error;
 use crate::format::printable;
-use crate::ingest::flight;
+use crate::ingest::{discover, flight};
 use crate::model::flight::FlightDump;
 use std::path::PathBuf;
 
@@ -23,7 +23,7 @@ pub struct Flight {
 /// traces). `None` when no path is or holds a dump. Two dumps of one rank are an error:
 /// they are two runs, never to be mixed.
 pub fn open(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Option<Flight>), Error> {
-    let (rest, files) = flight::split(paths);
+    let (rest, files) = split(paths);
     if files.is_empty() {
         return Ok((rest, None));
     }
@@ -62,4 +62,40 @@ pub fn open(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Option<Flight>), Error> 
             hang,
         }),
     ))
+}
+
+/// The dumps among `paths` and the files of the folders among them, and what is left to
+/// read as traces: a folder holding no dump stays whole; of one holding dumps, its trace
+/// files and sub-folders.
+fn split(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut rest, mut dumps) = (Vec::new(), Vec::new());
+    for p in paths {
+        if p.is_dir() {
+            let listed: Vec<PathBuf> = std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            let (mut found, others): (Vec<PathBuf>, Vec<PathBuf>) = listed
+                .into_iter()
+                .partition(|f| f.is_file() && flight::is_dump(f));
+            if found.is_empty() {
+                rest.push(p.clone());
+            } else {
+                rest.extend(others.into_iter().filter(|f| {
+                    f.is_dir()
+                        || f.file_name()
+                            .is_some_and(|n| discover::is_trace_name(&n.to_string_lossy()))
+                }));
+            }
+            found.sort_by(|a, b| discover::natural_cmp(a, b));
+            dumps.extend(found);
+        } else if p.is_file() && flight::is_dump(p) {
+            dumps.push(p.clone());
+        } else {
+            rest.push(p.clone());
+        }
+    }
+    (rest, dumps)
 }

@@ -119,32 +119,28 @@ pub fn run_watch(opts: &crate::watch::WatchOptions, ui: &UiOptions) -> Result<i3
 
 /// Opens the diff screen on two analysed runs (`stepscope diff` on a terminal).
 pub fn run_diff(pair: crate::session::diff::DiffPair, ui: &UiOptions) -> Result<i32, Error> {
-    let (theme, keymap) = ui.resolve()?;
-    let (tx, events) = channel::<super::shell::Event<()>>();
-    let (guard, mut term) = terminal::setup(ui.mouse)?;
-    let size = term.size().map_err(|e| Error::terminal(e.to_string()))?;
-    event_loop::spawn_input(tx);
-    let ctx = Ctx::new(keymap, theme, ui.ascii, (size.width, size.height));
-    let mut shell = Shell::with(super::diff::DiffScreen::new(pair), ctx);
-    event_loop::run(&mut term, &mut shell, &events)?;
-    drop(term);
-    drop(guard);
-    std::mem::forget(shell);
-    Ok(0)
+    run_screen(super::diff::DiffScreen::new(pair), ui)
 }
 
 /// The hang screen of a job's Flight Recorder dumps on the terminal until the user quits.
 pub fn run_hang(flight: crate::session::flight::Flight, ui: &UiOptions) -> Result<i32, Error> {
+    run_screen(super::hang::HangScreen::new(flight), ui)
+}
+
+/// A screen with no background work on the terminal until the user quits.
+fn run_screen<S: super::shell::Screen<Msg = ()>>(screen: S, ui: &UiOptions) -> Result<i32, Error> {
     let (theme, keymap) = ui.resolve()?;
     let (tx, events) = channel::<super::shell::Event<()>>();
     let (guard, mut term) = terminal::setup(ui.mouse)?;
     let size = term.size().map_err(|e| Error::terminal(e.to_string()))?;
     event_loop::spawn_input(tx);
     let ctx = Ctx::new(keymap, theme, ui.ascii, (size.width, size.height));
-    let mut shell = Shell::with(super::hang::HangScreen::new(flight), ctx);
+    let mut shell = Shell::with(screen, ctx);
     event_loop::run(&mut term, &mut shell, &events)?;
     drop(term);
     drop(guard);
+    // The process exits next: the OS reclaims the screen's data at once.
+    std::mem::forget(shell);
     Ok(0)
 }
 

@@ -8,11 +8,10 @@
 pub mod pickle;
 
 use crate::error::Error;
-use crate::ingest::discover;
 use crate::model::flight::{DumpGroup, FlightDump, FlightEntry, FlightState};
 use crate::time::Ns;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The largest dump read (the recorder keeps 2 000 entries by default: a few MB).
 const MAX_DUMP_BYTES: u64 = 1 << 30;
@@ -44,41 +43,6 @@ pub fn is_dump(path: &Path) -> bool {
     };
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     f.take(SNIFF_BYTES as u64).read_to_end(&mut head).is_ok() && sniff(&head)
-}
-
-/// The dumps among `paths` and the files of the folders among them, and what is left to
-/// read as traces: a folder holding no dump stays whole; of one holding dumps, its trace
-/// files and sub-folders.
-pub fn split(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let (mut rest, mut dumps) = (Vec::new(), Vec::new());
-    for p in paths {
-        if p.is_dir() {
-            let listed: Vec<PathBuf> = std::fs::read_dir(p)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .collect();
-            let (mut found, others): (Vec<PathBuf>, Vec<PathBuf>) =
-                listed.into_iter().partition(|f| f.is_file() && is_dump(f));
-            if found.is_empty() {
-                rest.push(p.clone());
-            } else {
-                rest.extend(others.into_iter().filter(|f| {
-                    f.is_dir()
-                        || f.file_name()
-                            .is_some_and(|n| discover::is_trace_name(&n.to_string_lossy()))
-                }));
-            }
-            found.sort_by(|a, b| discover::natural_cmp(a, b));
-            dumps.extend(found);
-        } else if p.is_file() && is_dump(p) {
-            dumps.push(p.clone());
-        } else {
-            rest.push(p.clone());
-        }
-    }
-    (rest, dumps)
 }
 
 /// Reads one rank's dump.

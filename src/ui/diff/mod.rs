@@ -305,12 +305,6 @@ impl Screen for DiffScreen {
     fn scroll(&mut self, by: isize, _ctx: &mut Ctx<()>) {
         self.move_by(by);
     }
-
-    fn receive(&mut self, _m: (), _ctx: &mut Ctx<()>) -> bool {
-        false
-    }
-
-    fn refresh(&mut self, _ctx: &mut Ctx<()>) {}
 }
 
 /// A diff screen without a terminal (`snapshot --view diff`, tests).

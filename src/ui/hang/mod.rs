@@ -156,12 +156,6 @@ impl Screen for HangScreen {
     fn scroll(&mut self, by: isize, _ctx: &mut Ctx<()>) {
         self.move_by(by);
     }
-
-    fn receive(&mut self, _m: (), _ctx: &mut Ctx<()>) -> bool {
-        false
-    }
-
-    fn refresh(&mut self, _ctx: &mut Ctx<()>) {}
 }
 
 /// A hang screen without a terminal (tests).

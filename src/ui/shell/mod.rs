@@ -168,11 +168,15 @@ pub trait Screen {
     /// A wheel turn: moves the selection.
     fn scroll(&mut self, by: isize, ctx: &mut Ctx<Self::Msg>);
 
-    /// A message arrived; true when the screen changed.
-    fn receive(&mut self, m: Self::Msg, ctx: &mut Ctx<Self::Msg>) -> bool;
+    /// A message arrived; true when the screen changed (a screen without background work
+    /// gets none).
+    fn receive(&mut self, _m: Self::Msg, _ctx: &mut Ctx<Self::Msg>) -> bool {
+        false
+    }
 
-    /// Brings the screen's caches up to date after a change (drawing only reads).
-    fn refresh(&mut self, ctx: &mut Ctx<Self::Msg>);
+    /// Brings the screen's caches up to date after a change (drawing only reads; a screen
+    /// without caches has nothing to do).
+    fn refresh(&mut self, _ctx: &mut Ctx<Self::Msg>) {}
 
     /// Work to start once a frame is on screen (prefetching).
     fn after_frame(&mut self, _ctx: &mut Ctx<Self::Msg>) {}
