@@ -93,21 +93,29 @@ impl StepReplay<'_> {
     /// done, takes what the rank's median kernel launch takes (an enqueue).
     pub(super) fn pin_copies(&self, w: &mut [Option<Ns>]) {
         let mut callers: FxHashSet<(RankIx, EventIx)> = FxHashSet::default();
+        let mut copies = false;
+        for e in &self.g.edges {
+            let ev = &self.job.rank(e.rank).events;
+            let i = e.event.index();
+            if e.cat == Some(Category::GpuCompute)
+                && pageable_h2d(ev.kind[i], self.job.role(ev.name[i]))
+            {
+                copies = true;
+                if let Some(l) = ev.link[i].get() {
+                    callers.insert((e.rank, EventIx::of(l)));
+                }
+            }
+        }
+        // Most steps copy nothing through pageable memory (the ideal step runs this on all).
+        if !copies {
+            return;
+        }
         let mut launches: FxHashMap<RankIx, Vec<Ns>> = FxHashMap::default();
         for e in &self.g.edges {
             let ev = &self.job.rank(e.rank).events;
             let i = e.event.index();
-            let role = self.job.role(ev.name[i]);
-            match e.cat {
-                Some(Category::GpuCompute) if pageable_h2d(ev.kind[i], role) => {
-                    if let Some(l) = ev.link[i].get() {
-                        callers.insert((e.rank, EventIx::of(l)));
-                    }
-                }
-                Some(Category::Cpu) if role.kernel_launch => {
-                    launches.entry(e.rank).or_default().push(ev.dur[i]);
-                }
-                _ => {}
+            if e.cat == Some(Category::Cpu) && self.job.role(ev.name[i]).kernel_launch {
+                launches.entry(e.rank).or_default().push(ev.dur[i]);
             }
         }
         let typical: FxHashMap<RankIx, Ns> = launches
