@@ -101,6 +101,34 @@ pub fn write<T>(
         w.flush().map_err(Refused::Io)?;
         v
     };
+    finish(tmp, target, inputs)?;
+    Ok(v)
+}
+
+/// Writes `target` (checked against `inputs`) atomically through a writer that opens its
+/// own file (SQLite): `body` fills the empty file at the path it is given.
+pub fn write_at<T>(
+    target: &Path,
+    inputs: &[PathBuf],
+    body: impl FnOnce(&Path) -> io::Result<T>,
+) -> Result<T, Refused> {
+    check(target, inputs)?;
+    if target.as_os_str() == "-" {
+        return Err(Refused::NotAFile);
+    }
+    let dir = folder(target).map_err(Refused::Io)?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".stepscope-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(Refused::Io)?;
+    let v = body(tmp.path()).map_err(Refused::Io)?;
+    finish(tmp, target, inputs)?;
+    Ok(v)
+}
+
+/// Puts a finished temporary file in `target`'s place.
+fn finish(tmp: tempfile::NamedTempFile, target: &Path, inputs: &[PathBuf]) -> Result<(), Refused> {
     // Checked again just before the rename: a link made meanwhile is not followed anyway
     // (rename replaces the name), but a refusal is clearer than a surprise.
     check(target, inputs)?;
@@ -112,7 +140,7 @@ pub fn write<T>(
         tmp.as_file().set_permissions(perms).map_err(Refused::Io)?;
     }
     tmp.persist(target).map_err(|e| Refused::Io(e.error))?;
-    Ok(v)
+    Ok(())
 }
 
 /// The folder `target` goes into, canonical (`.` for a bare name).

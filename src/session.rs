@@ -277,7 +277,7 @@ impl Session {
 }
 
 /// Re-exported for the demo command.
-pub use demo::write as write_demo;
+pub use demo::{write as write_demo, write_nsys as write_demo_nsys};
 
 pub mod diff;
 pub mod flight;

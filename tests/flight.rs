@@ -212,3 +212,60 @@ fn a_command_that_reads_traces_says_what_to_do_with_dumps() {
         "{err}"
     );
 }
+
+/// `watch DIR` on the folder where a hung job's dumps land: nothing while it is empty, then a
+/// line each time the triage says something new — rank 0's dump alone is a stall with three
+/// ranks undumped; once all four are there, rank 2 never entered the all-reduce. `--once`
+/// triages what is there and exits; `--summary` says it in words.
+#[test]
+fn watch_says_the_verdict_again_as_dumps_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("watch.jsonl");
+    let dumps = dir.path().join("dumps");
+    std::fs::create_dir(&dumps).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["watch", dumps.to_str().unwrap()])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .spawn()
+        .unwrap();
+    let lines = |n: usize| -> Vec<Value> {
+        // The watcher polls each second and reads a listing once it held still for a poll.
+        for _ in 0..200 {
+            let text = std::fs::read_to_string(&out).unwrap_or_default();
+            if text.lines().count() >= n {
+                return text
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("no {n} lines: {}", std::fs::read_to_string(&out).unwrap());
+    };
+    let from = testdata("flight/hang4");
+    std::fs::copy(
+        from.join("nccl_trace_rank_0"),
+        dumps.join("nccl_trace_rank_0"),
+    )
+    .unwrap();
+    let first = lines(1);
+    assert_eq!(first[0]["type"], "hang");
+    assert_eq!(first[0]["verdict"]["kind"], "stalled", "{}", first[0]);
+    assert_eq!(first[0]["missing"], json!([1, 2, 3]));
+    for r in 1..4 {
+        let name = format!("nccl_trace_rank_{r}");
+        std::fs::copy(from.join(&name), dumps.join(&name)).unwrap();
+    }
+    let all = lines(2);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(all[1]["verdict"]["kind"], "absent", "{}", all[1]);
+    assert_eq!(all[1]["verdict"]["stuck"]["absent"], json!([2]));
+    assert_eq!(all[1]["dumped"], json!([0, 1, 2, 3]));
+    let once = run(["watch", "--once", "--summary", dumps.to_str().unwrap()]);
+    let text = String::from_utf8(once.stdout).unwrap();
+    assert!(
+        text.starts_with("4 dump(s): rank(s) 2 never entered nccl:all_reduce #12"),
+        "{text}"
+    );
+}

@@ -318,3 +318,109 @@ fn a_range_the_user_names_is_the_step() {
     let other = common::report_json(&[&path], &["--step-range", "step"]).to_string();
     assert!(other.contains("repeating kernel sequence"), "{other}");
 }
+
+/// `stepscope demo --as nsys` writes the demo job as Nsight exports (one `report_N.sqlite`
+/// per rank: kernels, copies and runtime calls by correlation id, `emit_nvtx` operator ranges,
+/// NCCL's ranges with payloads), and read back it is the Kineto job: the same breakdown to the
+/// ns, the same findings with the same savings, the same collectives and roofline operators —
+/// on data parallel, pipeline (groups from NCCL's communicator payloads) and random jobs.
+#[test]
+fn demo_as_nsys_reads_as_the_kineto_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [&[&str]; 4] = [
+        &["--scenario", "default", "demo"],
+        &["--scenario", "pipeline-straggler", "demo"],
+        &["--scenario", "graph-capture", "demo"],
+        &["demo", "--random", "5"],
+    ];
+    for (k, args) in cases.iter().enumerate() {
+        let (kineto, nsys) = (
+            dir.path().join(format!("k{k}")),
+            dir.path().join(format!("n{k}")),
+        );
+        for (out, extra) in [
+            (&kineto, ["--plain"].as_slice()),
+            (&nsys, &["--as", "nsys"]),
+        ] {
+            let mut a: Vec<std::ffi::OsString> = args.iter().map(|s| (*s).into()).collect();
+            a.extend(["--out".into(), out.as_os_str().to_owned()]);
+            a.extend(extra.iter().map(|s| (*s).into()));
+            let run = common::run(&a);
+            assert!(
+                run.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+        }
+        let (a, b) = (
+            common::report_json(&[&kineto], &[]),
+            common::report_json(&[&nsys], &[]),
+        );
+        for key in ["breakdown", "steps"] {
+            assert_eq!(a[key], b[key], "{args:?}: {key}");
+        }
+        let findings = |j: &serde_json::Value| -> Vec<String> {
+            let f = j["findings"].as_array().unwrap();
+            f.iter()
+                .map(|f| {
+                    let e = &f["evidence"];
+                    format!(
+                        "{} {} {} {}",
+                        f["rule"], f["impact_ns"], e["ranks"], e["steps"]
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(findings(&a), findings(&b), "{args:?}");
+        assert_eq!(a["job"]["collectives"], b["job"]["collectives"], "{args:?}");
+        let bytes = |j: &serde_json::Value| -> Vec<serde_json::Value> {
+            let t = j["communication"]["types"].as_array().unwrap();
+            t.iter().map(|t| t["bytes"].clone()).collect()
+        };
+        assert_eq!(bytes(&a), bytes(&b), "{args:?}");
+        let ops = |j: &serde_json::Value| -> Vec<String> {
+            let o = j["roofline"]["ops"].as_array().unwrap();
+            o.iter()
+                .map(|o| format!("{} {} {}", o["op"], o["kernels"], o["flops"]))
+                .collect()
+        };
+        assert_eq!(ops(&a), ops(&b), "{args:?}");
+        // Rank ids from NCCL's init payloads, not the file order.
+        let sources = b["job"]["sources"].as_array().unwrap();
+        assert!(
+            sources.iter().all(|s| s["rank_from"] == "nccl_init"),
+            "{sources:?}"
+        );
+    }
+}
+
+/// A rank's place in each NCCL communicator is its own file's; a communicator whose members
+/// did not all load is no group (said), and the rank whose init payload is missing is placed
+/// by file order (said): the job still loads.
+#[test]
+fn communicators_come_from_the_ranks_that_joined_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pp");
+    let run = common::run([
+        "--scenario",
+        "pipeline-straggler",
+        "demo",
+        "--as",
+        "nsys",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(run.status.success());
+    let l = load(&out);
+    // The 8 ranks' pipeline pairs (ranks r and r+4) and stages (4 ranks each), and the world.
+    let mut sizes: Vec<usize> = l.job.groups.iter().map(|g| g.ranks.len()).collect();
+    sizes.sort_unstable();
+    assert_eq!(sizes, [2, 2, 2, 2, 4, 4, 8]);
+    // Rank 6 left out: the world and its pair and stage lose a member.
+    std::fs::remove_file(out.join("report_6.sqlite")).unwrap();
+    let json = common::report_json(&[&out], &[]);
+    assert_eq!(json["job"]["sources"].as_array().unwrap().len(), 7);
+    let notes = json["job"]["notes"].to_string();
+    assert!(notes.contains("7 of its 8 members"), "{notes}");
+    assert!(notes.contains("1 of its 2 members"), "{notes}");
+}

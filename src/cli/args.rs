@@ -382,6 +382,15 @@ pub struct ExportArgs {
     pub perfetto: PathBuf,
 }
 
+/// The profiler format `stepscope demo` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DemoFormat {
+    /// `rank-N.pt.trace.json.gz` (or `.json` with `--plain`).
+    Kineto,
+    /// `report_N.sqlite`, Nsight Systems exports.
+    Nsys,
+}
+
 /// `stepscope demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
@@ -403,6 +412,11 @@ pub struct DemoArgs {
     /// Write plain .json instead of .json.gz.
     #[arg(long)]
     pub plain: bool,
+    /// The profiler whose files to write: PyTorch profiler (Kineto) JSON, or Nsight Systems
+    /// SQLite exports (`report_N.sqlite`, one per rank, as `nsys export --type sqlite` writes
+    /// them) of the same job.
+    #[arg(long = "as", value_enum, default_value_t = DemoFormat::Kineto, value_name = "FORMAT")]
+    pub format: DemoFormat,
     /// Write the scenario's clean twin: the same job without its problem (what fixing it
     /// should give; compare with `stepscope whatif`).
     #[arg(long)]
@@ -417,7 +431,8 @@ pub struct DemoArgs {
 /// `stepscope watch`.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Log files to follow (like `tail -F`), or - for stdin (the default).
+    /// Log files to follow (like `tail -F`), or - for stdin (the default); or folders where
+    /// a hung job's Flight Recorder dumps appear (the triage again as each lands).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Read files from their start (default: only lines written from now on).

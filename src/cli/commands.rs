@@ -2,8 +2,8 @@
 
 use super::EXIT_FINDINGS;
 use super::args::{
-    DIFF_VIEW, DemoArgs, DiffArgs, ExportArgs, Global, SnapshotArgs, WATCH_VIEW, WatchArgs,
-    WhatIfArgs,
+    DIFF_VIEW, DemoArgs, DemoFormat, DiffArgs, ExportArgs, Global, SnapshotArgs, WATCH_VIEW,
+    WatchArgs, WhatIfArgs,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -231,8 +231,11 @@ pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
     };
     spec.check().map_err(|e| Error::usage("--ranks", e))?;
     let label = a.out.display().to_string();
-    let files = session::write_demo(spec, &a.out, !a.plain)
-        .map_err(|e| Error::input(&label, format!("cannot write: {e}")))?;
+    let files = match a.format {
+        DemoFormat::Kineto => session::write_demo(spec, &a.out, !a.plain),
+        DemoFormat::Nsys => session::write_demo_nsys(spec, &a.out),
+    }
+    .map_err(|e| Error::input(&label, format!("cannot write: {e}")))?;
     let bytes: u64 = files
         .iter()
         .filter_map(|f| std::fs::metadata(f).ok())
@@ -252,6 +255,21 @@ pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
 pub fn watch(a: &WatchArgs, g: &Global) -> Result<i32, Error> {
     use std::io::IsTerminal;
     let terminal = std::io::stdout().is_terminal();
+    if stepscope::watch::dumps::wanted(&a.paths) {
+        // Folders: where a hung job's Flight Recorder dumps land.
+        let text = a.summary || (terminal && !a.jsonl);
+        let every = std::time::Duration::from_secs(1);
+        if !a.once {
+            let dirs: Vec<String> = a.paths.iter().map(|p| p.display().to_string()).collect();
+            stepscope::stderr_line!(
+                "watching {} for Flight Recorder dumps (to follow logs, name the files)",
+                stepscope::format::printable(&dirs.join(", "))
+            );
+        }
+        let mut out = std::io::stdout().lock();
+        stepscope::watch::dumps::run(&a.paths, (a.once, text, every), &mut out)?;
+        return Ok(0);
+    }
     let opts = watch_options(a, g)?;
     if terminal && !a.jsonl && !a.summary {
         let reads_stdin = a.paths.is_empty() || a.paths.iter().any(|p| p.as_os_str() == "-");

@@ -34,6 +34,7 @@ pub fn assemble(
     check_one_format(&drafts)?;
     let mut drafts = super::jobs::one_job(drafts, job)?;
     let mut notes = resolve_ranks(&mut drafts)?;
+    notes.extend(super::membership::declare(&mut drafts));
     skipped.extend(super::consistency::check(&mut drafts)?);
     if drafts.is_empty() {
         return Err(skipped.remove(0));
@@ -97,7 +98,11 @@ fn resolve_ranks(drafts: &mut [(RankDraft, Option<RankId>)]) -> Result<Vec<Strin
     let mut unresolved = Vec::new();
     for (idx, (d, hint)) in drafts.iter_mut().enumerate() {
         let (id, from) = match (d.declared_rank, *hint) {
-            (Some(r), _) => (r, RankFrom::DistributedInfo),
+            // The reader says which record declared it (NCCL's payload), else distributedInfo.
+            (Some(r), _) => match d.rank.source.rank_from {
+                RankFrom::NcclInit => (r, RankFrom::NcclInit),
+                _ => (r, RankFrom::DistributedInfo),
+            },
             (None, Some(r)) => (r, RankFrom::FileName),
             (None, None) => {
                 unresolved.push(idx);

@@ -20,6 +20,7 @@ mod jobs;
 pub mod kineto;
 mod link;
 pub mod logs;
+pub mod membership;
 pub mod nsys;
 mod period;
 pub mod progress;
@@ -171,6 +172,9 @@ pub struct RankDraft {
     pub groups: Vec<ProcessGroup>,
     /// The parallel sizes the input declares.
     pub parallel: Option<crate::model::ParallelSizes>,
+    /// Groups the input places the rank in without listing their members (the job
+    /// assembles them: `membership.rs`).
+    pub memberships: Vec<membership::Membership>,
     /// Things the user should know about this input (lossy names, clamped durations).
     pub warnings: Vec<String>,
     /// The median duration of its events, once checked (`bounds.rs`): its time unit shows in
@@ -191,6 +195,7 @@ impl RankDraft {
             world_size: None,
             groups: Vec::new(),
             parallel: None,
+            memberships: Vec::new(),
             warnings,
             typical_dur: None,
             busy_ns: 0,

@@ -275,6 +275,9 @@ pub enum RankFrom {
     /// `distributedInfo.rank` inside the trace.
     #[default]
     DistributedInfo,
+    /// The rank's place in the largest NCCL communicator it joined (an Nsight export's
+    /// `ncclCommInitRank` payload).
+    NcclInit,
     /// A `rank-N`-style token in the file name.
     FileName,
     /// Neither: the position among the inputs (a warning is issued).

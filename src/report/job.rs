@@ -67,7 +67,7 @@ pub struct SourceRow {
     pub rank: RankId,
     /// The input path as given.
     pub path: String,
-    /// `distributed_info`, `file_name` or `discovery_order`.
+    /// `distributed_info`, `nccl_init`, `file_name` or `discovery_order`.
     pub rank_from: &'static str,
     /// Size on disk (compressed size for gzip).
     pub file_bytes: u64,
@@ -143,6 +143,7 @@ pub fn job_info(loaded: &Loaded, a: &Analysis) -> JobInfo {
                 path: r.source.path.clone(),
                 rank_from: match r.source.rank_from {
                     RankFrom::DistributedInfo => "distributed_info",
+                    RankFrom::NcclInit => "nccl_init",
                     RankFrom::FileName => "file_name",
                     RankFrom::DiscoveryOrder => "discovery_order",
                 },

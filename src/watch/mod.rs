@@ -3,6 +3,7 @@
 //! (schema `stepscope.watch/1`, docs/watch-schema.md) and, with `--summary`, a text summary at
 //! the end of input.
 
+pub mod dumps;
 pub mod engine;
 pub mod explain;
 pub mod live;

@@ -274,6 +274,7 @@ fn read_db(
         declared_rank: r.rank_id.map(crate::model::RankId),
         groups: r.groups,
         parallel: r.parallel,
+        memberships: Vec::new(),
         ..RankDraft::undeclared(rank, strings, warnings)
     })
 }

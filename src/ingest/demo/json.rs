@@ -64,11 +64,25 @@ pub(super) fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
     };
     header(&mut sink, spec);
     metadata(&mut sink, spec.knobs().comm_streams > 1);
+    let t0 = steps(spec, rank, sched, &mut sink);
+    let span_ts = sink.us(0);
+    let _ = write!(
+        sink.out,
+        ",\n  {{\"ph\": \"X\", \"cat\": \"Trace\", \"ts\": {span_ts}, \"dur\": {}, \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\", \"name\": \"PyTorch Profiler (0)\", \"args\": {{\"Op count\": 0}}}},\n  {{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": {}}}\n  ]\n}}\n",
+        JsonSink::dur(t0),
+        sink.us(t0)
+    );
+    sink.out
+}
+
+/// Simulates `rank`'s profiled steps into `sink`, each under its `ProfilerStep#N` annotation;
+/// returns when the last ends (plus the gap between steps).
+pub(super) fn steps(spec: DemoSpec, rank: u32, sched: &Schedule, sink: &mut dyn Sink) -> Ns {
     let (mut corr, mut ext) = (0u64, 0u64);
     let mut t0 = T_START;
     for s in 0..spec.steps {
         let step = FIRST_STEP + s;
-        let mut sim = RankSim::new(rank, step, spec, &mut sink, (corr, ext));
+        let mut sim = RankSim::new(rank, step, spec, sink, (corr, ext));
         let (end, _) = sim.run_step(t0, &sched[s as usize]);
         (corr, ext) = (sim.corr, sim.ext);
         let args = format!(
@@ -85,14 +99,7 @@ pub(super) fn rank_json(spec: DemoSpec, rank: u32, sched: &Schedule) -> String {
         );
         t0 = end + STEP_GAP;
     }
-    let span_ts = sink.us(0);
-    let _ = write!(
-        sink.out,
-        ",\n  {{\"ph\": \"X\", \"cat\": \"Trace\", \"ts\": {span_ts}, \"dur\": {}, \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\", \"name\": \"PyTorch Profiler (0)\", \"args\": {{\"Op count\": 0}}}},\n  {{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": {}}}\n  ]\n}}\n",
-        JsonSink::dur(t0),
-        sink.us(t0)
-    );
-    sink.out
+    t0
 }
 
 /// The trace's header: devices, distributed info, the opening of `traceEvents`.
@@ -128,7 +135,7 @@ fn header(sink: &mut JsonSink, spec: DemoSpec) {
 
 /// The process groups of the job: (name, description, ranks) — the default group, the
 /// second gradient group when buckets use two streams, the pipeline pairs and stages.
-fn process_groups(spec: DemoSpec) -> Vec<(String, &'static str, Vec<u32>)> {
+pub(super) fn process_groups(spec: DemoSpec) -> Vec<(String, &'static str, Vec<u32>)> {
     let all: Vec<u32> = (0..spec.ranks).collect();
     let mut v = vec![("0".to_string(), "default_pg", all.clone())];
     if spec.knobs().comm_streams > 1 {

@@ -12,6 +12,7 @@
 
 mod json;
 mod layer;
+mod nsys;
 mod pipeline;
 mod random;
 mod scenario;
@@ -250,6 +251,25 @@ pub fn write(spec: DemoSpec, dir: &Path, gzip: bool) -> std::io::Result<Vec<Path
                 } else {
                     w.write_all(text.as_bytes())
                 }
+            })
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+            Ok(path)
+        })
+        .collect()
+}
+
+/// Writes the demo job as Nsight Systems SQLite exports, one per rank (`report_N.sqlite`,
+/// `nsys profile -o report_%q{RANK}`'s names).
+pub fn write_nsys(spec: DemoSpec, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    use rayon::prelude::*;
+    std::fs::create_dir_all(dir)?;
+    let job = DemoJob::new(spec);
+    (0..spec.ranks)
+        .into_par_iter()
+        .map(|r| {
+            let path = dir.join(format!("report_{r}.sqlite"));
+            crate::output::write_at(&path, &[], |at| {
+                nsys::write_rank(spec, r, &job.schedule, at).map_err(std::io::Error::other)
             })
             .map_err(|e| std::io::Error::other(e.to_string()))?;
             Ok(path)

@@ -157,6 +157,10 @@ impl RankSim<'_> {
         }
         let eval = format!("autograd::engine::evaluate_function: {node}");
         let start = a;
+        // The node's own External id (its operators' are theirs: Kineto links a launch to
+        // the innermost operator around it).
+        self.ext += 1;
+        let own = self.ext;
         a += 8_000;
         for (j, (op, kern, ns, dims)) in kernels.iter().enumerate() {
             a = self.op_with_kernel(
@@ -169,7 +173,7 @@ impl RankSim<'_> {
                 self.key(l + 1000, (k * 4 + j) as u32 + 100 * (micro - 1)),
             ) + 2_000;
         }
-        let args = format!(r#"{{"External id": {}, "Ev Idx": 0}}"#, self.ext);
+        let args = format!(r#"{{"External id": {own}, "Ev Idx": 0}}"#);
         self.sink.x(
             "cpu_op",
             &eval,
@@ -288,15 +292,19 @@ impl RankSim<'_> {
     /// host end of the step.
     fn item(&mut self, item: Ns) -> Ns {
         self.ext += 1;
+        let outer = self.ext;
+        // `_local_scalar_dense` inside it makes the copy and the sync: they are its own.
+        self.ext += 1;
         self.corr += 1;
         let launch = item + 15_000;
         let copied = self.copy(launch, 10_000, "Memcpy DtoH (Device -> Pageable)", 4, 2_000);
         let sync_start = launch + 12_000;
         let sync_end = copied.max(sync_start) + 6_000;
         let end = sync_end + 8_000;
-        let args = format!(r#"{{"External id": {}, "Ev Idx": 0}}"#, self.ext);
+        let args = format!(r#"{{"External id": {outer}, "Ev Idx": 0}}"#);
         self.sink
             .x("cpu_op", "aten::item", Tid::Main, item, end - item, &args);
+        let args = format!(r#"{{"External id": {}, "Ev Idx": 0}}"#, self.ext);
         self.sink.x(
             "cpu_op",
             "aten::_local_scalar_dense",

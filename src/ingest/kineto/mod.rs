@@ -172,6 +172,7 @@ pub fn read(src: &Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
         declared_rank: head.distributed_u32("rank").map(RankId),
         world_size: head.distributed_u32("world_size"),
         parallel: None,
+        memberships: Vec::new(),
         rank,
         strings,
         warnings,

@@ -7,6 +7,9 @@
 //! (`TARGET_INFO_SESSION_START_TIME`), so that files from several hosts line up before the
 //! collectives align them.
 
+mod nccl;
+mod ops;
+mod row;
 mod tables;
 
 use super::RankDraft;
@@ -16,10 +19,11 @@ use super::source::Source;
 use super::sqlite::{Db, MAGIC};
 use crate::error::Error;
 use crate::model::{
-    EventIx, Interner, Kind, Lane, LaneSide, NO_STEP, Platform, Rank, RankFrom, RawSpan,
+    EventIx, Interner, Kind, Lane, LaneSide, NO_STEP, OpShape, Platform, Rank, RankFrom, RawSpan,
     SourceFormat, SourceInfo,
 };
 use crate::time::Ns;
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::path::Path;
 use tables::{Row, Tables};
@@ -58,7 +62,7 @@ impl Reader for NsysReader {
                 .unwrap_or_else(|| "a SQLite database of a schema stepscope does not know".into());
             return Err(Error::input(&src.label, what));
         }
-        let t = tables::read(&db)?;
+        let t = tables::read(&db, path)?;
         ranks(&t, &src.label, src.file_bytes, cx)
     }
 }
@@ -99,7 +103,11 @@ fn ranks(t: &Tables, label: &str, bytes: u64, cx: &ReadContext) -> Result<Vec<Ra
             input: 0,
             file_bytes: bytes,
             json_bytes: 0,
-            rank_from: RankFrom::DiscoveryOrder,
+            rank_from: if d.declared_rank.is_some() {
+                RankFrom::NcclInit
+            } else {
+                RankFrom::DiscoveryOrder
+            },
             format: SourceFormat::Nsys,
             platform: platform(!t.gpus.is_empty()),
         };
@@ -114,6 +122,21 @@ fn ranks(t: &Tables, label: &str, bytes: u64, cx: &ReadContext) -> Result<Vec<Ra
     Ok(out)
 }
 
+/// A fact of a name, worked out once per distinct name (role patterns are matched per name,
+/// not per row: a kernel's name repeats on most rows).
+#[derive(Default)]
+struct PerName<'a>(std::cell::RefCell<FxHashMap<&'a str, bool>>);
+
+impl<'a> PerName<'a> {
+    fn get(&self, name: &'a str, fact: impl FnOnce(&str) -> bool) -> bool {
+        *self
+            .0
+            .borrow_mut()
+            .entry(name)
+            .or_insert_with(|| fact(name))
+    }
+}
+
 /// Where an event goes: device (device, stream) lanes first, then host threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum LaneKey {
@@ -121,7 +144,8 @@ enum LaneKey {
     Thread(i64),
 }
 
-/// An event before grouping: lane, start, duration, name, kind, correlation id.
+/// An event before grouping: lane, start, duration, name, kind, correlation id, and an
+/// operator's sizes (`emit_nvtx`'s `sizes = […]`).
 struct Ev<'a> {
     lane: LaneKey,
     start: Ns,
@@ -129,37 +153,46 @@ struct Ev<'a> {
     name: &'a str,
     kind: Kind,
     corr: u64,
+    sizes: Option<&'a str>,
 }
 
+/// How a row's name reads: its kind, the event's name, an operator's sizes.
+type Naming<'a, 'f> = dyn Fn(&'a str) -> (Kind, &'a str, Option<&'a str>) + 'f;
+
 /// The rank of process `pid`.
-fn rank_of(t: &Tables, pid: i64, cx: &ReadContext) -> RankDraft {
+fn rank_of<'a>(t: &'a Tables, pid: i64, cx: &ReadContext) -> RankDraft {
     let epoch = t.epoch_ns.unwrap_or(0);
     let mut warnings = Vec::new();
     let mut bad = 0u64;
     let mut evs: Vec<Ev> = Vec::new();
-    let mut add = |rows, kind: &dyn Fn(&str) -> Kind, evs: &mut Vec<_>| {
-        collect(rows, pid, epoch, kind, evs, &mut bad);
-    };
-    let kernel = |n: &str| {
-        if cx.roles.is_comm_kernel(n.as_bytes()) {
+    let comm = PerName::default();
+    let kernel = |n: &'a str| {
+        let kind = if comm.get(n, |n| cx.roles.is_comm_kernel(n.as_bytes())) {
             Kind::Comm
         } else {
             Kind::Compute
-        }
+        };
+        (kind, n, None)
     };
-    add(&t.kernels, &kernel, &mut evs);
-    add(&t.copies, &|_| Kind::Memcpy, &mut evs);
-    add(&t.sets, &|_| Kind::Memset, &mut evs);
-    add(&t.syncs, &|_| Kind::Sync, &mut evs);
-    add(&t.runtime, &|_| Kind::Launch, &mut evs);
-    add(&t.nvtx, &|_| Kind::Annotation, &mut evs);
+    let rows = |rows, naming: &Naming<'a, '_>, evs: &mut Vec<_>, bad: &mut u64| {
+        collect(rows, pid, epoch, naming, evs, bad);
+    };
+    rows(&t.kernels, &kernel, &mut evs, &mut bad);
+    rows(&t.copies, &|n| (Kind::Memcpy, n, None), &mut evs, &mut bad);
+    rows(&t.sets, &|n| (Kind::Memset, n, None), &mut evs, &mut bad);
+    rows(&t.syncs, &|n| (Kind::Sync, n, None), &mut evs, &mut bad);
+    rows(&t.runtime, &|n| (Kind::Launch, n, None), &mut evs, &mut bad);
+    rows(&t.nvtx, &ops::classify, &mut evs, &mut bad);
     if bad > 0 {
         warnings.push(format!(
             "{bad} row(s) ending before they start (or out of range) skipped"
         ));
     }
     let mut strings = Interner::default();
-    let mut rank = assemble(&evs, &mut strings);
+    let (mut rank, lanes) = assemble(&evs, &mut strings, (cx, &t.thread_names));
+    nccl::attach(&mut rank, &mut strings, (&t.nccl, epoch), pid, |tid| {
+        lanes.get(&LaneKey::Thread(tid)).copied()
+    });
     let used: Vec<i64> = evs
         .iter()
         .filter_map(|e| match e.lane {
@@ -176,7 +209,13 @@ fn rank_of(t: &Tables, pid: i64, cx: &ReadContext) -> RankDraft {
         warnings.push(note);
     }
     crate::ingest::steps::assign_steps(&mut rank);
-    RankDraft::undeclared(rank, strings, warnings)
+    let mut draft = RankDraft::undeclared(rank, strings, warnings);
+    draft.memberships = nccl::memberships(&t.nccl, pid);
+    if let Some((r, n)) = nccl::world_place(&t.nccl, pid) {
+        draft.declared_rank = Some(crate::model::RankId(r));
+        draft.world_size = Some(n);
+    }
+    draft
 }
 
 /// Without NVTX step markers, the steps of the repeating kernel sequence when one holds
@@ -203,7 +242,7 @@ fn collect<'a>(
     rows: &'a [Row],
     pid: i64,
     epoch: Ns,
-    kind: &dyn Fn(&str) -> Kind,
+    naming: &Naming<'a, '_>,
     evs: &mut Vec<Ev<'a>>,
     bad: &mut u64,
 ) {
@@ -222,13 +261,15 @@ fn collect<'a>(
         } else {
             LaneKey::Thread(r.lane.1)
         };
+        let (kind, name, sizes) = naming(&r.name);
         evs.push(Ev {
             lane,
             start,
             dur,
-            name: &r.name,
-            kind: kind(&r.name),
+            name,
+            kind,
             corr: r.corr.and_then(|c| u64::try_from(c).ok()).unwrap_or(NO_ID),
+            sizes,
         });
     }
 }
@@ -249,18 +290,25 @@ fn devices(t: &Tables, used: &[i64]) -> Vec<String> {
 /// A GPU whose model the export does not record (no `TARGET_INFO_GPU`).
 const UNNAMED_GPU: &str = "CUDA GPU (model not recorded)";
 
-/// Groups the events by lane in start order, names the lanes, links launches to their
-/// device work.
-fn assemble(evs: &[Ev], strings: &mut Interner) -> Rank {
+/// Groups the events by lane in start order (an enclosing range before what it encloses),
+/// names the lanes, links launches to their device work and to their operators, and keeps
+/// the shapes of roofline operators. Returns the rank and each lane's index.
+fn assemble(
+    evs: &[Ev],
+    strings: &mut Interner,
+    (cx, thread_names): (&ReadContext, &FxHashMap<i64, String>),
+) -> (Rank, BTreeMap<LaneKey, u16>) {
     let mut order: Vec<usize> = (0..evs.len()).collect();
-    order.sort_by_key(|&i| (evs[i].lane, evs[i].start, i));
+    order.sort_by_key(|&i| (evs[i].lane, evs[i].start, std::cmp::Reverse(evs[i].dur), i));
     let mut lanes: BTreeMap<LaneKey, u16> = BTreeMap::new();
     let mut rank = Rank::default();
     let mut corr = Vec::with_capacity(evs.len());
+    let roofline_ops = PerName::default();
     for (k, &i) in order.iter().enumerate() {
         let e = &evs[i];
         let lane = *lanes.entry(e.lane).or_insert_with(|| {
-            rank.lanes.push(lane_of(e.lane, k as u32, strings));
+            rank.lanes
+                .push(lane_of(e.lane, k as u32, strings, thread_names));
             u16::try_from(rank.lanes.len() - 1).unwrap_or(u16::MAX)
         });
         rank.lanes[lane as usize].count += 1;
@@ -275,29 +323,43 @@ fn assemble(evs: &[Ev], strings: &mut Interner) -> Rank {
         ev.op.push(EventIx::NONE);
         ev.raw.push(RawSpan::default());
         corr.push(e.corr);
+        let shaped = |n: &str| cx.roles.op_family(n.as_bytes()).is_some();
+        if let Some(dims) = e.sizes.filter(|_| roofline_ops.get(e.name, shaped)) {
+            rank.shapes.push(OpShape {
+                event: EventIx::of(k),
+                dims: Some(strings.intern(dims)),
+                types: None,
+                flops: None,
+            });
+        }
     }
-    let ext = vec![NO_ID; corr.len()];
+    let ext = ops::op_ids(&rank, &corr);
     crate::ingest::link::link(&mut rank, &corr, &ext);
-    rank
+    (rank, lanes)
 }
 
-/// A lane as Kineto names its own: `stream 7` on device 0, `thread 4037` in its process.
-fn lane_of(key: LaneKey, first: u32, strings: &mut Interner) -> Lane {
+/// A lane as Kineto names its own: `device 0 stream 7`, `thread 4037 (pt_main_thread)` in
+/// its process (the name when the export has it).
+fn lane_of(
+    key: LaneKey,
+    first: u32,
+    strings: &mut Interner,
+    thread_names: &FxHashMap<i64, String>,
+) -> Lane {
     let parts = match key {
         LaneKey::Stream(d, s) => (
             LaneSide::Device,
             d.to_string(),
             s.to_string(),
-            format!("stream {s}"),
+            format!("device {d} stream {s}"),
         ),
         LaneKey::Thread(g) => {
             let (p, t) = (tables::pid_of(g), g & 0x00ff_ffff);
-            (
-                LaneSide::Cpu,
-                p.to_string(),
-                t.to_string(),
-                format!("thread {t}"),
-            )
+            let name = match thread_names.get(&g) {
+                Some(n) => format!("thread {t} ({n})"),
+                None => format!("thread {t}"),
+            };
+            (LaneSide::Cpu, p.to_string(), t.to_string(), name)
         }
     };
     Lane::named(parts, first, strings)

@@ -2,27 +2,12 @@
 //! hold data and columns change between versions, so each table and column is looked up
 //! before it is read: a missing table is no rows, a missing optional column is `None`.
 
+pub use super::row::{Name, Row};
 use crate::error::Error;
 use crate::ingest::sqlite::Db;
 use crate::time::Ns;
 use rustc_hash::FxHashMap;
-
-/// One timed row: a kernel, copy, set, device sync, runtime call or NVTX range.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    /// Start, ns on the session's clock.
-    pub start: Ns,
-    /// End, ns (an NVTX mark has none: its start).
-    pub end: Ns,
-    /// Process (`globalPid`, or the process part of `globalTid`).
-    pub process: i64,
-    /// Device work: (device id, stream id); host rows: the thread (`globalTid`).
-    pub lane: (i64, i64),
-    /// CUDA correlation id (runtime call ↔ device work), when the row has one.
-    pub corr: Option<i64>,
-    /// Its name.
-    pub name: String,
-}
+use std::path::Path;
 
 /// The rows of one export.
 #[derive(Debug, Default)]
@@ -37,8 +22,12 @@ pub struct Tables {
     pub syncs: Vec<Row>,
     /// CUDA runtime calls.
     pub runtime: Vec<Row>,
-    /// NVTX ranges (push/pop and start/end).
+    /// NVTX ranges (push/pop and start/end), NCCL's apart.
     pub nvtx: Vec<Row>,
+    /// NCCL's NVTX ranges with a payload: its API calls and communicator inits.
+    pub nccl: Vec<super::nccl::Call>,
+    /// Thread names from `ThreadNames`, by `globalTid` (the table is optional).
+    pub thread_names: FxHashMap<i64, String>,
     /// GPU names from `TARGET_INFO_GPU`, by device id (the table is optional).
     pub gpus: Vec<(i64, String)>,
     /// `TARGET_INFO_SESSION_START_TIME.utcEpochNs`: the session's clock zero.
@@ -63,7 +52,7 @@ const DEVICE_COLS: [&str; 6] = [
 ];
 
 /// A device activity row from its [`DEVICE_COLS`] cells.
-fn device_row(c: &[i64], name: String) -> Row {
+fn device_row(c: &[i64], name: Name) -> Row {
     Row {
         start: c[0],
         end: c[1],
@@ -76,6 +65,8 @@ fn device_row(c: &[i64], name: String) -> Row {
 
 /// NVTX event types of ranges: push/pop (59) and start/end (60).
 const NVTX_RANGES: [i64; 2] = [59, 60];
+/// The NVTX event type of a domain's creation (the domain's name in `text`).
+const NVTX_DOMAIN_CREATE: i64 = 75;
 
 /// Whether the database is an Nsight Systems export: it has nsys's string table and one of
 /// the activity, NVTX or target tables.
@@ -97,63 +88,88 @@ pub fn is_nsys(db: &Db) -> Result<bool, Error> {
     Ok(false)
 }
 
-/// Reads every table stepscope uses.
-pub fn read(db: &Db) -> Result<Tables, Error> {
+/// Reads every table stepscope uses: the device activity and the host tables on two
+/// connections at once (`path` is the database `db` opened).
+pub fn read(db: &Db, path: &Path) -> Result<Tables, Error> {
     let strings = string_ids(db)?;
-    let name = |id: Option<i64>| {
-        id.and_then(|i| strings.get(&i).cloned())
-            .unwrap_or_default()
-    };
+    let (device, host) = rayon::join(
+        || Db::open(path).and_then(|db| device_tables(&db, &strings)),
+        || Db::open(path).and_then(|db| host_tables(&db, &strings)),
+    );
+    let (mut t, host) = (device?, host?);
+    t.runtime = host.runtime;
+    t.nvtx = host.nvtx;
+    t.nccl = host.nccl;
+    t.thread_names = host.thread_names;
+    t.missing.extend(host.missing);
+    t.gpus = id_texts(db, "TARGET_INFO_GPU", "name")?;
+    t.epoch_ns = one_value(db, "TARGET_INFO_SESSION_START_TIME", "utcEpochNs")?;
+    Ok(t)
+}
+
+/// The name of string id `id` (empty when it has none).
+fn name_of(strings: &FxHashMap<i64, Name>, id: Option<i64>) -> Name {
+    id.and_then(|i| strings.get(&i).cloned())
+        .unwrap_or_else(|| Name::from(""))
+}
+
+/// Kernels, copies, sets and device synchronizations.
+fn device_tables(db: &Db, strings: &FxHashMap<i64, Name>) -> Result<Tables, Error> {
     let mut t = Tables::default();
-    let device = |db: &Db, table: &'static str, label: &str, t: &mut Tables| {
+    let device = |table: &'static str, label: &str, t: &mut Tables| {
         let name_col = ["demangledName", "shortName"]
             .into_iter()
             .find(|c| db.has_column(table, c).unwrap_or(false));
         query(db, table, &DEVICE_COLS, name_col, t).map(|rows| {
             rows.into_iter()
                 .map(|(c, n)| {
-                    let named = name(n);
-                    device_row(
-                        &c,
-                        if named.is_empty() {
-                            label.into()
-                        } else {
-                            named
-                        },
-                    )
+                    let named = name_of(strings, n);
+                    let name = if named.is_empty() {
+                        label.into()
+                    } else {
+                        named
+                    };
+                    device_row(&c, name)
                 })
                 .collect::<Vec<_>>()
         })
     };
-    t.kernels = device(db, "CUPTI_ACTIVITY_KIND_KERNEL", "kernel", &mut t)?;
+    t.kernels = device("CUPTI_ACTIVITY_KIND_KERNEL", "kernel", &mut t)?;
     t.copies = copies(db, &mut t)?;
-    t.sets = device(db, "CUPTI_ACTIVITY_KIND_MEMSET", "Memset", &mut t)?;
-    t.syncs = device(
-        db,
-        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-        "cudaSynchronize",
-        &mut t,
-    )?;
-    t.runtime = query(
+    t.sets = device("CUPTI_ACTIVITY_KIND_MEMSET", "Memset", &mut t)?;
+    let sync = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    t.syncs = device(sync, "cudaSynchronize", &mut t)?;
+    Ok(t)
+}
+
+/// Runtime calls, NVTX ranges (NCCL's apart) and thread names.
+fn host_tables(db: &Db, strings: &FxHashMap<i64, Name>) -> Result<Tables, Error> {
+    let mut t = Tables::default();
+    let cols = ["start", "end", "globalTid", "correlationId"];
+    let calls = query(
         db,
         "CUPTI_ACTIVITY_KIND_RUNTIME",
-        &["start", "end", "globalTid", "correlationId"],
+        &cols,
         Some("nameId"),
         &mut t,
-    )?
-    .into_iter()
-    .map(|(c, n)| Row {
-        start: c[0],
-        end: c[1],
-        process: pid_of(c[2]),
-        lane: (-1, c[2]),
-        corr: Some(c[3]),
-        name: name(n),
-    })
-    .collect();
-    t.nvtx = nvtx(db, &strings, &mut t)?;
-    t.gpus = id_texts(db, "TARGET_INFO_GPU", "name")?;
-    t.epoch_ns = one_value(db, "TARGET_INFO_SESSION_START_TIME", "utcEpochNs")?;
+    )?;
+    t.runtime = calls
+        .into_iter()
+        .map(|(c, n)| Row {
+            start: c[0],
+            end: c[1],
+            process: pid_of(c[2]),
+            lane: (-1, c[2]),
+            corr: Some(c[3]),
+            name: name_of(strings, n),
+        })
+        .collect();
+    nvtx(db, strings, &mut t)?;
+    let names = query(db, "ThreadNames", &["globalTid"], Some("nameId"), &mut t)?;
+    t.thread_names = names
+        .into_iter()
+        .filter_map(|(c, n)| Some((c[0], strings.get(&n?)?.to_string())))
+        .collect();
     Ok(t)
 }
 
@@ -169,6 +185,25 @@ fn query(
     name: Option<&str>,
     t: &mut Tables,
 ) -> Result<Vec<Cells>, Error> {
+    let rows = query_optional(db, table, cols, name.as_slice(), t)?;
+    Ok(rows
+        .into_iter()
+        .map(|(c, o)| (c, o.first().copied().flatten()))
+        .collect())
+}
+
+/// A row's integer columns and its optional integer columns.
+type OptionalCells = (Vec<i64>, Vec<Option<i64>>);
+
+/// Rows of `table`: the integer columns `cols` (a row with any of them NULL is skipped) and
+/// the `optional` integer columns (`None` where NULL or missing from this schema).
+fn query_optional(
+    db: &Db,
+    table: &'static str,
+    cols: &[&str],
+    optional: &[&str],
+    t: &mut Tables,
+) -> Result<Vec<OptionalCells>, Error> {
     if !db.has_table(table)? {
         return Ok(Vec::new());
     }
@@ -178,19 +213,18 @@ fn query(
             return Ok(Vec::new());
         }
     }
-    let name = name.filter(|c| db.has_column(table, c).unwrap_or(false));
-    let sql = format!(
-        "SELECT {}, {} FROM {table} ORDER BY rowid",
-        cols.join(", "),
-        name.unwrap_or("NULL")
-    );
+    let mut select = cols.to_vec();
+    for c in optional {
+        select.push(if db.has_column(table, c)? { c } else { "NULL" });
+    }
+    let sql = format!("SELECT {} FROM {table} ORDER BY rowid", select.join(", "));
     let mut out = Vec::new();
     each_row(db, table, &sql, |r| {
-        let vals: Option<Vec<i64>> = (0..cols.len())
-            .map(|k| r.get::<_, Option<i64>>(k).ok().flatten())
-            .collect();
+        let cell = |k| r.get::<_, Option<i64>>(k).ok().flatten();
+        let vals: Option<Vec<i64>> = (0..cols.len()).map(cell).collect();
         if let Some(vals) = vals {
-            out.push((vals, r.get::<_, Option<i64>>(cols.len()).ok().flatten()));
+            let opt = (cols.len()..select.len()).map(cell).collect();
+            out.push((vals, opt));
         }
     })?;
     Ok(out)
@@ -214,8 +248,9 @@ fn each_row(
 }
 
 /// `StringIds` (id → text).
-fn string_ids(db: &Db) -> Result<FxHashMap<i64, String>, Error> {
-    Ok(id_texts(db, "StringIds", "value")?.into_iter().collect())
+fn string_ids(db: &Db) -> Result<FxHashMap<i64, Name>, Error> {
+    let ids = id_texts(db, "StringIds", "value")?;
+    Ok(ids.into_iter().map(|(i, v)| (i, Name::from(v))).collect())
 }
 
 /// The (`id`, `text`) pairs of `table` in id order, rows without a text left out (none when
@@ -234,81 +269,115 @@ fn id_texts(db: &Db, table: &'static str, text: &str) -> Result<Vec<(i64, String
     Ok(out)
 }
 
-/// Memory copies, named by their kind as `nsys stats` names them (`[CUDA memcpy Host-to-Device]`).
+/// Memory copies, named by their kind as `nsys stats` names them (`[CUDA memcpy
+/// Host-to-Device]`), and where the export records them, by their memory kinds as Kineto
+/// names them (`(Pageable -> Device)`): a copy through pageable memory is a finding.
 fn copies(db: &Db, t: &mut Tables) -> Result<Vec<Row>, Error> {
-    let labels: FxHashMap<i64, String> = id_texts(db, "ENUM_CUDA_MEMCPY_OPER", "label")?
-        .into_iter()
-        .collect();
-    let rows = query(
+    let labels = |enum_table| -> Result<FxHashMap<i64, String>, Error> {
+        Ok(id_texts(db, enum_table, "label")?.into_iter().collect())
+    };
+    let (ops, kinds) = (
+        labels("ENUM_CUDA_MEMCPY_OPER")?,
+        labels("ENUM_CUDA_MEM_KIND")?,
+    );
+    let cols = [DEVICE_COLS.as_slice(), &["copyKind"]].concat();
+    let rows = query_optional(
         db,
         "CUPTI_ACTIVITY_KIND_MEMCPY",
-        &[DEVICE_COLS.as_slice(), &["copyKind"]].concat(),
-        None,
+        &cols,
+        &["srcKind", "dstKind"],
         t,
     )?;
-    Ok(rows
-        .into_iter()
-        .map(|(c, _)| {
-            let name = match labels.get(&c[6]) {
+    let mut names: FxHashMap<(i64, Option<i64>, Option<i64>), Name> = FxHashMap::default();
+    let mut name_of = |op: i64, src: Option<i64>, dst: Option<i64>| {
+        let made = || {
+            let mut name = match ops.get(&op) {
                 Some(l) => format!("[CUDA memcpy {l}]"),
                 None => "[CUDA memcpy]".to_string(),
             };
-            device_row(&c, name)
-        })
+            let kind = |k: Option<i64>| k.and_then(|k| kinds.get(&k));
+            if let (Some(s), Some(d)) = (kind(src), kind(dst)) {
+                name.push_str(&format!(" ({s} -> {d})"));
+            }
+            Name::from(name)
+        };
+        names.entry((op, src, dst)).or_insert_with(made).clone()
+    };
+    Ok(rows
+        .into_iter()
+        .map(|(c, mem)| device_row(&c, name_of(c[6], mem[0], mem[1])))
         .collect())
 }
 
-/// NVTX ranges with an end, named by their text (inline, or by `textId`).
-fn nvtx(db: &Db, strings: &FxHashMap<i64, String>, t: &mut Tables) -> Result<Vec<Row>, Error> {
+/// NVTX ranges with an end, named by their text (inline, or by `textId`); NCCL's own ranges
+/// (its domain, or an `nccl…` name with a payload) apart, with their JSON payloads.
+fn nvtx(db: &Db, strings: &FxHashMap<i64, Name>, t: &mut Tables) -> Result<(), Error> {
     let table = "NVTX_EVENTS";
     if !db.has_table(table)? {
-        return Ok(Vec::new());
+        return Ok(());
     }
     for c in ["start", "end", "eventType", "globalTid"] {
         if !db.has_column(table, c)? {
             t.missing.push(format!("{table}.{c}"));
-            return Ok(Vec::new());
+            return Ok(());
         }
     }
-    let text_id = if db.has_column(table, "textId")? {
-        "textId"
-    } else {
-        "NULL"
-    };
-    let text = if db.has_column(table, "text")? {
-        "text"
-    } else {
-        "NULL"
+    let optional = |c: &'static str| -> Result<&'static str, Error> {
+        Ok(if db.has_column(table, c)? { c } else { "NULL" })
     };
     let sql = format!(
-        "SELECT start, end, eventType, globalTid, {text}, {text_id} FROM {table} ORDER BY rowid"
+        "SELECT start, end, eventType, globalTid, {}, {}, {}, {}, {} FROM {table} ORDER BY rowid",
+        optional("text")?,
+        optional("textId")?,
+        optional("domainId")?,
+        optional("jsonText")?,
+        optional("jsonTextId")?
     );
-    let mut out = Vec::new();
+    let mut domains: FxHashMap<i64, Name> = FxHashMap::default();
+    let mut ranges = Vec::new();
     each_row(db, table, &sql, |r| {
         let int = |k| r.get::<_, Option<i64>>(k).ok().flatten();
-        let (Some(start), Some(end), Some(kind), Some(tid)) = (int(0), int(1), int(2), int(3))
-        else {
+        let text = |k, id| {
+            r.get::<_, Option<String>>(k)
+                .ok()
+                .flatten()
+                .map(Name::from)
+                .or_else(|| int(id).and_then(|i| strings.get(&i).cloned()))
+        };
+        let (Some(start), Some(kind), Some(tid)) = (int(0), int(2), int(3)) else {
             return;
         };
-        if !NVTX_RANGES.contains(&kind) {
+        if kind == NVTX_DOMAIN_CREATE {
+            if let (Some(d), Some(name)) = (int(6), text(4, 5)) {
+                domains.insert(d, name);
+            }
             return;
         }
-        let name = r
-            .get::<_, Option<String>>(4)
-            .ok()
-            .flatten()
-            .or_else(|| int(5).and_then(|i| strings.get(&i).cloned()))
-            .unwrap_or_default();
-        out.push(Row {
+        let Some(end) = int(1).filter(|_| NVTX_RANGES.contains(&kind)) else {
+            return;
+        };
+        let row = Row {
             start,
             end,
             process: pid_of(tid),
             lane: (-1, tid),
             corr: None,
-            name,
-        });
+            name: text(4, 5).unwrap_or_else(|| Name::from("")),
+        };
+        ranges.push((row, int(6), text(7, 8)));
     })?;
-    Ok(out)
+    for (row, domain, payload) in ranges {
+        let in_nccl = match domain.and_then(|d| domains.get(&d)) {
+            Some(name) => &**name == "NCCL",
+            None => payload.is_some() && row.name.starts_with("nccl"),
+        };
+        match payload.filter(|_| in_nccl) {
+            Some(p) => t.nccl.push(super::nccl::Call::of(row, &p)),
+            None if in_nccl => {}
+            None => t.nvtx.push(row),
+        }
+    }
+    Ok(())
 }
 
 /// The first row's integer `column` of `table`, when both exist.
