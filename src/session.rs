@@ -217,11 +217,7 @@ impl Session {
     /// Opens `paths` (none: the demo cluster): loads with progress, checks the scope,
     /// analyses.
     pub fn open(paths: &[PathBuf], settings: &Settings) -> Result<Session, Error> {
-        let opts = settings.analysis_options()?;
-        let load_opts = settings.load_options()?;
-        let inputs = inputs(paths, settings.scenario)?;
-        let loaded = load(&inputs, &load_opts)?;
-        Session::analyse(loaded, opts, title(paths, settings.scenario), inputs)
+        Plan::of(paths, settings)?.open(Progress::Stderr)
     }
 
     /// Checks a loaded job against the scope and analyses it.
@@ -281,22 +277,6 @@ pub use demo::{write as write_demo, write_nsys as write_demo_nsys};
 
 pub mod diff;
 pub mod flight;
+mod plan;
 
-/// Writes `s` as one Perfetto / Chrome trace to `out` (gzip when it ends in `.gz`; `-`:
-/// stdout) through the one writer ([`crate::output`]), never beside the job's `inputs`.
-pub fn export_perfetto(
-    s: &Session,
-    out: &std::path::Path,
-    inputs: &[PathBuf],
-) -> Result<crate::report::perfetto::Written, crate::output::Refused> {
-    crate::output::write(out, inputs, |w| {
-        if out.extension().is_some_and(|e| e == "gz") {
-            let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
-            let n = crate::report::perfetto::write(&s.loaded.job, &s.analysis, &mut gz)?;
-            gz.finish()?;
-            Ok(n)
-        } else {
-            crate::report::perfetto::write(&s.loaded.job, &s.analysis, w)
-        }
-    })
-}
+pub use plan::{Plan, Progress};

@@ -109,7 +109,7 @@ pub fn diff(a: &DiffArgs, g: &Global) -> Result<i32, Error> {
     if a.format.is_none() && a.fail_on_regression.is_none() && std::io::stdout().is_terminal() {
         return stepscope::ui::run::run_diff(pair, &g.ui());
     }
-    let r = pair.report();
+    let r = report::diff::of_pair(&pair);
     let format = a.format.map_or(Format::Text, Into::into);
     print(&report::diff::render(&r, format, page_width()));
     let tripped = a
@@ -129,7 +129,7 @@ pub fn export(a: &ExportArgs, g: &Global) -> Result<i32, Error> {
     // Refused before the load (minutes on a big job), and again when written.
     stepscope::output::check(out, &a.paths).map_err(|e| Error::usage(&label, e.to_string()))?;
     let s = Session::open(&a.paths, &g.settings(Default::default()))?;
-    let n = match session::export_perfetto(&s, out, &a.paths) {
+    let n = match report::perfetto::export(&s, out, &a.paths) {
         Ok(n) => n,
         // `--perfetto - | head`: the reader left; nothing to say.
         Err(Refused::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
@@ -173,12 +173,7 @@ pub fn snapshot(a: &SnapshotArgs, g: &Global) -> Result<i32, Error> {
         std::mem::forget(shell);
         return Ok(0);
     }
-    let settings = g.settings(Default::default());
-    let opts = settings.analysis_options()?;
-    let inputs = session::inputs(&a.paths, settings.scenario)?;
-    let loaded = session::load(&inputs, &settings.load_options()?)?;
-    let title = session::title(&a.paths, settings.scenario);
-    let s = Session::analyse(loaded, opts, title, inputs)?;
+    let s = Session::open(&a.paths, &g.settings(Default::default()))?;
     let mut shell = stepscope::ui::headless(s, keys_map, theme, g.ascii, a.size);
     let set = Setup {
         view: Pane::from_name(&a.view),

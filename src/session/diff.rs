@@ -2,11 +2,10 @@
 //! tests get there. A run is a path, or `demo` / `demo:SCENARIO` (a demo job) when no such
 //! path exists.
 
-use super::{DemoSpec, Input, Loaded, Scenario, Session, Settings};
+use super::{DemoSpec, Plan, Progress, Scenario, Session, Settings};
 use crate::analysis::critical_path::Window;
 use crate::analysis::diff::{self, Diff, DiffOptions, Run, StepAlign};
 use crate::error::Error;
-use crate::report::diff::{DiffReport, RunInfo};
 use std::path::{Path, PathBuf};
 
 /// Two analysed runs and their diff.
@@ -19,48 +18,6 @@ pub struct DiffPair {
     pub diff: Diff,
     /// How long the comparison itself took (after both runs were analysed).
     pub diff_ns: u64,
-}
-
-impl DiffPair {
-    /// The diff's report (every face renders from it).
-    pub fn report(&self) -> DiffReport {
-        let mut r = crate::report::diff::build(
-            &self.diff,
-            [info(&self.before), info(&self.after)],
-            [&self.before.analysis, &self.after.analysis],
-        );
-        r.timings = crate::report::diff::Timings {
-            load_ns: [self.before.loaded.load_ns, self.after.loaded.load_ns],
-            analysis_ns: [
-                self.before.analysis.analysis_ns,
-                self.after.analysis.analysis_ns,
-            ],
-            diff_ns: self.diff_ns,
-        };
-        r
-    }
-}
-
-/// A run's description in the report.
-fn info(s: &Session) -> RunInfo {
-    let job = s.job();
-    let mut devices: Vec<String> = job
-        .ranks
-        .iter()
-        .flat_map(|r| {
-            r.devices
-                .iter()
-                .map(|&d| job.strings.resolve(d).to_string())
-        })
-        .collect();
-    devices.sort();
-    devices.dedup();
-    RunInfo {
-        title: s.title.clone(),
-        ranks: job.ranks.iter().map(|r| r.id).collect(),
-        steps: s.analysis.step_times.len(),
-        devices,
-    }
 }
 
 /// Opens, analyses and compares `before` and `after`. With one step pair named, each run's
@@ -89,8 +46,9 @@ pub fn open(
     );
     // One load after the other (each shows its progress on a terminal), then both analyses
     // at once: each has serial stretches the other fills.
-    let (lb, la) = (load_one(before, &sb)?, load_one(after, &sa)?);
-    let (b, a) = rayon::join(|| analyse(lb, &sb), || analyse(la, &sa));
+    let (pb, pa) = (plan(before, &sb)?, plan(after, &sa)?);
+    let (lb, la) = (pb.load(Progress::Stderr)?, pa.load(Progress::Stderr)?);
+    let (b, a) = rayon::join(|| pb.analyse(lb), || pa.analyse(la));
     compare(b?, a?, opts)
 }
 
@@ -112,9 +70,9 @@ pub fn compare(before: Session, after: Session, opts: &DiffOptions) -> Result<Di
     })
 }
 
-/// One run loaded (with progress on a terminal): a path, or a demo job; and its title and
-/// inputs.
-fn load_one(path: &Path, settings: &Settings) -> Result<(Loaded, String, Vec<Input>), Error> {
+/// The plan of one run: a path, or a demo job (`demo`, `demo:SCENARIO` where no such path
+/// exists).
+fn plan(path: &Path, settings: &Settings) -> Result<Plan, Error> {
     if let Some(name) = path.to_str().and_then(|p| p.strip_prefix("demo:")) {
         if !path.exists() && Scenario::parse(name).is_none() {
             let all: Vec<&str> = Scenario::ALL.map(Scenario::name).to_vec();
@@ -131,14 +89,7 @@ fn load_one(path: &Path, settings: &Settings) -> Result<(Loaded, String, Vec<Inp
         }),
         None => super::inputs(&[PathBuf::from(path)], settings.scenario)?,
     };
-    let loaded = super::load(&inputs, &settings.load_options()?)?;
-    Ok((loaded, path.display().to_string(), inputs))
-}
-
-/// A loaded run analysed.
-fn analyse(run: (Loaded, String, Vec<Input>), settings: &Settings) -> Result<Session, Error> {
-    let (loaded, title, inputs) = run;
-    Session::analyse(loaded, settings.analysis_options()?, title, inputs)
+    Plan::with_inputs(inputs, path.display().to_string(), settings)
 }
 /// `demo` or `demo:SCENARIO`, when no file or directory has that name.
 fn demo_name(path: &Path) -> Option<Scenario> {

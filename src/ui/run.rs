@@ -42,22 +42,19 @@ impl UiOptions {
 
 /// Opens the TUI on `paths` (none: the demo cluster). Returns the exit code.
 pub fn run(paths: &[PathBuf], settings: &Settings, ui: &UiOptions) -> Result<i32, Error> {
-    let opts = settings.analysis_options()?;
     let (theme, keymap) = ui.resolve()?;
-    let load_opts = settings.load_options()?;
-    let inputs = session::inputs(paths, settings.scenario)?;
-    let title = session::title(paths, settings.scenario);
-    let labels = inputs.iter().map(session::Input::label).collect();
-    let loading = Loading::new(title.clone(), labels);
+    let plan = session::Plan::of(paths, settings)?;
+    let labels = plan.inputs.iter().map(session::Input::label).collect();
+    let loading = Loading::new(plan.title.clone(), labels);
     let (tx, rx) = channel();
     let spawner = Spawner::new(tx.clone());
     {
         let (counters, analysing) = (loading.counters.clone(), loading.analysing.clone());
         let sp = spawner.clone();
         std::thread::spawn(move || {
-            let loaded = session::load_counted(&inputs, &load_opts, &counters);
+            let loaded = plan.load(session::Progress::Counted(&counters));
             analysing.store(true, Ordering::Relaxed);
-            let session = loaded.and_then(|l| Session::analyse(l, opts, title, inputs));
+            let session = loaded.and_then(|l| plan.analyse(l));
             sp.send(UiMsg::Loaded(Box::new(session)));
         });
     }

@@ -2,7 +2,10 @@
 //! (schema `stepscope.diff/1`, docs/report-schema.md), and the regression gate's verdict.
 //! Rendering never computes a number; the findings' words come from `crate::prose`.
 
+mod pair;
 mod tables;
+
+pub use pair::of_pair;
 
 use super::Format;
 use crate::analysis::Analysis;

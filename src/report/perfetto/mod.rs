@@ -271,3 +271,22 @@ fn json_value(text: &str) -> String {
         Err(_) => writer::string(text),
     }
 }
+
+/// Writes `s` as one Perfetto / Chrome trace to `out` (gzip when it ends in `.gz`; `-`:
+/// stdout) through the one writer ([`crate::output`]), never beside the job's `inputs`.
+pub fn export(
+    s: &crate::session::Session,
+    out: &std::path::Path,
+    inputs: &[std::path::PathBuf],
+) -> Result<Written, crate::output::Refused> {
+    crate::output::write(out, inputs, |w| {
+        if out.extension().is_some_and(|e| e == "gz") {
+            let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+            let n = write(&s.loaded.job, &s.analysis, &mut gz)?;
+            gz.finish()?;
+            Ok(n)
+        } else {
+            write(&s.loaded.job, &s.analysis, w)
+        }
+    })
+}

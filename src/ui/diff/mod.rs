@@ -126,7 +126,7 @@ pub struct DiffScreen {
 impl DiffScreen {
     /// The screen over `pair`.
     pub fn new(pair: DiffPair) -> DiffScreen {
-        let report = pair.report();
+        let report = crate::report::diff::of_pair(&pair);
         let sort = Sort::Delta;
         let order = [
             sort.order(&pair.diff.ops.operators),
