@@ -11,7 +11,7 @@
 # fuzz/logs/TARGET.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TARGETS="trace trace_serde gzip stream ascend_csv ascend_json ascend_db logs report snapshot nsys flight"
+TARGETS="trace trace_serde gzip stream ascend_csv ascend_json ascend_db logs report snapshot nsys flight model_file"
 if [ "${1:-}" = list ] || [ $# -lt 1 ]; then echo "$TARGETS"; exit 0; fi
 BUILD=(cargo +nightly fuzz build -O -a -s none)
 unpack() {

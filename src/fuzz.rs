@@ -168,6 +168,35 @@ fn summary_rank(text: &[u8]) {
     }
 }
 
+/// A stepscope model file (a cache entry or a summary, `ingest::modelfile`): the bytes read
+/// as a whole file (magic, header, checksum) and as a payload alone — past the checksum, so
+/// that mutations reach the payload's own checks — and every draft that reads checked,
+/// assembled and analysed as a load's, then reported. `true` when a payload read.
+pub fn model_file(data: &[u8]) -> bool {
+    use crate::ingest::modelfile;
+    let _ = modelfile::decode(data);
+    let Ok(mut drafts) = modelfile::decode_payload(data) else {
+        return false;
+    };
+    if drafts
+        .iter_mut()
+        .any(|d| crate::ingest::check_bounds(d).is_err())
+    {
+        return false;
+    }
+    let roles = crate::ingest::roles::RoleTable::embedded();
+    let Ok(loaded) = crate::ingest::assemble_drafts(drafts, &roles) else {
+        return false;
+    };
+    let inputs = vec![Input {
+        origin: Origin::Memory("fuzz.stepscope".into(), Arc::from(data)),
+    }];
+    if let Ok(s) = Session::analyse(loaded, Options::default(), "fuzz".into(), inputs) {
+        reports(&s);
+    }
+    true
+}
+
 /// An Ascend profiler database: the bytes are the file (a real export's pages, mutated),
 /// read as a rank directory's `ascend_pytorch_profiler.db` is, then analysed.
 pub fn ascend_db(data: &[u8]) {

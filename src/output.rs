@@ -60,6 +60,31 @@ pub fn check(target: &Path, inputs: &[PathBuf]) -> Result<(), Refused> {
         }
     }
     let dir = folder(target).map_err(Refused::Io)?;
+    near_input(&dir, inputs)
+}
+
+/// Whether files may be written into the folder `dir` (made later if missing), given the
+/// job's `inputs`: never an input's folder or one inside it.
+pub fn check_folder(dir: &Path, inputs: &[PathBuf]) -> Result<(), Refused> {
+    // The nearest part of it that exists, resolved, with the rest after it.
+    let mut existing = dir;
+    let mut rest = Vec::new();
+    while !existing.as_os_str().is_empty() && !existing.exists() {
+        rest.extend(existing.file_name());
+        existing = existing.parent().unwrap_or(Path::new(""));
+    }
+    let base = if existing.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        existing
+    };
+    let mut abs = std::fs::canonicalize(base).map_err(Refused::Io)?;
+    abs.extend(rest.iter().rev());
+    near_input(&abs, inputs)
+}
+
+/// `Err` when the resolved folder `dir` holds an input (or is inside an input folder).
+fn near_input(dir: &Path, inputs: &[PathBuf]) -> Result<(), Refused> {
     for i in inputs.iter().filter(|i| i.as_os_str() != "-") {
         let Ok(abs) = std::fs::canonicalize(i) else {
             continue;

@@ -47,6 +47,8 @@ pub struct Settings {
     pub job: Option<u32>,
     /// The range that is the step (`--step-range NAME`), in place of `ProfilerStep#N`.
     pub step_range: Option<String>,
+    /// Read big traces through the user's warm cache (the CLI's default; not `--no-cache`).
+    pub cache: bool,
 }
 
 impl Default for Settings {
@@ -61,6 +63,7 @@ impl Default for Settings {
             scenario: Scenario::Default,
             job: None,
             step_range: None,
+            cache: false,
         }
     }
 }
@@ -103,8 +106,19 @@ impl Settings {
             }),
             events: Default::default(),
             job: self.job,
+            cache: self
+                .cache
+                .then(ingest::modelfile::cache::Cache::of_user)
+                .flatten()
+                .map(Arc::new),
         })
     }
+}
+
+/// Waits for the warm cache's entries being written (docs/cache.md): the binary calls it
+/// before it exits.
+pub fn finish_cache_writes() {
+    ingest::modelfile::cache::finish_writes();
 }
 
 /// The inputs `paths` name (discovered), or the demo job of `scenario` when there are none
@@ -278,5 +292,6 @@ pub use demo::{write as write_demo, write_nsys as write_demo_nsys};
 pub mod diff;
 pub mod flight;
 mod plan;
+pub mod summarize;
 
 pub use plan::{Plan, Progress};

@@ -32,6 +32,7 @@ fn targets() -> Vec<Target> {
         ("ascend_db", Box::new(f::ascend_db as Body)),
         ("nsys", Box::new(f::nsys as Body)),
         ("flight", Box::new(body(f::flight))),
+        ("model_file", Box::new(body(f::model_file))),
         ("logs", Box::new(f::logs as Body)),
         ("report", Box::new(body(f::report))),
         ("snapshot", Box::new(body(f::snapshot))),

@@ -29,6 +29,10 @@ pub struct Global {
     /// they are counted and dropped.
     #[arg(long, global = true)]
     pub python_stacks: bool,
+    /// Read every trace, never the warm cache of its model (docs/cache.md); nothing is
+    /// written to the cache either.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
     /// Clock alignment: shift ranks so shared collectives end together, or keep raw clocks.
     #[arg(long, global = true, value_enum, default_value_t = AlignArg::Collective)]
     pub align: AlignArg,
@@ -113,6 +117,7 @@ impl Global {
             scenario: self.scenario(),
             job: self.job,
             step_range: self.step_range.clone(),
+            cache: !self.no_cache,
         }
     }
 
@@ -380,6 +385,21 @@ pub struct ExportArgs {
     /// `.json.gz` compressed); never inside an input directory.
     #[arg(long, value_name = "OUT")]
     pub perfetto: PathBuf,
+}
+
+/// `stepscope summarize`.
+#[derive(Debug, Args)]
+pub struct SummarizeArgs {
+    /// Trace files and directories (searched as every command searches them).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The folder the summaries go into (made if missing; never a folder of an input).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Summarize only the inputs of task I of N (input k goes to task k mod N); under srun
+    /// with several tasks, SLURM_PROCID/SLURM_NTASKS by default.
+    #[arg(long, value_name = "I/N", value_parser = stepscope::session::summarize::Shard::parse)]
+    pub shard: Option<stepscope::session::summarize::Shard>,
 }
 
 /// The profiler format `stepscope demo` writes.

@@ -2,8 +2,8 @@
 
 use super::EXIT_FINDINGS;
 use super::args::{
-    DIFF_VIEW, DemoArgs, DemoFormat, DiffArgs, ExportArgs, Global, SnapshotArgs, WATCH_VIEW,
-    WatchArgs, WhatIfArgs,
+    DIFF_VIEW, DemoArgs, DemoFormat, DiffArgs, ExportArgs, Global, SnapshotArgs, SummarizeArgs,
+    WATCH_VIEW, WatchArgs, WhatIfArgs,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -123,6 +123,54 @@ pub fn diff(a: &DiffArgs, g: &Global) -> Result<i32, Error> {
 }
 
 /// `stepscope export --perfetto OUT`: the job and its diagnosis as one trace file.
+/// `stepscope summarize`: this task's inputs written as summaries; a line per summary on
+/// stdout, a line per failed input on stderr (exit 2 when any failed).
+pub fn summarize(a: &SummarizeArgs, g: &Global) -> Result<i32, Error> {
+    use stepscope::session::summarize::{self, Shard};
+    let shard = match (a.shard, Shard::of_slurm()) {
+        (Some(s), _) => s,
+        (None, Some(s)) => {
+            stepscope::stderr_line!(
+                "note: srun task {} of {}: summarizing inputs k with k mod {} = {}",
+                s.index,
+                s.count,
+                s.count,
+                s.index
+            );
+            s
+        }
+        (None, None) => Shard::WHOLE,
+    };
+    let done = summarize::summarize(&a.paths, &g.settings(Default::default()), &a.out, shard)?;
+    let mut out = std::io::stdout().lock();
+    for (label, file, bytes) in &done.written {
+        let line = format!(
+            "{} -> {} ({})",
+            stepscope::format::printable(label),
+            stepscope::format::printable(&file.display().to_string()),
+            stepscope::format::bytes(*bytes)
+        );
+        if writeln!(out, "{line}").is_err() {
+            return Ok(0);
+        }
+    }
+    for e in &done.failed {
+        stepscope::stderr_line!("error: {}", stepscope::format::error_line(&e.to_string()));
+    }
+    if let Some(e) = done.failed.first() {
+        return Ok(e.exit_code());
+    }
+    if done.written.is_empty() && shard != Shard::WHOLE {
+        stepscope::stderr_line!(
+            "note: task {} of {} has no input (input k goes to task k mod {})",
+            shard.index,
+            shard.count,
+            shard.count
+        );
+    }
+    Ok(0)
+}
+
 pub fn export(a: &ExportArgs, g: &Global) -> Result<i32, Error> {
     let out = &a.perfetto;
     let label = out.display().to_string();

@@ -7,7 +7,8 @@ mod commands;
 mod panic;
 
 use args::{
-    DemoArgs, DiffArgs, ExportArgs, Global, ReportArgs, SnapshotArgs, WatchArgs, WhatIfArgs,
+    DemoArgs, DiffArgs, ExportArgs, Global, ReportArgs, SnapshotArgs, SummarizeArgs, WatchArgs,
+    WhatIfArgs,
 };
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -26,7 +27,7 @@ pub const EXIT_FINDINGS: i32 = 1;
 #[derive(Debug, Parser)]
 #[command(name = "stepscope", version)]
 #[command(
-    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n  stepscope --scenario straggler         a demo job with one canonical problem (see --scenario)\n  stepscope whatif run/ --fix ideal      step time with every fix replayed, S and its parts\n  stepscope diff base/ test/             what changed between two runs, and why\n  stepscope export run/ --perfetto o.json.gz   the job and its diagnosis for ui.perfetto.dev\n  tail -F train.log | stepscope watch -  slow steps and ranks from a live training log\n\nExit codes:\n  0   ok\n  1   --fail-on tripped (a finding at or above the severity), or --fail-on-regression\n  2   bad input, usage or configuration (one line on stderr: the file and the position)\n  70  internal error, a bug: one line on stderr names the file holding the backtrace\n  74  the terminal could not be set up or drawn on"
+    after_help = "Examples:\n  stepscope                              the embedded demo cluster\n  stepscope traces/                      every *.json[.gz] under traces/, one rank each\n  stepscope report run/ --format json    the stable JSON report (docs/report-schema.md)\n  stepscope demo --out /tmp/demo         write the demo cluster as Kineto .json.gz\n  stepscope --scenario straggler         a demo job with one canonical problem (see --scenario)\n  stepscope whatif run/ --fix ideal      step time with every fix replayed, S and its parts\n  stepscope diff base/ test/             what changed between two runs, and why\n  stepscope export run/ --perfetto o.json.gz   the job and its diagnosis for ui.perfetto.dev\n  srun -N 8 stepscope summarize run/ --out sums/   read a huge job where it lies; then stepscope sums/\n  tail -F train.log | stepscope watch -  slow steps and ranks from a live training log\n\nExit codes:\n  0   ok\n  1   --fail-on tripped (a finding at or above the severity), or --fail-on-regression\n  2   bad input, usage or configuration (one line on stderr: the file and the position)\n  70  internal error, a bug: one line on stderr names the file holding the backtrace\n  74  the terminal could not be set up or drawn on"
 )]
 pub struct Cli {
     /// Trace files (.json, .json.gz), directories searched recursively, or - for stdin.
@@ -63,6 +64,10 @@ pub enum Command {
     /// Write the job and its diagnosis (findings, critical path, collective wait vs transit,
     /// the ideal timeline) as one Perfetto / Chrome trace.
     Export(ExportArgs),
+    /// Read each trace where it lies and write its summary into one folder (run on the
+    /// cluster's scheduler: one task per node or per file); `stepscope DIR` then opens the
+    /// summaries as it opens traces (docs/cache.md).
+    Summarize(SummarizeArgs),
 }
 
 /// A clap usage error on one line: its message, possible values and tip joined, the usage
@@ -156,6 +161,7 @@ pub fn main() -> i32 {
         Some(Command::Whatif(a)) => commands::whatif(a, g),
         Some(Command::Diff(a)) => commands::diff(a, g),
         Some(Command::Export(a)) => commands::export(a, g),
+        Some(Command::Summarize(a)) => commands::summarize(a, g),
         // The TUI on a terminal; the text report when stdout is a pipe or a file.
         None if std::io::stdout().is_terminal() => commands::browse(&cli.paths, g),
         None => commands::report(
@@ -165,6 +171,8 @@ pub fn main() -> i32 {
             None,
         ),
     };
+    // Cache entries are written beside the analysis; they land before the process ends.
+    stepscope::session::finish_cache_writes();
     match result {
         Ok(code) => code,
         Err(e) => {

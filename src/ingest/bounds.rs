@@ -19,6 +19,32 @@ pub const SAMPLES: usize = 1 << 16;
 /// ranks are compared by, `consistency.rs`); else an input error naming the first value that
 /// does not (the event's byte when the reader kept it).
 pub fn check(d: &mut RankDraft) -> Result<(), Error> {
+    let m = measure(d)?;
+    d.busy_ns = m.busy;
+    let cut = d.strings.cut_count();
+    if cut > 0 {
+        d.warnings.push(format!(
+            "{}: {cut} name(s) longer than {} cut to their start (ending in `…`)",
+            d.rank.source.path,
+            crate::format::bytes(crate::model::MAX_NAME as u64)
+        ));
+    }
+    d.typical_dur = typical(&d.rank.events.dur);
+    d.rank.window = m.window;
+    Ok(())
+}
+
+/// What the check finds of a rank in range.
+pub struct Measured {
+    /// The first start and the last end of its events.
+    pub window: Option<(Ns, Ns)>,
+    /// The sum of its durations.
+    pub busy: Ns,
+}
+
+/// [`check`] without changing the rank: its window and busy time, or the first value out of
+/// range.
+pub fn measure(d: &RankDraft) -> Result<Measured, Error> {
     let r = &d.rank;
     let fail = |what: String| Error::input(&r.source.path, what);
     let window = events(r, &d.strings).map_err(|(at, what)| match at {
@@ -26,30 +52,14 @@ pub fn check(d: &mut RankDraft) -> Result<(), Error> {
         None => fail(what),
     })?;
     side_tables(r).map_err(fail)?;
-    let busy = d
-        .rank
-        .events
-        .dur
-        .iter()
-        .fold(0, |a: Ns, &x| a.saturating_add(x));
+    let busy = r.events.dur.iter().fold(0, |a: Ns, &x| a.saturating_add(x));
     if busy > MAX_JOB_SUM_NS {
         return Err(fail(format!(
             "its events last {busy} ns in sum, more than 2^62 ns: out of range (durations this \
              long overlapping are corrupt)"
         )));
     }
-    d.busy_ns = busy;
-    let cut = d.strings.cut_count();
-    if cut > 0 {
-        d.warnings.push(format!(
-            "{}: {cut} name(s) longer than {} cut to their start (ending in `…`)",
-            r.source.path,
-            crate::format::bytes(crate::model::MAX_NAME as u64)
-        ));
-    }
-    d.typical_dur = typical(&d.rank.events.dur);
-    d.rank.window = window;
-    Ok(())
+    Ok(Measured { window, busy })
 }
 
 /// The median nonzero duration of an even sample of `durs` (at most [`SAMPLES`] of them:

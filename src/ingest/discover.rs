@@ -8,10 +8,13 @@ use crate::error::Error;
 use std::path::{Path, PathBuf};
 
 /// True for names a trace writer produces: `*.json`, `*.json.gz` (incl. `*.pt.trace.json`),
-/// and Nsight Systems SQLite exports (`*.sqlite`).
+/// Nsight Systems SQLite exports (`*.sqlite`) and stepscope's summaries (`*.stepscope`).
 pub fn is_trace_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".sqlite")
+    n.ends_with(".json")
+        || n.ends_with(".json.gz")
+        || n.ends_with(".sqlite")
+        || n.ends_with(super::modelfile::summary::EXTENSION)
 }
 
 /// Expands the command-line paths into inputs, in a deterministic order. An Ascend rank
@@ -66,7 +69,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Input>, Error> {
             return Err(Error::input(
                 &label,
                 format!(
-                    "no trace files (*.json, *.json.gz, *.sqlite) or Ascend profiler output in this directory{others}"
+                    "no trace files (*.json, *.json.gz, *.sqlite, *.stepscope) or Ascend profiler output in this directory{others}"
                 ),
             ));
         }

@@ -8,7 +8,7 @@ use crate::model::{ProcessGroup, RankId};
 use std::collections::BTreeMap;
 
 /// A rank's place in a group whose members it does not list.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Membership {
     /// The group's name as the rank's collectives name it (`nccl:5eed0000`).
     pub group: String,

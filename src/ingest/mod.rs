@@ -21,6 +21,7 @@ pub mod kineto;
 mod link;
 pub mod logs;
 pub mod membership;
+pub mod modelfile;
 pub mod nsys;
 mod period;
 pub mod progress;
@@ -124,7 +125,10 @@ impl Input {
     /// The text of one event again, for views that show its args (`None`: not kept, stdin).
     pub fn event_text(&self, raw: crate::model::RawSpan) -> Result<String, String> {
         match &self.origin {
-            Origin::File(p) => source::event_text(p, raw).map_err(|e| e.to_string()),
+            Origin::File(p) => match modelfile::summary::trace_of(p)? {
+                Some(trace) => source::event_text(&trace, raw).map_err(|e| e.to_string()),
+                None => source::event_text(p, raw).map_err(|e| e.to_string()),
+            },
             Origin::Ascend(d) => source::event_text(&d.output.join("trace_view.json"), raw)
                 .map_err(|e| e.to_string()),
             Origin::Stdin => Err("stdin is not kept after loading".into()),
@@ -158,7 +162,8 @@ pub fn demo_inputs(spec: demo::DemoSpec) -> Vec<Input> {
 }
 
 /// A rank read from one input, with names interned in its own table (re-interned into the
-/// job's table when the job is assembled).
+/// job's table when the job is assembled). Stored as it is in model files (`modelfile`).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct RankDraft {
     /// The rank, with [`crate::model::Sym`]s into `strings`.
     pub rank: Rank,
@@ -229,6 +234,8 @@ pub struct LoadOptions {
     pub events: chrome::document::JsonEvents,
     /// Of inputs holding several jobs (one per directory), the N-th (from 1; `--job N`).
     pub job: Option<u32>,
+    /// The warm cache big traces are read through (`None`: `--no-cache`, tests).
+    pub cache: Option<Arc<modelfile::cache::Cache>>,
 }
 
 impl Default for LoadOptions {
@@ -238,6 +245,7 @@ impl Default for LoadOptions {
             roles: Arc::new(RoleTable::embedded()),
             events: Default::default(),
             job: None,
+            cache: None,
         }
     }
 }
@@ -310,6 +318,17 @@ pub fn load_counted(
     Ok(loaded)
 }
 
+/// One input read and checked as a load reads it, before the job is assembled: what
+/// `stepscope summarize` writes (`modelfile`). The drafts are returned as their reader made
+/// them (the load checks them again); the check only refuses a rank out of range here.
+pub fn read_one(input: &Input, opts: &LoadOptions) -> Result<Vec<RankDraft>, Error> {
+    let drafts = read(input, opts, &Counters::new(1))?;
+    for d in &drafts {
+        bounds::measure(d)?;
+    }
+    Ok(drafts)
+}
+
 /// Reads one input with the reader that takes it ([`READERS`]): one rank, or several
 /// (an Ascend summary of one process's devices).
 fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<Vec<RankDraft>, Error> {
@@ -322,12 +341,25 @@ fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<Vec<Ra
     if let Origin::Ascend(dir) = &input.origin {
         return ascend::read(dir, &cx);
     }
-    let src = input.open()?;
     let path = match &input.origin {
         Origin::File(p) => Some(p.as_path()),
         _ => None,
     };
-    read_source(&src, path, &cx)
+    let cold = || read_source(&input.open()?, path, &cx);
+    let (Some(cache), Some(path)) = (&opts.cache, path) else {
+        return cold();
+    };
+    let label = input.label();
+    let through = cache.read_through(path, &label, modelfile::Reading::of(&cx), cold)?;
+    if through.hit {
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        counters.bytes.fetch_add(size, Ordering::Relaxed);
+    }
+    let mut drafts = through.drafts;
+    if let (Some(note), Some(d)) = (through.note, drafts.first_mut()) {
+        d.warnings.push(note);
+    }
+    Ok(drafts)
 }
 
 /// The file readers (the reader seam, [`reader::Reader`]), most specific first: the first whose [`Reader::sniff`] takes an input
@@ -336,6 +368,7 @@ pub static READERS: &[&dyn Reader] = &[
     &nsys::NsysReader,
     &ascend::TraceViewReader,
     &kineto::KinetoReader,
+    &modelfile::summary::SummaryReader,
 ];
 
 /// The reader of an input no reader sniffs and [`identify`] does not name: Kineto's,

@@ -8,7 +8,9 @@ use crate::time::Ns;
 pub const NO_STEP: u32 = u32::MAX;
 
 /// What an event is, decided once at load time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[repr(u8)]
 pub enum Kind {
     /// A device kernel that computes.
@@ -71,7 +73,7 @@ impl Kind {
 
 /// Byte range of an event's JSON object in its source text; `args` are parsed from it only
 /// when a view needs them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct RawSpan {
     /// Offset of the event's `{`.
     pub offset: u64,

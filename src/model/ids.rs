@@ -9,7 +9,7 @@ use std::fmt;
 macro_rules! id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, serde::Deserialize)]
         #[serde(transparent)]
         pub struct $name(pub u32);
 
@@ -54,9 +54,17 @@ impl RankIx {
 
 /// An event's position in its rank's `Events` (columns), or none: stored in link columns,
 /// where "no event" is common, so it is a sentinel rather than an `Option` (4 bytes, not 8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(transparent)]
+#[repr(transparent)]
 pub struct EventIx(pub u32);
+
+// SAFETY: a transparent u32: any bit pattern is a value (`NONE` included), no padding.
+unsafe impl bytemuck::Zeroable for EventIx {}
+// SAFETY: as above; the column codec copies link columns as bytes (`serial.rs`).
+unsafe impl bytemuck::Pod for EventIx {}
 
 impl EventIx {
     /// No event: an unlinked event's link, an event outside every step.

@@ -79,6 +79,24 @@ impl Interner {
         self.strings.is_empty()
     }
 
+    /// The table of `strings` (ids in their order), `cut` of them cut on the way in; `None`
+    /// when a string is there twice or is longer than [`MAX_NAME`] (not a table `intern`
+    /// could have made).
+    pub fn from_strings(strings: Vec<&str>, cut: u64) -> Option<Interner> {
+        let mut t = Interner {
+            cut,
+            ..Interner::default()
+        };
+        t.index.reserve(strings.len());
+        for s in strings {
+            if s.len() > MAX_NAME || t.index.contains_key(s) {
+                return None;
+            }
+            t.intern(s);
+        }
+        Some(t)
+    }
+
     /// All strings with their ids, in id order.
     pub fn iter(&self) -> impl Iterator<Item = (Sym, &str)> {
         self.strings

@@ -3,7 +3,7 @@
 use super::{Interner, Sym};
 
 /// Which side of the launch boundary a lane is on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum LaneSide {
     /// A GPU/NPU stream (`pid` = device, `tid` = stream).
     Device,
@@ -14,7 +14,7 @@ pub enum LaneSide {
 }
 
 /// One lane of a rank.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Lane {
     /// Device or host.
     pub side: LaneSide,

@@ -10,6 +10,7 @@ mod lane;
 pub mod live;
 mod profiler;
 mod role;
+mod serial;
 mod task;
 
 pub use event::{Events, Kind, NO_STEP, RawSpan};
@@ -51,7 +52,7 @@ pub struct Job {
 
 /// Parallel sizes as a framework declares them (Megatron's `distributed_args`:
 /// `tensor_model_parallel_size`, ...); 1 where unstated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ParallelSizes {
     /// Tensor parallel.
     pub tp: u32,
@@ -66,7 +67,7 @@ pub struct ParallelSizes {
 }
 
 /// A process group (communication domain) as `distributedInfo.pg_config` declares it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct ProcessGroup {
     /// `pg_name`: what `Process Group Name` on collective events refers to.
     pub name: String,
@@ -77,7 +78,7 @@ pub struct ProcessGroup {
 }
 
 /// One rank's trace, normalized.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Rank {
     /// Global rank id.
     pub id: RankId,
@@ -141,7 +142,7 @@ pub struct Rank {
 /// Device events launched before the trace window: on a stream, the unlinked events that run
 /// before the first event whose launching call is in the trace (the queue the profiler found
 /// when it started). They belong to no step (HTA drops them the same way).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PreWindow {
     /// Such events.
     pub events: u64,
@@ -152,7 +153,7 @@ pub struct PreWindow {
 }
 
 /// An operator's `Input Dims`, `Input type` and `flops` args.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OpShape {
     /// The `cpu_op` event.
     pub event: EventIx,
@@ -166,7 +167,7 @@ pub struct OpShape {
 
 /// Collective metadata from one event's args (`Collective name`, `In msg nelems`, `dtype`,
 /// `Process Group Name`, ...: what NCCL kernels and `record_param_comms` carry).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Collective {
     /// The event (index into `Rank::events`).
     pub event: EventIx,
@@ -194,7 +195,7 @@ pub struct Collective {
 }
 
 /// Where a rank was read from and how big it was.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SourceInfo {
     /// The path as given (or `-`, or `demo:rank-N`).
     pub path: String,
@@ -237,6 +238,14 @@ impl Platform {
         default_links: ("nvlink4", "ib-ndr"),
         fused_apis: false,
     };
+
+    /// An Ascend NPU job: a rank names its own device only; HCCS within a node and RoCE
+    /// between nodes; torch_npu's fused operator APIs.
+    pub const ASCEND: Platform = Platform {
+        lists_node_devices: false,
+        default_links: ("hccs", "roce-200"),
+        fused_apis: true,
+    };
 }
 
 impl Default for Platform {
@@ -247,7 +256,7 @@ impl Default for Platform {
 
 /// Which profiler wrote a rank: analyses are the same, but some numbers have a profiler's own
 /// counterpart to check against, and names differ (streams, collectives).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SourceFormat {
     /// The PyTorch profiler (Kineto) Chrome trace.
     #[default]
@@ -270,7 +279,7 @@ impl SourceFormat {
 }
 
 /// How a rank's id was determined, most reliable first.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RankFrom {
     /// `distributedInfo.rank` inside the trace.
     #[default]
@@ -285,7 +294,7 @@ pub enum RankFrom {
 }
 
 /// One host step: the `ProfilerStep#N` annotation (or the whole trace when there is none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HostStep {
     /// The `N` of `ProfilerStep#N`; 0 for the synthetic whole-trace step.
     pub number: StepNo,
@@ -298,7 +307,7 @@ pub struct HostStep {
 }
 
 /// Counts of events that were parsed but not stored as timed events.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Dropped {
     /// `python_function` stack frames (counted, dropped unless asked for).
     pub python_function: u64,

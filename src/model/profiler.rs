@@ -7,7 +7,7 @@ use crate::time::Ns;
 /// One row of Ascend's per-step summary (`step_trace_time.csv`, `analysis.db`
 /// `StepTraceTime`), in integer ns. Definitions (torch_npu's `_trace_step_time_parser.py`, and
 /// how they map to stepscope's breakdown) are in docs/metrics.md, "Ascend step summary".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ProfilerStep {
     /// The step (`None`: the profile had no schedule, one row for the whole run).
     pub step: Option<StepNo>,
@@ -37,7 +37,7 @@ pub struct ProfilerStep {
 /// A rank waiting inside a collective for one named peer's signal, as the collective library
 /// itself recorded it (HCCL's `Notify_Wait` plane tasks): a measured wait, where the arrival
 /// skew between loaded ranks can only see the ranks that were loaded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PeerWait {
     /// The wait task (kept as an `other` event on its plane lane).
     pub event: super::EventIx,
@@ -47,7 +47,9 @@ pub struct PeerWait {
 
 /// A link type HCCL reports traffic on (`communication.json`). `Sdma` is the on-node total:
 /// it already includes `Hccs`, `Pcie` and `Sio`, so the two are never added.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Transport {
     /// Inter-node RDMA (RoCE).
     Rdma,
@@ -88,7 +90,7 @@ impl Transport {
 
 /// One link's traffic as HCCL's matrix summed it (`communication_matrix.json`, the `total`
 /// statistic of an op type in a group): from one communicator rank to another.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LinkUse {
     /// The step.
     pub step: Option<StepNo>,
@@ -108,7 +110,7 @@ pub struct LinkUse {
 
 /// One HCCL op's traffic on one transport, as the profiler summed it (`communication.json`
 /// `Communication Bandwidth Info`): bytes and the transfer time of its tasks on that link.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TransportUse {
     /// The step (`step50` → 50).
     pub step: Option<StepNo>,
@@ -125,7 +127,7 @@ pub struct TransportUse {
 /// One HCCL op's time as HCCL split it (`communication.json` `Communication Time Info`, db
 /// `CommAnalyzerTime`): the op's elapse, of which its data-moving tasks' transit. Kept to set
 /// beside the split measured across ranks, which cannot see a rank that is not loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HcclOpTime {
     /// The step (`step50` → 50).
     pub step: Option<StepNo>,
@@ -139,7 +141,7 @@ pub struct HcclOpTime {
 }
 
 /// What a collective's data transfer ran over (HCCL's `link type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Link {
     /// A copy within the device (`ON_CHIP`): local, not link traffic.
     OnChip,
@@ -165,7 +167,7 @@ impl Link {
 /// One data-moving task of an HCCL op on one of its planes (`Memcpy`, `Reduce_Inline`), as
 /// HCCL recorded it (trace_view plane-task args, db `COMMUNICATION_TASK_INFO`): the bytes it
 /// moved, by which engine and over which link. What the byte-alignment analysis reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PlaneTransfer {
     /// The task (an `other` event on its plane lane).
     pub event: super::EventIx,
@@ -194,7 +196,7 @@ impl PlaneTransfer {
 
 /// The accelerator's compute clock from one moment until the next sample (Ascend's `AI Core
 /// Freq` counter, db `AICORE_FREQ`): a clock below the job's top one runs every kernel slower.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClockSample {
     /// When, ns.
     pub at: Ns,
@@ -204,7 +206,7 @@ pub struct ClockSample {
 
 /// The profiler's own sum of its kernel table for one operator type on one unit
 /// (`op_statistic.csv`): what the tasks' own sums are checked against.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OpStat {
     /// `OP Type`.
     pub op_type: String,

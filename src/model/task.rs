@@ -5,7 +5,7 @@
 use super::{EventIx, Sym};
 
 /// One device task's details, attached to its event.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TaskDetail {
     /// The device event (a compute task on an NPU stream).
     pub event: EventIx,
@@ -28,7 +28,19 @@ pub struct TaskDetail {
 }
 
 /// The accelerator unit a task ran on (`Accelerator Core` / `taskType`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum Core {
     /// `AI_CORE`: the cube (matrix) unit.
     AiCore,
@@ -140,7 +152,7 @@ impl Pipe {
 }
 
 /// The busy share of each pipe of one unit over the task (0–1; absent pipes 0).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Pipes(pub [f32; 7]);
 
 impl Pipes {

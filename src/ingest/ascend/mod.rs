@@ -292,11 +292,7 @@ fn source_of(dir: &RankDir, path: &std::path::Path) -> crate::model::SourceInfo 
 
 /// An Ascend NPU job: a rank names its own device only; HCCS within a node and RoCE between
 /// nodes; torch_npu's fused operator APIs.
-pub const PLATFORM: crate::model::Platform = crate::model::Platform {
-    lists_node_devices: false,
-    default_links: ("hccs", "roce-200"),
-    fused_apis: true,
-};
+pub const PLATFORM: crate::model::Platform = crate::model::Platform::ASCEND;
 
 /// Why a rank with no timeline file cannot be read: its raw data was never parsed (only
 /// `PROF_*` folders, as with `analyse_flag=False` on a large job), or nothing was recorded.

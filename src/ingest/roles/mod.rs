@@ -155,6 +155,9 @@ pub struct RoleTable {
     call_prefixes: Vec<String>,
     ops: Vec<(CollOp, Vec<String>)>,
     op_family: Keyed<OpFamily>,
+    /// A checksum of every layer's text and the step range: what a read depended on
+    /// (a cached model read with other tables is another model, `modelfile`).
+    fingerprint: u32,
 }
 
 /// Extends `target` with an entry's patterns (compiled with the entry's case rule).
@@ -173,6 +176,15 @@ fn add(target: &mut Patterns, e: &Entry) {
 fn add_keyed<K: PartialEq + Copy>(v: &mut Keyed<K>, key: K, e: &Entry) {
     let (texts, ignore_case) = e.patterns();
     v.add(key, texts, ignore_case);
+}
+
+/// The checksum of `tag` and `text` continued from `prev`.
+fn crc_after(prev: u32, tag: &[u8], text: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new_with_initial(prev);
+    h.update(tag);
+    h.update(&(text.len() as u64).to_le_bytes());
+    h.update(text);
+    h.finalize()
 }
 
 /// A collective token as names are compared with it: lowercase letters and digits.
@@ -197,7 +209,13 @@ impl RoleTable {
     /// whatever its number, in place of the step markers.
     pub fn with_step_range(mut self, name: &str) -> RoleTable {
         self.step_range = Some(name.to_string());
+        self.fingerprint = crc_after(self.fingerprint, b"step-range", name.as_bytes());
         self
+    }
+
+    /// A checksum of the tables' layers and step range, equal for equal tables.
+    pub fn fingerprint(&self) -> u32 {
+        self.fingerprint
     }
 
     /// The range `--step-range` named, if any.
@@ -219,6 +237,7 @@ impl RoleTable {
             let line = e.span().map(|s| config::line_of(&layer.text, s.start));
             Error::config(&layer.label, line, e.message().trim())
         })?;
+        self.fingerprint = crc_after(self.fingerprint, b"layer", layer.text.as_bytes());
         self.add_step_markers(layer, &f)?;
         add(&mut self.comm_kernel, &f.comm_kernel);
         add(&mut self.gemm_kernel, &f.gemm_kernel);
