@@ -321,3 +321,83 @@ fn seed_payload() -> &'static [u8] {
 fn the_seed_payload_reads_and_analyses() {
     assert!(stepscope::fuzz::model_file(seed_payload()));
 }
+
+/// Under a real single-node Slurm (scripts/slurm-local.sh starts munged, slurmctld and
+/// slurmd, installing them with apt when missing): `srun -n 4 stepscope summarize` over a
+/// demo job, each task taking its share of the ranks, and the report from the summaries
+/// equals the report from the traces, field for field. Skipped, with the reason, only where
+/// Slurm cannot start (not root, no apt, daemons refused).
+#[test]
+fn srun_summarizes_a_job_whose_report_is_the_traces() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-local.sh");
+    let started = Command::new("bash")
+        .arg(&script)
+        .arg("start")
+        .output()
+        .unwrap();
+    if !started.status.success() {
+        let why = String::from_utf8_lossy(&started.stderr);
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!(
+                "warning: test skipped: Slurm cannot start here: {}\n",
+                why.trim()
+            )
+            .as_bytes(),
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (traces, sums) = (dir.path().join("traces"), dir.path().join("sums"));
+    let demo = run([
+        "demo".as_ref(),
+        "--out".as_ref(),
+        traces.as_os_str(),
+        "--scenario".as_ref(),
+        "pipeline-straggler".as_ref(),
+    ]);
+    assert!(demo.status.success());
+    let srun = Command::new("timeout")
+        .args(["120", "srun", "--overcommit", "-n", "4"])
+        .arg(env!("CARGO_BIN_EXE_stepscope"))
+        .arg("summarize")
+        .arg(&traces)
+        .arg("--out")
+        .arg(&sums)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&srun.stderr);
+    assert!(srun.status.success(), "srun: {err}");
+    // Four tasks, each its share: two of the eight ranks.
+    for t in 0..4 {
+        assert!(err.contains(&format!("srun task {t} of 4")), "{err}");
+    }
+    let said = String::from_utf8_lossy(&srun.stdout);
+    assert_eq!(said.lines().count(), 8, "{said}");
+    let (want, want_err) = report(&[&traces], &[], &["--no-cache"]);
+    let (got, got_err) = report(&[&sums], &[], &["--no-cache"]);
+    assert_eq!(got, want);
+    assert_eq!(got_err, want_err);
+    assert_eq!(got["job"]["ranks"].as_u64(), Some(8), "{}", got["job"]);
+}
+
+#[test]
+fn a_rank_summarized_twice_is_refused_naming_both_summaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    summarize(&[common::testdata("cluster4/rank-2.json")], &a);
+    summarize(&[common::testdata("cluster4/rank-2.json")], &b);
+    std::fs::rename(
+        b.join("rank-2.json.stepscope"),
+        a.join("again-rank-2.json.stepscope"),
+    )
+    .unwrap();
+    let o = run(["report".as_ref(), a.as_os_str()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("rank 2 is claimed by both") && err.contains("again-rank-2.json.stepscope"),
+        "{err}"
+    );
+    assert!(err.contains("/rank-2.json.stepscope"), "{err}");
+}

@@ -43,12 +43,19 @@ pub fn claims(drafts: &[Draft]) -> Result<(), Error> {
         let Some(id) = d.declared_rank.or(*hint) else {
             continue;
         };
-        if let Some(other) = claimed.insert(id, &d.rank.source.path) {
+        // A rank read from a summary is named by the summary: the two may be of one trace.
+        let file = d
+            .rank
+            .source
+            .summary
+            .as_deref()
+            .unwrap_or(&d.rank.source.path);
+        if let Some(other) = claimed.insert(id, file) {
             return Err(Error::input(
-                &d.rank.source.path,
+                file,
                 format!(
                     "rank {id} is claimed by both {other} and this file: two runs? {}",
-                    two_runs(other, &d.rank.source.path)
+                    two_runs(other, file)
                 ),
             ));
         }

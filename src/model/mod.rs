@@ -212,6 +212,9 @@ pub struct SourceInfo {
     pub format: SourceFormat,
     /// What its platform tells analyses, as its reader set it.
     pub platform: Platform,
+    /// The summary it was read from (`stepscope summarize`), when it was: `path` is then the
+    /// trace the summary was made of.
+    pub summary: Option<String>,
 }
 
 /// What a rank's platform tells analyses, set by the reader that made the rank: analyses

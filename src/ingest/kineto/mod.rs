@@ -141,6 +141,7 @@ pub fn read(src: &Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
             rank_from: RankFrom::DistributedInfo,
             format: SourceFormat::Kineto,
             platform: Platform::KINETO,
+            summary: None,
         },
         lanes: m.lanes,
         events: m.events,

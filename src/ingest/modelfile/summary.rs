@@ -33,6 +33,9 @@ impl Reader for SummaryReader {
     ) -> Result<Vec<RankDraft>, Error> {
         let (header, mut drafts) =
             super::decode(&src.text).map_err(|why| Error::input(&src.label, why))?;
+        for d in &mut drafts {
+            d.rank.source.summary = Some(src.label.clone());
+        }
         if header.reading.roles != cx.roles.fingerprint() {
             if let Some(d) = drafts.first_mut() {
                 d.warnings.push(format!(

@@ -110,6 +110,7 @@ fn ranks(t: &Tables, label: &str, bytes: u64, cx: &ReadContext) -> Result<Vec<Ra
             },
             format: SourceFormat::Nsys,
             platform: platform(!t.gpus.is_empty()),
+            summary: None,
         };
         if !t.missing.is_empty() {
             d.warnings.push(format!(
