@@ -12,6 +12,8 @@
 #   RANKS=16 COPIES=20 RUNS=3 scripts/bench-ascend.sh
 #   SCALED=0 scripts/bench-ascend.sh          # the samples only
 set -euo pipefail
+# A cold read on every run (the warm cache, docs/cache.md, is measured by bench-cache.sh).
+export STEPSCOPE_CACHE_MIN=${STEPSCOPE_CACHE_MIN:-1T}
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/stepscope-bench}/ascend
 RUNS=${RUNS:-3}

@@ -1,6 +1,10 @@
 # Shared by the benchmark scripts (source it): the generated benchmark traces and the
 # measurement of one run. Needs BENCH_DIR set.
 
+# Every benchmark measures a cold read unless it says otherwise (bench-cache.sh does): no
+# input is big enough for the warm cache (docs/cache.md).
+export STEPSCOPE_CACHE_MIN=${STEPSCOPE_CACHE_MIN:-1T}
+
 # gen CASE RANKS SCALE BINARY: the demo job of a case, generated once under $BENCH_DIR/CASE
 gen() {
   local dir=$BENCH_DIR/$1

@@ -12,6 +12,8 @@
 # (every collective carries its 1024-rank `Process Group Ranks` list, as real traces do) and
 # are deleted after their run unless KEEP=1.
 set -euo pipefail
+# A cold read on every run (the warm cache, docs/cache.md, is measured by bench-cache.sh).
+export STEPSCOPE_CACHE_MIN=${STEPSCOPE_CACHE_MIN:-1T}
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/stepscope-scale}
 RANKS=${RANKS:-"128 256 512 1024"}

@@ -5,6 +5,8 @@
 #
 #   scripts/interleave.sh 7 before=/tmp/old/stepscope=JOB after=target/release/stepscope=JOB
 set -euo pipefail
+# A cold read on every run (the warm cache, docs/cache.md, is measured by bench-cache.sh).
+export STEPSCOPE_CACHE_MIN=${STEPSCOPE_CACHE_MIN:-1T}
 rounds=$1
 shift
 out=$(mktemp)

@@ -469,6 +469,8 @@ mod reader_tests {
             "{said}"
         );
         assert!(said.contains(", Ascend profiler output folders"), "{said}");
-        assert!(said.ends_with(" and PyTorch profiler (Kineto) JSON traces (.json, .json.gz)"));
+        assert!(said.contains(", PyTorch profiler (Kineto) JSON traces (.json, .json.gz)"));
+        assert!(said.ends_with(" and stepscope summaries (stepscope summarize)"));
+        assert_eq!(takes(b"\x89STEPSCOPE-MODEL\x10"), Some("stepscope"));
     }
 }

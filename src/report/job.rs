@@ -2,8 +2,8 @@
 //! counts, inputs, and what the user must know about how it was read.
 
 use crate::analysis::Analysis;
-use crate::ingest::Loaded;
 use crate::model::{Job, Kind, RankFrom, RankId, StepNo};
+use crate::session::Loaded;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

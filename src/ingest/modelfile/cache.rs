@@ -87,9 +87,14 @@ impl Cache {
             hit: false,
             note: None,
         };
-        let id = match Identity::of(path) {
-            Ok(id) if id.size >= self.min_input && !is_model_file(path) => id,
-            _ => return read().map(fresh),
+        // Only a regular file, told by its metadata: opening a FIFO would block or take
+        // its bytes from the read.
+        let cacheable = fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() >= self.min_input);
+        if !cacheable || is_model_file(path) {
+            return read().map(fresh);
+        }
+        let Ok(id) = Identity::of(path) else {
+            return read().map(fresh);
         };
         let entry = self.entry(&id);
         let note = match lookup(&entry, &id, reading) {
