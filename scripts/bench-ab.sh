@@ -15,9 +15,7 @@ RUNS=${RUNS:-7}
 
 source "$(dirname "$0")/bench-lib.sh"
 
-median() { sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/{print $2}') GiB RAM; threads $THREADS, $RUNS runs each, interleaved"
+machine "$THREADS" "$RUNS"
 echo
 echo "| case | A wall (s) | B wall (s) | B/A wall | A RSS (MB) | B RSS (MB) |"
 echo "|---|---:|---:|---:|---:|---:|"

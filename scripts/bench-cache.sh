@@ -18,8 +18,6 @@ trap 'rm -rf "$CACHE"' EXIT
 export STEPSCOPE_CACHE_DIR=$CACHE STEPSCOPE_CACHE_MIN=1
 
 source "$(dirname "$0")/bench-lib.sh"
-median() { sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-
 # run LABEL CMD…: appends "wall rss load_s" of one run to the arrays named LABEL_w/_r/_l
 run() {
   local label=$1; shift
@@ -30,7 +28,7 @@ run() {
   eval "${label}_w+=($w); ${label}_r+=($r); ${label}_l+=($(echo "${l:-0} / 1000000000" | bc -l))"
 }
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/{print $2}') GiB RAM; threads $THREADS, $RUNS runs each, interleaved"
+machine "$THREADS" "$RUNS"
 echo
 echo "| case | run | wall (s) | load (s) | peak RSS (MB) | wall / A |"
 echo "|---|---|---:|---:|---:|---:|"

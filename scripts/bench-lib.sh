@@ -27,3 +27,11 @@ measure() {
   fi
   rm -f "$f" "$f.err"
 }
+
+# median: the median of the numbers on stdin, one per line
+median() { sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
+# machine THREADS RUNS: the line that heads a benchmark's table
+machine() {
+  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/{print $2}') GiB RAM; threads $1, $2 runs each, interleaved"
+}

@@ -12,9 +12,7 @@ RANKS=${RANKS:-"256 1024"}
 RUNS=${RUNS:-3}
 export STEPSCOPE_CACHE_MIN=1T
 source scripts/bench-lib.sh
-median() { sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/{print $2}') GiB RAM; $RUNS runs each"
+machine "$(nproc)" "$RUNS"
 echo
 echo "| ranks | traces | summaries | summary / trace | summarize wall | report from traces: wall, RSS | from summaries: wall, RSS |"
 echo "|---:|---:|---:|---:|---:|---:|---:|"
@@ -30,7 +28,7 @@ for n in $RANKS; do
   done
   tb=$(du -sb "$dir" | cut -f1); sb=$(du -sb "$sums" | cut -f1)
   printf '| %s | %.0f MB | %.0f MB | %.3f | %.2f s | %.2f s, %.0f MB | %.2f s, %.0f MB |\n' "$n" \
-    "$(echo "$tb / 1e6" | bc -l)" "$(echo "$sb / 1e6" | bc -l)" "$(echo "$sb / $tb" | bc -l)" "$sw" \
+    "$(echo "$tb / 1000000" | bc -l)" "$(echo "$sb / 1000000" | bc -l)" "$(echo "$sb / $tb" | bc -l)" "$sw" \
     "$(printf '%s\n' "${tw[@]}" | median)" "$(echo "$(printf '%s\n' "${tr[@]}" | median) / 1024" | bc -l)" \
     "$(printf '%s\n' "${uw[@]}" | median)" "$(echo "$(printf '%s\n' "${ur[@]}" | median) / 1024" | bc -l)"
 done
