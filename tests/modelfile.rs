@@ -401,3 +401,71 @@ fn a_rank_summarized_twice_is_refused_naming_both_summaries() {
     );
     assert!(err.contains("/rank-2.json.stepscope"), "{err}");
 }
+
+#[test]
+fn an_events_text_is_read_from_the_summarized_trace_while_it_is_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("rank-0.json");
+    std::fs::copy(common::testdata("two_streams.json"), &trace).unwrap();
+    let out = dir.path().join("sums");
+    summarize(std::slice::from_ref(&trace), &out);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let at = text.find("{\"name\": \"process_labels\"").unwrap();
+    let raw = stepscope::model::RawSpan {
+        offset: at as u64,
+        len: 24,
+    };
+    let summary = stepscope::input::Input::file(out.join("rank-0.json.stepscope"));
+    assert_eq!(
+        summary.event_text(raw).unwrap(),
+        "{\"name\": \"process_labels"
+    );
+    // The trace changed since: said, never the wrong bytes.
+    std::fs::write(&trace, format!("{text}\n")).unwrap();
+    let e = summary.event_text(raw).unwrap_err();
+    assert!(e.contains("changed since it was summarized"), "{e}");
+    std::fs::remove_file(&trace).unwrap();
+    let e = summary.event_text(raw).unwrap_err();
+    assert!(e.contains("is not reachable here"), "{e}");
+}
+
+#[test]
+fn whatif_diff_and_export_open_summaries_as_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sums");
+    let traces = common::testdata("cluster4");
+    summarize(std::slice::from_ref(&traces), &out);
+    let text = |args: &[&std::ffi::OsStr]| {
+        let o = run(args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let whatif = |p: &Path| {
+        text(&[
+            "whatif".as_ref(),
+            p.as_os_str(),
+            "--fix".as_ref(),
+            "ideal".as_ref(),
+        ])
+    };
+    assert_eq!(whatif(&out), whatif(&traces));
+    // The summaries against their traces: nothing changed.
+    let diff = text(&[
+        "diff".as_ref(),
+        traces.as_os_str(),
+        out.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    let d: Value = serde_json::from_str(&diff).unwrap();
+    assert_eq!(d["step"]["delta_ns"].as_i64(), Some(0), "{}", d["step"]);
+    assert_eq!(d["breakdown"]["span"]["delta_ns"].as_i64(), Some(0));
+    let perfetto = dir.path().join("p.json");
+    text(&[
+        "export".as_ref(),
+        out.as_os_str(),
+        "--perfetto".as_ref(),
+        perfetto.as_os_str(),
+    ]);
+    assert!(std::fs::metadata(&perfetto).unwrap().len() > 1000);
+}
