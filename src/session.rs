@@ -115,6 +115,11 @@ impl Settings {
     }
 }
 
+/// Whether the warm cache's settings in the environment are sizes (docs/cache.md).
+pub fn check_cache_env() -> Result<(), String> {
+    ingest::modelfile::cache::Cache::check_env()
+}
+
 /// Waits for the warm cache's entries being written (docs/cache.md): the binary calls it
 /// before it exits.
 pub fn finish_cache_writes() {

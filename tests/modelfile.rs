@@ -469,3 +469,17 @@ fn whatif_diff_and_export_open_summaries_as_traces() {
     ]);
     assert!(std::fs::metadata(&perfetto).unwrap().len() > 1000);
 }
+
+#[test]
+fn a_cache_size_that_is_not_a_size_is_refused_before_reading() {
+    let o = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["report", "--format", "json"])
+        .arg(common::testdata("two_streams.json"))
+        .env("STEPSCOPE_CACHE_MAX", "lots")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("error: STEPSCOPE_CACHE_MAX: "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -127,7 +127,9 @@ pub fn main() -> i32 {
             return 0;
         }
     };
-    if let Err(e) = stepscope::session::check_max_input() {
+    if let Err(e) =
+        stepscope::session::check_max_input().and_then(|()| stepscope::session::check_cache_env())
+    {
         stepscope::stderr_line!("error: {}", error_line(&e));
         return ErrorKind::Usage.exit_code();
     }

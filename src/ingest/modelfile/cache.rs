@@ -13,6 +13,7 @@ use std::hash::{Hash, Hasher};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::mpsc::SyncSender;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
@@ -64,6 +65,19 @@ impl Cache {
             max_bytes: size("STEPSCOPE_CACHE_MAX", DEFAULT_MAX),
             min_input: size("STEPSCOPE_CACHE_MIN", DEFAULT_MIN),
         })
+    }
+
+    /// `STEPSCOPE_CACHE_MAX` and `STEPSCOPE_CACHE_MIN`, when set, are sizes
+    /// `source::parse_size` accepts; else which is not and why (the CLI refuses it before
+    /// reading anything).
+    pub fn check_env() -> Result<(), String> {
+        for var in ["STEPSCOPE_CACHE_MAX", "STEPSCOPE_CACHE_MIN"] {
+            if let Some(v) = std::env::var_os(var) {
+                let v = v.to_str().ok_or_else(|| format!("{var} is not UTF-8"))?;
+                crate::ingest::source::parse_size(v).map_err(|e| format!("{var}: {e}"))?;
+            }
+        }
+        Ok(())
     }
 
     /// The entry of the file at `path` (one per path: a changed file replaces its entry).
@@ -122,9 +136,9 @@ impl Cache {
         })
     }
 
-    /// Encodes an entry and writes it on a thread of its own (the analysis goes on
-    /// meanwhile; [`finish_writes`] waits for it); a cache that cannot be written is no
-    /// cache — the read stands.
+    /// Encodes an entry and hands it to the writer thread (the analysis goes on meanwhile;
+    /// [`finish_writes`] waits for it); a cache that cannot be written is no cache — the
+    /// read stands.
     fn store(&self, entry: PathBuf, id: Identity, reading: Reading, drafts: &[RankDraft]) {
         let Ok(file) = super::encode(FileKind::Cache, id, reading, drafts) else {
             return;
@@ -132,36 +146,59 @@ impl Cache {
         if file.bytes() > self.max_bytes {
             return;
         }
-        let (dir, max) = (self.dir.clone(), self.max_bytes);
-        let writer = std::thread::spawn(move || {
-            let written = fs::create_dir_all(&dir).and_then(|()| {
-                let mut t = tempfile::Builder::new()
-                    .prefix(".entry-")
-                    .tempfile_in(&dir)?;
-                file.write_to(&mut t)?;
-                t.persist(&entry).map_err(|e| e.error)?;
-                Ok(())
-            });
-            if written.is_ok() {
-                evict(&dir, max, &entry);
-            }
+        let job = Write {
+            dir: self.dir.clone(),
+            max: self.max_bytes,
+            entry,
+            file,
+        };
+        let mut writer = WRITER.lock().unwrap_or_else(|p| p.into_inner());
+        let (tx, _) = writer.get_or_insert_with(|| {
+            // Two entries queued at most: a reader that outruns the disk waits here rather
+            // than holding every encoded entry of a big job in memory.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Write>(2);
+            let handle = std::thread::spawn(move || rx.iter().for_each(|w| w.run()));
+            (tx, handle)
         });
-        PENDING
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(writer);
+        let _ = tx.send(job);
     }
 }
 
-/// Entries being written.
-static PENDING: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
+/// An entry to write.
+struct Write {
+    dir: PathBuf,
+    max: u64,
+    entry: PathBuf,
+    file: super::Encoded,
+}
+
+impl Write {
+    /// Writes the entry atomically, then keeps the folder in bounds.
+    fn run(self) {
+        let written = fs::create_dir_all(&self.dir).and_then(|()| {
+            let mut t = tempfile::Builder::new()
+                .prefix(".entry-")
+                .tempfile_in(&self.dir)?;
+            self.file.write_to(&mut t)?;
+            t.persist(&self.entry).map_err(|e| e.error)?;
+            Ok(())
+        });
+        if written.is_ok() {
+            evict(&self.dir, self.max, &self.entry);
+        }
+    }
+}
+
+/// The writer thread and its queue, started by the first entry to write.
+static WRITER: Mutex<Option<(SyncSender<Write>, JoinHandle<()>)>> = Mutex::new(None);
 
 /// Waits for the entries being written: called before the process exits (an entry whose
 /// writer is cut off is not there, never half there: it is renamed into place when whole).
 pub fn finish_writes() {
-    let writers = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|p| p.into_inner()));
-    for w in writers {
-        let _ = w.join();
+    let writer = WRITER.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some((tx, handle)) = writer {
+        drop(tx);
+        let _ = handle.join();
     }
 }
 
