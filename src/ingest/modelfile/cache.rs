@@ -228,7 +228,9 @@ fn lookup(entry: &Path, id: &Identity, reading: Reading) -> Lookup {
         Ok((h, _)) if h.kind != FileKind::Cache => {
             return Lookup::Unusable("not a cache entry".into());
         }
-        Ok((h, _)) if h.source != *id || h.reading != reading => return Lookup::Absent,
+        Ok((h, _)) if h.source != *id || h.reading != reading || h.writer != super::writer() => {
+            return Lookup::Absent;
+        }
         Ok(_) => {}
     }
     match super::decode(&map) {

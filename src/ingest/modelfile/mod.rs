@@ -133,6 +133,27 @@ pub struct Header {
     pub payload_crc: u32,
 }
 
+/// This stepscope, as a model file names its writer: the version and the executable's size
+/// and modification time. A cache entry of another build is not used (a reader fixed since
+/// would read the trace otherwise); a summary of another build is, its layout version allowing.
+pub fn writer() -> &'static str {
+    static WRITER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    WRITER.get_or_init(|| {
+        let exe = std::env::current_exe().and_then(std::fs::metadata);
+        match exe {
+            Ok(m) => {
+                let at = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+                let at = at.map_or(0, |d| d.as_nanos());
+                format!("{}+{:x}.{:x}", env!("CARGO_PKG_VERSION"), m.len(), at)
+            }
+            Err(_) => env!("CARGO_PKG_VERSION").to_string(),
+        }
+    })
+}
+
 /// A model file, encoded: its magic and header, then its payload (kept apart: the payload
 /// is most of the file and is written as it is, never copied again).
 pub struct Encoded {
@@ -173,7 +194,7 @@ pub fn encode(
         .map_err(|e| format!("cannot encode: {e}"))?;
     let header = Header {
         version: VERSION,
-        writer: env!("CARGO_PKG_VERSION").to_string(),
+        writer: writer().to_string(),
         kind,
         source,
         reading,
