@@ -483,3 +483,44 @@ fn a_cache_size_that_is_not_a_size_is_refused_before_reading() {
     assert!(err.starts_with("error: STEPSCOPE_CACHE_MAX: "), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+#[test]
+fn a_fifo_in_a_summarized_folder_is_a_failed_input_and_the_rest_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job");
+    std::fs::create_dir(&job).unwrap();
+    std::fs::copy(common::testdata("two_streams.json"), job.join("rank0.json")).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(job.join("rank1.json"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = dir.path().join("sums");
+    let o = run([
+        "summarize".as_ref(),
+        job.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("rank1.json: not a regular file (a FIFO)"),
+        "{err}"
+    );
+    assert!(out.join("rank0.json.stepscope").is_file());
+    assert!(!out.join("rank1.json.stepscope").exists());
+    // The warm cache is not written by summarize.
+    let o = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["summarize", "--out"])
+        .arg(dir.path().join("again"))
+        .arg(job.join("rank0.json"))
+        .env("STEPSCOPE_CACHE_DIR", dir.path().join("cache"))
+        .env("STEPSCOPE_CACHE_MIN", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(!dir.path().join("cache").exists());
+}

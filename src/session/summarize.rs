@@ -75,7 +75,11 @@ pub fn summarize(
     crate::output::check_folder(out, paths).map_err(|e| Error::usage(&label, e.to_string()))?;
     std::fs::create_dir_all(out)
         .map_err(|e| Error::usage(&out.display().to_string(), format!("cannot make: {e}")))?;
-    let opts = settings.load_options()?;
+    // Read, not through the warm cache: a cluster's nodes would each fill their home's.
+    let opts = ingest::LoadOptions {
+        cache: None,
+        ..settings.load_options()?
+    };
     let results: Vec<Result<(String, PathBuf, u64), Error>> = inputs
         .par_iter()
         .zip(&targets)
@@ -102,6 +106,8 @@ fn targets(inputs: &[Input], out: &Path) -> Result<Vec<PathBuf>, Error> {
             Origin::Ascend(d) => Path::new(&d.label())
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned()),
+            // A FIFO or dangling link found in a folder: its read fails and says why.
+            Origin::Skipped(p, _) => p.file_name().map(|n| n.to_string_lossy().into_owned()),
             _ => None,
         }
         .ok_or_else(|| Error::usage(&label, "summarize reads files and folders, not streams"))?;
