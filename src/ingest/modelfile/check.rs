@@ -139,11 +139,39 @@ fn side_tables(r: &Rank, names: usize) -> Result<(), String> {
             opt_name(s, names, "a task")?;
         }
     }
+    pre_window(r)?;
     for w in &r.peer_waits {
         event(w.event, n, false, "a peer wait")?;
     }
     for t in &r.transfers {
         event(t.event, n, false, "a transfer")?;
+    }
+    Ok(())
+}
+
+/// The device work queued before the trace window, as a reader measures it: its end one of
+/// the rank's event ends (within their span), its busy time at most theirs in sum. Analyses
+/// start the first step there, so a value from nowhere would stretch every span.
+fn pre_window(r: &Rank) -> Result<(), String> {
+    let e = &r.events;
+    let p = &r.pre_window;
+    if let Some(end) = p.end {
+        let lo = e.start.iter().copied().min();
+        let hi = (0..e.len())
+            .map(|i| e.start[i].saturating_add(e.dur[i]))
+            .max();
+        if !matches!((lo, hi), (Some(lo), Some(hi)) if lo <= end && end <= hi) {
+            return Err(format!(
+                "the work before the trace window ends at {end} ns, outside the rank's events"
+            ));
+        }
+    }
+    let busy = e.dur.iter().fold(0i64, |a, &d| a.saturating_add(d.max(0)));
+    if p.busy_ns < 0 || p.busy_ns > busy {
+        return Err(format!(
+            "the work before the trace window is busy {} ns: out of range",
+            p.busy_ns
+        ));
     }
     Ok(())
 }

@@ -125,6 +125,13 @@ fn a_payload_whose_indices_do_not_hold_is_refused() {
     );
     let e = refused(&|d| d.rank.collectives[0].event = EventIx(n + 7));
     assert!(e.contains("a collective refers to event"), "{e}");
+    let e = refused(&|d| d.rank.pre_window.end = Some(i64::MAX));
+    assert!(
+        e.contains("the work before the trace window ends at"),
+        "{e}"
+    );
+    let e = refused(&|d| d.rank.pre_window.busy_ns = -1);
+    assert!(e.contains("busy -1 ns: out of range"), "{e}");
     let e = refused(&|d| d.rank.stepping_lane = Some(4000));
     assert!(e.contains("the stepping lane is not a lane"), "{e}");
     // A kind byte no kind has.
