@@ -332,14 +332,31 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         .window
         .clone()
         .or_else(|| scope.step.or(slowest_step).map(critical_path::Window::Step));
-    let (critical_path, graph) = window.map_or((None, None), |w| path_and_graph(job, &comm, w));
     let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
-    let mut host = host::host(job, &busy, &spans, &all_rows, in_scope);
+    // Independent of each other and each mostly one thread's work on a job of few ranks:
+    // run side by side, so that a single big rank keeps both cores busy.
+    let ((critical_path, graph), (mut host, (roofline, (tasks, (op_basis, top_ops))))) =
+        rayon::join(
+            || window.map_or((None, None), |w| path_and_graph(job, &comm, w)),
+            || {
+                rayon::join(
+                    || host::host(job, &busy, &spans, &all_rows, in_scope),
+                    || {
+                        rayon::join(
+                            || roofline::roofline(job, &devices, &opts.roofline, in_scope),
+                            || {
+                                rayon::join(
+                                    || tasks::tasks(job, in_scope),
+                                    || ops::top_ops(job, scope),
+                                )
+                            },
+                        )
+                    },
+                )
+            },
+        );
     host.env = host::env::settings(job);
     drop(busy);
-    let roofline = roofline::roofline(job, &devices, &opts.roofline, in_scope);
-    let tasks = tasks::tasks(job, in_scope);
-    let (op_basis, top_ops) = ops::top_ops(job, scope);
     let mut a = Analysis {
         collectives: collectives_by_name(job),
         events_per_kind: events_per_kind(job),

@@ -24,6 +24,52 @@ pub struct Edge {
     pub event: EventIx,
 }
 
+/// Event → its (start, end) nodes in one rank's graph: dense over the rank's events (the
+/// build looks one up per edge; a hash map was most of its time). Zeroed memory, so the
+/// pages of events outside the window are never touched; the events set are kept in order.
+#[derive(Debug, Default, Clone)]
+pub struct EventNodes {
+    /// Per event: `(start + 1) << 32 | end`, 0 where unset.
+    at: Vec<u64>,
+    /// The events set, in the order they were.
+    set: Vec<u32>,
+}
+
+impl EventNodes {
+    /// Room for a rank of `events` events, none set.
+    pub fn new(events: usize) -> EventNodes {
+        EventNodes {
+            at: vec![0; events],
+            set: Vec::new(),
+        }
+    }
+
+    /// Sets event `i`'s nodes (the last set wins).
+    pub fn insert(&mut self, i: u32, (start, end): (u32, u32)) {
+        let slot = &mut self.at[i as usize];
+        if *slot == 0 {
+            self.set.push(i);
+        }
+        *slot = ((u64::from(start) + 1) << 32) | u64::from(end);
+    }
+
+    /// Event `i`'s nodes, when set.
+    pub fn get(&self, i: u32) -> Option<(u32, u32)> {
+        let x = *self.at.get(i as usize)?;
+        (x != 0).then(|| (((x >> 32) - 1) as u32, x as u32))
+    }
+
+    /// Event `i`'s nodes, which the build set before asking.
+    pub fn of(&self, i: usize) -> (u32, u32) {
+        self.get(i as u32).expect("nodes of an event of the graph")
+    }
+
+    /// The events set, with their nodes, in the order they were set.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, (u32, u32))> + '_ {
+        self.set.iter().map(|&i| (i, self.of(i as usize)))
+    }
+}
+
 /// Nodes (a rank and a time each) and edges of one window, over every rank.
 #[derive(Debug, Default)]
 pub struct Graph {

@@ -56,9 +56,7 @@ pub fn join_collectives(
         let node = |m: &crate::analysis::comm::matching::Member| {
             let e = comm.calls.per_rank[m.rank.get()][m.call as usize].event;
             let (nodes, off) = &device_nodes[m.rank.get()];
-            nodes
-                .get(&e.0)
-                .map(|&(s, t)| (m.rank, e, (s + off, t + off)))
+            nodes.get(e.0).map(|(s, t)| (m.rank, e, (s + off, t + off)))
         };
         let Some(members) = inst.members.iter().map(node).collect::<Option<Vec<_>>>() else {
             continue;

@@ -2,7 +2,7 @@
 //! thread), device events launched from the window, device dependencies (stream order, launch
 //! delays, waits on other streams) and synchronizations (see the module above for each edge).
 
-use super::graph::Graph;
+use super::graph::{EventNodes, Graph};
 use super::{Category, KERNEL_GAP_MAX_NS};
 use crate::model::{EventIx, Kind, LaneSide, Rank, RankIx, Role, SyncCall};
 use crate::time::Ns;
@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 mod transfers;
 
 /// Device event → (start node, end node).
-pub type DeviceNodes = FxHashMap<u32, (u32, u32)>;
+pub type DeviceNodes = EventNodes;
 
 /// Blocking calls that move to a sibling lane of their OS thread (see
 /// `RankGraph::sibling_syncs`).
@@ -70,7 +70,7 @@ pub struct RankGraph<'a> {
     /// Device event → its nodes.
     pub device_nodes: DeviceNodes,
     /// Host call → its nodes.
-    call_nodes: FxHashMap<u32, (u32, u32)>,
+    call_nodes: EventNodes,
     /// Blocking calls in event order (sync edges are created in a deterministic order).
     blocking_calls: Vec<u32>,
     /// The implicit syncs ([`SyncCall::Implicit`]) that blocked: no call recorded under
@@ -103,8 +103,8 @@ impl<'a> RankGraph<'a> {
             roles,
             ri,
             g: Graph::default(),
-            device_nodes: FxHashMap::default(),
-            call_nodes: FxHashMap::default(),
+            device_nodes: EventNodes::new(rank.events.len()),
+            call_nodes: EventNodes::new(rank.events.len()),
             blocking_calls: Vec::new(),
             implicit: Default::default(),
             device_ends: None,
@@ -162,7 +162,7 @@ impl<'a> RankGraph<'a> {
     /// end), attributed to it; the parent's cursor moves to its end. Returns its end node.
     fn close(&mut self, stack: &mut Vec<(usize, u32)>) -> u32 {
         let (i, cursor) = stack.pop().expect("non-empty");
-        let end = self.call_nodes[&(i as u32)].1;
+        let end = self.call_nodes.of(i).1;
         let blocking = self.blocking(i);
         let w = if blocking {
             0
@@ -394,12 +394,12 @@ impl<'a> RankGraph<'a> {
         let mut prev_on_lane: BTreeMap<u16, usize> = BTreeMap::new();
         for &i in &self.device {
             let g = &mut self.g;
-            let (s, _) = self.device_nodes[&(i as u32)];
+            let (s, _) = self.device_nodes.of(i);
             let start = ev.start[i];
             let event = EventIx::of(i);
             let prev = prev_on_lane.insert(ev.lane[i], i);
             let launch = ev.link[i].get();
-            let calls = launch.and_then(|l| Some((l, *self.call_nodes.get(&(l as u32))?)));
+            let calls = launch.and_then(|l| Some((l, self.call_nodes.get(l as u32)?)));
             let waited = calls.and_then(|(l, _)| {
                 let k = by_end.partition_point(|&(e, _)| e <= start);
                 by_end[..k]
@@ -416,7 +416,7 @@ impl<'a> RankGraph<'a> {
                 // Work of another stream that ended later explains the gap (a stream wait
                 // on a collective, a copy): the gap is its time, not idle on this stream.
                 let explained = waited.is_some_and(|(e, d)| d != p && e > ev.end(p));
-                let pe = self.device_nodes[&(p as u32)].1;
+                let pe = self.device_nodes.of(p).1;
                 let w = if explained { 0 } else { start - ev.end(p) };
                 g.edge(pe, s, w, Some(Category::KernelGap), ri, event);
             }
@@ -429,7 +429,7 @@ impl<'a> RankGraph<'a> {
                     // The stream's own previous event too, after a long gap (a wait the
                     // trace does not show): the kernel starts no sooner than measured.
                     if Some(d) != stream_prev {
-                        let de = self.device_nodes[&(d as u32)].1;
+                        let de = self.device_nodes.of(d).1;
                         g.edge(de, s, start - e, Some(Category::KernelGap), ri, event);
                     }
                     g.edge(ls, s, 0, Some(Category::LaunchOverhead), ri, by);
@@ -448,7 +448,7 @@ impl<'a> RankGraph<'a> {
         let rank = self.rank;
         let ev = &rank.events;
         let mut lane_ends: BTreeMap<u16, Vec<(Ns, u32)>> = BTreeMap::new();
-        for (&d, &(_, de)) in self.device_nodes.iter() {
+        for (d, (_, de)) in self.device_nodes.iter() {
             lane_ends
                 .entry(ev.lane[d as usize])
                 .or_default()
@@ -459,7 +459,7 @@ impl<'a> RankGraph<'a> {
         }
         for k in 0..self.blocking_calls.len() {
             let c = self.blocking_calls[k] as usize;
-            let call_end = self.call_nodes[&(c as u32)].1;
+            let call_end = self.call_nodes.of(c).1;
             let t = ev.end(c);
             let device_wide = self.role(c).sync == Some(SyncCall::Device);
             // The stream a stream/event sync waited on: its sync record's lane.

@@ -109,7 +109,7 @@ impl RankGraph<'_> {
         self.device_nodes.insert(i as u32, (s, e));
         self.split_at_wait(s, e, i, Category::Communication, &comm.waits);
         let q = comm.enqueues.get(&(i as u32)).copied();
-        let enqueued = q.and_then(|q| self.call_nodes.get(&q)).map(|n| n.0);
+        let enqueued = q.and_then(|q| self.call_nodes.get(q)).map(|n| n.0);
         let at = |v: Option<u32>| v.map(|v| self.g.nodes[v as usize].1);
         let later = if at(prev) >= at(enqueued) {
             prev
@@ -154,6 +154,6 @@ impl RankGraph<'_> {
         let ev = &self.rank.events;
         let r = self.rank.lane_events(lane);
         let from = r.start + ev.start[r.clone()].partition_point(|&x| x < t);
-        (from..r.end).find_map(|i| self.call_nodes.get(&(i as u32)).map(|n| n.0))
+        (from..r.end).find_map(|i| self.call_nodes.get(i as u32).map(|n| n.0))
     }
 }
