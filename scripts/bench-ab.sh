@@ -5,7 +5,7 @@
 # same machine state. Prints a markdown table with medians and the B/A ratio.
 #
 #   scripts/bench-ab.sh OLD_BINARY NEW_BINARY
-#   RUNS=9 CASES="single r64 demo" THREADS=2 scripts/bench-ab.sh old new
+#   RUNS=9 CASES="single r64 demo single-gz" THREADS=2 scripts/bench-ab.sh old new
 set -euo pipefail
 A=$(realpath "$1"); B=$(realpath "$2")
 BENCH_DIR=${BENCH_DIR:-/tmp/stepscope-bench}
@@ -23,6 +23,7 @@ for c in $CASES; do
   case $c in
     single) gen single 1 540 "$B"; args=("$BENCH_DIR/single") ;;
     r64) gen r64 64 16 "$B"; args=("$BENCH_DIR/r64") ;;
+    single-gz) gen_gz "$B"; args=("$BENCH_DIR/single-gz") ;;
     demo) args=() ;;
     *) echo "unknown case $c" >&2; exit 2 ;;
   esac

@@ -35,3 +35,11 @@ median() { sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[
 machine() {
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/{print $2}') GiB RAM; threads $1, $2 runs each, interleaved"
 }
+
+# gen_gz BIN: $BENCH_DIR/single-gz, the single rank compressed with `gzip -1` (made once)
+gen_gz() {
+  gen single 1 540 "$1"
+  mkdir -p "$BENCH_DIR/single-gz"
+  [ -f "$BENCH_DIR/single-gz/rank-0.pt.trace.json.gz" ] ||
+    gzip -1 -c "$BENCH_DIR/single/rank-0.pt.trace.json" >"$BENCH_DIR/single-gz/rank-0.pt.trace.json.gz"
+}

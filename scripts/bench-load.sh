@@ -39,12 +39,7 @@ for c in $CASES; do
   case $c in
     single) gen single 1 540 "$bin" ;;
     r64) gen r64 64 16 "$bin" ;;
-    single-gz)
-      gen single 1 540 "$bin"
-      mkdir -p "$BENCH_DIR/single-gz"
-      [ -f "$BENCH_DIR/single-gz/rank-0.pt.trace.json.gz" ] ||
-        gzip -1 -c "$BENCH_DIR/single/rank-0.pt.trace.json" >"$BENCH_DIR/single-gz/rank-0.pt.trace.json.gz"
-      ;;
+    single-gz) gen_gz "$bin" ;;
     *) echo "unknown case $c" >&2; exit 2 ;;
   esac
   dir=$BENCH_DIR/$c

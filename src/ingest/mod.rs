@@ -15,6 +15,7 @@ mod consistency;
 pub mod demo;
 pub mod discover;
 pub mod flight;
+mod gunzip;
 pub mod identify;
 mod jobs;
 pub mod kineto;

@@ -25,28 +25,59 @@ pub struct Edge {
 }
 
 /// Event → its (start, end) nodes in one rank's graph: dense over the rank's events (the
-/// build looks one up per edge; a hash map was most of its time). Zeroed memory, so the
-/// pages of events outside the window are never touched; the events set are kept in order.
-#[derive(Debug, Default, Clone)]
+/// build looks one up per edge; a hash map was most of its time). The slots are pages fresh
+/// from the kernel, not the allocator's (which may reuse and clear a whole freed block), so
+/// only the pages of the window's events are ever touched; the events set are kept in order.
+#[derive(Debug, Default)]
 pub struct EventNodes {
     /// Per event: `(start + 1) << 32 | end`, 0 where unset.
-    at: Vec<u64>,
+    at: Slots,
     /// The events set, in the order they were.
     set: Vec<u32>,
+}
+
+/// Zeroed slots: mapped pages, or the heap's where the kernel refuses a mapping.
+#[derive(Debug, Default)]
+enum Slots {
+    #[default]
+    None,
+    Mapped(memmap2::MmapMut),
+    Heap(Vec<u64>),
 }
 
 impl EventNodes {
     /// Room for a rank of `events` events, none set.
     pub fn new(events: usize) -> EventNodes {
+        let bytes = events.saturating_mul(8);
+        let at = match memmap2::MmapMut::map_anon(bytes) {
+            _ if bytes == 0 => Slots::None,
+            Ok(m) => Slots::Mapped(m),
+            Err(_) => Slots::Heap(vec![0; events]),
+        };
         EventNodes {
-            at: vec![0; events],
+            at,
             set: Vec::new(),
+        }
+    }
+
+    fn slots(&self) -> &[u64] {
+        match &self.at {
+            Slots::None => &[],
+            Slots::Mapped(m) => bytemuck::cast_slice(m),
+            Slots::Heap(v) => v,
         }
     }
 
     /// Sets event `i`'s nodes (the last set wins).
     pub fn insert(&mut self, i: u32, (start, end): (u32, u32)) {
-        let slot = &mut self.at[i as usize];
+        let slots: &mut [u64] = match &mut self.at {
+            Slots::None => &mut [],
+            Slots::Mapped(m) => bytemuck::cast_slice_mut(m),
+            Slots::Heap(v) => v,
+        };
+        let Some(slot) = slots.get_mut(i as usize) else {
+            return;
+        };
         if *slot == 0 {
             self.set.push(i);
         }
@@ -55,7 +86,7 @@ impl EventNodes {
 
     /// Event `i`'s nodes, when set.
     pub fn get(&self, i: u32) -> Option<(u32, u32)> {
-        let x = *self.at.get(i as usize)?;
+        let x = *self.slots().get(i as usize)?;
         (x != 0).then(|| (((x >> 32) - 1) as u32, x as u32))
     }
 

@@ -351,7 +351,8 @@ pub fn build_graph(job: &Job, comm: &Comm, win: &Window) -> Option<(Graph, Vec<R
     let mut g = Graph::default();
     // Per rank index: device event → (start node, end node) in the rank's own graph, and the
     // offset of that graph's nodes in the joined one (for collective joins).
-    let mut device_nodes: Vec<(DeviceNodes, u32)> = vec![Default::default(); job.ranks.len()];
+    let mut device_nodes: Vec<(DeviceNodes, u32)> =
+        (0..job.ranks.len()).map(|_| Default::default()).collect();
     let mut ranks = Vec::new();
     for (ri, part) in parts.into_iter().enumerate() {
         let Some((pg, device)) = part else { continue };
