@@ -332,29 +332,23 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         .window
         .clone()
         .or_else(|| scope.step.or(slowest_step).map(critical_path::Window::Step));
+    let Independent {
+        critical_path,
+        graph,
+        mut host,
+        roofline,
+        tasks,
+        op_basis,
+        top_ops,
+    } = independent(
+        job,
+        opts,
+        &comm,
+        window,
+        (&busy, &spans, &all_rows),
+        &devices,
+    );
     let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
-    // Independent of each other and each mostly one thread's work on a job of few ranks:
-    // run side by side, so that a single big rank keeps both cores busy.
-    let ((critical_path, graph), (mut host, (roofline, (tasks, (op_basis, top_ops))))) =
-        rayon::join(
-            || window.map_or((None, None), |w| path_and_graph(job, &comm, w)),
-            || {
-                rayon::join(
-                    || host::host(job, &busy, &spans, &all_rows, in_scope),
-                    || {
-                        rayon::join(
-                            || roofline::roofline(job, &devices, &opts.roofline, in_scope),
-                            || {
-                                rayon::join(
-                                    || tasks::tasks(job, in_scope),
-                                    || ops::top_ops(job, scope),
-                                )
-                            },
-                        )
-                    },
-                )
-            },
-        );
     host.env = host::env::settings(job);
     drop(busy);
     let mut a = Analysis {
@@ -393,6 +387,48 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
     a.whatif = what_if(&mut a, job, &all_rows, graph, &opts.thresholds);
     a.analysis_ns = began.elapsed().as_nanos() as u64;
     a
+}
+
+/// The analyses that read only the job, its communication and the rank sets.
+struct Independent {
+    critical_path: Option<critical_path::CriticalPath>,
+    graph: Option<(StepNo, critical_path::graph::Graph)>,
+    host: host::Host,
+    roofline: roofline::Roofline,
+    tasks: tasks::Tasks,
+    op_basis: OpBasis,
+    top_ops: Vec<OpStat>,
+}
+
+/// The critical path of `window`, the host analysis, the roofline, the kernel table and the
+/// top operators. Independent of each other and each mostly one thread's work on a job of
+/// few ranks (their parallelism is over ranks): run side by side, so that a single big rank
+/// keeps both cores busy.
+fn independent(
+    job: &Job,
+    opts: &Options,
+    comm: &Comm,
+    window: Option<critical_path::Window>,
+    (busy, spans, rows): (&[host::RankBusy], &[Vec<StepSpan>], &[Breakdown]),
+    devices: &[roofline::peaks::Device],
+) -> Independent {
+    let scope = opts.scope;
+    let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
+    let path = || window.map_or((None, None), |w| path_and_graph(job, comm, w));
+    let host = || host::host(job, busy, spans, rows, in_scope);
+    let roofline = || roofline::roofline(job, devices, &opts.roofline, in_scope);
+    let table = || rayon::join(|| tasks::tasks(job, in_scope), || ops::top_ops(job, scope));
+    let ((path, host), (roofline, (tasks, (op_basis, top_ops)))) =
+        rayon::join(|| rayon::join(path, host), || rayon::join(roofline, table));
+    Independent {
+        critical_path: path.0,
+        graph: path.1,
+        host,
+        roofline,
+        tasks,
+        op_basis,
+        top_ops,
+    }
 }
 
 /// How the job is split and connected.
