@@ -395,3 +395,38 @@ fn user_device_table_and_thresholds_apply() {
     assert!(!rules.contains(&"dataloader"), "{rules:?}");
     assert!(rules.contains(&"slow_step"), "{rules:?}");
 }
+
+/// A gzip trace in many members, cut at equal sizes as bgzip cuts them (every member's
+/// trailer gives the same size, none the whole text's): the whole text is read — never its
+/// first member only — and the report equals the plain trace's; bytes after the last member
+/// are a one-line error at their compressed byte, as a corrupt stream is.
+#[test]
+fn gzip_in_many_members_is_read_whole() {
+    use flate2::{Compression, write::GzEncoder};
+    use std::io::Write;
+    let plain = std::fs::read(testdata("two_streams.json")).unwrap();
+    let members: Vec<u8> = plain
+        .chunks(64)
+        .flat_map(|piece| {
+            let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+            e.write_all(piece).unwrap();
+            e.finish().unwrap()
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("members.json.gz");
+    std::fs::write(&gz, &members).unwrap();
+    let report = |p: &Path| {
+        let out = run([Path::new("report"), p, Path::new("--format"), Path::new("json")]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        r["job"]["sources"] = serde_json::Value::Null;
+        r["timings"] = serde_json::Value::Null;
+        r
+    };
+    assert_eq!(report(&gz), report(&testdata("two_streams.json")));
+    let trailing = dir.path().join("trailing.json.gz");
+    std::fs::write(&trailing, [members.as_slice(), b"not gzip"].concat()).unwrap();
+    let e = fails(&trailing);
+    assert!(e.contains("compressed byte"), "{e}");
+}
