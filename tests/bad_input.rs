@@ -417,8 +417,17 @@ fn gzip_in_many_members_is_read_whole() {
     let gz = dir.path().join("members.json.gz");
     std::fs::write(&gz, &members).unwrap();
     let report = |p: &Path| {
-        let out = run([Path::new("report"), p, Path::new("--format"), Path::new("json")]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = run([
+            Path::new("report"),
+            p,
+            Path::new("--format"),
+            Path::new("json"),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let mut r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         r["job"]["sources"] = serde_json::Value::Null;
         r["timings"] = serde_json::Value::Null;

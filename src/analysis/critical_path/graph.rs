@@ -48,11 +48,12 @@ enum Slots {
 impl EventNodes {
     /// Room for a rank of `events` events, none set.
     pub fn new(events: usize) -> EventNodes {
-        let bytes = events.saturating_mul(8);
-        let at = match memmap2::MmapMut::map_anon(bytes) {
-            _ if bytes == 0 => Slots::None,
-            Ok(m) => Slots::Mapped(m),
-            Err(_) => Slots::Heap(vec![0; events]),
+        let at = match events {
+            0 => Slots::None,
+            n => match memmap2::MmapMut::map_anon(n.saturating_mul(8)) {
+                Ok(m) => Slots::Mapped(m),
+                Err(_) => Slots::Heap(vec![0; n]),
+            },
         };
         EventNodes {
             at,
