@@ -332,15 +332,7 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         .window
         .clone()
         .or_else(|| scope.step.or(slowest_step).map(critical_path::Window::Step));
-    let Independent {
-        critical_path,
-        graph,
-        mut host,
-        roofline,
-        tasks,
-        op_basis,
-        top_ops,
-    } = independent(
+    let ind = independent(
         job,
         opts,
         &comm,
@@ -349,7 +341,6 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         &devices,
     );
     let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
-    host.env = host::env::settings(job);
     drop(busy);
     let mut a = Analysis {
         collectives: collectives_by_name(job),
@@ -370,21 +361,21 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         clocks: clocks::clocks(job, &spans, &breakdown),
         op_stat_checks: tasks::op_stat_checks(job),
         findings: Vec::new(),
-        critical_path,
+        critical_path: ind.critical_path,
         whatif: whatif::WhatIf::default(),
-        host,
-        roofline,
-        tasks,
+        host: ind.host,
+        roofline: ind.roofline,
+        tasks: ind.tasks,
         spans,
         breakdown,
         step_times,
         slowest_step,
-        op_basis,
-        top_ops,
+        op_basis: ind.op_basis,
+        top_ops: ind.top_ops,
         analysis_ns: 0,
     };
     a.findings = advisor::detect(&a.facts(), &opts.thresholds);
-    a.whatif = what_if(&mut a, job, &all_rows, graph, &opts.thresholds);
+    a.whatif = what_if(&mut a, job, &all_rows, ind.graph, &opts.thresholds);
     a.analysis_ns = began.elapsed().as_nanos() as u64;
     a
 }
@@ -415,7 +406,11 @@ fn independent(
     let scope = opts.scope;
     let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
     let path = || window.map_or((None, None), |w| path_and_graph(job, comm, w));
-    let host = || host::host(job, busy, spans, rows, in_scope);
+    let host = || {
+        let mut h = host::host(job, busy, spans, rows, in_scope);
+        h.env = host::env::settings(job);
+        h
+    };
     let roofline = || roofline::roofline(job, devices, &opts.roofline, in_scope);
     let table = || rayon::join(|| tasks::tasks(job, in_scope), || ops::top_ops(job, scope));
     let ((path, host), (roofline, (tasks, (op_basis, top_ops)))) =
