@@ -332,14 +332,8 @@ pub fn analyze(job: &Job, opts: &Options) -> Analysis {
         .window
         .clone()
         .or_else(|| scope.step.or(slowest_step).map(critical_path::Window::Step));
-    let ind = independent(
-        job,
-        opts,
-        &comm,
-        window,
-        (&busy, &spans, &all_rows),
-        &devices,
-    );
+    let sets = (&busy[..], &spans[..], &all_rows[..]);
+    let ind = independent(job, opts, &comm, window, sets, &devices);
     let in_scope = |rank: RankId, step: StepNo| scope.has(rank, step);
     drop(busy);
     let mut a = Analysis {
