@@ -1,7 +1,8 @@
 //! Bytes of one input: plain files are memory-mapped (zero copy, paged in on demand), gzip is
-//! inflated once into a buffer sized from the gzip trailer (by libdeflate, [`super::gunzip`]), stdin and other streams (a FIFO,
-//! `<(zcat …)`) are read to a buffer, checked as they stream: a first byte that cannot start
-//! JSON or gzip fails at once, and no more than [`max_text`] bytes are ever held.
+//! inflated once into a buffer sized from the gzip trailer (by libdeflate,
+//! [`super::gunzip`]), stdin and other streams (a FIFO, `<(zcat …)`) are read to a buffer,
+//! checked as they stream: a first byte that cannot start JSON or gzip fails at once, and no
+//! more than [`max_text`] bytes are ever held.
 
 use crate::error::{Error, Position};
 use flate2::bufread::MultiGzDecoder;
