@@ -163,7 +163,7 @@ fn summary_rank(text: &[u8]) {
         return;
     }
     let roles = crate::ingest::roles::RoleTable::embedded();
-    if let Ok(loaded) = crate::ingest::assemble_drafts(vec![d], &roles) {
+    if let Ok(loaded) = crate::session::Loaded::of_drafts(vec![d], &roles) {
         let _ = crate::analysis::analyze(&loaded.job, &Options::default());
     }
 }
@@ -185,7 +185,7 @@ pub fn model_file(data: &[u8]) -> bool {
         return false;
     }
     let roles = crate::ingest::roles::RoleTable::embedded();
-    let Ok(loaded) = crate::ingest::assemble_drafts(drafts, &roles) else {
+    let Ok(loaded) = crate::session::Loaded::of_drafts(drafts, &roles) else {
         return false;
     };
     let inputs = vec![Input {
@@ -242,7 +242,7 @@ pub fn nsys(data: &[u8]) {
             origin: Origin::File(path),
         };
         let opts = LoadOptions::default();
-        if let Ok(loaded) = crate::ingest::load_counted(&[input], &opts, &Counters::new(1)) {
+        if let Ok(loaded) = crate::session::load_counted(&[input], &opts, &Counters::new(1)) {
             let _ = crate::analysis::analyze(&loaded.job, &Options::default());
         }
     }
@@ -475,7 +475,7 @@ fn session(ranks: Vec<Vec<u8>>, events: JsonEvents) -> Option<Session> {
         ..LoadOptions::default()
     };
     let counters = Counters::new(inputs.len());
-    let loaded = crate::ingest::load_counted(&inputs, &opts, &counters).ok()?;
+    let loaded = crate::session::load_counted(&inputs, &opts, &counters).ok()?;
     Session::analyse(loaded, Options::default(), "fuzz".into(), inputs).ok()
 }
 

@@ -46,5 +46,5 @@ pub mod input {
         RECOGNISERS, Record, Said, SourceState, Step as LogStep, line, monitors, recognise,
     };
     pub use crate::ingest::roles::RoleTable;
-    pub use crate::ingest::{Input, LoadOptions, Loaded, Origin, progress};
+    pub use crate::ingest::{Input, LoadOptions, Origin, progress};
 }

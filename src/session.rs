@@ -17,10 +17,11 @@ use crate::ingest::{self, demo};
 use crate::model::{EventRef, Job, RankId, StepNo, Sym};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 
 pub use crate::ingest::demo::{DemoSpec, Scenario};
 pub use crate::ingest::source::{check_max_input, check_regular};
-pub use crate::ingest::{Input, LoadOptions, Loaded};
+pub use crate::ingest::{Input, LoadOptions};
 
 /// Bytes a view may decompress or generate unasked to show an event's args again (16 MiB:
 /// a few milliseconds); beyond, it waits for a key.
@@ -161,14 +162,47 @@ pub fn title(paths: &[PathBuf], scenario: Scenario) -> String {
     }
 }
 
+/// A loaded job, what did not load and how long loading took: what every face is given
+/// (with its analysis, in a [`Session`]), never the loader's own types.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The ranks that loaded.
+    pub job: Job,
+    /// Inputs that could not be read, with why (the others loaded).
+    pub skipped: Vec<Error>,
+    /// Warnings about inputs that did load.
+    pub warnings: Vec<String>,
+    /// Wall time of the load, ns.
+    pub load_ns: u64,
+}
+
+impl Loaded {
+    /// What the loader assembled, read in `load_ns`.
+    fn of(a: ingest::Assembled, load_ns: u64) -> Loaded {
+        Loaded {
+            job: a.job,
+            skipped: a.skipped,
+            warnings: a.warnings,
+            load_ns,
+        }
+    }
+
+    /// A job of ranks already read and checked (a reader's fuzz target), assembled as a
+    /// load assembles them.
+    pub fn of_drafts(drafts: Vec<ingest::RankDraft>, roles: &RoleTable) -> Result<Loaded, Error> {
+        Ok(Loaded::of(ingest::assemble_drafts(drafts, roles)?, 0))
+    }
+}
+
 /// Loads inputs with progress on stderr (when it is a terminal and the load is slow), and
 /// says on stderr which inputs were skipped.
 pub fn load(inputs: &[Input], opts: &LoadOptions) -> Result<Loaded, Error> {
+    let began = Instant::now();
     let loaded = ingest::load(inputs, opts)?;
     for s in &loaded.skipped {
         crate::stderr_line!("warning: skipped {}", printable(&s.to_string()));
     }
-    Ok(loaded)
+    Ok(Loaded::of(loaded, elapsed_ns(began)))
 }
 
 /// Loads inputs silently, bumping `counters` (a view shows them).
@@ -177,7 +211,14 @@ pub fn load_counted(
     opts: &LoadOptions,
     counters: &Counters,
 ) -> Result<Loaded, Error> {
-    ingest::load_counted(inputs, opts, counters)
+    let began = Instant::now();
+    let loaded = ingest::load_counted(inputs, opts, counters)?;
+    Ok(Loaded::of(loaded, elapsed_ns(began)))
+}
+
+/// Nanoseconds since `t` (saturating: a load of 584 years is not one).
+fn elapsed_ns(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// `--rank R` of any face must name a loaded rank.

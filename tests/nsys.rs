@@ -7,8 +7,9 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use stepscope::input::{Input, LoadOptions, Loaded, discover};
+use stepscope::input::{Input, LoadOptions, discover};
 use stepscope::model::{Kind, LaneSide};
+use stepscope::session::Loaded;
 
 fn load(path: &Path) -> Loaded {
     let inputs: Vec<Input> = discover(&[path.to_path_buf()]).expect("discovered");

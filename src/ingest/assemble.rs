@@ -3,7 +3,7 @@
 //! each name's role assigned.
 
 use super::roles::RoleTable;
-use super::{Loaded, RankDraft};
+use super::{Assembled, RankDraft};
 use crate::error::Error;
 use crate::model::{Job, RankFrom, RankId, StepNo};
 use rayon::prelude::*;
@@ -16,7 +16,7 @@ pub fn assemble(
     hints: &[Option<RankId>],
     roles: &RoleTable,
     job: Option<u32>,
-) -> Result<Loaded, Error> {
+) -> Result<Assembled, Error> {
     let mut skipped = Vec::new();
     let mut drafts = Vec::new();
     for (r, hint) in results.into_iter().zip(hints) {
@@ -81,11 +81,10 @@ pub fn assemble(
     steps.sort_unstable();
     steps.dedup();
     job.steps = steps;
-    Ok(Loaded {
+    Ok(Assembled {
         job,
         skipped,
         warnings,
-        load_ns: 0,
     })
 }
 

@@ -43,7 +43,6 @@ use source::Source;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 /// Where one rank's data is.
 #[derive(Debug, Clone)]
@@ -209,17 +208,16 @@ impl RankDraft {
     }
 }
 
-/// A loaded job and what did not load.
+/// The job assembled from the inputs that read, and what did not read: what ingest hands
+/// the session, which makes it a `session::Loaded`.
 #[derive(Debug)]
-pub struct Loaded {
+pub struct Assembled {
     /// The ranks that loaded.
     pub job: crate::model::Job,
     /// Inputs that could not be read, with why (the others loaded).
     pub skipped: Vec<Error>,
     /// Warnings about inputs that did load.
     pub warnings: Vec<String>,
-    /// Wall time of the load, ns.
-    pub load_ns: u64,
 }
 
 /// What to load beyond the defaults.
@@ -253,7 +251,7 @@ impl Default for LoadOptions {
 
 /// A job of ranks already read (and checked), assembled as a load assembles them: what a
 /// reader's fuzz target analyses.
-pub fn assemble_drafts(drafts: Vec<RankDraft>, roles: &RoleTable) -> Result<Loaded, Error> {
+pub fn assemble_drafts(drafts: Vec<RankDraft>, roles: &RoleTable) -> Result<Assembled, Error> {
     let hints = vec![None; drafts.len()];
     assemble::assemble(drafts.into_iter().map(Ok).collect(), &hints, roles, None)
 }
@@ -266,7 +264,7 @@ pub(crate) fn check_bounds(d: &mut RankDraft) -> Result<(), Error> {
 /// Loads inputs, showing progress on stderr when it is a terminal and the load is slow.
 /// Unreadable inputs are skipped when at least one loads; when none does, the first error is
 /// returned.
-pub fn load(inputs: &[Input], opts: &LoadOptions) -> Result<Loaded, Error> {
+pub fn load(inputs: &[Input], opts: &LoadOptions) -> Result<Assembled, Error> {
     let progress = progress::Progress::start(inputs.len());
     let loaded = load_counted(inputs, opts, &progress.counters);
     drop(progress);
@@ -279,8 +277,7 @@ pub fn load_counted(
     inputs: &[Input],
     opts: &LoadOptions,
     counters: &Counters,
-) -> Result<Loaded, Error> {
-    let began = Instant::now();
+) -> Result<Assembled, Error> {
     let per_input: Vec<Result<Vec<RankDraft>, Error>> = inputs
         .par_iter()
         .enumerate()
@@ -314,9 +311,7 @@ pub fn load_counted(
             }
         }
     }
-    let mut loaded = assemble::assemble(results, &hints, &opts.roles, opts.job)?;
-    loaded.load_ns = began.elapsed().as_nanos() as u64;
-    Ok(loaded)
+    assemble::assemble(results, &hints, &opts.roles, opts.job)
 }
 
 /// One input read and checked as a load reads it, before the job is assembled: what

@@ -25,9 +25,12 @@ pub struct Edge {
 }
 
 /// Event → its (start, end) nodes in one rank's graph: dense over the rank's events (the
-/// build looks one up per edge; a hash map was most of its time). The slots are pages fresh
-/// from the kernel, not the allocator's (which may reuse and clear a whole freed block), so
-/// only the pages of the window's events are ever touched; the events set are kept in order.
+/// build looks one up per edge; a hash map was most of its time). A big rank's slots are
+/// pages fresh from the kernel, not the allocator's (which may reuse and clear a whole freed
+/// block), so only the pages of the window's events are ever touched; a small rank's come
+/// from the heap, since a mapping per build costs page faults and, when it is unmapped, a
+/// TLB flush on every core (most of the graph builds' time on a 1 024-rank job). The events
+/// set are kept in order.
 #[derive(Debug, Default)]
 pub struct EventNodes {
     /// Per event: `(start + 1) << 32 | end`, 0 where unset.
@@ -36,7 +39,12 @@ pub struct EventNodes {
     set: Vec<u32>,
 }
 
-/// Zeroed slots: mapped pages, or the heap's where the kernel refuses a mapping.
+/// The most slots taken from the heap (256 KiB): below glibc's smallest mapping threshold,
+/// so the allocator hands them out of its arenas, where clearing them is cheaper than mapping.
+const HEAP_SLOTS: usize = 32 << 10;
+
+/// Zeroed slots: mapped pages, or the heap's for a small rank or where the kernel refuses a
+/// mapping.
 #[derive(Debug, Default)]
 enum Slots {
     #[default]
@@ -50,6 +58,7 @@ impl EventNodes {
     pub fn new(events: usize) -> EventNodes {
         let at = match events {
             0 => Slots::None,
+            n if n <= HEAP_SLOTS => Slots::Heap(vec![0; n]),
             n => match memmap2::MmapMut::map_anon(n.saturating_mul(8)) {
                 Ok(m) => Slots::Mapped(m),
                 Err(_) => Slots::Heap(vec![0; n]),

@@ -145,6 +145,9 @@ pub struct Context<'a> {
     speeds: Speeds,
     pub(super) rows: &'a [Breakdown],
     pub(super) stages: Option<&'a [Stage]>,
+    /// Each rank's (by position) pipeline stage in `stages`, found once: a rank's stage is
+    /// asked for every pair of ranks a balancing fix compares.
+    stage_by_rank: Vec<Option<usize>>,
     /// The conjectured pauses the ideal step takes away ([`Fix::Pauses`]).
     pauses: Vec<GcPause>,
     /// The findings' fixes with a parameter the ideal step applies after its own.
@@ -161,12 +164,19 @@ impl<'a> Context<'a> {
         stages: Option<&'a [Stage]>,
         pauses: &[GcPause],
     ) -> Context<'a> {
+        let mut stage_by_rank = vec![None; job.ranks.len()];
+        for (k, s) in stages.unwrap_or_default().iter().enumerate().rev() {
+            for r in s.ranks.iter().filter_map(|&id| job.rank_ix(id)) {
+                stage_by_rank[r.get()] = Some(k);
+            }
+        }
         Context {
             job,
             covers: Default::default(),
             speeds: Speeds::of(comm),
             rows,
             stages,
+            stage_by_rank,
             pauses: pauses.iter().filter(|p| !p.recorded).cloned().collect(),
             extras: Vec::new(),
         }
@@ -200,8 +210,7 @@ impl<'a> Context<'a> {
 
     /// The pipeline stage of the rank at position `r` (`None`: no stages, or not in one).
     pub fn stage_of(&self, r: RankIx) -> Option<usize> {
-        let id = self.job.rank(r).id;
-        self.stages?.iter().position(|s| s.ranks.contains(&id))
+        self.stage_by_rank.get(r.get()).copied().flatten()
     }
 
     /// Where `s` holds the host threads (computed on first use).

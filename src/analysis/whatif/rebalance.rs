@@ -116,17 +116,14 @@ impl StepReplay<'_> {
             let mean = mean_of(work, &present);
             return present.iter().map(|&r| (r, mean)).collect();
         };
-        let members: Vec<Vec<usize>> = stages
-            .iter()
-            .map(|s| {
-                present
-                    .iter()
-                    .copied()
-                    .filter(|&r| s.ranks.contains(&self.job.ranks[r].id))
-                    .collect()
-            })
-            .filter(|m: &Vec<usize>| !m.is_empty())
-            .collect();
+        // Stages partition the ranks: each present rank joins its own.
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); stages.len()];
+        for &r in &present {
+            if let Some(k) = cx.stage_of(RankIx::of(r)) {
+                members[k].push(r);
+            }
+        }
+        members.retain(|m| !m.is_empty());
         let means: Vec<[Ns; 2]> = members.iter().map(|m| mean_of(work, m)).collect();
         let n = Ns::try_from(means.len().max(1)).unwrap_or(1);
         let overall: [Ns; 2] = std::array::from_fn(|c| means.iter().map(|m| m[c]).sum::<Ns>() / n);
@@ -154,21 +151,29 @@ impl StepReplay<'_> {
             |b| b.compute_ns + b.overlap_ns,
             |b| b.span_ns.saturating_sub(b.comm_ns),
         ];
+        // Per rank and measure: (this step's, Σ over the other steps, how many), in one pass
+        // over the rows (a pass per rank is quadratic in the ranks).
+        type Acc = [(Option<Ns>, Ns, Ns); 2];
+        let mut per_rank: FxHashMap<RankId, Acc> = FxHashMap::default();
+        for b in cx.rows {
+            let acc = per_rank.entry(b.rank).or_default();
+            for (c, m) in measures.iter().enumerate() {
+                if b.step == self.step {
+                    acc[c].0 = Some(m(b));
+                } else {
+                    acc[c].1 += m(b);
+                    acc[c].2 += 1;
+                }
+            }
+        }
         let mut out = FxHashMap::default();
         for &r in self.ranks() {
-            let id = self.job.rank(r).id;
+            let Some(acc) = per_rank.get(&self.job.rank(r).id) else {
+                continue;
+            };
             let own = work[r.get()];
             let mut target = own;
-            for (c, m) in measures.iter().enumerate() {
-                let (mut here, mut sum, mut n) = (None, 0 as Ns, 0 as Ns);
-                for b in cx.rows.iter().filter(|b| b.rank == id) {
-                    if b.step == self.step {
-                        here = Some(m(b));
-                    } else {
-                        sum += m(b);
-                        n += 1;
-                    }
-                }
+            for (c, &(here, sum, n)) in acc.iter().enumerate() {
                 if let Some(here) = here.filter(|&h| h > 0 && n > 0) {
                     let other = (sum / n).min(here);
                     target[c] = mul_div(own[c], i128::from(other), i128::from(here));

@@ -40,11 +40,15 @@ pub struct TraceRank {
 pub fn read_with(src: &Source, opts: &TraceOptions<'_>) -> Result<TraceRank, Error> {
     let label = &src.label;
     let dialect = Ascend::new(opts.roles);
+    // The text is read again after the parse (HCCL ops, kept objects): it is brought in
+    // chunk by chunk, and kept.
+    let pages = src.pages(false);
     let parse = ParseOptions {
         dialect: &dialect,
         bytes_done: opts.bytes_done,
         stack_frames: opts.python_stacks,
         events: opts.events,
+        pages: pages.as_ref().map(|p| p as &dyn document::TextPages),
     };
     // trace_view.json is a bare array; an object is read for its `traceEvents` alone.
     let mut chunks = document::parse(label, &src.text, &parse, &mut |_, _, _| Ok(()))?

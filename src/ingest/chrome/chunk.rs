@@ -140,6 +140,58 @@ impl<'a> Chunk<'a> {
         self.cols.start.is_empty() && self.meta.is_empty() && self.dropped == Dropped::default()
     }
 
+    /// The chunk with nothing borrowed from the input text (its names, lanes and operator
+    /// args copied), so that the text's pages can be given back while the other chunks are
+    /// parsed (`document::ParseOptions::release`).
+    pub fn detach(self) -> Chunk<'static> {
+        let names: Vec<Cow<'static, [u8]>> = self
+            .names
+            .into_iter()
+            .map(|n| Cow::Owned(n.into_owned()))
+            .collect();
+        let name_ids = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (NameKey(n.clone()), i as u32))
+            .collect();
+        let lanes: Vec<LaneDraft<'static>> = self
+            .lanes
+            .into_iter()
+            .map(|l| LaneDraft {
+                pid: l.pid.into_owned(),
+                tid: l.tid.into_owned(),
+                device_events: l.device_events,
+                cpu_events: l.cpu_events,
+            })
+            .collect();
+        let lane_ids = lanes
+            .iter()
+            .enumerate()
+            .map(|(i, l)| ((l.pid.clone(), l.tid.clone()), i as u32))
+            .collect();
+        let own = |side: Vec<(u32, OpArgs<'_>)>| -> Vec<(u32, OpArgs<'static>)> {
+            side.into_iter().map(|(i, a)| (i, a.into_owned())).collect()
+        };
+        Chunk {
+            cols: self.cols,
+            names,
+            name_ids,
+            facts: self.facts,
+            lanes,
+            lane_ids,
+            meta: self.meta,
+            dropped: self.dropped,
+            unknown_cats: self.unknown_cats,
+            coll: own(self.coll),
+            shapes: own(self.shapes),
+            stack_frames: self.stack_frames,
+            negative_dur: self.negative_dur,
+            reread: self.reread,
+            pending: self.pending,
+            record_end: self.record_end,
+        }
+    }
+
     fn name_id(&mut self, name: Cow<'a, [u8]>) -> u32 {
         let key = NameKey(name);
         if let Some(&id) = self.name_ids.get(&key) {

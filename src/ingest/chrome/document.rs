@@ -27,6 +27,23 @@ pub struct ParseOptions<'a> {
     pub stack_frames: bool,
     /// Which event parser runs.
     pub events: JsonEvents,
+    /// The text's pages, when they can be brought in and given back chunk by chunk (a
+    /// mapped file's); `None`: the text is held whole and chunks borrow from it.
+    pub pages: Option<&'a dyn TextPages>,
+}
+
+/// What the parser may do with the pages of a text it reads (a mapped file's, `Source::pages`),
+/// so that a big trace's text is never all held beside what was parsed from it.
+pub trait TextPages: Sync {
+    /// Brings in the pages of `[start, end)` at once, before the chunk over them is parsed
+    /// (one call, not a fault per page taken by two threads).
+    fn fetch(&self, start: usize, end: usize);
+    /// Whether parsed ranges are given back ([`Self::release`]); each chunk then borrows
+    /// nothing from the text (`Chunk::detach`).
+    fn releases(&self) -> bool;
+    /// Gives back the pages wholly inside `[start, end)`, a range already parsed; a later
+    /// read of them brings them in again.
+    fn release(&self, start: usize, end: usize);
 }
 
 /// Which parser reads each event of `traceEvents`.
@@ -338,9 +355,20 @@ fn parse_chunk<'a>(
     stop: usize,
     opts: &ParseOptions<'_>,
 ) -> ChunkResult<'a> {
+    let pages = opts.pages;
+    if let Some(p) = pages {
+        p.fetch(start, stop.min(buf.len()));
+    }
     let mut chunk = Chunk::with_capacity(stop.saturating_sub(start).min(buf.len() - start));
     chunk.stack_frames = opts.stack_frames;
     let end = parse_into(label, buf, start, stop, &mut chunk, opts);
+    let Some(p) = pages.filter(|p| p.releases()) else {
+        return ChunkResult { chunk, end };
+    };
+    let chunk = chunk.detach();
+    if let Ok(End::Boundary(to) | End::ArrayEnd(to)) = end {
+        p.release(start, to);
+    }
     ChunkResult { chunk, end }
 }
 
@@ -420,11 +448,86 @@ mod tests {
             bytes_done: &done,
             stack_frames: false,
             events: JsonEvents::Fast,
+            pages: None,
         };
         let chunks = parse("t", text.as_bytes(), &opts, &mut |_, _, _| Ok(()))
             .unwrap()
             .unwrap();
         chunks.iter().map(|c| c.cols.start.len()).sum()
+    }
+
+    /// Pages that record what the parser asked of them.
+    #[derive(Default)]
+    struct Recorded {
+        fetched: std::sync::Mutex<Vec<(usize, usize)>>,
+        released: std::sync::Mutex<Vec<(usize, usize)>>,
+    }
+
+    impl TextPages for Recorded {
+        fn fetch(&self, start: usize, end: usize) {
+            self.fetched.lock().unwrap().push((start, end));
+        }
+        fn releases(&self) -> bool {
+            true
+        }
+        fn release(&self, start: usize, end: usize) {
+            self.released.lock().unwrap().push((start, end));
+        }
+    }
+
+    #[test]
+    fn each_chunk_is_fetched_before_and_released_after_its_parse_borrowing_nothing() {
+        // Names holding `}, {` put some split points inside an event: the chunks after one
+        // are parsed again from where the trusted chunk ended, and given back too.
+        let ev = |i: usize| {
+            let name = if i % 3 == 0 { "a}, {b" } else { "k" };
+            format!(
+                r#"{{"ph":"X","cat":"cpu_op","name":"{name}{}","pid":1,"tid":1,"ts":{i},"dur":1}}"#,
+                i % 7
+            )
+        };
+        let n = 3 * CHUNK_BYTES / ev(0).len();
+        let body: Vec<String> = (0..n).map(ev).collect();
+        let text = format!(r#"{{"traceEvents":[{}]}}"#, body.join(","));
+        let done = AtomicU64::new(0);
+        let roles = crate::ingest::roles::RoleTable::embedded();
+        let kineto = crate::ingest::kineto::Kineto::new(&roles);
+        let pages = Recorded::default();
+        let mut opts = ParseOptions {
+            dialect: &kineto,
+            bytes_done: &done,
+            stack_frames: false,
+            events: JsonEvents::Fast,
+            pages: Some(&pages),
+        };
+        let names = |chunks: &[Chunk<'_>]| -> Vec<Vec<u8>> {
+            let mut v: Vec<Vec<u8>> = chunks
+                .iter()
+                .flat_map(|c| c.cols.name.iter().map(|&k| c.names[k as usize].to_vec()))
+                .collect();
+            v.sort();
+            v
+        };
+        let given_back = parse("t", text.as_bytes(), &opts, &mut |_, _, _| Ok(()));
+        let given_back = names(&given_back.unwrap().unwrap());
+        opts.pages = None;
+        let kept = parse("t", text.as_bytes(), &opts, &mut |_, _, _| Ok(()));
+        assert_eq!(given_back, names(&kept.unwrap().unwrap()));
+        assert_eq!(given_back.len(), n);
+        // Every parse of a chunk fetched its range first and gave back what it read.
+        let fetched = pages.fetched.into_inner().unwrap();
+        let mut released = pages.released.into_inner().unwrap();
+        assert!(fetched.len() >= 3, "{fetched:?}");
+        assert_eq!(fetched.len(), released.len());
+        released.sort();
+        assert_eq!(released.first().map(|r| r.0), Some(16));
+        assert_eq!(released.last().map(|r| r.1), Some(text.len() - 1));
+        for r in &released {
+            assert!(
+                fetched.iter().any(|f| f.0 == r.0),
+                "{r:?} released unfetched"
+            );
+        }
     }
 
     #[test]

@@ -37,6 +37,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     }
 }
 
+impl Str<'_> {
+    /// An owned copy, to outlive the input buffer.
+    pub fn into_owned(self) -> Str<'static> {
+        Str(Cow::Owned(self.0.into_owned()))
+    }
+}
+
 /// A `pid`/`tid`: an integer, or a string (`"Spans"`, `""`, AMD's `"0x0"`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Id<'a> {
@@ -194,6 +201,26 @@ pub struct OpArgs<'a> {
 }
 
 impl OpArgs<'_> {
+    /// An owned copy, to outlive the input buffer.
+    pub fn into_owned(self) -> OpArgs<'static> {
+        let own = |s: Option<Str<'_>>| s.map(Str::into_owned);
+        OpArgs {
+            name: own(self.name),
+            in_nelems: self.in_nelems,
+            out_nelems: self.out_nelems,
+            dtype: own(self.dtype),
+            group: own(self.group),
+            group_ranks: own(self.group_ranks),
+            group_size: self.group_size,
+            seq: self.seq,
+            src_rank: self.src_rank,
+            dst_rank: self.dst_rank,
+            input_dims: own(self.input_dims),
+            input_type: own(self.input_type),
+            flops: self.flops,
+        }
+    }
+
     /// True when a collective metadata key (not just operator sizes) was read.
     pub fn has_metadata(&self) -> bool {
         self.name.is_some()

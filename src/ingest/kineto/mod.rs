@@ -118,11 +118,13 @@ impl Reader for KinetoReader {
 pub fn read(src: &Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
     let label = &src.label;
     let dialect = Kineto::new(opts.roles);
+    let pages = src.pages(true);
     let parse = ParseOptions {
         dialect: &dialect,
         bytes_done: opts.bytes_done,
         stack_frames: opts.python_stacks,
         events: opts.events,
+        pages: pages.as_ref().map(|p| p as &dyn document::TextPages),
     };
     let mut head = header::Header::default();
     let chunks = document::parse(label, &src.text, &parse, &mut |key, at, raw| {
@@ -180,4 +182,42 @@ pub fn read(src: &Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
         typical_dur: None,
         busy_ns: 0,
     })
+}
+
+#[cfg(test)]
+mod pages_tests {
+    use super::*;
+    use crate::ingest::source;
+    use std::sync::atomic::AtomicU64;
+
+    #[test]
+    fn a_mapped_trace_given_back_as_it_is_parsed_reads_as_the_same_text_held_whole() {
+        // A 19 MB demo rank (several chunks), read from a mapped file whose chunks are given
+        // back as they are parsed, and from the same bytes held in memory: the same draft.
+        let spec = crate::ingest::demo::DemoSpec {
+            ranks: 1,
+            scale: 10,
+            ..Default::default()
+        };
+        let text = crate::ingest::demo::DemoJob::new(spec)
+            .rank_text(0)
+            .into_bytes();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rank-0.json");
+        std::fs::write(&path, &text).unwrap();
+        let mapped = source::open(&path).unwrap();
+        assert!(mapped.pages(true).is_some());
+        let held = source::from_memory(path.display().to_string(), text).unwrap();
+        assert!(held.pages(true).is_none());
+        let roles = crate::ingest::roles::RoleTable::embedded();
+        let done = AtomicU64::new(0);
+        let cx = ReadContext {
+            roles: &roles,
+            bytes_done: &done,
+            python_stacks: false,
+            events: Default::default(),
+        };
+        let encoded = |src: &Source| postcard::to_allocvec(&read(src, &cx).unwrap()).unwrap();
+        assert_eq!(encoded(&mapped), encoded(&held));
+    }
 }
