@@ -6,6 +6,7 @@
 #
 #   scripts/bench-ab.sh OLD_BINARY NEW_BINARY
 #   RUNS=9 CASES="single r64 demo single-gz" THREADS=2 scripts/bench-ab.sh old new
+#   RUNS=1 CASES="s1024 s4096 s10240" scripts/bench-ab.sh old new   # jobs from summaries
 set -euo pipefail
 A=$(realpath "$1"); B=$(realpath "$2")
 BENCH_DIR=${BENCH_DIR:-/tmp/stepscope-bench}
@@ -25,6 +26,7 @@ for c in $CASES; do
     r64) gen r64 64 16 "$B"; args=("$BENCH_DIR/r64") ;;
     single-gz) gen_gz "$B"; args=("$BENCH_DIR/single-gz") ;;
     demo) args=() ;;
+    s[0-9]*) gen_summaries "${c#s}" "$B"; args=("$BENCH_DIR/$c") ;;
     *) echo "unknown case $c" >&2; exit 2 ;;
   esac
   wa=(); wb=(); ra=(); rb=()

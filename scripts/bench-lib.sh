@@ -43,3 +43,15 @@ gen_gz() {
   [ -f "$BENCH_DIR/single-gz/rank-0.pt.trace.json.gz" ] ||
     gzip -1 -c "$BENCH_DIR/single/rank-0.pt.trace.json" >"$BENCH_DIR/single-gz/rank-0.pt.trace.json.gz"
 }
+
+# gen_summaries RANKS BIN: $BENCH_DIR/sRANKS, the summaries (`stepscope summarize`) of the demo
+# job at RANKS ranks (its gzip traces under $BENCH_DIR/tRANKS), made once
+gen_summaries() {
+  local traces=$BENCH_DIR/t$1 sums=$BENCH_DIR/s$1
+  if [ ! -f "$sums/.done" ]; then
+    rm -rf "$traces" "$sums"
+    "$2" demo --out "$traces" --ranks "$1" >/dev/null
+    "$2" summarize "$traces" --out "$sums" >/dev/null
+    touch "$sums/.done"
+  fi
+}

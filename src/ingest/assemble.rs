@@ -5,8 +5,9 @@
 use super::roles::RoleTable;
 use super::{Assembled, RankDraft};
 use crate::error::Error;
-use crate::model::{Job, RankFrom, RankId, StepNo};
+use crate::model::{Job, ProcessGroup, RankFrom, RankId, StepNo};
 use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
 
 /// Assembles the job. `hints` are the rank ids file names state, per input; when no input
@@ -42,10 +43,15 @@ pub fn assemble(
     drafts.sort_by_key(|(d, _)| d.rank.id);
     let mut job = Job::default();
     let mut warnings = Vec::new();
+    // Every rank repeats the groups it belongs to (a 10 000-rank world group 10 000 times):
+    // each (name, ranks) is kept once as it comes.
+    let mut groups: FxHashSet<ProcessGroup> = FxHashSet::default();
+    let mut maps = Vec::with_capacity(drafts.len());
+    let mut ranks = Vec::with_capacity(drafts.len());
     for (mut d, _) in drafts {
         warnings.append(&mut d.warnings);
         job.world_size = job.world_size.max(d.world_size);
-        job.groups.append(&mut d.groups);
+        groups.extend(d.groups.drain(..));
         job.parallel = job.parallel.or(d.parallel);
         let r = &d.rank;
         if r.steps.len() == 1 && r.steps[0].synthetic {
@@ -66,11 +72,23 @@ pub fn assemble(
                 crate::format::human(r.pre_window.busy_ns)
             ));
         }
-        job.ranks.push(reintern(d, &mut job.strings));
+        // Names are made job-wide in rank order (the ids are the same on every run); each
+        // rank's events are then renamed on its own, the ranks side by side.
+        maps.push(
+            d.strings
+                .iter()
+                .map(|(_, s)| job.strings.intern(s))
+                .collect::<Vec<u32>>(),
+        );
+        ranks.push(d.rank);
     }
-    // Every rank repeats the groups it belongs to: keep each (name, ranks) once.
+    ranks
+        .par_iter_mut()
+        .zip(&maps)
+        .for_each(|(r, map)| rename(r, map));
+    job.ranks = ranks;
+    job.groups = groups.into_iter().collect();
     job.groups.sort();
-    job.groups.dedup();
     job.notes = notes;
     job.roles = roles.assign(&job.strings);
     let mut steps: Vec<StepNo> = job
@@ -129,10 +147,8 @@ fn resolve_ranks(drafts: &mut [(RankDraft, Option<RankId>)]) -> Result<Vec<Strin
     Ok(notes)
 }
 
-/// The draft's rank with its names re-interned into the job's table.
-fn reintern(d: RankDraft, strings: &mut crate::model::Interner) -> crate::model::Rank {
-    let map: Vec<u32> = d.strings.iter().map(|(_, s)| strings.intern(s)).collect();
-    let mut r = d.rank;
+/// The rank with its names renamed from its own table to the job's (`map`: old id → new).
+fn rename(r: &mut crate::model::Rank, map: &[u32]) {
     r.events
         .name
         .par_iter_mut()
@@ -167,7 +183,6 @@ fn reintern(d: RankDraft, strings: &mut crate::model::Interner) -> crate::model:
             *s = map[*s as usize];
         }
     }
-    r
 }
 
 /// Kineto and Ascend ranks cannot be one job (a renamed `trace_view.json` is only told apart

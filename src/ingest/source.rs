@@ -48,8 +48,12 @@ impl Source {
     /// held in memory (gzip, stdin, generated), whose pages could not be read again.
     pub fn pages(&self, release: bool) -> Option<MappedPages<'_>> {
         match &self.text {
-            Text::Mapped(map) => Some(MappedPages { map, release }),
-            Text::Owned(_) => None,
+            // A small file was brought in whole when mapped ([`WHOLE_FETCH`]): its parse
+            // neither fetches nor gives back (copying what chunks borrow would cost more).
+            Text::Mapped(map) if map.len() as u64 >= WHOLE_FETCH => {
+                Some(MappedPages { map, release })
+            }
+            Text::Mapped(_) | Text::Owned(_) => None,
         }
     }
 }
@@ -59,6 +63,9 @@ pub struct MappedPages<'a> {
     map: &'a Mmap,
     release: bool,
 }
+
+/// Files below this size (4 MiB) are read into memory, not mapped.
+const READ_WHOLE: u64 = 4 << 20;
 
 /// Files below this size (64 MiB) are brought in whole when mapped: one rank of a big job,
 /// a model file; above it, by the parser chunk by chunk ([`Source::pages`]).
@@ -228,6 +235,19 @@ pub fn open(path: &Path) -> Result<Source, Error> {
     }
     if meta.len() == 0 {
         return Err(Error::input_at(&label, 0, "empty file"));
+    }
+    if meta.len() < READ_WHOLE {
+        // A small file is read, not mapped: a map and its unmap take the address space's
+        // lock for writing, which two threads opening thousands of summaries queue on.
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        (&file)
+            .take(meta.len())
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
+        if bytes.is_empty() {
+            return Err(Error::input_at(&label, 0, "empty file"));
+        }
+        return from_bytes(label, Text::Owned(bytes), meta.len());
     }
     // SAFETY: the map is read-only; a trace file truncated by another process while mapped
     // would fault, the same hazard every mmap-based reader (ripgrep, etc.) accepts.

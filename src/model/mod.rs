@@ -67,7 +67,9 @@ pub struct ParallelSizes {
 }
 
 /// A process group (communication domain) as `distributedInfo.pg_config` declares it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct ProcessGroup {
     /// `pg_name`: what `Process Group Name` on collective events refers to.
     pub name: String,

@@ -192,11 +192,12 @@ mod pages_tests {
 
     #[test]
     fn a_mapped_trace_given_back_as_it_is_parsed_reads_as_the_same_text_held_whole() {
-        // A 19 MB demo rank (several chunks), read from a mapped file whose chunks are given
-        // back as they are parsed, and from the same bytes held in memory: the same draft.
+        // A 76 MB demo rank (big enough to be mapped, not read whole: many chunks), read from
+        // a mapped file whose chunks are given back as they are parsed, and from the same
+        // bytes held in memory: the same draft.
         let spec = crate::ingest::demo::DemoSpec {
             ranks: 1,
-            scale: 10,
+            scale: 40,
             ..Default::default()
         };
         let text = crate::ingest::demo::DemoJob::new(spec)
