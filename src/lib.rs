@@ -41,6 +41,7 @@ pub use error::{Error, ErrorKind};
 pub mod input {
     pub use crate::ingest::demo::{BUSBW_GBPS, Cause, DemoSpec, FIRST_STEP, PAUSE_NS, RandomJob};
     pub use crate::ingest::discover::{discover, is_trace_name, rank_from_name};
+    pub use crate::ingest::logs::generic::key_of;
     pub use crate::ingest::logs::stream::FollowOptions;
     pub use crate::ingest::logs::{
         RECOGNISERS, Record, Said, SourceState, Step as LogStep, line, monitors, recognise,

@@ -436,6 +436,14 @@ fn the_generic_recogniser_alone_reads_what_the_dedicated_ones_read() {
             "deepspeed",
             0,
         ),
+        // DeepSpeed's throughput timer among DeepSpeed-Chat's lines (the generic recogniser
+        // reads the timer's template, as the dedicated one does).
+        (
+            "deepspeed/dschat_step2_dpo_opt350m_2025.log",
+            "deepspeed",
+            0,
+        ),
+        ("megatron-lm/legacy_formats_from_issues.log", "megatron", 0),
     ] {
         let dedicated: Vec<_> = read_as(&s, rel, None)
             .into_iter()

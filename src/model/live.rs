@@ -29,8 +29,17 @@ pub enum Provenance {
 /// A step line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Step {
-    /// Step (iteration) number, when printed (HF Trainer's dicts print only the epoch).
+    /// Step (iteration) number, when printed (HF Trainer's dicts print only the epoch); once
+    /// the live analysis has ordered it (`analysis::live::order`), the step's place in its
+    /// series: a counter that restarts each epoch continues from the epoch before.
     pub step: Option<u64>,
+    /// The counter the step restarts within (`epoch 3 batch 40`, `[3][40/500]`), as printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
+    /// The step counter as printed, when ordering gave the step another number (a counter
+    /// restarted within a later epoch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub printed_step: Option<u64>,
     /// Total steps, when printed (`iteration 43/100`).
     pub of: Option<u64>,
     /// Step time, when printed.

@@ -230,7 +230,8 @@ impl Engine {
         records: impl Iterator<Item = Record>,
         sink: &mut impl FnMut(&str, &Record, &[Alert]),
     ) {
-        for rec in records {
+        for mut rec in records {
+            self.live.order(i, &mut rec);
             if matches!(rec.said, Said::Step(_)) {
                 *self.sources[i].formats.entry(rec.format).or_default() += 1;
             }
@@ -338,8 +339,12 @@ fn recognise(
     slot.push_str(crate::ingest::logs::fields::head(&l.text, LINE_KEPT));
     src.recent.push_back((src.lines, slot));
     l.rank = l.rank.or(src.file_rank);
+    src.state.learned.line = src.lines;
     let alone = logs::recognise(l, only, &mut src.state);
-    // Steps of the lines a learned template was taught by: older than this line's.
+    // Steps of the lines a learned template was taught by: older than this line's. Those
+    // lines were counted unrecognised when they came.
+    let taught = src.state.learned.backlog.len() as u64;
+    live.counts.unrecognised = live.counts.unrecognised.saturating_sub(taught);
     for (rank, s) in src.state.learned.backlog.drain(..) {
         let r = logs::record(l, "generic", rank.or(l.rank), Said::Step(s));
         given.records.push(r);

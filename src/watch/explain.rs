@@ -5,7 +5,7 @@
 use super::engine::Engine;
 use super::summary::evidence_words;
 use crate::format::printable;
-use crate::ingest::logs::generic::Learned;
+use crate::ingest::logs::generic::{Joined, Learned, Member};
 
 /// The explanation, a few lines per source.
 pub fn explain(e: &Engine) -> String {
@@ -37,11 +37,29 @@ pub fn explain(e: &Engine) -> String {
                 "    --step-pattern `{}` makes the step records\n",
                 printable(&p.text)
             ));
-        } else if let Some(l) = src.state.learned.primary() {
-            s.push_str(&format!("    {}\n", learned(l)));
+        } else {
+            for m in src.state.learned.family() {
+                s.push_str(&format!("    {}\n", member(&m)));
+            }
         }
     }
     s
+}
+
+/// One template of the generic recogniser's family: what it reads, where it was seen, how
+/// many step records it gave, and how it joined (a run that changed its line mid-way).
+fn member(m: &Member) -> String {
+    let (a, b) = m.lines;
+    let joined = match m.joined {
+        None => "",
+        Some(Joined::Adopted) => "; the line changed here: read through the same slot names",
+        Some(Joined::Succeeded) => "; the line changed here: learned again, its steps continuing",
+    };
+    format!(
+        "{} (lines {a}–{b}, {} step record(s){joined})",
+        learned(&m.learned),
+        m.records
+    )
 }
 
 /// One learned template: its text and what its slots are.
@@ -51,8 +69,8 @@ fn learned(l: &Learned) -> String {
         printable(&l.template),
         printable(&l.step.1)
     );
-    if l.epoch.is_some() {
-        s.push_str(" (× the total, + `epoch`)");
+    if let Some((_, e)) = &l.epoch {
+        s.push_str(&format!(" (restarting within `{}`)", printable(e)));
     }
     match &l.time {
         Some((_, name, prov, _)) => s.push_str(&format!(

@@ -20,6 +20,7 @@ pub fn summary(l: &Live, notes: &[String]) -> String {
     if let Some(m) = crate::watch::view::main_series(l) {
         s.push_str(&pace_line(&m, &l.job));
     }
+    s.push_str(&order_line(l));
     let alerts = crate::analysis::live::group(l.alerts.clone(), |a| a);
     for a in &alerts {
         s.push_str(&alert_line(a, &l.job));
@@ -29,6 +30,43 @@ pub fn summary(l: &Live, notes: &[String]) -> String {
         s.push_str(&format!("note: {n}\n"));
     }
     s
+}
+
+/// How the steps were ordered, when a counter restarted per epoch or jumped past a gap
+/// (`analysis::live::order`); empty otherwise.
+fn order_line(l: &Live) -> String {
+    let mut parts = Vec::new();
+    if l.counts.epochs > 0 {
+        parts.push(format!(
+            "{} epoch boundar{} (a step counter restarting per epoch, its steps continued)",
+            l.counts.epochs,
+            if l.counts.epochs == 1 { "y" } else { "ies" }
+        ));
+    }
+    let gaps: Vec<String> = l
+        .gaps
+        .iter()
+        .map(|g| match g.rank {
+            Some(r) => format!("rank {r} step {} → {}", g.from, g.to),
+            None => format!("step {} → {}", g.from, g.to),
+        })
+        .collect();
+    if !gaps.is_empty() {
+        parts.push(format!(
+            "{} gap{} in the step counter, one run resumed or lines missing ({})",
+            gaps.len(),
+            plural(&gaps),
+            gaps.join(", ")
+        ));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "  step order: {}
+",
+        parts.join("; ")
+    )
 }
 
 /// The ranks named slow (`slow_rank`) by node, when ranks per node are known and several

@@ -54,6 +54,8 @@ mod tests {
     fn step(time: Option<(Ns, Provenance)>, cumulative: Option<Ns>, at: Option<Ns>) -> Step {
         Step {
             step: None,
+            epoch: None,
+            printed_step: None,
             of: None,
             time_ns: time.map(|t| t.0),
             provenance: time.map_or(Provenance::FromTimestamps, |t| t.1),

@@ -17,6 +17,7 @@ pub mod goodput;
 pub mod history;
 pub mod job;
 mod key;
+pub mod order;
 mod pauses;
 mod periods;
 pub mod phases;
@@ -70,6 +71,26 @@ pub struct Counts {
     /// Step records repeating the step just seen in their series (one line printed by
     /// every rank, without a prefix to tell them apart): counted once.
     pub repeats: u64,
+    /// Step counters that restarted within a later epoch and were continued
+    /// ([`order`]): each is one epoch boundary, not a restart.
+    pub epochs: u64,
+}
+
+/// The most gaps in step counters kept (the oldest go first).
+pub const MAX_GAPS: usize = 64;
+
+/// A step counter that jumped forward past [`order::GAP_STRIDES`] strides: the same run
+/// with steps missing (resumed from a later checkpoint, lines lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Gap {
+    /// The source it was in.
+    pub source: usize,
+    /// The rank of its series.
+    pub rank: Option<u32>,
+    /// The step before the gap and the step after it.
+    pub from: u64,
+    /// The step after the gap.
+    pub to: u64,
 }
 
 /// One step time kept.
@@ -175,6 +196,10 @@ pub struct Live {
     clock: clock::Clock,
     /// DeepSpeed's comms-logger rows.
     comms: comms::Comms,
+    /// Each series' step counter, which orders its records ([`Live::order`]).
+    counters: BTreeMap<SeriesKey, order::Counter>,
+    /// Gaps in step counters (the last [`MAX_GAPS`]).
+    pub gaps: VecDeque<Gap>,
     /// Each device's idleness by step — 1000 − utilisation in ‰, so that a bucket's max is
     /// its least busy sample — when monitor rows and step lines carry timestamps.
     device_steps: BTreeMap<String, history::History>,
@@ -188,6 +213,52 @@ impl Live {
         if self.alerts.len() > MAX_ALERTS {
             let extra = self.alerts.len() - MAX_ALERTS;
             self.alerts.drain(..extra);
+        }
+    }
+
+    /// Gives a step record of source `source` its place in its series, before it is written
+    /// or added ([`order`]): a counter restarted within a later epoch continues the series
+    /// (the printed counter kept as `printed_step`); a jump past a gap is remembered.
+    pub fn order(&mut self, source: usize, r: &mut Record) {
+        let Said::Step(s) = &mut r.said else {
+            return;
+        };
+        let Some(printed) = step_number(s.step) else {
+            return;
+        };
+        let key = SeriesKey {
+            source,
+            rank: r.rank,
+            host: self.hosts.id(r.host.as_deref()),
+            format: r.format,
+        };
+        let before = self
+            .series
+            .get(&key)
+            .and_then(|x| x.last)
+            .map_or(0, |l| l.step);
+        let o = self
+            .counters
+            .entry(key)
+            .or_default()
+            .order(printed, s.epoch, s.of);
+        if o.step != printed {
+            s.printed_step = Some(printed);
+            s.step = Some(o.step);
+        }
+        self.counts.epochs += u64::from(o.epoch);
+        if o.gap {
+            if self.gaps.len() == MAX_GAPS {
+                self.gaps.pop_front();
+            }
+            let rank = r.rank;
+            self.gaps.push_back(Gap {
+                source,
+                rank,
+                from: before,
+                to: o.step,
+            });
+            self.event(source, rank, EventKind::Restart, Some(o.step));
         }
     }
 

@@ -10,6 +10,8 @@ fn rec(step: u64, ms: i64) -> Record {
         host: None,
         said: Said::Step(Step {
             step: Some(step),
+            epoch: None,
+            printed_step: None,
             of: None,
             time_ns: Some(ms * 1_000_000),
             provenance: Provenance::PerStep,
@@ -169,6 +171,8 @@ fn steps_without_a_time_take_it_from_timestamps() {
                 host: None,
                 said: Said::Step(Step {
                     step: Some(s),
+                    epoch: None,
+                    printed_step: None,
                     of: None,
                     time_ns: None,
                     provenance: Provenance::FromTimestamps,

@@ -7,7 +7,7 @@
 //! (`samples/sec`, `it/s`, `tokens/s`) a throughput. The [`LEARN`] lines a template is
 //! learned from are read once it is (in [`Templates::backlog`]), so a run loses no step.
 
-use super::fields::{numeric_prefix, timestamp};
+use super::fields::numeric_prefix;
 use super::{Provenance, Said, Step};
 use crate::time::unit_text_to_ns;
 use rustc_hash::FxHashMap as HashMap;
@@ -25,19 +25,6 @@ pub const MAX_SLOTS: usize = 64;
 /// Bytes of a line considered.
 pub const MAX_LINE: usize = 2048;
 
-/// One number of a line: its value, its text, the word before it and the unit after it.
-#[derive(Debug, Clone)]
-struct Slot<'a> {
-    text: &'a str,
-    value: f64,
-    /// The word before it, as written (compared without case).
-    name: &'a str,
-    unit: &'a str,
-    /// A parenthesised number follows (`time: 0.0621 (0.0676)`): the classic "smoothed
-    /// (average)" pair, so this one is a smoothed value, not the step's own.
-    smoothed: bool,
-}
-
 /// What a learned template reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Learned {
@@ -47,13 +34,17 @@ pub struct Learned {
     pub step: (usize, String),
     /// The slot of the total it is printed against (`iter 65/272`), when printed.
     pub of: Option<usize>,
-    /// The slot of an epoch number the step restarts within (`epoch 3 | iter 65/272`): the
-    /// step is then epoch × total + iter.
-    pub epoch: Option<usize>,
+    /// The slot of an epoch number the step may restart within (`epoch 3 | iter 65/272`,
+    /// `[3][65/272]`): read as the record's epoch, which orders the steps of a counter that
+    /// restarts (`analysis::live::order`).
+    pub epoch: Option<(usize, String)>,
     /// The slot of the step time, its name, and what it is.
     pub time: Option<(usize, String, Provenance, i32)>,
     /// The slot of a rate, its name, and the metric it is (`samples_per_s`, `tokens_per_s`).
     pub rate: Option<(usize, String, &'static str)>,
+    /// What each slot is called (its name, else `#` and its unit): how a template of the
+    /// same family finds the slots this one reads ([`family`]).
+    pub ids: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -67,6 +58,13 @@ struct Template {
     learned: Option<Learned>,
     /// Learning failed on [`LEARN`] lines: not a step template.
     rejected: bool,
+    /// A template of the primary's family, and how it joined ([`family`]).
+    family: bool,
+    joined: Option<family::Joined>,
+    /// Step records it gave.
+    records: u64,
+    /// The source lines it was seen on, first and last ([`Templates::line`]).
+    lines: (u64, u64),
 }
 
 /// The templates of one source.
@@ -86,6 +84,10 @@ pub struct Templates {
     /// Steps (and ranks) of the lines the primary template was learned from, older than the
     /// line that taught it last: the caller takes them (before that line's own step).
     pub backlog: Vec<(Option<u32>, Step)>,
+    /// The source line being read (set by the caller): where each template was seen.
+    pub line: u64,
+    /// The last step the primary's family read (as printed).
+    last_step: Option<u64>,
 }
 
 impl Templates {
@@ -120,75 +122,138 @@ fn take(
     let text = l.text.as_str();
     let rank = l.rank.or_else(|| named_rank(slots));
     if !t.by.contains_key(key) {
-        if t.by.len() >= MAX_TEMPLATES {
-            let old = t.order.pop_front()?;
-            t.by.remove(&old);
-        }
+        t.make_room();
         t.order.push_back(key.to_string());
-        t.by.insert(key.to_string(), Template::default());
+        let adopted = t.adopt(key, slots);
+        let tpl = Template {
+            family: adopted.is_some(),
+            joined: adopted.as_ref().map(|_| family::Joined::Adopted),
+            learned: adopted,
+            lines: (t.line, t.line),
+            ..Template::default()
+        };
+        t.by.insert(key.to_string(), tpl);
     }
+    let line = t.line;
     let tpl = t.by.get_mut(key)?;
+    tpl.lines.1 = line;
     if tpl.rejected {
         return None;
     }
     let mut taught = Vec::new();
+    let mut succeeded = false;
     if tpl.learned.is_none() {
-        let writer = (rank, l.host.clone());
-        if tpl.teacher.get_or_insert_with(|| writer.clone()) != &writer {
-            return None;
-        }
-        tpl.seen.push(slots.iter().map(|s| s.value).collect());
-        tpl.taught.push(text.to_string());
-        if tpl.seen.len() < LEARN {
-            return None;
-        }
-        let learned = infer(key, &tpl.seen, slots);
-        let untimed = learned
-            .as_ref()
-            .is_some_and(|l| l.time.is_none() && l.rate.is_none());
-        if untimed && tpl.seen.len() < LEARN_UNTIMED {
-            return None;
-        }
-        tpl.learned = learned;
-        tpl.rejected = tpl.learned.is_none();
-        tpl.seen = Vec::new();
+        let learned = teach(tpl, l, rank, key, slots)?;
         taught = std::mem::take(&mut tpl.taught);
         // This line is read below, with the others' steps before it.
         taught.pop();
-        tpl.learned.as_ref()?;
+        let first_line = tpl.lines.0;
+        let first_step = taught
+            .first()
+            .and_then(|old| {
+                let mut k = String::new();
+                read(old, &learned, &template(old, &mut k)?)
+            })
+            .and_then(|s| s.step);
+        succeeded = first_step.is_some_and(|st| t.succeeds(&learned, first_line, st));
+        let tpl = t.by.get_mut(key)?;
+        tpl.learned = Some(learned);
+        if succeeded {
+            tpl.family = true;
+            tpl.joined = Some(family::Joined::Succeeded);
+        }
     }
     let first = t.primary.is_none();
     if !t.make_primary(key) {
         return None;
     }
-    let learned = t.by.get(key)?.learned.as_ref()?;
+    // Borrowed, not cloned: this is every step line's path.
+    let tpl = t.by.get_mut(key)?;
+    let learned = tpl.learned.as_ref()?;
     // A template that takes over from an untimed primary would give its steps twice.
-    if first {
+    let mut given = 0;
+    if first || succeeded {
         let mut k = String::new();
         for old in &taught {
             let step = template(old, &mut k).and_then(|sl| read(old, learned, &sl));
+            given += u64::from(step.is_some());
             t.backlog.extend(step.map(|s| (rank, s)));
         }
     }
-    Some((rank, Said::Step(read(text, learned, slots)?)))
+    let step = read(text, learned, slots);
+    tpl.records += given + u64::from(step.is_some());
+    let step = step?;
+    t.last_step = step.step.or(t.last_step);
+    Some((rank, Said::Step(step)))
+}
+
+/// One more learning line of template `tpl`; what it reads once [`LEARN`] lines (of one
+/// writer) taught it, `None` before, or when they show no step template (it is rejected).
+fn teach(
+    tpl: &mut Template,
+    l: &super::line::Line,
+    rank: Option<u32>,
+    key: &str,
+    slots: &[Slot],
+) -> Option<Learned> {
+    let writer = (rank, l.host.clone());
+    if tpl.teacher.get_or_insert_with(|| writer.clone()) != &writer {
+        return None;
+    }
+    tpl.seen.push(slots.iter().map(|s| s.value).collect());
+    tpl.taught.push(l.text.clone());
+    if tpl.seen.len() < LEARN {
+        return None;
+    }
+    let learned = infer(key, &tpl.seen, slots);
+    let untimed = learned
+        .as_ref()
+        .is_some_and(|l| l.time.is_none() && l.rate.is_none());
+    if untimed && tpl.seen.len() < LEARN_UNTIMED {
+        return None;
+    }
+    tpl.rejected = learned.is_none();
+    tpl.seen = Vec::new();
+    if tpl.rejected {
+        tpl.taught = Vec::new();
+    }
+    learned
 }
 
 /// The rank a slot names (`worker 3`, `rank=5`, `GPU 2`): lines of several ranks
 /// interleaved in one stream without launcher prefixes are told apart by it.
 fn named_rank(slots: &[Slot]) -> Option<u32> {
-    let s = slots.iter().find(|s| {
-        matches!(
-            s.name.to_ascii_lowercase().as_str(),
-            "rank" | "local_rank" | "global_rank" | "worker" | "gpu" | "proc"
-        )
-    })?;
+    const NAMES: [&str; 6] = ["rank", "local_rank", "global_rank", "worker", "gpu", "proc"];
+    let s = slots
+        .iter()
+        .find(|s| NAMES.iter().any(|n| s.name.eq_ignore_ascii_case(n)))?;
     s.text.parse().ok()
 }
 
 impl Templates {
-    /// Whether `key`'s lines are the source's step lines now: it is the primary, or
-    /// becomes it (the first learned, or the first with a step time after an untimed one).
+    /// Room for one more template: the oldest that is not of the primary's family goes.
+    fn make_room(&mut self) {
+        while self.by.len() >= MAX_TEMPLATES {
+            let Some(old) = self.order.pop_front() else {
+                return;
+            };
+            let kept =
+                self.primary.as_ref() == Some(&old) || self.by.get(&old).is_some_and(|t| t.family);
+            if kept {
+                self.order.push_back(old);
+            } else {
+                self.by.remove(&old);
+            }
+        }
+    }
+
+    /// Whether `key`'s lines are the source's step lines now: it is the primary or of its
+    /// family, or becomes the primary (the first learned, or the first with a step time
+    /// after an untimed one).
     fn make_primary(&mut self, key: &str) -> bool {
+        if self.by.get(key).is_some_and(|t| t.family) {
+            return true;
+        }
         let timed = |k: &str| {
             self.by
                 .get(k)
@@ -210,13 +275,19 @@ impl Templates {
 fn read(text: &str, l: &Learned, slots: &[Slot]) -> Option<Step> {
     let n = slots.get(l.step.0)?.value as u64;
     let of = l.of.and_then(|i| Some(slots.get(i)?.value as u64));
-    let epoch = l.epoch.and_then(|i| Some(slots.get(i)?.value as u64));
+    let epoch = l
+        .epoch
+        .as_ref()
+        .and_then(|e| Some(slots.get(e.0)?.value as u64));
+    // With the epoch's total printed the step is epoch × total + step (`epoch 1 | iter
+    // 1/272` is 273); without it, the live analysis orders a counter that restarts.
     let n = match (epoch, of) {
         (Some(e), Some(of)) => e.checked_mul(of)?.checked_add(n)?,
         _ => n,
     };
     let mut s = Step::at(Some(n), None, Provenance::FromTimestamps, text);
     s.of = of.filter(|_| epoch.is_none());
+    s.epoch = epoch;
     if let Some((i, _, prov, scale)) = &l.time {
         let t = unit_text_to_ns(
             numeric_prefix(&plain(slots.get(*i)?.text)).as_bytes(),
@@ -234,157 +305,6 @@ fn read(text: &str, l: &Learned, slots: &[Slot]) -> Option<Step> {
         s.metrics.push((metric, slots.get(*i)?.value));
     }
     Some(s)
-}
-
-/// The template of `text` into `key` (numbers as `#`, a leading timestamp dropped, blanks
-/// as one space) and its numbers.
-fn template<'a>(text: &'a str, key: &mut String) -> Option<Vec<Slot<'a>>> {
-    let body = match timestamp(text) {
-        Some(_) => skip_stamp(text),
-        None => text,
-    };
-    let b = body.as_bytes();
-    key.clear();
-    let mut slots = Vec::new();
-    let mut i = 0;
-    let (mut prev_word, mut last_word) = ("", "");
-    while i < b.len() {
-        let after_word = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
-        // `mfu -100.00%` and `mfu 13.70%` are one template: a sign belongs to its number.
-        let signed = b[i] == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit);
-        if (b[i].is_ascii_digit() || signed) && !after_word {
-            let end = number_end(b, i + usize::from(signed));
-            let text = &body[i..end];
-            // `iter time (s): 0.51`: the unit is the last word, the name the one before.
-            let (name, unit) = match last_word {
-                "s" | "ms" | "sec" | "us" => (prev_word, unit_word(last_word)),
-                _ => (last_word, unit_after(&body[end..])),
-            };
-            slots.push(Slot {
-                text,
-                value: plain(text).parse().ok()?,
-                name,
-                unit,
-                smoothed: parenthesised_number(&body[end..]),
-            });
-            if slots.len() > MAX_SLOTS {
-                return None;
-            }
-            key.push('#');
-            // `it 12 | 350.2 ms`: a number's name is a word since the number before it.
-            (prev_word, last_word) = ("", "");
-            i = end;
-            continue;
-        }
-        let c = body[i..].chars().next()?;
-        if c.is_alphabetic() || c == '_' {
-            let end = body[i..]
-                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '/'))
-                .map_or(body.len(), |k| i + k);
-            prev_word = std::mem::replace(&mut last_word, &body[i..end]);
-            key.push_str(&body[i..end]);
-            i = end;
-            continue;
-        }
-        // Padding that moves with a number's width (`iter   65/272`, `iter  100/272`) is
-        // one template: runs of blanks are one space.
-        if c.is_whitespace() {
-            if !key.ends_with(' ') {
-                key.push(' ');
-            }
-        } else {
-            key.push(c);
-        }
-        i += c.len_utf8();
-    }
-    (!slots.is_empty()).then_some(slots)
-}
-
-/// A unit word as a static string.
-fn unit_word(w: &str) -> &'static str {
-    match w {
-        "ms" => "ms",
-        "us" => "us",
-        _ => "s",
-    }
-}
-
-/// The unit right after a number: letters, `/` and `%` (`ms`, `samples/sec`), after at most
-/// one space when short (`took 0.18 s |`).
-fn unit_after(rest: &str) -> &str {
-    fn word(t: &str) -> &str {
-        let end = t
-            .find(|c: char| !(c.is_ascii_alphabetic() || c == '/' || c == '%'))
-            .unwrap_or(t.len());
-        &t[..end]
-    }
-    match rest.strip_prefix(' ') {
-        Some(t) if !rest.starts_with(char::is_alphabetic) => {
-            let w = word(t);
-            if matches!(w, "s" | "ms" | "sec" | "secs" | "us") || w.contains("/s") {
-                w
-            } else {
-                ""
-            }
-        }
-        _ => word(rest),
-    }
-}
-
-/// `rest` starts with ` (` and a number.
-fn parenthesised_number(rest: &str) -> bool {
-    let r = rest.trim_start_matches(' ');
-    r.strip_prefix('(')
-        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
-}
-
-/// The text after a leading timestamp (and the separators after it).
-fn skip_stamp(text: &str) -> &str {
-    let t = text.trim_start_matches(|c: char| !c.is_ascii_digit());
-    let end = t
-        .find(|c: char| !(c.is_ascii_digit() || "-/:.,T ".contains(c)))
-        .unwrap_or(t.len());
-    &t[end..]
-}
-
-/// `rest` starts with three digits and no fourth.
-fn thousands(rest: &[u8]) -> bool {
-    rest.len() >= 3
-        && rest[..3].iter().all(u8::is_ascii_digit)
-        && !rest.get(3).is_some_and(u8::is_ascii_digit)
-}
-
-/// A number's text as written, its thousands separators dropped (`6,697` is 6697).
-fn plain(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains(',') {
-        text.replace(',', "").into()
-    } else {
-        text.into()
-    }
-}
-
-/// The end of the number starting at `i` (digits, one `.`, thousands `,` between digits).
-fn number_end(b: &[u8], mut i: usize) -> usize {
-    let mut dot = false;
-    while i < b.len() {
-        let next_digit = b.get(i + 1).is_some_and(u8::is_ascii_digit);
-        match b[i] {
-            b'0'..=b'9' => {}
-            b'.' if !dot && next_digit => dot = true,
-            // `tps: 6,697`: a thousands separator before exactly three digits.
-            b',' if !dot && thousands(&b[i + 1..]) => {}
-            b'e' | b'E' if next_digit || b.get(i + 1) == Some(&b'-') => {
-                i += 2;
-                while b.get(i).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                }
-                return i;
-            }
-            _ => break,
-        }
-        i += 1;
-    }
-    i
 }
 
 /// What the template's slots are, from the values of [`LEARN`] lines.
@@ -447,14 +367,39 @@ fn infer(key: &str, seen: &[Vec<f64>], slots: &[Slot]) -> Option<Learned> {
     }
     let of =
         (key_after_slot(key, step).starts_with('/') && step + 1 < slots.len()).then_some(step + 1);
-    let epoch = (0..step).find(|&i| names[i] == "epoch");
+    let epoch = outer(&names, seen, slots, step).map(|i| (i, label(i)));
     Some(Learned {
+        ids: slots.iter().map(family::slot_id).collect(),
         template: key.chars().take(120).collect(),
         step: (step, label(step)),
         of,
         epoch,
         time,
         rate,
+    })
+}
+
+/// The counter the step slot may restart within: a slot before it named an epoch, else the
+/// nearest slot before it holding one non-negative integer over the learning lines that no
+/// rank, time or rate name claims (`TRAIN [3][40/500]`: the `3`). Only a step that goes back
+/// while it advances is taken as nested (`analysis::live::order`): a constant that never
+/// advances (`bs 32`) changes nothing.
+fn outer(names: &[String], seen: &[Vec<f64>], slots: &[Slot], step: usize) -> Option<usize> {
+    let named = (0..step).find(|&i| matches!(names[i].as_str(), "epoch" | "ep" | "epoch_num"));
+    // A source location (`training_log:662`, `train.py:88`) is no counter either.
+    let claimed = |i: usize| {
+        names[i].contains('/')
+            || names[i].ends_with("log")
+            || names[i].ends_with("py")
+            || named_rank(&slots[i..=i]).is_some()
+            || is_time(&slots[i], &names[i])
+            || is_rate(&slots[i], &names[i])
+    };
+    named.or_else(|| {
+        (0..step).rev().find(|&i| {
+            let v = seen[0][i];
+            !claimed(i) && v >= 0.0 && v.fract() == 0.0 && seen.iter().all(|row| row[i] == v)
+        })
     })
 }
 
@@ -539,6 +484,12 @@ fn scale(s: &Slot, name: &str) -> i32 {
         _ => 9,
     }
 }
+
+mod family;
+mod template;
+pub use family::{Joined, Member};
+pub use template::key_of;
+use template::{Slot, plain, template};
 
 #[cfg(test)]
 mod tests;

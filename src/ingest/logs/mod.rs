@@ -35,6 +35,8 @@ impl Step {
     ) -> Step {
         Step {
             step,
+            epoch: None,
+            printed_step: None,
             of: None,
             time_ns,
             provenance,
