@@ -62,11 +62,7 @@ fn order_line(l: &Live) -> String {
     if parts.is_empty() {
         return String::new();
     }
-    format!(
-        "  step order: {}
-",
-        parts.join("; ")
-    )
+    format!("  step order: {}\n", parts.join("; "))
 }
 
 /// The ranks named slow (`slow_rank`) by node, when ranks per node are known and several
