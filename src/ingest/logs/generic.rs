@@ -155,7 +155,7 @@ fn take(
                 read(old, &learned, &template(old, &mut k)?)
             })
             .and_then(|s| s.step);
-        succeeded = first_step.is_some_and(|st| t.succeeds(&learned, first_line, st));
+        succeeded = first_step.is_some_and(|st| t.succeeds(key, &learned, first_line, st));
         let tpl = t.by.get_mut(key)?;
         tpl.learned = Some(learned);
         if succeeded {

@@ -124,17 +124,24 @@ impl Templates {
     /// join its family at once (similar, every slot it reads present by name).
     pub(super) fn adopt(&self, key: &str, slots: &[Slot]) -> Option<Learned> {
         let root = self.primary()?;
-        if !kin(&root.template, key) {
+        // The whole templates: `Learned::template` is cut for `--explain`.
+        if !kin(self.primary.as_deref()?, key) {
             return None;
         }
         let ids: Vec<String> = slots.iter().map(slot_id).collect();
         moved(root, key, &ids)
     }
 
-    /// Whether template `t`, just learned on its own from lines starting at `first_line`
-    /// whose first step was `first_step`, succeeds the primary's family.
-    pub(super) fn succeeds(&self, t: &Learned, first_line: u64, first_step: u64) -> bool {
-        let Some(root) = self.primary() else {
+    /// Whether template `key` (reading `t`), just learned on its own from lines starting at
+    /// `first_line` whose first step was `first_step`, succeeds the primary's family.
+    pub(super) fn succeeds(
+        &self,
+        key: &str,
+        t: &Learned,
+        first_line: u64,
+        first_step: u64,
+    ) -> bool {
+        let (Some(root), Some(root_key)) = (self.primary(), self.primary.as_deref()) else {
             return false;
         };
         let last_line = self.members().map(|(_, m)| m.lines.1).max().unwrap_or(0);
@@ -142,7 +149,7 @@ impl Templates {
             && root.time.is_some() == t.time.is_some()
             && last_line < first_line
             && self.last_step.is_some_and(|s| first_step > s)
-            && kin(&root.template, &t.template)
+            && kin(root_key, key)
     }
 
     /// The primary and the templates of its family.

@@ -198,3 +198,20 @@ fn a_rate_word_a_number_follows_names_that_number_not_the_one_before() {
     assert_eq!(s[2].metrics, vec![("samples_per_s", 1503.0)]);
     assert_eq!(s[2].time_ns, Some(333_000_000));
 }
+
+#[test]
+fn a_long_line_with_a_field_appended_joins_at_once() {
+    // Past the 120 characters `--explain` shows: the whole templates are compared.
+    let long = |i: u64| {
+        format!(
+            "iteration {i}/ 9999 | consumed samples: {} | elapsed time per iteration (ms): 34{i}.5 | learning rate: 8.6E-06 | global batch size: 128 | lm loss: 1.8E+00 | grad norm: 1.4 |",
+            i * 128
+        )
+    };
+    let mut lines = run(1, 6, long);
+    lines.extend(run(6, 12, |i| format!("{} eta: {}.0m |", long(i), 20 - i)));
+    let (s, family) = steps_and_family(&lines);
+    assert_eq!(s.len(), 11);
+    assert_eq!(family.len(), 2);
+    assert_eq!(family[1].joined, Some(Joined::Adopted));
+}
