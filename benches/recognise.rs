@@ -10,7 +10,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use stepscope::input::line::{Line, normalise_into};
 use stepscope::input::{SourceState, recognise};
-use stepscope::watch::engine::Engine;
+use stepscope::session::watch::engine::Engine;
 
 /// `n` Megatron-LM iteration lines (the bench-watch.sh layout), one slow step every 997.
 fn lines(n: usize) -> Vec<String> {

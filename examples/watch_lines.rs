@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use stepscope::input::line::{Line, normalise_into};
 use stepscope::input::{SourceState, recognise};
-use stepscope::watch::engine::Engine;
+use stepscope::session::watch::engine::Engine;
 
 /// Lines generated (divide the instruction difference by it).
 const LINES: usize = 20_000;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent cross-check of the wait/transit unions on a gloo job (tests/real_comm.rs).
+"""Independent cross-check of the wait/transit unions on a gloo job (tests/analyses/real_comm.rs).
 
 Reads the Chrome traces with Decimal timestamps (exact ns), matches the k-th `gloo:<op>`
 transfer of every rank, shifts each rank by the offsets given on the command line, and

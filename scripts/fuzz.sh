@@ -8,7 +8,7 @@
 # packed in fuzz/corpus/TARGET.tar.xz (committed) and unpacked into fuzz/corpus/TARGET to
 # run, where scripts/fuzz-seeds.py adds the seeds (testdata/ and ../shared/traces); crashes
 # land in fuzz/artifacts/TARGET — copy each, once fixed, to testdata/fuzz/TARGET/ so that
-# tests/fuzz_regressions.rs replays it. libFuzzer's summary (executions, coverage) goes to
+# src/fuzz/tests.rs replays it. libFuzzer's summary (executions, coverage) goes to
 # fuzz/logs/TARGET.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."

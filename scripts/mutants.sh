@@ -36,8 +36,9 @@ command -v cargo-mutants >/dev/null || { echo "needs cargo-mutants: cargo instal
 g=$1
 args=()
 for f in $(group_files "$g"); do args+=(--file "$f"); done
-tests=(--lib --test stages --test fixtures --test advisor --test comm_fixtures
-  --test critical_path --test real_comm)
+# The analyses' test binary (stages, fixtures, advisor, comm_fixtures, critical_path,
+# real_comm are modules of it) and the readers' fixtures in the inputs binary.
+tests=(--lib --test analyses --test inputs)
 # The real-trace tests must run (they fail, not skip, under CI=true); cargo-mutants builds a
 # copy of the tree elsewhere, so the shared folder is named by path.
 [ "${ITERATE:-0}" = 1 ] || rm -rf "target/mutants/$g"

@@ -3,7 +3,7 @@
 
 Each pair is the same model, seed, data and profiler schedule twice: once with an injected
 problem, once clean. stepscope's prediction "fix it" on the faulty run is then held to the
-clean run's measured step time (tests/whatif_pairs.rs, docs/metrics.md "Replay").
+clean run's measured step time (tests/analyses/whatif_pairs.rs, docs/metrics.md "Replay").
 
 Problems:
   slow-rank      rank 1 does 1.6x the forward work (extra matmuls in its step): a straggler

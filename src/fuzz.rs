@@ -2,7 +2,7 @@
 //! each takes arbitrary bytes and runs one reader or face the way a user's input reaches it,
 //! then checks what must hold on any input — no panic (the targets build with overflow
 //! checks, so arithmetic that overflows panics too), no hang, and nothing unsafe reaching a
-//! terminal. They live in the library so that `tests/fuzz_regressions.rs` replays every
+//! terminal. They live in the library so that `src/fuzz/tests.rs` replays every
 //! crash the fuzzers found, and a sample of their corpora, through the same code.
 
 use crate::analysis::Options;
@@ -307,7 +307,7 @@ pub fn logs(data: &[u8]) {
     let parts = split(rest);
     let labels: Vec<String> = (0..parts.len()).map(|i| format!("log{i}")).collect();
     let paths: Vec<std::path::PathBuf> = labels.iter().map(Into::into).collect();
-    let mut engine = crate::watch::engine::Engine::new(labels, &paths, only);
+    let mut engine = crate::session::watch::engine::Engine::new(labels, &paths, only);
     if b % 4 == 2 {
         // A `--step-pattern` with every group, over untrusted text.
         let p = r"(?:r(?P<rank>\d+) )?(?P<step>\d+)(?:/(?P<of>\d+))?\D+(?P<time>[\d.]+\w*)(?:\D+(?P<elapsed_ms>[\d.]+))?";
@@ -316,7 +316,7 @@ pub fn logs(data: &[u8]) {
     }
     let mut out = Vec::new();
     let mut sink = |source: &str, rec: &crate::ingest::logs::Record, alerts: &[_]| {
-        let _ = crate::watch::emit(&mut out, source, rec, alerts);
+        let _ = crate::report::watch::emit(&mut out, source, rec, alerts);
     };
     let longest = parts.iter().map(Vec::len).max().unwrap_or(0);
     for at in (0..longest).step_by(chunk) {
@@ -328,12 +328,13 @@ pub fn logs(data: &[u8]) {
     }
     engine.release(&mut sink);
     let closing = engine.finish();
-    let _ = crate::watch::write_alerts(&mut out, &closing);
+    let _ = crate::report::watch::write_alerts(&mut out, &closing);
     json_lines(&String::from_utf8_lossy(&out));
-    let summary = crate::watch::summary(&engine.live, &crate::watch::view::notes(&engine));
+    let summary =
+        crate::report::watch::summary(&engine.live, &crate::report::watch::notes(&engine));
     terminal_text(&summary);
-    terminal_text(&crate::watch::explain::explain(&engine));
-    let view = crate::watch::view::WatchView::of(&engine, 0.0);
+    terminal_text(&crate::report::watch::explain::explain(&engine));
+    let view = crate::ui::watch::view::WatchView::of(&engine, 0.0);
     for size in [(80, 24), (120, 40)] {
         let screen = crate::ui::watch::WatchScreen {
             view: Box::new(view.clone()),
@@ -569,3 +570,6 @@ fn json_lines(text: &str) {
         serde_json::from_str::<serde_json::Value>(line).expect("each JSON line parses");
     }
 }
+
+#[cfg(test)]
+mod tests;

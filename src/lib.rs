@@ -22,6 +22,9 @@ pub mod analysis;
 pub mod config;
 pub mod error;
 pub mod format;
+/// The fuzz targets' bodies (fuzz/, docs/testing.md "Fuzzing"): compiled for the fuzzer
+/// (feature `fuzz`) and for the unit test that replays every input they once failed on.
+#[cfg(any(test, feature = "fuzz"))]
 #[doc(hidden)]
 pub mod fuzz;
 mod ingest;
@@ -32,7 +35,6 @@ pub mod report;
 pub mod session;
 pub mod time;
 pub mod ui;
-pub mod watch;
 
 pub use error::{Error, ErrorKind};
 
@@ -41,7 +43,7 @@ pub use error::{Error, ErrorKind};
 pub mod input {
     pub use crate::ingest::demo::{BUSBW_GBPS, Cause, DemoSpec, FIRST_STEP, PAUSE_NS, RandomJob};
     pub use crate::ingest::discover::{discover, is_trace_name, rank_from_name};
-    pub use crate::ingest::logs::generic::key_of;
+    pub use crate::ingest::logs::generic::{Joined, Learned, Member, key_of};
     pub use crate::ingest::logs::stream::FollowOptions;
     pub use crate::ingest::logs::{
         RECOGNISERS, Record, Said, SourceState, Step as LogStep, line, monitors, recognise,

@@ -339,5 +339,6 @@ pub mod diff;
 pub mod flight;
 mod plan;
 pub mod summarize;
+pub mod watch;
 
 pub use plan::{Plan, Progress};

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the trimmed Ascend pipeline fixtures (tests/ascend_summary.rs).
+"""Writes the trimmed Ascend pipeline fixtures (tests/inputs/ascend_summary.rs).
 
 ascend/pp4: a 4-rank torch_npu job, TP 1 x PP 2 x DP 2 (Megatron order: stage 0 = ranks
 0, 1; stage 1 = ranks 2, 3), three steps (5, 6, 7) of GPipe with 4 micro-batches. Stage 1

@@ -2,7 +2,7 @@
 """Writes the hand-checked multi-rank fixtures (testdata/cluster4, pipeline2, mismatch3, seq2,
 persist3, share3) and the single-rank step-span fixture (testdata/steps_tail.json).
 
-The expected numbers live in tests/comm_fixtures.rs and tests/stages.rs, computed by hand
+The expected numbers live in tests/analyses/comm_fixtures.rs and tests/analyses/stages.rs, computed by hand
 from the times below.
 Run from the repository root: python3 testdata/gen_comm_fixtures.py
 """

@@ -3,7 +3,7 @@
 model where the GEMM kernel under aten::linear was renamed (a library upgrade: Cijk_* on the
 old one, sm90_xmma_* on the new) and got faster, and the new run adds an aten::dropout.
 
-Hand-computed answers (tests/diff.rs):
+Hand-computed answers (tests/faces/diff.rs):
 - kernel `Cijk_Ailk_Bljk_HHS_BH` pairs with `sm90_xmma_gemm_bf16` through aten::linear:
   2 -> 2 calls, 200 us -> 160 us (-40 us);
 - aten::linear matched by name and shapes, device time 200 -> 160 us;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the layout fixtures (tests/layout.rs): a 4-rank TP 2 x DP 2 job, twice.
+"""Writes the layout fixtures (tests/analyses/layout.rs): a 4-rank TP 2 x DP 2 job, twice.
 
 - megatron4: pg_config declares Megatron's group names (TENSOR_MODEL_PARALLEL_GROUP for
   {0, 1} and {2, 3}, DATA_PARALLEL_GROUP for {0, 2} and {1, 3}, default_pg): the layout is

@@ -378,6 +378,7 @@ fn tiles(axes: &[Axis], world: u32) -> bool {
 }
 
 pub mod health;
+pub mod metric;
 pub mod topology;
 
 #[cfg(test)]

@@ -462,7 +462,7 @@ pub struct WatchArgs {
     #[arg(long)]
     pub once: bool,
     /// Only this line format (default: recognise each line).
-    #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(stepscope::watch::formats()))]
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(stepscope::session::watch::formats()))]
     pub format: Option<String>,
     /// Your own step line: a regex with named groups `step`, `time` (s, or with a unit),
     /// `time_ms`, `elapsed` / `elapsed_ms` (a cumulative timer), `of`, `rank`; it alone makes

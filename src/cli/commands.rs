@@ -88,7 +88,7 @@ pub fn whatif(a: &WhatIfArgs, g: &Global) -> Result<i32, Error> {
     }
     let choice = Choice::parse(a.fix.as_deref(), rank);
     let run = report::whatif_cmd::run(&s.loaded.job, &s.analysis, &choice)
-        .map_err(|m| Error::usage("whatif", m))?;
+        .map_err(|m| Error::usage("whatif", m.to_string()))?;
     print(&report::whatif_cmd::render(
         &run,
         a.format.into(),
@@ -298,7 +298,7 @@ pub fn demo(a: &DemoArgs, g: &Global) -> Result<(), Error> {
 pub fn watch(a: &WatchArgs, g: &Global) -> Result<i32, Error> {
     use std::io::IsTerminal;
     let terminal = std::io::stdout().is_terminal();
-    if stepscope::watch::dumps::wanted(&a.paths) {
+    if stepscope::report::watch::dumps::wanted(&a.paths) {
         // Folders: where a hung job's Flight Recorder dumps land.
         let text = a.summary || (terminal && !a.jsonl);
         let every = std::time::Duration::from_secs(1);
@@ -310,7 +310,7 @@ pub fn watch(a: &WatchArgs, g: &Global) -> Result<i32, Error> {
             );
         }
         let mut out = std::io::stdout().lock();
-        stepscope::watch::dumps::run(&a.paths, (a.once, text, every), &mut out)?;
+        stepscope::report::watch::dumps::run(&a.paths, (a.once, text, every), &mut out)?;
         return Ok(0);
     }
     let opts = watch_options(a, g)?;
@@ -325,12 +325,15 @@ pub fn watch(a: &WatchArgs, g: &Global) -> Result<i32, Error> {
         return stepscope::ui::run::run_watch(&opts, &g.ui());
     }
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    stepscope::watch::run(&opts, &mut out)?;
+    stepscope::report::watch::run(&opts, &mut out)?;
     Ok(0)
 }
 
-fn watch_options(a: &WatchArgs, g: &Global) -> Result<stepscope::watch::WatchOptions, Error> {
-    Ok(stepscope::watch::WatchOptions {
+fn watch_options(
+    a: &WatchArgs,
+    g: &Global,
+) -> Result<stepscope::session::watch::WatchOptions, Error> {
+    Ok(stepscope::session::watch::WatchOptions {
         paths: a.paths.clone(),
         follow: stepscope::input::FollowOptions {
             from_start: a.from_start,

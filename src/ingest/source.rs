@@ -272,6 +272,7 @@ pub fn stdin() -> Result<Source, Error> {
 
 /// Reads a stream labelled `label` as stdin is read (the fuzz target `stream` compares it
 /// with the same bytes from memory).
+#[cfg(any(test, feature = "fuzz"))]
 pub fn from_reader(label: &str, r: impl Read) -> Result<Source, Error> {
     stream(label.to_string(), r)
 }

@@ -19,6 +19,7 @@ mod tasks;
 mod text;
 mod text_grid;
 mod transports;
+pub mod watch;
 pub mod whatif;
 pub mod whatif_cmd;
 

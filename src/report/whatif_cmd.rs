@@ -6,11 +6,12 @@ use super::Format;
 use super::table::Table;
 use super::whatif::slowdown_table;
 use crate::analysis::Analysis;
-use crate::analysis::whatif::choice::Choice;
+use crate::analysis::whatif;
+use crate::analysis::whatif::asked::Predicted;
+use crate::analysis::whatif::choice::{Choice, NoFix};
 use crate::analysis::whatif::slowdown::Slowdown;
-use crate::analysis::whatif::{self, Context};
 use crate::format::human;
-use crate::model::{Job, StepNo};
+use crate::model::Job;
 use crate::time::Ns;
 use serde::Serialize;
 
@@ -39,22 +40,6 @@ pub struct WhatIfRun {
     pub not_replayed: Option<String>,
 }
 
-/// One step: measured and predicted with the fix (max over ranks).
-#[derive(Debug, Serialize)]
-pub struct Predicted {
-    /// The step.
-    pub step: StepNo,
-    /// Its time measured (the report's cluster step time: max over ranks).
-    pub measured_ns: Ns,
-    /// The same with the fix applied.
-    pub predicted_ns: Ns,
-    /// The replay's self-check error (a fraction of the step).
-    #[serde(serialize_with = "crate::analysis::ser::f64_6")]
-    pub replay_error: f64,
-    /// The graph explains the step (error ≤ 2%); else predicted = measured.
-    pub explains: bool,
-}
-
 /// A finding and what fixing it saves.
 #[derive(Debug, Serialize)]
 pub struct FindingSaving {
@@ -71,27 +56,14 @@ pub struct FindingSaving {
 }
 
 /// Replays the analysed steps with `choice`.
-pub fn run(job: &Job, a: &Analysis, choice: &Choice) -> Result<WhatIfRun, String> {
-    let fixes = choice.fixes(&a.findings)?;
-    let cx = Context::of(job, a);
-    let w = whatif::run(job, &a.comm, &cx, &a.step_times, None, &[fixes], 0);
-    let steps: Vec<Predicted> = w
-        .steps
-        .iter()
-        .map(|s| Predicted {
-            step: s.step,
-            measured_ns: s.measured_ns,
-            predicted_ns: s.predicted_ns[0],
-            replay_error: s.replay_error,
-            explains: s.explains(),
-        })
-        .collect();
+pub fn run(job: &Job, a: &Analysis, choice: &Choice) -> Result<WhatIfRun, NoFix> {
+    let asked = whatif::asked::replay(job, a, choice)?;
     Ok(WhatIfRun {
         schema: SCHEMA,
         fix: choice.name(),
-        measured_ns: steps.iter().map(|s| s.measured_ns).sum(),
-        predicted_ns: steps.iter().map(|s| s.predicted_ns).sum(),
-        steps,
+        steps: asked.steps,
+        measured_ns: asked.measured_ns,
+        predicted_ns: asked.predicted_ns,
         findings: a
             .findings
             .iter()
@@ -104,7 +76,7 @@ pub fn run(job: &Job, a: &Analysis, choice: &Choice) -> Result<WhatIfRun, String
             })
             .collect(),
         slowdown: a.whatif.slowdown.clone(),
-        not_replayed: w.not_replayed,
+        not_replayed: asked.not_replayed,
     })
 }
 

@@ -93,15 +93,21 @@ pub fn run(paths: &[PathBuf], settings: &Settings, ui: &UiOptions) -> Result<i32
 
 /// Opens the live screen on `opts`' sources (`stepscope watch` on a terminal). Returns the
 /// exit code; a source that cannot be opened is an error before the terminal changes.
-pub fn run_watch(opts: &crate::watch::WatchOptions, ui: &UiOptions) -> Result<i32, Error> {
+pub fn run_watch(opts: &crate::session::watch::WatchOptions, ui: &UiOptions) -> Result<i32, Error> {
     use super::watch::WatchScreen;
     let (theme, keymap) = ui.resolve()?;
-    let (engine, rx) = crate::watch::start(opts)?;
+    let (engine, rx) = crate::session::watch::start(opts)?;
     let (tx, events) = channel();
     let spawner = Spawner::new(tx.clone());
     let silence = opts.silence;
     std::thread::spawn(move || {
-        crate::watch::live::publish(engine, &rx, silence, |v| spawner.send(v));
+        crate::session::watch::live::publish(
+            engine,
+            &rx,
+            silence,
+            super::watch::view::WatchView::of,
+            |v| spawner.send(v),
+        );
     });
     let (guard, mut term) = terminal::setup(ui.mouse)?;
     let size = term.size().map_err(|e| Error::terminal(e.to_string()))?;
@@ -152,7 +158,7 @@ pub fn headless_watch(
     size: (u16, u16),
 ) -> Result<Shell<super::watch::WatchScreen>, Error> {
     let labels = paths.iter().map(|p| p.display().to_string()).collect();
-    let mut engine = crate::watch::engine::Engine::new(labels, paths, None);
+    let mut engine = crate::session::watch::engine::Engine::new(labels, paths, None);
     for (i, p) in paths.iter().enumerate() {
         // Fed a block at a time, as `watch` reads: a log of any size in bounded memory.
         use std::io::Read;
@@ -171,7 +177,7 @@ pub fn headless_watch(
     }
     engine.finish();
     let screen = super::watch::WatchScreen {
-        view: Box::new(crate::watch::view::WatchView::of(&engine, 0.0)),
+        view: Box::new(crate::ui::watch::view::WatchView::of(&engine, 0.0)),
         ..Default::default()
     };
     Ok(Shell::new(screen, keymap, theme, ascii, size))

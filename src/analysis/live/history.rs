@@ -130,9 +130,74 @@ pub fn grid(rows: &[&[Bucket]], columns: usize) -> Vec<Vec<Option<Ns>>> {
         .collect()
 }
 
+/// The heat map's cells: [`grid`]'s, each as its deviation from its column's median across
+/// the rows — `x / median − 1` (`None`: no step there, or a column whose median is not
+/// positive), what the screen shades.
+pub fn heat(rows: &[&[Bucket]], columns: usize) -> Vec<Vec<Option<f64>>> {
+    let grid = grid(rows, columns);
+    let medians: Vec<Option<Ns>> = (0..columns)
+        .map(|c| {
+            let mut col: Vec<Ns> = grid.iter().filter_map(|r| r[c]).collect();
+            col.sort_unstable();
+            (!col.is_empty()).then(|| crate::analysis::stats::median_sorted(&col))
+        })
+        .collect();
+    grid.iter()
+        .map(|cells| {
+            cells
+                .iter()
+                .zip(&medians)
+                .map(|(cell, m)| match (cell, m) {
+                    (Some(x), Some(m)) if *m > 0 => Some(*x as f64 / *m as f64 - 1.0),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A device's utilisation (%) per step column, from its idleness buckets (1000 − utilisation
+/// in ‰, `Live::device_steps`): each column the least busy sample of its step range, so an
+/// idle device is never averaged away (`None`: no sample placed there).
+pub fn utilisation(rows: &[&[Bucket]], columns: usize) -> Vec<Vec<Option<f64>>> {
+    grid(rows, columns)
+        .into_iter()
+        .map(|cells| {
+            cells
+                .into_iter()
+                .map(|c| c.map(|idle| 100.0 - idle as f64 / 10.0))
+                .collect()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heat_cells_are_deviations_from_their_columns_median() {
+        let b = |first, last, max_ns| Bucket {
+            first,
+            last,
+            min_ns: max_ns,
+            max_ns,
+            slow: false,
+            n: 1,
+        };
+        // Two columns over steps 0..=3; the median of three ranks' 100, 100, 150 is 100.
+        let r0 = [b(0, 1, 100), b(2, 3, 200)];
+        let r1 = [b(0, 1, 100), b(2, 3, 200)];
+        let r2 = [b(0, 1, 150), b(2, 3, 100)];
+        let rows: Vec<&[Bucket]> = vec![&r0, &r1, &r2];
+        let h = heat(&rows, 2);
+        assert_eq!(h[0], [Some(0.0), Some(0.0)]);
+        assert_eq!(h[2], [Some(0.5), Some(-0.5)]);
+        // A rank with no step in a column has no cell there.
+        let r3 = [b(0, 1, 100)];
+        let rows: Vec<&[Bucket]> = vec![&r0, &r3];
+        assert_eq!(heat(&rows, 2)[1], [Some(0.0), None]);
+    }
 
     #[test]
     fn a_spike_survives_downsampling_and_memory_stays_bounded() {

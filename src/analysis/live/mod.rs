@@ -414,6 +414,19 @@ impl Live {
         })
     }
 
+    /// The series the strip and the summary speak of: the one with the most step times (the
+    /// lowest source and rank on a tie).
+    pub fn main_series(&self) -> Option<SeriesView<'_>> {
+        self.series()
+            .filter(|s| !s.history.is_empty())
+            .max_by_key(|s| {
+                (
+                    s.history.iter().map(|b| u64::from(b.n)).sum::<u64>(),
+                    std::cmp::Reverse((s.source, s.rank)),
+                )
+            })
+    }
+
     /// Recent events and the step each came at (oldest first).
     pub fn events(&self) -> impl Iterator<Item = (EventKind, Option<u64>)> + '_ {
         self.events.iter().copied()

@@ -48,6 +48,20 @@ pub struct StepBands {
     pub ranks: Vec<RankBands>,
 }
 
+impl StepBands {
+    /// What the fix saves of the step: measured − predicted (negative where the replay
+    /// with the fix runs longer).
+    pub fn saves_ns(&self) -> Ns {
+        self.measured_ns.saturating_sub(self.predicted_ns)
+    }
+
+    /// `step_ns` (the step's time as every face measures it, the report's) less that
+    /// saving, never below zero: the step's time with the fix.
+    pub fn replayed_step_ns(&self, step_ns: Ns) -> Ns {
+        step_ns.saturating_sub(self.saves_ns()).max(0)
+    }
+}
+
 /// Step `step` measured and replayed with `fixes`, the `max_ranks` latest-ending ranks.
 pub fn bands(
     job: &Job,

@@ -44,7 +44,7 @@ impl Choice {
     }
 
     /// The fixes to apply together, or why there are none.
-    pub fn fixes(&self, findings: &[Finding]) -> Result<Vec<Fix>, String> {
+    pub fn fixes(&self, findings: &[Finding]) -> Result<Vec<Fix>, NoFix> {
         match self {
             Choice::Ideal => Ok(vec![Fix::Ideal]),
             Choice::Rank(r) => Ok(vec![Fix::Ranks(vec![*r]), Fix::Links(vec![*r])]),
@@ -53,15 +53,38 @@ impl Choice {
                 if let Some(f) = findings.iter().find(|f| f.rule == rule.as_str()) {
                     return fix_for(f)
                         .map(|x| vec![x])
-                        .ok_or_else(|| format!("the {rule} finding has no replayable fix"));
+                        .ok_or_else(|| NoFix::NotReplayable(rule.clone()));
                 }
-                standalone(rule).map(|x| vec![x]).ok_or_else(|| {
-                    format!(
-                        "no {rule} finding on this job, and its fix needs one; fixes that need none: {}, ideal, all",
-                        STANDALONE.iter().map(|x| x.0).collect::<Vec<_>>().join(", ")
-                    )
-                })
+                standalone(rule)
+                    .map(|x| vec![x])
+                    .ok_or_else(|| NoFix::NeedsFinding(rule.clone()))
             }
+        }
+    }
+}
+
+/// Why a `--fix` names nothing to replay: a usage error (the user picks another fix).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoFix {
+    /// The rule's finding is on the job but its fix cannot be replayed.
+    NotReplayable(String),
+    /// No finding of the rule, and its fix needs one's evidence.
+    NeedsFinding(String),
+}
+
+impl std::fmt::Display for NoFix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoFix::NotReplayable(rule) => write!(f, "the {rule} finding has no replayable fix"),
+            NoFix::NeedsFinding(rule) => write!(
+                f,
+                "no {rule} finding on this job, and its fix needs one; fixes that need none: {}, ideal, all",
+                STANDALONE
+                    .iter()
+                    .map(|x| x.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
 }
@@ -107,6 +130,7 @@ mod tests {
         let fixes = Choice::Rule("dataloader".into()).fixes(&[]).unwrap();
         assert_eq!(fixes, vec![Fix::Stall(Stall::DataLoader)]);
         let err = Choice::Rule("straggler".into()).fixes(&[]).unwrap_err();
-        assert!(err.contains("no straggler finding"), "{err}");
+        assert_eq!(err, NoFix::NeedsFinding("straggler".into()));
+        assert!(err.to_string().contains("no straggler finding"), "{err}");
     }
 }

@@ -6,6 +6,7 @@
 //! ([`savings`]); the ideal step gives the slowdown decomposition ([`slowdown`]).
 
 mod arrivals;
+pub mod asked;
 pub mod attribution;
 pub mod bands;
 pub mod bounds;

@@ -1,4 +1,4 @@
-//! Random demo jobs (`stepscope demo --random SEED`, `tests/random_jobs.rs`): a layout (data
+//! Random demo jobs (`stepscope demo --random SEED`, `tests/scale/random_jobs.rs`): a layout (data
 //! parallel, or two pipeline stages each data parallel), 4 to 64 ranks, 0–2 causes drawn
 //! from the catalogue the simulation can make, each with a random magnitude and position,
 //! random clock skew — and the same job's twin without its causes. Jobs nobody wrote a

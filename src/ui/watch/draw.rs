@@ -9,7 +9,7 @@ use crate::ingest::logs::EventKind;
 use crate::ui::shell::theme::Theme;
 use crate::ui::shell::widgets::{self, block};
 use crate::ui::shell::{Ctx, HitTarget};
-use crate::watch::view::{DeviceView, Strip, WatchView};
+use crate::ui::watch::view::{DeviceView, Strip, WatchView};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -225,31 +225,22 @@ fn heat_map(f: &mut Frame, area: Rect, v: &WatchView, t: &Theme) {
     let label_w = 6;
     let columns = (area.width as usize).saturating_sub(2 + label_w);
     let buckets: Vec<&[Bucket]> = shown.iter().map(|(_, b)| b.as_slice()).collect();
-    let grid = history::grid(&buckets, columns);
-    let medians: Vec<Option<i64>> = (0..columns)
-        .map(|c| {
-            let mut col: Vec<i64> = grid.iter().filter_map(|r| r[c]).collect();
-            col.sort_unstable();
-            (!col.is_empty()).then(|| crate::analysis::stats::median_sorted(&col))
-        })
-        .collect();
+    let heat = history::heat(&buckets, columns);
     let lines: Vec<Line> = shown
         .iter()
-        .zip(&grid)
+        .zip(&heat)
         .map(|((rank, _), cells)| {
             let mut spans = vec![Span::styled(
                 format!("{:<label_w$}", format!("r{rank}")),
                 t.dim(),
             )];
-            for (c, cell) in cells.iter().enumerate() {
-                spans.push(match (cell, medians[c]) {
-                    (Some(x), Some(m)) if m > 0 => {
-                        let (g, colour) = widgets::heat(t, *x as f64 / m as f64 - 1.0);
-                        Span::styled(g.to_string(), t.fg(colour))
-                    }
-                    _ => Span::raw(" "),
-                });
-            }
+            spans.extend(cells.iter().map(|cell| match cell {
+                Some(dev) => {
+                    let (g, colour) = widgets::heat(t, *dev);
+                    Span::styled(g.to_string(), t.fg(colour))
+                }
+                None => Span::raw(" "),
+            }));
             Line::from(spans)
         })
         .collect();
@@ -281,11 +272,10 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
         .max()
         .unwrap_or(0);
     let spark_w = inner.saturating_sub(label_w + 2 + read_w).clamp(0, 40);
-    // Devices placed on steps share one step axis: each column is the least busy sample
-    // of its step range (an idle device is never averaged away).
+    // Devices placed on steps share one step axis.
     let placed = devices.iter().any(|d| !d.by_step.is_empty());
     let rows: Vec<&[Bucket]> = devices.iter().map(|d| d.by_step.as_slice()).collect();
-    let by_step = history::grid(&rows, spark_w);
+    let by_step = history::utilisation(&rows, spark_w);
     let lines: Vec<Line> = devices
         .iter()
         .take(area.height.saturating_sub(2) as usize)
@@ -294,11 +284,7 @@ fn device_panel(f: &mut Frame, area: Rect, devices: &[DeviceView], t: &Theme) {
         .map(|((d, cells), read)| {
             let colour = if d.alerted { t.c.slow } else { t.c.compute };
             let spark = if placed {
-                let util: Vec<Option<f64>> = cells
-                    .iter()
-                    .map(|c| c.map(|idle| 100.0 - idle as f64 / 10.0))
-                    .collect();
-                step_sparkline(&util)
+                step_sparkline(cells)
             } else {
                 sparkline(&d.util, spark_w)
             };
@@ -367,7 +353,7 @@ fn alert_list(f: &mut Frame, area: Rect, s: &WatchScreen, ctx: &Ctx<Box<WatchVie
         .alerts
         .iter()
         .map(|r| {
-            crate::watch::alert_line(&r.alert, &v.job)
+            crate::report::watch::alert_line(&r.alert, &v.job)
                 .trim()
                 .to_string()
         })
@@ -428,7 +414,7 @@ fn detail(f: &mut Frame, area: Rect, s: &WatchScreen, t: &Theme) {
     );
     let mut lines = vec![
         Line::from(Span::styled(
-            crate::watch::alert_line(&r.alert, &s.view.job)
+            crate::report::watch::alert_line(&r.alert, &s.view.job)
                 .trim()
                 .to_string(),
             t.title(),

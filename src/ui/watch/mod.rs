@@ -1,13 +1,14 @@
 //! The live screen of `stepscope watch` (docs/tui.md "Watch"): the same shell, theme, keymap
 //! and help as the trace browser. A worker thread runs the watch engine and sends a
-//! [`WatchView`] at most [`crate::watch::live::PUBLISH`] apart, so the screen redraws at most
+//! [`WatchView`] at most [`crate::session::watch::live::PUBLISH`] apart, so the screen redraws at most
 //! four times a second however fast lines arrive; drawing only reads the view.
 
 mod draw;
+pub mod view;
 
 use super::shell::keymap::Action;
 use super::shell::{Click, Ctx, Screen};
-use crate::watch::view::WatchView;
+use crate::ui::watch::view::WatchView;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
@@ -100,7 +101,7 @@ impl Screen for WatchScreen {
 
     fn receive(&mut self, m: Box<WatchView>, _ctx: &mut Ctx<Self::Msg>) -> bool {
         // Keep the same alert selected as the list grows, groups and drops old ones.
-        let key = |r: &crate::watch::engine::Raised| {
+        let key = |r: &crate::session::watch::engine::Raised| {
             let a = &r.alert;
             (a.rule, a.steps.clone(), a.devices.clone(), r.source.clone())
         };

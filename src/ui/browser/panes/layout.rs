@@ -1,13 +1,14 @@
 //! The layout pane: the ranks drawn as the job is split (analysis/layout.rs) — pipeline
 //! stages as columns, one parallel dimension's ranks side by side in a cell (tensor parallel
 //! unless `g` picks another), the other coordinates as rows — each rank shaded by the metric
-//! `m` picks (layout_view.rs), with the health of the groups beside it when there is room.
+//! `m` picks (analysis::layout::metric), with the health of the groups beside it when there is room.
 //! `t` shows the other layout: the topology (topology.rs). The selection walks the ranks row
 //! by row; Enter opens the selected rank's timeline.
 
 use super::PaneView;
-use super::layout_view::{Value, next_cell, selected_line, values};
+use super::layout_view::{next_cell, selected_line};
 use crate::analysis::layout::health::GroupHealth;
+use crate::analysis::layout::metric::{Value, values};
 use crate::analysis::layout::{Dim, Layout};
 use crate::format::{human, pad};
 use crate::model::RankId;
@@ -161,7 +162,7 @@ impl PaneView for LayoutPane {
         let sel = order(b).get(b.row_of(Pane::Layout)).copied();
         let vals = b
             .step_number()
-            .map(|s| values(&b.data, b.layout.metric, s))
+            .map(|s| values(&b.data.analysis, b.layout.metric, s))
             .unwrap_or_default();
         if b.layout.topology {
             super::topology::draw(f, area, b, ctx, &vals, sel);

@@ -1,13 +1,11 @@
-//! The layout pane's own state and the metric its cells show: per rank in the selected step,
-//! its own work, its wait in collectives, its exposed communication or its step time, each
-//! against the median over the ranks, or what the what-if says fixing that worker saves.
+//! The layout pane's own state: the metric its cells show (defined in
+//! `analysis::layout::metric`), how ranks group into a cell, and the line that says what the
+//! selection is.
 
+use crate::analysis::layout::metric::{LayoutMetric, Value};
 use crate::analysis::layout::{Dim, Layout};
-use crate::analysis::stats::median_sorted;
 use crate::format::human;
-use crate::model::{RankId, StepNo};
-use crate::session::Session;
-use crate::time::Ns;
+use crate::model::RankId;
 use crate::ui::browser::Browser;
 use rustc_hash::FxHashMap;
 
@@ -20,123 +18,6 @@ pub struct LayoutView {
     pub cell: Option<Dim>,
     /// The topology (nodes and links) instead of the split.
     pub topology: bool,
-}
-
-/// What each rank's cell is shaded by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LayoutMetric {
-    /// Own work (span − exposed communication) against the step's median.
-    #[default]
-    OwnWork,
-    /// Time waiting for the last arrival in the step's collectives, against the median.
-    Wait,
-    /// Communication not hidden behind compute, against the median.
-    Exposed,
-    /// Step span against the median.
-    StepTime,
-    /// What the what-if says fixing the worker alone saves, over the step time.
-    Saving,
-}
-
-impl LayoutMetric {
-    /// The next metric (the saving only where the what-if ran).
-    pub fn next(self, whatif: bool) -> LayoutMetric {
-        match self {
-            LayoutMetric::OwnWork => LayoutMetric::Wait,
-            LayoutMetric::Wait => LayoutMetric::Exposed,
-            LayoutMetric::Exposed => LayoutMetric::StepTime,
-            LayoutMetric::StepTime if whatif => LayoutMetric::Saving,
-            LayoutMetric::StepTime | LayoutMetric::Saving => LayoutMetric::OwnWork,
-        }
-    }
-
-    /// How the title names it.
-    pub fn title(self) -> &'static str {
-        match self {
-            LayoutMetric::OwnWork => "own work vs median",
-            LayoutMetric::Wait => "collective wait vs median",
-            LayoutMetric::Exposed => "exposed comm vs median",
-            LayoutMetric::StepTime => "step time vs median",
-            LayoutMetric::Saving => "what-if saving per worker",
-        }
-    }
-}
-
-/// One rank's value of a metric: the raw figure and its shading deviation.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Value {
-    /// ns (or, for the saving, ns over all steps replayed).
-    pub ns: Ns,
-    /// The deviation from the median (the saving: over the step time), what shades the cell.
-    pub dev: f64,
-}
-
-/// Each loaded rank's value of `metric` in `step`.
-pub fn values(s: &Session, metric: LayoutMetric, step: StepNo) -> FxHashMap<RankId, Value> {
-    let a = &s.analysis;
-    let rows = a.breakdown.iter().filter(|b| b.step == step);
-    let raw: Vec<(RankId, Ns)> = match metric {
-        LayoutMetric::OwnWork => rows.map(|b| (b.rank, b.own_work_ns())).collect(),
-        LayoutMetric::Exposed => rows.map(|b| (b.rank, b.comm_ns)).collect(),
-        LayoutMetric::StepTime => rows.map(|b| (b.rank, b.span_ns)).collect(),
-        LayoutMetric::Wait => waits(s, step, rows.map(|b| b.rank).collect()),
-        LayoutMetric::Saving => return savings(s),
-    };
-    let mut sorted: Vec<Ns> = raw.iter().map(|r| r.1).collect();
-    sorted.sort_unstable();
-    let median = median_sorted(&sorted);
-    raw.into_iter()
-        .map(|(r, ns)| {
-            let dev = if median > 0 {
-                (ns - median) as f64 / median as f64
-            } else if ns > 0 {
-                1.0
-            } else {
-                0.0
-            };
-            (r, Value { ns, dev })
-        })
-        .collect()
-}
-
-/// Σ of each rank's waits in the step's matched instances (ranks with rows, 0 when none).
-fn waits(s: &Session, step: StepNo, ranks: Vec<RankId>) -> Vec<(RankId, Ns)> {
-    let mut w: FxHashMap<RankId, Ns> = ranks.into_iter().map(|r| (r, 0)).collect();
-    for (inst, t) in s.analysis.comm.instances() {
-        if inst.step != Some(step) {
-            continue;
-        }
-        for m in &t.members {
-            if let Some(x) = w.get_mut(&m.rank) {
-                *x = x.saturating_add(m.wait_ns);
-            }
-        }
-    }
-    w.into_iter().collect()
-}
-
-/// The what-if's saving of fixing each worker it weighed (S_w), over the step time replayed.
-fn savings(s: &Session) -> FxHashMap<RankId, Value> {
-    let Some(sd) = s.analysis.whatif.slowdown.as_ref() else {
-        return FxHashMap::default();
-    };
-    sd.by_worker
-        .iter()
-        .map(|p| {
-            let dev = if sd.actual_ns > 0 {
-                p.saves_ns as f64 / sd.actual_ns as f64
-            } else {
-                0.0
-            };
-            (
-                p.of,
-                Value {
-                    ns: p.saves_ns,
-                    dev,
-                },
-            )
-        })
-        .collect()
 }
 
 /// The dimensions a cell can hold side by side: the layout's axes of size > 1 but the
@@ -215,20 +96,6 @@ mod tests {
                 .collect(),
             tiles: true,
         }
-    }
-
-    #[test]
-    fn metrics_cycle_and_skip_the_saving_without_a_what_if() {
-        let mut m = LayoutMetric::OwnWork;
-        let mut seen = vec![m];
-        for _ in 0..4 {
-            m = m.next(false);
-            seen.push(m);
-        }
-        assert_eq!(seen.last(), Some(&LayoutMetric::OwnWork));
-        assert!(!seen.contains(&LayoutMetric::Saving));
-        assert_eq!(LayoutMetric::StepTime.next(true), LayoutMetric::Saving);
-        assert_eq!(LayoutMetric::Saving.next(true), LayoutMetric::OwnWork);
     }
 
     #[test]

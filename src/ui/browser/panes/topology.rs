@@ -2,7 +2,8 @@
 //! node with its ranks shaded by the pane's metric, then the traffic per link type with its
 //! bandwidth against its peak, then the slow links.
 
-use super::layout_view::{Value, selected_line};
+use super::layout_view::selected_line;
+use crate::analysis::layout::metric::Value;
 use crate::analysis::layout::topology::Topology;
 use crate::format::{bytes, human, pad};
 use crate::model::RankId;

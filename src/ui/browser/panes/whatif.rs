@@ -146,13 +146,12 @@ fn list(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
 /// are drawn on the graph's own span.
 fn replayed(f: &mut Frame, area: Rect, th: &Theme, sb: &StepBands, step_ns: i64, name: &str) {
     let w = area.width.saturating_sub(2 + 9) as usize;
-    let saves = sb.measured_ns.saturating_sub(sb.predicted_ns);
     let title = format!(
         "step {}: {name} saves {} of this step: measured {} → {}",
         sb.step,
-        human(saves),
+        human(sb.saves_ns()),
         human(step_ns),
-        human(step_ns.saturating_sub(saves).max(0)),
+        human(sb.replayed_step_ns(step_ns)),
     );
     let span = sb.measured_ns.max(1);
     let mut lines = vec![widgets::head(th, axis(span, w))];
