@@ -5,7 +5,7 @@
 use super::WatchScreen;
 use crate::analysis::live::history::{self, Bucket};
 use crate::format::{fit, human};
-use crate::ingest::logs::EventKind;
+use crate::model::live::EventKind;
 use crate::ui::shell::theme::Theme;
 use crate::ui::shell::widgets::{self, block};
 use crate::ui::shell::{Ctx, HitTarget};
