@@ -513,7 +513,7 @@ mod tests {
             edits in proptest::collection::vec((0usize..4096, proptest::prelude::any::<u8>()), 0..8),
             cut in 0usize..4096,
         ) {
-            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/flight/hang4/nccl_trace_rank_1");
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/flight/hang4/nccl_trace_rank_1");
             let mut b = std::fs::read(path).unwrap();
             for (at, x) in edits {
                 let n = b.len();

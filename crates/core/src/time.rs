@@ -250,7 +250,7 @@ fn scaled(mant: i128, shift: i32) -> Result<i128, TimeError> {
 }
 
 /// Strategies for property tests of time arithmetic (proptest).
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub mod strategies {
     use super::{MAX_NS, MIN_NS, Ns};
     use proptest::prelude::*;

@@ -227,7 +227,7 @@ mod tests {
     fn msinsight_metadata_declares_tp2_pp2_dp2() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/traces/ascend/msinsight/server/src/test/test_data/metadata/profiler_metadata.json"
+            "/../../../shared/traces/ascend/msinsight/server/src/test/test_data/metadata/profiler_metadata.json"
         );
         let Ok(text) = std::fs::read(path) else {
             assert!(std::env::var("CI").is_err(), "{path} missing under CI");

@@ -258,7 +258,7 @@ pub fn assemble_drafts(drafts: Vec<RankDraft>, roles: &RoleTable) -> Result<Asse
 
 /// The time-range check every rank passes after its reader (`bounds.rs`).
 #[cfg(any(test, feature = "fuzz"))]
-pub(crate) fn check_bounds(d: &mut RankDraft) -> Result<(), Error> {
+pub fn check_bounds(d: &mut RankDraft) -> Result<(), Error> {
     bounds::check(d)
 }
 
