@@ -13,7 +13,7 @@ use std::time::Instant;
 use stepscope::analysis::critical_path::{self, Window};
 use stepscope::analysis::{self, Options, deviation, operator, timeline};
 use stepscope::session::{self, DemoSpec, LoadOptions, Session};
-use stepscope::ui::browser::{Browser, Caches, Pane};
+use stepscope::ui::browser::{Browser, Pane};
 use stepscope::ui::shell::keymap::{Keymap, parse_script};
 use stepscope::ui::shell::theme::Theme;
 use stepscope::ui::shell::{Shell, snapshot};
@@ -149,14 +149,14 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
                 &job.steps,
                 &groups,
             ));
-            app.screen.cache = Caches::default();
-            app.screen.stack.truncate(1);
-            app.screen.pane = Pane::Overview;
+            app.screen.forget_computed();
+            app.screen.nav.stack.truncate(1);
+            app.screen.nav.pane = Pane::Overview;
             app.refresh();
             black_box(snapshot::render(app))
         })
     });
-    app.screen.pane = Pane::Overview;
+    app.screen.nav.pane = Pane::Overview;
     g.bench_function("overview_key_j", |b| b.iter(|| black_box(press(app, "j"))));
     press(app, "2");
     g.bench_function("timeline_keys_zoom_in_out", |b| {
@@ -188,7 +188,7 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
         b.iter_custom(|iters| {
             let mut spent = std::time::Duration::ZERO;
             for _ in 0..iters {
-                app.screen.cache.timelines.clear();
+                app.screen.shared.timelines.clear();
                 let t = Instant::now();
                 black_box(press(app, "[]"));
                 spent += t.elapsed();
@@ -207,7 +207,7 @@ fn bench_job(c: &mut Criterion, app: &mut App, label: &str) {
         b.iter_custom(|iters| {
             let mut spent = std::time::Duration::ZERO;
             for i in 0..iters {
-                app.screen.cache.timelines.clear();
+                app.screen.shared.timelines.clear();
                 app.refresh();
                 app.after_frame();
                 while app.screen.busy() {

@@ -375,8 +375,8 @@ pub fn snapshot(data: &[u8]) -> bool {
     let keys = parse_script("j+>l<enter>j-<esc>").unwrap_or_default();
     for size in [(80, 24), (120, 40)] {
         for pane in Pane::ALL {
-            shell.screen.stack.truncate(1);
-            shell.screen.pane = pane;
+            shell.screen.nav.stack.truncate(1);
+            shell.screen.nav.pane = pane;
             shell.ctx.size = size;
             shell.refresh();
             terminal_text(&snapshot::render(&shell));

@@ -47,7 +47,7 @@ fn selected_rank(app: &App) -> stepscope::model::RankId {
     let b = &app.screen;
     let t = b.timeline().expect("a timeline");
     let rows = display_rows(b, t, SIZE);
-    t.rows[rows[b.tl.row].start].rank
+    t.rows[rows[b.panes.timeline.view.row].start].rank
 }
 
 /// Checks that the browser shows target `t`.
@@ -64,7 +64,7 @@ fn shows(app: &App, t: Target, what: &str) {
             rank, step, band, ..
         } => {
             assert_eq!(
-                (b.pane, b.level()),
+                (b.nav.pane, b.level()),
                 (Pane::Timeline, Level::Device(rank)),
                 "{what}"
             );
@@ -72,9 +72,9 @@ fn shows(app: &App, t: Target, what: &str) {
             assert_eq!(selected_rank(app), job.rank(rank).id, "{what}");
             if let Some(e) = band {
                 let ev = &job.rank(rank).events;
-                let (op, k) = b.tl.op.expect("a band selected");
+                let (op, k) = b.panes.timeline.view.op.expect("a band selected");
                 let t = b.timeline().unwrap();
-                let row = &t.rows[display_rows(b, t, SIZE)[b.tl.row].start];
+                let row = &t.rows[display_rows(b, t, SIZE)[b.panes.timeline.view.row].start];
                 let sel = *row
                     .occurrence(op, k)
                     .expect("the selected band is on the selected row");
@@ -90,7 +90,11 @@ fn shows(app: &App, t: Target, what: &str) {
                 );
                 // In view (a band may reach past the step's window, where the view stops).
                 assert!(
-                    b.tl.zoom.is_none_or(|(a, z)| a < sel.end && sel.start < z),
+                    b.panes
+                        .timeline
+                        .view
+                        .zoom
+                        .is_none_or(|(a, z)| a < sel.end && sel.start < z),
                     "{what}: in view"
                 );
             }
@@ -101,9 +105,12 @@ fn shows(app: &App, t: Target, what: &str) {
             band,
             gap,
         } => {
-            assert_eq!(b.tl.gap, gap, "{what}: the cursor on the gap");
             assert_eq!(
-                (b.pane, b.level()),
+                b.panes.timeline.view.gap, gap,
+                "{what}: the cursor on the gap"
+            );
+            assert_eq!(
+                (b.nav.pane, b.level()),
                 (Pane::Timeline, Level::Cluster),
                 "{what}"
             );
@@ -113,14 +120,14 @@ fn shows(app: &App, t: Target, what: &str) {
             }
             if let (Some(r), Some(e)) = (rank, band) {
                 let name = job.rank(r).events.name[e.index()];
-                assert_eq!(b.tl.op.map(|o| o.0), Some(name), "{what}");
+                assert_eq!(b.panes.timeline.view.op.map(|o| o.0), Some(name), "{what}");
             }
         }
         Target::Comm { max_bytes, .. } => {
-            assert_eq!(b.pane, Pane::Comm, "{what}");
-            assert_eq!(b.comm.max_bytes, max_bytes, "{what}");
+            assert_eq!(b.nav.pane, Pane::Comm, "{what}");
+            assert_eq!(b.panes.comm.view.max_bytes, max_bytes, "{what}");
         }
-        Target::Critical { .. } => assert_eq!(b.pane, Pane::Critical, "{what}"),
+        Target::Critical { .. } => assert_eq!(b.nav.pane, Pane::Critical, "{what}"),
         Target::Operator { name, .. } => assert_eq!(b.level(), Level::Operator(name), "{what}"),
         Target::Device { rank, .. } => assert_eq!(b.level(), Level::Device(rank), "{what}"),
         Target::View(_) => {}
@@ -140,19 +147,19 @@ fn walk(app: &mut App, what: &str) -> usize {
             keys(app, "j");
         }
         keys(app, "]");
-        let (step, sel) = (app.screen.step, app.screen.row_of(Pane::Advisor));
+        let (step, sel) = (app.screen.nav.step, app.screen.row_of(Pane::Advisor));
         let t = land(&app.screen.data.loaded.job, &app.screen.data.analysis, f);
         keys(app, "<enter>");
         shows(app, t, &what);
         keys(app, "<esc>");
         let b = &app.screen;
         assert_eq!(
-            (b.pane, b.level()),
+            (b.nav.pane, b.level()),
             (Pane::Advisor, Level::Cluster),
             "{what}"
         );
-        assert_eq!((b.step, b.row_of(Pane::Advisor)), (step, sel), "{what}");
-        assert_eq!(b.comm.max_bytes, None, "{what}");
+        assert_eq!((b.nav.step, b.row_of(Pane::Advisor)), (step, sel), "{what}");
+        assert_eq!(b.panes.comm.view.max_bytes, None, "{what}");
     }
     findings.len()
 }
@@ -303,9 +310,9 @@ fn a_slow_step_s_proof_is_the_culprit_s_gap() {
     // The browser opens it with the cursor on that gap, the inspector on the host's loader.
     stepscope::ui::browser::jumps::open(&mut app.screen, t, &mut app.ctx);
     app.refresh();
-    assert_eq!(app.screen.tl.gap, Some((from, to)));
+    assert_eq!(app.screen.panes.timeline.view.gap, Some((from, to)));
     let Some((_, stepscope::ui::browser::panes::inspector::Inspected::Gap(_, _, doing))) =
-        app.screen.cache.inspected.clone()
+        app.screen.panes.timeline.inspected.clone()
     else {
         panic!("the inspector on the gap")
     };

@@ -35,7 +35,13 @@ fn keys(app: &mut App, script: &str) {
 }
 
 fn inspected(app: &App) -> Inspected {
-    app.screen.cache.inspected.clone().expect("inspected").1
+    app.screen
+        .panes
+        .timeline
+        .inspected
+        .clone()
+        .expect("inspected")
+        .1
 }
 
 /// Rank 5's lanes in step 13 (the data-loader stall), the device stream row selected.
@@ -84,12 +90,12 @@ fn the_cursor_finds_the_device_idle_under_the_loader_and_says_why() {
     assert!(text.contains("inspector: gap"), "{text}");
     assert!(text.contains("loading data"), "{text}");
     // `w` goes on to the band that ends it, `b` comes back to the gap.
-    let gap = app.screen.tl.gap;
+    let gap = app.screen.panes.timeline.view.gap;
     keys(&mut app, "w");
     assert!(matches!(inspected(&app), Inspected::Band(_)));
-    assert_eq!(app.screen.tl.gap, None);
+    assert_eq!(app.screen.panes.timeline.view.gap, None);
     keys(&mut app, "b");
-    assert_eq!(app.screen.tl.gap, gap);
+    assert_eq!(app.screen.panes.timeline.view.gap, gap);
 }
 
 #[test]
@@ -110,7 +116,13 @@ fn a_band_s_inspection_names_its_launch_and_its_collective() {
     assert_eq!(app.screen.name(l.name), "cudaLaunchKernel");
     assert!(l.delay >= 0);
     // Its args, read again from the input: the correlation id first on the last line.
-    let (e, args) = app.screen.cache.band_args.clone().expect("args read");
+    let (e, args) = app
+        .screen
+        .panes
+        .timeline
+        .band_args
+        .clone()
+        .expect("args read");
     assert_eq!(e, b.event);
     let args = args.expect("the demo's args");
     assert!(args.iter().any(|(k, _)| k == "correlation"), "{args:?}");
@@ -133,9 +145,9 @@ fn a_range_sums_the_row_and_esc_clears_it_first() {
     assert!(!r.top.is_empty() && r.top.len() <= 5);
     assert!(r.top.windows(2).all(|w| w[0].1 >= w[1].1));
     keys(&mut app, "<esc>");
-    assert_eq!(app.screen.tl.mark, None);
+    assert_eq!(app.screen.panes.timeline.view.mark, None);
     assert_eq!(app.screen.level(), app.screen.level()); // still on rank 5's lanes
-    assert_eq!(app.screen.pane, Pane::Timeline);
+    assert_eq!(app.screen.nav.pane, Pane::Timeline);
     assert!(matches!(
         inspected(&app),
         Inspected::Band(_) | Inspected::Gap(..)
@@ -227,7 +239,7 @@ fn a_click_on_a_row_puts_the_cursor_on_what_is_at_that_time() {
         b,
         b.timeline().unwrap(),
         (120, 40),
-    )[b.tl.row]
+    )[b.panes.timeline.view.row]
         .start];
     assert_eq!(row.rank, RankId(5));
     let Inspected::Gap(rank, (a, z), _) = inspected(&app) else {
@@ -236,7 +248,7 @@ fn a_click_on_a_row_puts_the_cursor_on_what_is_at_that_time() {
     assert_eq!(rank, RankId(5));
     assert!(z - a > 250_000_000);
     app.click(busy, y);
-    assert_eq!(app.screen.tl.gap, None);
+    assert_eq!(app.screen.panes.timeline.view.gap, None);
     let Inspected::Band(band) = inspected(&app) else {
         panic!("a band")
     };
@@ -259,8 +271,8 @@ fn search_results_say_how_often_and_how_long_and_n_walks_the_hits_in_time() {
         let b = &app.screen;
         let t = b.timeline().unwrap();
         let rows = stepscope::ui::browser::panes::timeline::display_rows(b, t, (120, 40));
-        let (op, k) = b.tl.op.unwrap();
-        t.rows[rows[b.tl.row].start]
+        let (op, k) = b.panes.timeline.view.op.unwrap();
+        t.rows[rows[b.panes.timeline.view.row].start]
             .occurrence(op, k)
             .unwrap()
             .start

@@ -49,10 +49,10 @@ fn screen(app: &App) -> String {
 
 /// Resets navigation and shows `pane` at `size`.
 fn show(app: &mut App, pane: Pane, size: (u16, u16)) {
-    app.screen.stack.truncate(1);
-    app.screen.pane = pane;
+    app.screen.nav.stack.truncate(1);
+    app.screen.nav.pane = pane;
     app.ctx.size = size;
-    app.screen.tl = Default::default();
+    app.screen.panes.timeline.view = Default::default();
     app.refresh();
 }
 
@@ -84,7 +84,7 @@ fn every_pane_on_the_demo_job() {
     app.screen.push(Level::Device(RankIx(3)), Pane::Overview);
     app.refresh();
     snap("tui_demo_device_rank3_120x40", &screen(&app));
-    app.screen.pane = Pane::Timeline;
+    app.screen.nav.pane = Pane::Timeline;
     app.refresh();
     snap("tui_demo_device_rank3_timeline_120x40", &screen(&app));
     let mm = app.screen.data.loaded.job.strings.get("aten::mm").unwrap();
@@ -264,14 +264,14 @@ fn drill_down_in_and_out_with_a_breadcrumb() {
     let Level::Operator(op) = app.screen.level() else {
         panic!("operator level")
     };
-    assert_eq!(app.screen.pane, Pane::Operator);
+    assert_eq!(app.screen.nav.pane, Pane::Operator);
     let name = app.screen.name(op).to_string();
     assert!(name.starts_with("sm90_xmma_gemm"), "{name}");
     assert!(screen(&app).contains(&format!("cluster › rank 3 › {}", &name[..20])));
     // Esc goes back to the device, Backspace to the cluster, and no further.
     keys(&mut app, "<esc>");
     assert_eq!(
-        (app.screen.level(), app.screen.pane),
+        (app.screen.level(), app.screen.nav.pane),
         (Level::Device(RankIx(3)), Pane::Overview)
     );
     keys(&mut app, "<backspace>");
@@ -299,7 +299,7 @@ fn search_finds_operators_and_n_walks_the_results() {
     };
     assert!(app.screen.name(op).starts_with("ncclDevKernel_AllReduce"));
     // Comm kernels: rank 5 waits least (it is the one the others wait for).
-    let d = &app.screen.cache.op.as_ref().unwrap().2;
+    let d = &app.screen.panes.operator.detail.as_ref().unwrap().2;
     assert_eq!(d.per_rank.len(), 8);
     assert_eq!(d.all.count, 192);
     // A query matching several names: n and N step through them, wrapping.
@@ -311,7 +311,7 @@ fn search_finds_operators_and_n_walks_the_results() {
     keys(&mut app, "N");
     assert_eq!(app.screen.operator(), Some(first));
     // Operator levels replace each other rather than stacking up.
-    assert_eq!(app.screen.stack.len(), 2);
+    assert_eq!(app.screen.nav.stack.len(), 2);
     // Nothing matches: a message, no navigation.
     keys(&mut app, "/zzzzqq<enter>");
     assert_eq!(app.screen.operator(), Some(first));
@@ -338,7 +338,7 @@ fn steps_switch_and_clamp() {
     assert_eq!(app.screen.critical().unwrap().window.to_string(), "step 13");
     // The timeline keeps the steps it built: back and forth reuses them.
     keys(&mut app, "2][");
-    let kept: Vec<StepNo> = app.screen.cache.timelines.iter().map(|t| t.step).collect();
+    let kept: Vec<StepNo> = app.screen.shared.timelines.iter().map(|t| t.step).collect();
     assert_eq!(kept, vec![StepNo(14), StepNo(13)]);
     assert_eq!(app.screen.timeline().unwrap().step, StepNo(13));
 }
@@ -366,12 +366,12 @@ fn findings_jump_to_their_evidence() {
     // Its proof: rank 5's lanes in step 13, the loader range selected.
     assert_eq!(app.screen.level(), Level::Device(RankIx(5)));
     assert_eq!(app.screen.step_number(), Some(StepNo(13)));
-    assert_eq!(app.screen.pane, Pane::Timeline);
-    let (op, _) = app.screen.tl.op.unwrap();
+    assert_eq!(app.screen.nav.pane, Pane::Timeline);
+    let (op, _) = app.screen.panes.timeline.view.op.unwrap();
     assert!(app.screen.name(op).starts_with("enumerate(DataLoader)#"));
     keys(&mut app, "<esc>");
     assert_eq!(
-        (app.screen.level(), app.screen.pane),
+        (app.screen.level(), app.screen.nav.pane),
         (Level::Cluster, Pane::Advisor)
     );
     assert_eq!(app.screen.step_number(), Some(StepNo(11)));
@@ -382,14 +382,14 @@ fn findings_jump_to_their_evidence() {
     }
     keys(&mut app, "<enter>");
     assert_eq!(
-        (app.screen.level(), app.screen.pane),
+        (app.screen.level(), app.screen.nav.pane),
         (Level::Cluster, Pane::Timeline)
     );
-    let (op, _) = app.screen.tl.op.unwrap();
+    let (op, _) = app.screen.panes.timeline.view.op.unwrap();
     assert!(app.screen.name(op).starts_with("ncclDevKernel_AllReduce"));
     let t = app.screen.timeline().unwrap();
     let rows = stepscope::ui::browser::panes::timeline::display_rows(&app.screen, t, (120, 40));
-    let row = &t.rows[rows[app.screen.tl.row].start];
+    let row = &t.rows[rows[app.screen.panes.timeline.view.row].start];
     assert_eq!(row.rank, RankId(3));
 }
 
@@ -409,28 +409,28 @@ fn critical_path_enter_shows_the_op_in_the_timeline() {
     keys(&mut app, &"j".repeat(k));
     let op = app.screen.critical().unwrap().ops[k].clone();
     keys(&mut app, "<enter>");
-    assert_eq!(app.screen.pane, Pane::Timeline);
+    assert_eq!(app.screen.nav.pane, Pane::Timeline);
     let t = app.screen.timeline().unwrap();
-    let (sym, k) = app.screen.tl.op.unwrap();
+    let (sym, k) = app.screen.panes.timeline.view.op.unwrap();
     assert_eq!(app.screen.name(sym), op.name);
-    let row = &t.rows[app.screen.tl.row];
+    let row = &t.rows[app.screen.panes.timeline.view.row];
     assert_eq!(row.rank, op.rank);
     let band = row.occurrence(sym, k).unwrap();
     let off = app.screen.data.analysis.comm.offsets[row.rank_index.get()].offset_ns;
     assert_eq!(band.start, op.start_ns + off, "the path's own stretch");
-    let (a, b) = app.screen.tl.zoom.unwrap();
+    let (a, b) = app.screen.panes.timeline.view.zoom.unwrap();
     assert!(a <= band.start && band.end <= b, "zoomed around it");
     // A host stretch (the data loader) opens rank 5's lanes.
     keys(&mut app, "3gg<enter>");
     assert_eq!(app.screen.level(), Level::Device(RankIx(5)));
-    assert_eq!(app.screen.pane, Pane::Timeline);
+    assert_eq!(app.screen.nav.pane, Pane::Timeline);
     let t = app.screen.timeline().unwrap();
     assert!(
         t.rows
             .iter()
             .all(|r| r.rank == RankId(5) && r.lane.is_some())
     );
-    let (sym, _) = app.screen.tl.op.unwrap();
+    let (sym, _) = app.screen.panes.timeline.view.op.unwrap();
     assert!(app.screen.name(sym).starts_with("enumerate(DataLoader)"));
 }
 
@@ -441,18 +441,18 @@ fn timeline_zoom_pan_and_next_of_kind() {
     let t = app.screen.timeline().unwrap();
     let (t0, t1) = (t.start, t.end);
     assert_eq!(t.rows.len(), 8);
-    assert!(app.screen.tl.zoom.is_none());
-    let (s0, k0) = app.screen.tl.op.unwrap();
+    assert!(app.screen.panes.timeline.view.zoom.is_none());
+    let (s0, k0) = app.screen.panes.timeline.view.op.unwrap();
     assert!(
         app.screen.name(s0).starts_with("ncclDevKernel_AllReduce"),
         "opens on the first collective"
     );
     assert_eq!(k0, 0);
     keys(&mut app, "+");
-    let (a, b) = app.screen.tl.zoom.unwrap();
+    let (a, b) = app.screen.panes.timeline.view.zoom.unwrap();
     assert_eq!(b - a, (t1 - t0) / 2);
     keys(&mut app, "h");
-    let (a2, b2) = app.screen.tl.zoom.unwrap();
+    let (a2, b2) = app.screen.panes.timeline.view.zoom.unwrap();
     assert_eq!(
         (a2, b2),
         (
@@ -461,14 +461,17 @@ fn timeline_zoom_pan_and_next_of_kind() {
         )
     );
     keys(&mut app, "0");
-    assert!(app.screen.tl.zoom.is_none());
+    assert!(app.screen.panes.timeline.view.zoom.is_none());
     keys(&mut app, "-");
-    assert!(app.screen.tl.zoom.is_none(), "never wider than the step");
+    assert!(
+        app.screen.panes.timeline.view.zoom.is_none(),
+        "never wider than the step"
+    );
     // Next collective on rank 0: the second all-reduce of the step.
     keys(&mut app, ">");
-    assert_eq!(app.screen.tl.op, Some((s0, 1)));
+    assert_eq!(app.screen.panes.timeline.view.op, Some((s0, 1)));
     keys(&mut app, "<lt>");
-    assert_eq!(app.screen.tl.op, Some((s0, 0)));
+    assert_eq!(app.screen.panes.timeline.view.op, Some((s0, 0)));
     // Enter on a rank row opens its lanes; Esc comes back.
     keys(&mut app, "jjj<enter>");
     assert_eq!(app.screen.level(), Level::Device(RankIx(3)));
@@ -486,14 +489,14 @@ fn many_ranks_are_grouped_and_groups_expand() {
     assert_eq!(rows, vec![0..2, 2..4, 4..6, 6..8]);
     assert!(screen(&app).contains("0…1"));
     keys(&mut app, "j<enter>");
-    assert_eq!(app.screen.tl.expanded, Some((2, 4)));
+    assert_eq!(app.screen.panes.timeline.view.expanded, Some((2, 4)));
     let t = app.screen.timeline().unwrap();
     assert_eq!(
         stepscope::ui::browser::panes::timeline::display_rows(&app.screen, t, app.ctx.size),
         vec![2..3, 3..4]
     );
     keys(&mut app, "<esc>");
-    assert_eq!(app.screen.tl.expanded, None);
+    assert_eq!(app.screen.panes.timeline.view.expanded, None);
     assert_eq!(app.screen.level(), Level::Cluster);
 }
 
@@ -545,7 +548,7 @@ fn mouse_clicks_select_rows_tabs_and_open() {
     let line = screen(&app).lines().nth(1).unwrap().to_string();
     let x = line.find("5 advisor").unwrap() as u16;
     app.click(x, 1);
-    assert_eq!(app.screen.pane, Pane::Advisor);
+    assert_eq!(app.screen.nav.pane, Pane::Advisor);
     let _ = screen(&app);
     // The second finding (list rows start at line 3).
     app.click(5, 4);
@@ -554,7 +557,7 @@ fn mouse_clicks_select_rows_tabs_and_open() {
     let _ = screen(&app);
     app.click(5, 4);
     assert_ne!(
-        (app.screen.pane, app.screen.level()),
+        (app.screen.nav.pane, app.screen.level()),
         (Pane::Advisor, Level::Cluster)
     );
 }
@@ -632,14 +635,25 @@ fn background_work_keeps_keys_responsive_and_lands() {
     // An operator's statistics arrive the same way.
     keys(&mut app, "/aten::mm<enter>");
     settle(&mut app);
-    assert_eq!(app.screen.cache.op.as_ref().unwrap().2.all.count, 4608);
+    assert_eq!(
+        app.screen
+            .panes
+            .operator
+            .detail
+            .as_ref()
+            .unwrap()
+            .2
+            .all
+            .count,
+        4608
+    );
     assert!(screen(&app).contains("who is slow at it"));
     // After a timeline frame, the neighbouring steps are prefetched.
     keys(&mut app, "<esc>2");
     let _ = screen(&app);
     app.after_frame();
     settle(&mut app);
-    let mut kept: Vec<StepNo> = app.screen.cache.timelines.iter().map(|t| t.step).collect();
+    let mut kept: Vec<StepNo> = app.screen.shared.timelines.iter().map(|t| t.step).collect();
     kept.sort_unstable();
     assert_eq!(kept, vec![StepNo(11), StepNo(12), StepNo(13)]);
     assert_eq!(
@@ -653,11 +667,14 @@ fn background_work_keeps_keys_responsive_and_lands() {
 fn search_in_the_timeline_selects_the_operator_there() {
     let mut app = demo((120, 14)); // grouped rows: 2 ranks per row
     keys(&mut app, "2/flash_fwd<enter>");
-    assert_eq!(app.screen.pane, Pane::Timeline);
-    let (s, k) = app.screen.tl.op.unwrap();
+    assert_eq!(app.screen.nav.pane, Pane::Timeline);
+    let (s, k) = app.screen.panes.timeline.view.op.unwrap();
     assert!(app.screen.name(s).contains("flash_fwd"));
     assert_eq!(k, 0);
-    assert_eq!(app.screen.tl.row, 0, "display row of rank 0's group");
+    assert_eq!(
+        app.screen.panes.timeline.view.row, 0,
+        "display row of rank 0's group"
+    );
     // An operator this view does not draw (a host op) opens the lanes of the rank where it
     // ran longest in the step; Esc comes back to the cluster's selection.
     keys(&mut app, "/aten::mm<enter>");
@@ -671,7 +688,7 @@ fn search_in_the_timeline_selects_the_operator_there() {
     assert_eq!(app.screen.level(), Level::Cluster);
     // Operator levels replace each other from any view.
     keys(&mut app, "6/aten::mm<enter>4g<enter>");
-    assert_eq!(app.screen.stack.len(), 2);
+    assert_eq!(app.screen.nav.stack.len(), 2);
     keys(&mut app, "<esc>");
     assert_eq!(app.screen.level(), Level::Cluster);
 }
@@ -715,7 +732,7 @@ fn a_collective_is_joined_across_ranks_by_its_matched_instance() {
     // The view uses it: select the second transfer on rank 0.
     keys(&mut app, ">");
     assert_eq!(
-        durs(app.screen.cache.selected_bands.clone()),
+        durs(app.screen.panes.timeline.bands.clone()),
         vec![380_000, 80_000]
     );
     assert!(screen(&app).contains("on 2 rows"));
@@ -756,5 +773,5 @@ fn pgdn_scrolls_the_operator_s_args_at_80x24() {
     assert!(after.contains("more above"), "{after}");
     // The per-rank rows still move with j/k.
     keys(&mut app, "j");
-    assert_eq!(app.screen.op_row, 1);
+    assert_eq!(app.screen.panes.operator.row, 1);
 }

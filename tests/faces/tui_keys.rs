@@ -79,9 +79,9 @@ proptest! {
             for _ in 0..12 {
                 app.key((ratatui::crossterm::event::KeyCode::Esc, ratatui::crossterm::event::KeyModifiers::NONE));
             }
-            prop_assert_eq!(app.screen.stack.len(), 1);
+            prop_assert_eq!(app.screen.nav.stack.len(), 1);
             // On the timeline, also its marked range (elsewhere it waits for the return).
-            prop_assert!(app.screen.pane != Pane::Timeline || app.screen.tl.mark.is_none());
+            prop_assert!(app.screen.nav.pane != Pane::Timeline || app.screen.panes.timeline.view.mark.is_none());
             Ok(())
         })?;
     }

@@ -60,7 +60,7 @@ fn pipeline_scenarios_at_1024_ranks_name_stage_or_worker() {
             false,
             (220, 60),
         );
-        app.screen.pane = Pane::Layout;
+        app.screen.nav.pane = Pane::Layout;
         for size in [(220, 60), (80, 24)] {
             app.ctx.size = size;
             app.refresh();

@@ -32,7 +32,7 @@ pub fn body(area: Rect) -> Rect {
 pub fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let [header, tabs, body] = areas(area);
     f.render_widget(Paragraph::new(header_line(b, ctx, header.width)), header);
-    let labels = tab_labels(b.pane, tabs.width as usize);
+    let labels = tab_labels(b.nav.pane, tabs.width as usize);
     f.render_widget(Paragraph::new(tab_line(b, ctx, &labels)), tabs);
     let mut x = tabs.x;
     for (i, label) in labels.iter().enumerate() {
@@ -43,7 +43,7 @@ pub fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         );
         x += w;
     }
-    panes::view(b.pane).draw(f, body, b, ctx);
+    panes::view(b.nav.pane).draw(f, body, b, ctx);
     if b.search.typing {
         search_overlay(f, body, b, ctx);
     }
@@ -53,7 +53,7 @@ pub fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
 pub fn breadcrumb(b: &Browser) -> String {
     let job = &b.data.loaded.job;
     let mut parts = vec!["cluster".to_string()];
-    for (l, _) in &b.stack[1..] {
+    for (l, _) in &b.nav.stack[1..] {
         match l {
             Level::Device(r) => parts.push(format!("rank {}", job.rank(*r).id)),
             Level::Operator(s) => parts.push(fit(b.name(*s), 40)),
@@ -82,7 +82,7 @@ fn header_line(b: &Browser, ctx: &Ctx<UiMsg>, width: u16) -> Line<'static> {
     let step = b.step_number().map_or("no steps".into(), |s| {
         let slow = b.data.analysis.slow_steps.iter().any(|x| x.step == s);
         let slow = if slow { "slow, " } else { "" };
-        format!("step {s} ({slow}{} of {n})", b.step + 1)
+        format!("step {s} ({slow}{} of {n})", b.nav.step + 1)
     });
     let skipped = match b.data.loaded.skipped.len() {
         0 => String::new(),
@@ -146,7 +146,7 @@ fn tab_line(b: &Browser, ctx: &Ctx<UiMsg>, labels: &[String]) -> Line<'static> {
     let mut spans = Vec::new();
     for (p, label) in Pane::ALL.iter().zip(labels) {
         let label = label.clone();
-        let style = if *p == b.pane {
+        let style = if *p == b.nav.pane {
             ctx.theme.selected()
         } else {
             ctx.theme.dim()
@@ -218,7 +218,7 @@ fn search_overlay(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         } else {
             th.text()
         };
-        let (count, total) = b.totals.get(s).copied().unwrap_or((0, 0));
+        let (count, total) = b.shared.totals.get(s).copied().unwrap_or((0, 0));
         let stats = format!("  {count}× {}", crate::format::human(total));
         let room = (r.width as usize).saturating_sub(3 + stats.len());
         lines.push(result_line(

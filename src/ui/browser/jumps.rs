@@ -29,50 +29,50 @@ impl Browser {
     /// Where the browser is now (taken before a jump).
     pub fn place(&self) -> Place {
         Place {
-            stack: self.stack.clone(),
-            pane: self.pane,
-            step: self.step,
-            sel: self.sel,
-            device_row: self.device_row,
-            op_row: self.op_row,
-            tl: self.tl.clone(),
-            comm: self.comm,
+            stack: self.nav.stack.clone(),
+            pane: self.nav.pane,
+            step: self.nav.step,
+            sel: self.panes.rows,
+            device_row: self.panes.device.row,
+            op_row: self.panes.operator.row,
+            tl: self.panes.timeline.view.clone(),
+            comm: self.panes.comm.view,
             depth: 0,
         }
     }
 
     /// A jump from `from` has landed: Esc at this depth comes back to it.
     pub fn jumped(&mut self, mut from: Place) {
-        from.depth = self.stack.len();
-        self.jumps.push(from);
+        from.depth = self.nav.stack.len();
+        self.nav.jumps.push(from);
     }
 
     /// Esc after a jump, at the depth it landed on: back to where it left; false when no jump
     /// is to be undone here.
     pub fn return_from_jump(&mut self) -> bool {
-        let Some(p) = self.jumps.last() else {
+        let Some(p) = self.nav.jumps.last() else {
             return false;
         };
-        if self.stack.len() > p.depth {
+        if self.nav.stack.len() > p.depth {
             return false;
         }
-        let p = self.jumps.pop().expect("checked");
-        self.stack = p.stack;
-        self.pane = p.pane;
-        self.step = p.step;
-        self.sel = p.sel;
-        self.device_row = p.device_row;
-        self.op_row = p.op_row;
-        self.tl = p.tl;
-        self.comm = p.comm;
+        let p = self.nav.jumps.pop().expect("checked");
+        self.nav.stack = p.stack;
+        self.nav.pane = p.pane;
+        self.nav.step = p.step;
+        self.panes.rows = p.sel;
+        self.panes.device.row = p.device_row;
+        self.panes.operator.row = p.op_row;
+        self.panes.timeline.view = p.tl;
+        self.panes.comm.view = p.comm;
         true
     }
 
     /// Selects step number `n` (when the job has it); the timeline shows it whole.
     fn select_step(&mut self, n: Option<StepNo>) {
         if let Some(i) = n.and_then(|n| self.steps().iter().position(|x| *x == n)) {
-            self.step = i;
-            self.tl.zoom = None;
+            self.nav.step = i;
+            self.panes.timeline.view.zoom = None;
         }
     }
 
@@ -103,9 +103,9 @@ pub fn open(b: &mut Browser, t: Target, ctx: &mut Ctx<UiMsg>) {
             rank, step, band, ..
         } => {
             b.select_step(Some(step));
-            b.stack.truncate(1);
+            b.nav.stack.truncate(1);
             b.push(Level::Device(rank), Pane::Timeline);
-            b.tl.focus = band.map(|e| b.focus_on(rank, e));
+            b.panes.timeline.view.focus = band.map(|e| b.focus_on(rank, e));
         }
         Target::Cluster {
             step,
@@ -114,12 +114,12 @@ pub fn open(b: &mut Browser, t: Target, ctx: &mut Ctx<UiMsg>) {
             gap,
         } => {
             b.select_step(Some(step));
-            b.stack.truncate(1);
-            b.pane = Pane::Timeline;
-            b.tl.expanded = None;
-            b.tl.focus = rank.zip(band).map(|(r, e)| b.focus_on(r, e));
-            b.tl.gap = gap;
-            b.tl.focus_rank = rank.map(|r| b.data.loaded.job.rank(r).id);
+            b.nav.stack.truncate(1);
+            b.nav.pane = Pane::Timeline;
+            b.panes.timeline.view.expanded = None;
+            b.panes.timeline.view.focus = rank.zip(band).map(|(r, e)| b.focus_on(r, e));
+            b.panes.timeline.view.gap = gap;
+            b.panes.timeline.view.focus_rank = rank.map(|r| b.data.loaded.job.rank(r).id);
         }
         Target::Comm {
             step,
@@ -127,20 +127,14 @@ pub fn open(b: &mut Browser, t: Target, ctx: &mut Ctx<UiMsg>) {
             max_bytes,
         } => {
             b.select_step(step);
-            b.pane = Pane::Comm;
-            b.comm.max_bytes = max_bytes;
-            // The per-rank rows of the (possibly new) step.
-            super::panes::view(Pane::Comm).prepare(b, ctx);
-            let at = b
-                .cache
-                .comm_ranks
-                .as_ref()
-                .and_then(|c| c.2.iter().position(|x| Some(x.rank) == rank));
-            b.sel[Pane::Comm.index()] = at.unwrap_or(0);
+            b.nav.pane = Pane::Comm;
+            b.panes.comm.view.max_bytes = max_bytes;
+            // The comm pane selects the rank's row once it has the (possibly new) step's rows.
+            b.panes.comm.focus = Some(rank);
         }
         Target::Critical { step } => {
             b.select_step(step);
-            b.pane = Pane::Critical;
+            b.nav.pane = Pane::Critical;
         }
         Target::Operator { name, step } => {
             b.select_step(step);
@@ -151,7 +145,7 @@ pub fn open(b: &mut Browser, t: Target, ctx: &mut Ctx<UiMsg>) {
             b.push(Level::Device(rank), Pane::Overview);
         }
         Target::View(v) => {
-            b.pane = match v {
+            b.nav.pane = match v {
                 View::Roofline => Pane::Roofline,
                 View::Overview => Pane::Overview,
             }

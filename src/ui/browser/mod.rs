@@ -1,8 +1,9 @@
 //! The trace browser, one screen of the shell: the loaded job and its analysis (read-only,
-//! shared with background work), the drill-down stack cluster → device → operator, per-pane
-//! selections, and caches of the on-demand analyses the current view needs. Keys become
-//! actions; [`Browser::apply`] changes the state and [`Browser::refresh`] fills the caches,
-//! so drawing only reads. Each pane is a unit in [`panes`].
+//! shared with background work), where the user is ([`nav::Nav`]: pane, drill-down stack
+//! cluster → device → operator, step, evidence jumps), the search, each pane's own state
+//! ([`panes::Panes`]) and what several panes share ([`Shared`]). Keys become actions;
+//! [`Browser::apply`] changes the state and [`Browser::refresh`] brings the current pane's
+//! caches up to date, so drawing only reads. Each pane is a unit in [`panes`].
 
 pub mod args;
 mod frame;
@@ -13,17 +14,15 @@ pub mod search;
 pub mod setup;
 pub mod work;
 
-pub use panes::Pane;
+pub use panes::comm::{CommView, Metric};
+pub use panes::{Focus, Pane, SelectedKey, TimelineView};
 
 use super::UiMsg;
 use super::shell::keymap::{Action, Key};
 use super::shell::{Click, Ctx, Screen};
 use crate::analysis::advisor::proof::Target;
-use crate::analysis::comm::per_rank::RankComm;
 use crate::analysis::critical_path::CriticalPath;
-use crate::analysis::operator::OpDetail;
-use crate::analysis::ops::OpStat;
-use crate::analysis::timeline::{Band, Timeline};
+use crate::analysis::timeline::Timeline;
 use crate::model::{RankIx, StepNo, Sym};
 use crate::prose::{self, Words};
 use crate::session::Session;
@@ -47,65 +46,25 @@ pub enum Level {
     Operator(Sym),
 }
 
-/// The comm pane's own state: what the matrix cells show and which collectives the per-rank
-/// table counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct CommView {
-    /// Matrix metric.
-    pub metric: Metric,
-    /// Only collectives of at most this many bytes (a small-messages proof).
-    pub max_bytes: Option<u64>,
-}
-
-/// What the comm matrix cells show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Metric {
-    /// Bytes sent.
-    #[default]
-    Bytes,
-    /// Transfer time.
-    Time,
-    /// Bandwidth (bytes / transfer time).
-    Bandwidth,
-}
-
-/// The timeline's view state.
-#[derive(Debug, Clone, Default)]
-pub struct TimelineView {
-    /// Visible time window (aligned ns); `None`: the whole step.
-    pub zoom: Option<(Ns, Ns)>,
-    /// Selected row (index into the displayed rows).
-    pub row: usize,
-    /// The selected operator: name and occurrence in the step.
-    pub op: Option<(Sym, usize)>,
-    /// Rows shown individually after expanding a group (a range of rows).
-    pub expanded: Option<(usize, usize)>,
-    /// Pending: select this rank's band of this name nearest this aligned start.
-    pub focus: Option<Focus>,
-    /// Pending: select this rank's row.
-    pub focus_rank: Option<crate::model::RankId>,
-    /// The cursor is on this gap of the selected row (aligned start, end) rather than on
-    /// the selected operator's band.
-    pub gap: Option<(Ns, Ns)>,
-    /// A range is marked from this aligned instant to the cursor.
-    pub mark: Option<Ns>,
-    /// The inspector is hidden.
-    pub inspector_off: bool,
-    /// Steps shown after the selected one on the same axis.
-    pub more_steps: usize,
-}
-
-/// A band to select once its timeline is built: a rank's band of a name nearest a start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Focus {
-    /// The rank.
-    pub rank: crate::model::RankId,
-    /// The band's name.
-    pub name: Sym,
-    /// Its aligned start, about.
-    pub start: Ns,
-    /// Its aligned end: a call nested under the row's top-level band selects that band.
-    pub end: Ns,
+/// What several panes read, computed once for the job or kept across panes: the findings
+/// in words, the overview's heat map, the search's names, timelines and critical paths.
+#[derive(Default)]
+pub struct Shared {
+    /// The findings in words (same order as the findings), worded once: panes draw them
+    /// every frame.
+    pub words: Vec<Words>,
+    /// The overview's rows (rank groups, most own work first) and their heat map: deviation
+    /// from the step median per row and step (computed once: they depend on the job alone).
+    pub heat: Heat,
+    /// Operator names the search matches (device work and host operators, by name).
+    pub names: Vec<Sym>,
+    /// Each name's count and total duration over the job (what a search result says).
+    pub totals: HashMap<Sym, (u64, Ns)>,
+    /// Timelines, the current one last; the few most recent are kept so stepping back and
+    /// forth does not rebuild them (the timeline, critical-path and inspector read them).
+    pub timelines: Vec<KeptTimeline>,
+    /// Critical paths per step (the critical pane, the operator's share, the timeline).
+    pub critical: HashMap<StepNo, Option<CriticalPath>>,
 }
 
 /// A timeline kept in the cache: whose (cluster or one rank) and which step.
@@ -120,99 +79,25 @@ pub struct KeptTimeline {
     pub timeline: Timeline,
 }
 
-/// What [`Caches::selected_bands`] was computed for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SelectedKey {
-    /// The device level's rank, or the cluster.
-    pub rank: Option<RankIx>,
-    /// The step.
-    pub step: StepNo,
-    /// The operator's name.
-    pub name: Sym,
-    /// Its occurrence.
-    pub k: usize,
-    /// The timeline row it was picked on.
-    pub row: usize,
-}
-
-/// Results computed on demand for the current view.
-#[derive(Default)]
-pub struct Caches {
-    /// Timelines, the current one last; the few most recent are kept so stepping back and
-    /// forth does not rebuild them.
-    pub timelines: Vec<KeptTimeline>,
-    /// Critical paths per step.
-    pub critical: HashMap<StepNo, Option<CriticalPath>>,
-    /// Operator detail of (name, step: its critical-path share is the step's).
-    pub op: Option<(Sym, StepNo, OpDetail)>,
-    /// Args of the operator's longest occurrence: (key, value) or why not.
-    pub op_args: Option<args::Args>,
-    /// A rank's operators by device time.
-    pub device_ops: Option<(RankIx, Vec<OpStat>)>,
-    /// Per-rank collectives of a step (at most so many bytes).
-    pub comm_ranks: Option<(StepNo, Option<u64>, Vec<RankComm>)>,
-    /// The timeline's selected operator on every row, for this key.
-    pub selected: Option<SelectedKey>,
-    /// Its occurrences, one per timeline row.
-    pub selected_bands: Vec<Option<Band>>,
-    /// The args of the inspector's band, read in the background.
-    pub band_args: Option<(crate::model::EventRef, args::Args)>,
-    /// Steps measured and replayed, by (step, fix row); `None`: no events in the step.
-    pub replay: HashMap<(StepNo, usize), Option<crate::analysis::whatif::bands::StepBands>>,
-    /// What the inspector says, for the cursor it was computed at.
-    pub inspected: Option<(panes::inspector::Key, panes::inspector::Inspected)>,
-}
-
 /// Rows moved by page up/down.
 pub const PAGE: usize = 10;
 
-/// The browser's state.
+/// The browser's state: the job, where the user is, the search, each pane's own state and
+/// what the panes share. A pane's selection, scroll, zoom and caches live in its
+/// [`panes::Panes`] entry, never here.
 pub struct Browser {
     /// The job (read-only; shared with background work).
     pub data: Arc<Session>,
-    /// Current pane.
-    pub pane: Pane,
-    /// Drill-down stack; the bottom is always the cluster. Each entry remembers the pane to
-    /// return to.
-    pub stack: Vec<(Level, Pane)>,
-    /// Selected step (index into `job.steps`).
-    pub step: usize,
-    /// Selected row per pane (device view and operator detail have their own).
-    pub sel: [usize; Pane::ALL.len()],
-    /// Device view op table row.
-    pub device_row: usize,
-    /// Operator detail per-rank row.
-    pub op_row: usize,
-    /// Timeline state.
-    pub tl: TimelineView,
+    /// Pane, drill-down stack, step and the evidence jumps to come back from.
+    pub nav: nav::Nav,
     /// Search state.
     pub search: Search,
-    /// Evidence jumps not yet come back from, newest last.
-    pub jumps: Vec<jumps::Place>,
-    /// The comm pane's state.
-    pub comm: CommView,
-    /// The layout pane's metric, cell grouping and view.
-    pub layout: panes::layout_view::LayoutView,
-    /// The advisor's detail scroll: (finding row it is for, lines scrolled).
-    pub advisor_scroll: (usize, u16),
-    /// The what-if pane shows the replayed step alone (Enter toggles).
-    pub whatif_zoom: bool,
-    /// The operator view's shapes-and-args scroll: (operator it is for, lines scrolled).
-    pub op_scroll: (Option<Sym>, u16),
-    /// On-demand results.
-    pub cache: Caches,
+    /// Each pane's own state and caches.
+    pub panes: panes::Panes,
+    /// What several panes read.
+    pub shared: Shared,
     /// Background work running.
     pub pending: HashSet<Task>,
-    /// Operator names the search matches (device work and host operators, by name).
-    pub names: Vec<Sym>,
-    /// Each name's count and total duration over the job (what a search result says).
-    pub totals: HashMap<Sym, (u64, Ns)>,
-    /// The findings in words (same order as the findings), worded once: panes draw them
-    /// every frame.
-    pub words: Vec<Words>,
-    /// The overview's rows (rank groups, most own work first) and their heat map: deviation
-    /// from the step median per row and step (computed once: they depend on the job alone).
-    pub heat: Heat,
 }
 
 /// The overview's rows and heat map.
@@ -242,45 +127,44 @@ impl Browser {
         let heat = heat_map(&data);
         let mut b = Browser {
             data: Arc::new(data),
-            pane: Pane::Overview,
-            stack: vec![(Level::Cluster, Pane::Overview)],
-            step,
-            sel: [0; Pane::ALL.len()],
-            device_row: 0,
-            op_row: 0,
-            tl: TimelineView::default(),
+            nav: nav::Nav::at(step),
             search: Search::default(),
-            jumps: Vec::new(),
-            comm: CommView::default(),
-            layout: Default::default(),
-            advisor_scroll: (0, 0),
-            whatif_zoom: false,
-            op_scroll: (None, 0),
-            cache: Caches::default(),
+            panes: panes::Panes::default(),
+            shared: Shared {
+                words,
+                heat,
+                names,
+                totals,
+                ..Shared::default()
+            },
             pending: HashSet::new(),
-            names,
-            totals,
-            words,
-            heat,
         };
         // The analysis already walked the slowest step's path (unless --window chose another
         // window): the critical pane opens on it without recomputing.
         if let (None, Some(s)) = (&b.data.opts.window, slowest) {
             let cp = b.data.analysis.critical_path.clone();
-            b.cache.critical.insert(s, cp);
+            b.shared.critical.insert(s, cp);
         }
-        b.sel[Pane::Overview.index()] = cause_row(&b.data, &b.heat.rows);
+        b.panes.rows[Pane::Overview.index()] = cause_row(&b.data, &b.shared.heat.rows);
         b
+    }
+
+    /// Drops every result computed on demand (shared timelines and critical paths, each
+    /// pane's): the next refresh computes what the view needs afresh.
+    pub fn forget_computed(&mut self) {
+        self.shared.timelines.clear();
+        self.shared.critical.clear();
+        self.panes.forget_computed();
     }
 
     /// The current drill-down level.
     pub fn level(&self) -> Level {
-        self.stack.last().map_or(Level::Cluster, |l| l.0)
+        self.nav.stack.last().map_or(Level::Cluster, |l| l.0)
     }
 
     /// The device level's rank, also under an operator opened from it.
     pub fn device(&self) -> Option<RankIx> {
-        self.stack.iter().rev().find_map(|(l, _)| match l {
+        self.nav.stack.iter().rev().find_map(|(l, _)| match l {
             Level::Device(r) => Some(*r),
             _ => None,
         })
@@ -301,7 +185,7 @@ impl Browser {
 
     /// The selected step number.
     pub fn step_number(&self) -> Option<StepNo> {
-        self.steps().get(self.step).copied()
+        self.steps().get(self.nav.step).copied()
     }
 
     /// A name's text.
@@ -312,53 +196,53 @@ impl Browser {
     /// The critical path of the selected step (computed by `refresh`).
     pub fn critical(&self) -> Option<&CriticalPath> {
         self.step_number()
-            .and_then(|s| self.cache.critical.get(&s))
+            .and_then(|s| self.shared.critical.get(&s))
             .and_then(Option::as_ref)
     }
 
     /// The current timeline (computed by `refresh`).
     pub fn timeline(&self) -> Option<&Timeline> {
-        self.cache.timelines.last().map(|t| &t.timeline)
+        self.shared.timelines.last().map(|t| &t.timeline)
     }
 
     /// Pushes a drill-down level, remembering the pane to return to.
     pub fn push(&mut self, level: Level, pane: Pane) {
         if self.level() == level {
-            self.pane = pane;
+            self.nav.pane = pane;
             return;
         }
-        let mut back = self.pane;
+        let mut back = self.nav.pane;
         // One operator replaces another (search, roofline rows): the stack stays a path.
         if let (Level::Operator(_), Level::Operator(_)) = (self.level(), level) {
-            back = self.stack.pop().expect("above the cluster").1;
+            back = self.nav.stack.pop().expect("above the cluster").1;
         }
-        self.stack.push((level, back));
-        self.pane = pane;
+        self.nav.stack.push((level, back));
+        self.nav.pane = pane;
         match level {
-            Level::Device(_) => self.device_row = 0,
-            Level::Operator(_) => self.op_row = 0,
+            Level::Device(_) => self.panes.device.row = 0,
+            Level::Operator(_) => self.panes.operator.row = 0,
             Level::Cluster => {}
         }
-        self.tl.expanded = None;
-        self.tl.row = 0;
+        self.panes.timeline.view.expanded = None;
+        self.panes.timeline.view.row = 0;
     }
 
     /// Pops one level; returns false at the cluster.
     pub fn pop(&mut self) -> bool {
-        if self.stack.len() <= 1 {
+        if self.nav.stack.len() <= 1 {
             return false;
         }
-        let (_, pane) = self.stack.pop().expect("checked");
-        self.pane = pane;
-        self.tl.row = 0;
-        self.tl.expanded = None;
+        let (_, pane) = self.nav.stack.pop().expect("checked");
+        self.nav.pane = pane;
+        self.panes.timeline.view.row = 0;
+        self.panes.timeline.view.expanded = None;
         true
     }
 
     /// Makes `s` the selected operator: in the timeline, its first occurrence; elsewhere, the
     /// operator view.
     pub fn select_op(&mut self, s: Sym, ctx: &mut Ctx<UiMsg>) {
-        if self.pane != Pane::Timeline {
+        if self.nav.pane != Pane::Timeline {
             self.push(Level::Operator(s), Pane::Operator);
             return;
         }
@@ -367,9 +251,9 @@ impl Browser {
             .and_then(|t| t.rows.iter().position(|r| r.occurrence(s, 0).is_some()));
         match row {
             Some(r) => {
-                self.tl.op = Some((s, 0));
-                self.tl.zoom = None;
-                self.tl.expanded = None;
+                self.panes.timeline.view.op = Some((s, 0));
+                self.panes.timeline.view.zoom = None;
+                self.panes.timeline.view.expanded = None;
                 panes::timeline::select_row(self, r, ctx.size);
             }
             // Not drawn here (a host operator on the cluster timeline, or another step's):
@@ -391,7 +275,7 @@ impl Browser {
 
     /// Moves the current list's selection by `by` rows (clamped).
     pub fn move_sel(&mut self, by: isize, ctx: &Ctx<UiMsg>) {
-        let view = panes::view(self.pane);
+        let view = panes::view(self.nav.pane);
         let max = view.list_len(self, ctx).saturating_sub(1) as isize;
         let slot = view.selection(self);
         *slot = (*slot as isize).saturating_add(by).clamp(0, max.max(0)) as usize;
@@ -399,12 +283,12 @@ impl Browser {
 
     /// The selected row of a pane's list (cluster level).
     pub fn row_of(&self, p: Pane) -> usize {
-        self.sel[p.index()]
+        self.panes.rows[p.index()]
     }
 
     /// The current view's selected row.
     pub fn selected(&self) -> usize {
-        panes::view(self.pane).selected(self)
+        panes::view(self.nav.pane).selected(self)
     }
 }
 
@@ -431,8 +315,8 @@ impl Screen for Browser {
 
     fn hints(&self) -> Vec<Action> {
         let mut v = vec![Action::Help, Action::Quit, Action::NextPane, Action::Search];
-        v.extend_from_slice(panes::view(self.pane).hints());
-        if self.stack.len() > 1 || self.tl.expanded.is_some() {
+        v.extend_from_slice(panes::view(self.nav.pane).hints());
+        if self.nav.stack.len() > 1 || self.panes.timeline.view.expanded.is_some() {
             v.insert(2, Action::Back);
         }
         v
@@ -441,7 +325,7 @@ impl Screen for Browser {
     /// The keys that work here: the global ones and the current pane's own.
     fn commands(&self) -> Vec<Action> {
         let mut all: Vec<Action> = nav::global();
-        all.extend_from_slice(panes::view(self.pane).commands());
+        all.extend_from_slice(panes::view(self.nav.pane).commands());
         Action::ALL
             .iter()
             .copied()
@@ -464,25 +348,25 @@ impl Screen for Browser {
     fn click(&mut self, c: Click, ctx: &mut Ctx<UiMsg>) -> bool {
         match c {
             Click::Tab(t) => {
-                self.pane = Pane::ALL[t.min(Pane::ALL.len() - 1)];
+                self.nav.pane = Pane::ALL[t.min(Pane::ALL.len() - 1)];
                 true
             }
             Click::Row(row) => {
-                if row >= panes::view(self.pane).list_len(self, ctx) {
+                if row >= panes::view(self.nav.pane).list_len(self, ctx) {
                     return false;
                 }
                 if self.selected() == row {
                     nav::apply(self, Action::Enter, ctx);
                 } else {
-                    *panes::view(self.pane).selection(self) = row;
+                    *panes::view(self.nav.pane).selection(self) = row;
                 }
                 true
             }
             Click::RowAt(row, col, cols) => {
-                if row >= panes::view(self.pane).list_len(self, ctx) {
+                if row >= panes::view(self.nav.pane).list_len(self, ctx) {
                     return false;
                 }
-                *panes::view(self.pane).selection(self) = row;
+                *panes::view(self.nav.pane).selection(self) = row;
                 panes::timeline::point_at(self, col, cols, ctx);
                 true
             }
@@ -506,12 +390,13 @@ impl Screen for Browser {
         let Some(step) = self.step_number() else {
             return;
         };
-        panes::view(self.pane).prepare(self, ctx);
+        panes::view(self.nav.pane).prepare(self, ctx);
         // The operator view's task computes the path itself when it is missing.
         if let Some(op) = self.operator() {
             if self
-                .cache
-                .op
+                .panes
+                .operator
+                .detail
                 .as_ref()
                 .is_none_or(|o| (o.0, o.1) != (op, step))
             {
@@ -519,13 +404,13 @@ impl Screen for Browser {
             }
         }
         if let Some(r) = self.device() {
-            if self.cache.device_ops.as_ref().is_none_or(|d| d.0 != r) {
+            if self.panes.device.ops.as_ref().is_none_or(|d| d.0 != r) {
                 let job = &self.data.loaded.job;
                 let scope = crate::analysis::ops::Scope {
                     rank: Some(job.rank(r).id),
                     step: None,
                 };
-                self.cache.device_ops = Some((r, crate::analysis::ops::top_ops(job, scope).1));
+                self.panes.device.ops = Some((r, crate::analysis::ops::top_ops(job, scope).1));
             }
         }
     }
@@ -537,7 +422,7 @@ impl Screen for Browser {
         if std::env::var_os("STEPSCOPE_TEST_PANIC").is_some() {
             panic!("STEPSCOPE_TEST_PANIC: a panic after the first frame");
         }
-        panes::view(self.pane).after_frame(self, ctx);
+        panes::view(self.nav.pane).after_frame(self, ctx);
     }
 }
 

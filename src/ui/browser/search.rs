@@ -95,7 +95,7 @@ impl Search {
 pub fn key(b: &mut Browser, (code, mods): Key, ctx: &mut Ctx<UiMsg>) {
     let data = b.data.clone();
     let strings = &data.loaded.job.strings;
-    let names = &b.names;
+    let names = &b.shared.names;
     match code {
         KeyCode::Esc => b.search.typing = false,
         KeyCode::Enter => {

@@ -25,9 +25,9 @@ pub struct Setup {
 pub fn prepare(shell: &mut Shell<Browser>, s: &Setup) -> Result<(), String> {
     let b = &mut shell.screen;
     let view = s.view.unwrap_or(Pane::Overview);
-    b.pane = view;
+    b.nav.pane = view;
     if let Some(n) = s.step {
-        b.step = b
+        b.nav.step = b
             .steps()
             .iter()
             .position(|x| *x == n)
@@ -49,7 +49,7 @@ pub fn prepare(shell: &mut Shell<Browser>, s: &Setup) -> Result<(), String> {
             .job
             .strings
             .get(name)
-            .filter(|s| b.names.contains(s));
+            .filter(|s| b.shared.names.contains(s));
         let sym =
             sym.ok_or_else(|| format!("no operator named `{name}` (search with / in the TUI)"))?;
         b.push(Level::Operator(sym), view);

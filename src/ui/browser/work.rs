@@ -117,21 +117,31 @@ impl Browser {
     /// when the shell runs background work, else computed here.
     pub fn need(&mut self, task: Task, ctx: &Ctx<UiMsg>) {
         let cached = match task {
-            Task::Critical(s) => self.cache.critical.contains_key(&s),
-            Task::Op(o, s) => self.cache.op.as_ref().is_some_and(|c| (c.0, c.1) == (o, s)),
+            Task::Critical(s) => self.shared.critical.contains_key(&s),
+            Task::Op(o, s) => self
+                .panes
+                .operator
+                .detail
+                .as_ref()
+                .is_some_and(|c| (c.0, c.1) == (o, s)),
             Task::Timeline(r, s) => self
-                .cache
+                .shared
                 .timelines
                 .iter()
                 .any(|t| (t.rank, t.step, t.more) == (r, s, 0)),
-            Task::Args(e) => self.cache.band_args.as_ref().is_some_and(|a| a.0 == e),
-            Task::Replay(s, k) => self.cache.replay.contains_key(&(s, k)),
+            Task::Args(e) => self
+                .panes
+                .timeline
+                .band_args
+                .as_ref()
+                .is_some_and(|a| a.0 == e),
+            Task::Replay(s, k) => self.panes.whatif.replay.contains_key(&(s, k)),
         };
         if cached {
             return;
         }
         let cp = match task {
-            Task::Op(_, s) => self.cache.critical.get(&s).cloned(),
+            Task::Op(_, s) => self.shared.critical.get(&s).cloned(),
             Task::Critical(_) | Task::Timeline(..) | Task::Args(_) | Task::Replay(..) => None,
         };
         match &ctx.spawner {
@@ -158,18 +168,18 @@ impl Browser {
     pub(super) fn store(&mut self, d: Done) {
         match d {
             Done::Critical(s, cp) => {
-                self.cache.critical.insert(s, cp);
+                self.shared.critical.insert(s, cp);
             }
             Done::Op(o, s, detail, args) => {
-                self.cache.op = Some((o, s, *detail));
-                self.cache.op_args = Some(args);
+                self.panes.operator.detail = Some((o, s, *detail));
+                self.panes.operator.args = Some(args);
             }
-            Done::Args(e, args) => self.cache.band_args = Some((e, args)),
+            Done::Args(e, args) => self.panes.timeline.band_args = Some((e, args)),
             Done::Replay(s, k, bands) => {
-                self.cache.replay.insert((s, k), bands.map(|b| *b));
+                self.panes.whatif.replay.insert((s, k), bands.map(|b| *b));
             }
             Done::Timeline(rank, step, t) => {
-                let kept = &mut self.cache.timelines;
+                let kept = &mut self.shared.timelines;
                 if !kept
                     .iter()
                     .any(|k| (k.rank, k.step, k.more) == (rank, step, 0))
@@ -205,7 +215,7 @@ impl Browser {
 
     /// Keeps a freshly built timeline as the current one.
     pub fn keep_timeline(&mut self, rank: Option<RankIx>, step: StepNo, more: usize, t: Timeline) {
-        let cached = &mut self.cache.timelines;
+        let cached = &mut self.shared.timelines;
         if cached.len() >= KEPT_TIMELINES {
             cached.remove(0);
         }

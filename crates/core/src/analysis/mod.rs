@@ -192,7 +192,7 @@ pub struct Analysis {
     /// Each communication group's health, by the layout dimension it runs along.
     pub group_health: Vec<layout::health::GroupHealth>,
     /// Nodes and the traffic per link type, with the slow links.
-    pub topology: layout::topology::Topology,
+    pub topology: layout::topology::LinkTraffic,
     /// The critical path of the window (`None`: no such window, or no events in it).
     pub critical_path: Option<critical_path::CriticalPath>,
     /// The steps in scope replayed: self-check, ideal, each finding's fix, the slowdown.
@@ -426,7 +426,7 @@ struct Split {
     stages: Option<Vec<cluster::Stage>>,
     group_health: Vec<layout::health::GroupHealth>,
     link_matrix: Vec<comm::link_matrix::LinkStat>,
-    topology: layout::topology::Topology,
+    topology: layout::topology::LinkTraffic,
 }
 
 /// The layout, the pipeline stages (from send/recv, else the layout's pipeline axis) with

@@ -5,7 +5,7 @@
 use super::roles::RoleTable;
 use super::{Assembled, RankDraft};
 use crate::error::Error;
-use crate::model::{Job, ProcessGroup, RankFrom, RankId, StepNo};
+use crate::model::{Job, ProcessGroup, Rank, RankFrom, RankId, StepNo};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
@@ -53,25 +53,7 @@ pub fn assemble(
         job.world_size = job.world_size.max(d.world_size);
         groups.extend(d.groups.drain(..));
         job.parallel = job.parallel.or(d.parallel);
-        let r = &d.rank;
-        if r.steps.len() == 1 && r.steps[0].synthetic {
-            let what = match roles.step_range() {
-                Some(name) => format!("no range named {}", crate::format::echo(name)),
-                None => "no ProfilerStep markers".to_string(),
-            };
-            notes.push(format!(
-                "rank {}: {what}; the whole trace is analysed as one step",
-                r.id
-            ));
-        }
-        if r.pre_window.events > 0 {
-            notes.push(format!(
-                "rank {}: {} device events ({}) launched before the trace window are left out of the steps",
-                r.id,
-                r.pre_window.events,
-                crate::format::human(r.pre_window.busy_ns)
-            ));
-        }
+        notes.extend(rank_notes(&d.rank, roles));
         // Names are made job-wide in rank order (the ids are the same on every run); each
         // rank's events are then renamed on its own, the ranks side by side.
         maps.push(
@@ -91,19 +73,48 @@ pub fn assemble(
     job.groups.sort();
     job.notes = notes;
     job.roles = roles.assign(&job.strings);
-    let mut steps: Vec<StepNo> = job
-        .ranks
-        .iter()
-        .flat_map(|r| r.steps.iter().map(|s| s.number))
-        .collect();
-    steps.sort_unstable();
-    steps.dedup();
-    job.steps = steps;
+    job.steps = step_numbers(&job.ranks);
     Ok(Assembled {
         job,
         skipped,
         warnings,
     })
+}
+
+/// What the user should know about one rank as loaded: its trace has no step markers (the
+/// whole trace is one step), or device work launched before the window was left out.
+fn rank_notes(r: &Rank, roles: &RoleTable) -> Vec<String> {
+    let mut notes = Vec::new();
+    if r.steps.len() == 1 && r.steps[0].synthetic {
+        let what = match roles.step_range() {
+            Some(name) => format!("no range named {}", crate::format::echo(name)),
+            None => "no ProfilerStep markers".to_string(),
+        };
+        notes.push(format!(
+            "rank {}: {what}; the whole trace is analysed as one step",
+            r.id
+        ));
+    }
+    if r.pre_window.events > 0 {
+        notes.push(format!(
+            "rank {}: {} device events ({}) launched before the trace window are left out of the steps",
+            r.id,
+            r.pre_window.events,
+            crate::format::human(r.pre_window.busy_ns)
+        ));
+    }
+    notes
+}
+
+/// Every step number any rank has, ascending, once.
+fn step_numbers(ranks: &[Rank]) -> Vec<StepNo> {
+    let mut steps: Vec<StepNo> = ranks
+        .iter()
+        .flat_map(|r| r.steps.iter().map(|s| s.number))
+        .collect();
+    steps.sort_unstable();
+    steps.dedup();
+    steps
 }
 
 /// Sets each draft's rank id: the trace's own, else its file name's, else the lowest id not

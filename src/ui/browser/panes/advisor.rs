@@ -17,6 +17,13 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+/// The advisor's state beyond its row: the detail's scroll.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AdvisorState {
+    /// The detail scroll: (finding row it is for, lines scrolled).
+    pub scroll: (usize, u16),
+}
+
 /// The findings and the selected one's evidence.
 pub struct Advisor;
 
@@ -49,7 +56,7 @@ impl PaneView for Advisor {
         let last = detail(&ctx.theme, b, row).map_or(0, |l| last_line(&l, w));
         let now = scroll(b) as isize;
         let next = (now + by * DETAIL_PAGE as isize).clamp(0, last as isize);
-        b.advisor_scroll = (row, u16::try_from(next).unwrap_or(u16::MAX));
+        b.panes.advisor.scroll = (row, u16::try_from(next).unwrap_or(u16::MAX));
         true
     }
 
@@ -63,7 +70,7 @@ const DETAIL_PAGE: u16 = 8;
 
 /// The detail's scroll for the selected finding (a new selection starts at the top).
 fn scroll(b: &Browser) -> u16 {
-    let (row, by) = b.advisor_scroll;
+    let (row, by) = b.panes.advisor.scroll;
     if row == b.row_of(Pane::Advisor) {
         by
     } else {
@@ -84,7 +91,7 @@ fn evidence(b: &mut Browser, row: usize, ctx: &mut Ctx<UiMsg>) {
 /// The detail text of finding `row`.
 fn detail(th: &Theme, b: &Browser, row: usize) -> Option<Vec<Line<'static>>> {
     let x = b.data.analysis.findings.get(row)?;
-    Some(detail_lines(th, x, &b.words[row]))
+    Some(detail_lines(th, x, &b.shared.words[row]))
 }
 
 /// The last line the detail may scroll to: its wrapped lines (counted by width) less one.
@@ -124,7 +131,7 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
                 format!("{:<6} ", x.severity.as_str().to_uppercase()),
                 severity_style(th, x.severity),
             ),
-            Span::styled(fit(&b.words[i].title, w.saturating_sub(7)), style),
+            Span::styled(fit(&b.shared.words[i].title, w.saturating_sub(7)), style),
         ]));
     }
     if findings.is_empty() {

@@ -4,12 +4,14 @@
 //! on Ascend, HCCL's traffic per rank and transport between them ([`super::transports`]).
 
 use super::PaneView;
+use crate::analysis::comm::per_rank::RankComm;
 use crate::analysis::comm::per_rank::per_rank;
 use crate::analysis::comm::stats::P2pCell;
 use crate::format::{bytes, fit, human, pad, rpad};
 use crate::model::RankId;
+use crate::model::StepNo;
 use crate::ui::UiMsg;
-use crate::ui::browser::{Browser, Level, Metric, Pane};
+use crate::ui::browser::{Browser, Level, Pane};
 use crate::ui::shell::Ctx;
 use crate::ui::shell::keymap::Action;
 use crate::ui::shell::widgets::{self, block};
@@ -19,19 +21,54 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+/// The comm pane's state: its view and the per-rank rows it computed.
+#[derive(Debug, Clone, Default)]
+pub struct CommState {
+    /// What the matrix shows and the table counts.
+    pub view: CommView,
+    /// Per-rank collectives of a step (at most so many bytes).
+    pub ranks: Option<(StepNo, Option<u64>, Vec<RankComm>)>,
+    /// Pending (after an evidence jump): select this rank's row, or the first row, once the
+    /// rows are computed.
+    pub focus: Option<Option<RankId>>,
+}
+
+/// The comm pane's own state: what the matrix cells show and which collectives the per-rank
+/// table counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CommView {
+    /// Matrix metric.
+    pub metric: Metric,
+    /// Only collectives of at most this many bytes (a small-messages proof).
+    pub max_bytes: Option<u64>,
+}
+
+/// What the comm matrix cells show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metric {
+    /// Bytes sent.
+    #[default]
+    Bytes,
+    /// Transfer time.
+    Time,
+    /// Bandwidth (bytes / transfer time).
+    Bandwidth,
+}
+
 /// The communication view.
 pub struct CommPane;
 
 impl PaneView for CommPane {
     fn list_len(&self, b: &Browser, _: &Ctx<UiMsg>) -> usize {
-        b.cache.comm_ranks.as_ref().map_or(0, |c| c.2.len())
+        b.panes.comm.ranks.as_ref().map_or(0, |c| c.2.len())
     }
 
     /// Opens the row's rank.
     fn enter(&self, b: &mut Browser, row: usize, _: &mut Ctx<UiMsg>) {
         let rank = b
-            .cache
-            .comm_ranks
+            .panes
+            .comm
+            .ranks
             .as_ref()
             .and_then(|c| c.2.get(row))
             .map(|c| c.rank);
@@ -50,7 +87,7 @@ impl PaneView for CommPane {
 
     fn act(&self, b: &mut Browser, a: Action, _: &mut Ctx<UiMsg>) {
         if a == Action::CycleMetric {
-            b.comm.metric = match b.comm.metric {
+            b.panes.comm.view.metric = match b.panes.comm.view.metric {
                 Metric::Bytes => Metric::Time,
                 Metric::Time => Metric::Bandwidth,
                 Metric::Bandwidth => Metric::Bytes,
@@ -61,14 +98,20 @@ impl PaneView for CommPane {
     /// The per-rank collectives of the selected step.
     fn prepare(&self, b: &mut Browser, _: &mut Ctx<UiMsg>) {
         let Some(step) = b.step_number() else { return };
-        let max = b.comm.max_bytes;
-        if b.cache
-            .comm_ranks
+        let max = b.panes.comm.view.max_bytes;
+        if b.panes
+            .comm
+            .ranks
             .as_ref()
             .is_none_or(|c| (c.0, c.1) != (step, max))
         {
             let per = per_rank(&b.data.analysis.comm, Some(step), max);
-            b.cache.comm_ranks = Some((step, max, per));
+            b.panes.comm.ranks = Some((step, max, per));
+        }
+        if let Some(rank) = b.panes.comm.focus.take() {
+            let rows = b.panes.comm.ranks.as_ref().map_or(&[][..], |c| &c.2[..]);
+            let at = rows.iter().position(|x| Some(x.rank) == rank);
+            b.panes.rows[Pane::Comm.index()] = at.unwrap_or(0);
         }
     }
 
@@ -117,7 +160,7 @@ fn p2p_ranks(cells: &[P2pCell]) -> Vec<RankId> {
 }
 
 fn cell_text(b: &Browser, c: &P2pCell) -> String {
-    match b.comm.metric {
+    match b.panes.comm.view.metric {
         Metric::Bytes => bytes(c.bytes),
         Metric::Time => human(c.time_ns),
         Metric::Bandwidth => c.gbps.map_or("-".into(), |g| format!("{g:.1}G")),
@@ -171,7 +214,7 @@ fn matrix(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, ranks: &[Ran
         }
         lines.push(Line::from(spans));
     }
-    let metric = match b.comm.metric {
+    let metric = match b.panes.comm.view.metric {
         Metric::Bytes => "bytes",
         Metric::Time => "time",
         Metric::Bandwidth => "GB/s",
@@ -253,7 +296,7 @@ fn types(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
 
 fn ranks(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let th = &ctx.theme;
-    let Some((step, upto, per)) = &b.cache.comm_ranks else {
+    let Some((step, upto, per)) = &b.panes.comm.ranks else {
         return;
     };
     let sel = b.row_of(Pane::Comm);

@@ -42,8 +42,8 @@ impl PaneView for Critical {
         if !on_device && b.device() != Some(r) {
             b.push(Level::Device(r), Pane::Timeline);
         }
-        b.pane = Pane::Timeline;
-        b.tl.focus = Some(Focus {
+        b.nav.pane = Pane::Timeline;
+        b.panes.timeline.view.focus = Some(Focus {
             rank: op.rank,
             name,
             start: op.start_ns + off,

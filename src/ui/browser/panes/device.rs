@@ -15,6 +15,16 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+/// The device view's state: its operator table's row and the rank's operators by device
+/// time (computed when the rank is opened).
+#[derive(Debug, Clone, Default)]
+pub struct DeviceState {
+    /// Operator table row.
+    pub row: usize,
+    /// A rank's operators by device time.
+    pub ops: Option<(RankIx, Vec<crate::analysis::ops::OpStat>)>,
+}
+
 /// Draws the device view of rank `r`.
 pub fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, r: RankIx) {
     let rank = b.data.loaded.job.rank(r);
@@ -128,11 +138,12 @@ fn lanes(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, r: RankIx) {
 /// The rank's operators table (shared look with the operator list).
 fn op_table(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, id: RankId) {
     let ops = b
-        .cache
-        .device_ops
+        .panes
+        .device
+        .ops
         .as_ref()
         .map(|d| d.1.as_slice())
         .unwrap_or(&[]);
     let title = format!("rank {id}: operators by time, all steps (Enter: operator)");
-    super::operator::op_list(f, area, b, ctx, ops, b.device_row, &title);
+    super::operator::op_list(f, area, b, ctx, ops, b.panes.device.row, &title);
 }

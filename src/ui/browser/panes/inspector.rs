@@ -58,12 +58,17 @@ pub fn prepare(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
         rank: b.device(),
         step: t.step,
         last: t.last,
-        row: b.tl.row,
-        op: b.tl.op,
-        gap: b.tl.gap,
-        mark: b.tl.mark,
+        row: b.panes.timeline.view.row,
+        op: b.panes.timeline.view.op,
+        gap: b.panes.timeline.view.gap,
+        mark: b.panes.timeline.view.mark,
     };
-    if b.cache.inspected.as_ref().is_some_and(|c| c.0 == key) {
+    if b.panes
+        .timeline
+        .inspected
+        .as_ref()
+        .is_some_and(|c| c.0 == key)
+    {
         return;
     }
     let what = inspect_now(b, t, size);
@@ -71,7 +76,7 @@ pub fn prepare(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
         Inspected::Band(x) => Some(x.event),
         _ => None,
     };
-    b.cache.inspected = Some((key, what));
+    b.panes.timeline.inspected = Some((key, what));
     // Args that cost a decompression or a regeneration wait for `a` (read_args).
     if let Some(e) = band.filter(|&e| b.data.event_text_is_cheap(e)) {
         b.need(Task::Args(e), ctx);
@@ -80,7 +85,7 @@ pub fn prepare(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
 
 /// `a`: reads the inspected band's args, however much it costs.
 pub fn read_args(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
-    if let Some((_, Inspected::Band(x))) = &b.cache.inspected {
+    if let Some((_, Inspected::Band(x))) = &b.panes.timeline.inspected {
         let e = x.event;
         b.need(Task::Args(e), ctx);
     }
@@ -110,7 +115,7 @@ fn inspect_now(b: &Browser, t: &Timeline, size: (u16, u16)) -> Inspected {
 /// Draws it into `area`.
 pub fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let th = &ctx.theme;
-    let (Some(t), Some((_, what))) = (b.timeline(), &b.cache.inspected) else {
+    let (Some(t), Some((_, what))) = (b.timeline(), &b.panes.timeline.inspected) else {
         return;
     };
     let w = area.width.saturating_sub(2) as usize;
@@ -238,7 +243,7 @@ fn band_lines(
 /// lines above show already left out); while they are read, says so.
 fn args_line(th: &Theme, b: &Browser, x: &BandFacts) -> Line<'static> {
     const SHOWN: [&str; 4] = ["Input Dims", "Input type", "External id", "Ev Idx"];
-    let text = match &b.cache.band_args {
+    let text = match &b.panes.timeline.band_args {
         Some((e, Ok(args))) if *e == x.event => {
             let mut v: Vec<&(String, String)> = args
                 .iter()

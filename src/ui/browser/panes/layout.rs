@@ -93,7 +93,7 @@ fn row_label(l: &Layout, r: RankId, dims: &[Dim]) -> String {
 
 /// The dimension cells hold now.
 fn cell(b: &Browser) -> Dim {
-    b.layout.cell.unwrap_or(Dim::Tp)
+    b.panes.layout.cell.unwrap_or(Dim::Tp)
 }
 
 /// The ranks the selection walks: the layout's, in grid order (none without a layout).
@@ -133,22 +133,22 @@ impl PaneView for LayoutPane {
 
     /// `m` the metric, `g` the cell grouping (the selection stays on its rank), `t` the view.
     fn act(&self, b: &mut Browser, a: Action, _: &mut Ctx<UiMsg>) {
-        let selected = order(b).get(b.sel[Pane::Layout.index()]).copied();
+        let selected = order(b).get(b.panes.rows[Pane::Layout.index()]).copied();
         match a {
             Action::CycleMetric => {
                 let whatif = b.data.analysis.whatif.slowdown.is_some();
-                b.layout.metric = b.layout.metric.next(whatif);
+                b.panes.layout.metric = b.panes.layout.metric.next(whatif);
             }
             Action::CycleGrouping => {
                 if let Some(l) = b.data.analysis.layout.as_ref() {
-                    b.layout.cell = next_cell(l, b.layout.cell);
+                    b.panes.layout.cell = next_cell(l, b.panes.layout.cell);
                 }
             }
-            Action::Topology => b.layout.topology = !b.layout.topology,
+            Action::Topology => b.panes.layout.topology = !b.panes.layout.topology,
             _ => {}
         }
         if let Some(k) = selected.and_then(|s| order(b).iter().position(|&r| r == s)) {
-            b.sel[Pane::Layout.index()] = k;
+            b.panes.rows[Pane::Layout.index()] = k;
         }
     }
 
@@ -162,9 +162,9 @@ impl PaneView for LayoutPane {
         let sel = order(b).get(b.row_of(Pane::Layout)).copied();
         let vals = b
             .step_number()
-            .map(|s| values(&b.data.analysis, b.layout.metric, s))
+            .map(|s| values(&b.data.analysis, b.panes.layout.metric, s))
             .unwrap_or_default();
-        if b.layout.topology {
+        if b.panes.layout.topology {
             super::topology::draw(f, area, b, ctx, &vals, sel);
             return;
         }
@@ -248,7 +248,7 @@ fn grid(
     let title = format!(
         "layout: {} — {}, cells: {}",
         l.shape(),
-        b.layout.metric.title(),
+        b.panes.layout.metric.title(),
         cell(b).as_str()
     );
     f.render_widget(Paragraph::new(lines).block(block(th, title)), area);

@@ -63,7 +63,7 @@ pub fn selected_line(
         ""
     };
     match (job.rank_ix(r), vals.get(&r)) {
-        (Some(_), Some(v)) if b.layout.metric == LayoutMetric::Saving => format!(
+        (Some(_), Some(v)) if b.panes.layout.metric == LayoutMetric::Saving => format!(
             " rank {r}{summary} {at}: fixing it alone saves {} over the steps replayed — Enter: its timeline",
             human(v.ns)
         ),

@@ -1,7 +1,9 @@
 //! The panes of the trace browser, one unit each: what its list is and which row it has
 //! selected, what Enter and Esc do, the footer hints and commands it adds, what it needs
-//! computed before drawing, and its draw (read-only over the browser). A new pane is a file
-//! here, a [`Pane`] variant and its line in `TABLE` (for a direct key, a keymap line).
+//! computed before drawing, and its draw (read-only over the browser). A pane's state (scroll,
+//! zoom, filters, what it computed) is a struct in its own file, held in [`Panes`]. A new pane
+//! is a file here, a [`Pane`] variant and its line in `TABLE` (with state: its [`Panes`]
+//! field; for a direct key, a keymap line) — docs/architecture.md walks through one.
 
 pub mod advisor;
 pub mod comm;
@@ -19,6 +21,7 @@ pub mod roofline;
 pub mod timeline;
 mod timeline_cursor;
 mod timeline_nav;
+mod timeline_state;
 mod topology;
 mod transports;
 pub mod whatif;
@@ -29,6 +32,45 @@ use crate::ui::shell::Ctx;
 use crate::ui::shell::keymap::Action;
 use ratatui::Frame;
 use ratatui::layout::Rect;
+pub use timeline_state::{Focus, SelectedKey, TimelineState, TimelineView};
+
+/// Each pane's own state: the row its list has selected, and for a pane with more (scroll,
+/// zoom, filters, what it computed for its view) its state struct, defined in its file. A
+/// pane with state is its file, its line in `TABLE` and its field here.
+#[derive(Debug, Clone, Default)]
+pub struct Panes {
+    /// Selected row of each pane's list (cluster level), by [`Pane::index`].
+    pub rows: [usize; Pane::ALL.len()],
+    /// The device view's (the overview at device level).
+    pub device: device::DeviceState,
+    /// The timeline's.
+    pub timeline: TimelineState,
+    /// The advisor's.
+    pub advisor: advisor::AdvisorState,
+    /// The operator view's.
+    pub operator: operator::OperatorState,
+    /// The comm pane's.
+    pub comm: comm::CommState,
+    /// The what-if pane's.
+    pub whatif: whatif::WhatIfState,
+    /// The layout pane's metric, cell grouping and view.
+    pub layout: layout_view::LayoutView,
+}
+
+impl Panes {
+    /// Drops what the panes computed for their views, keeping the views themselves (the
+    /// frame benchmark's uncached frame).
+    pub fn forget_computed(&mut self) {
+        self.device.ops = None;
+        self.operator.detail = None;
+        self.operator.args = None;
+        self.comm.ranks = None;
+        self.whatif.replay.clear();
+        let t = &mut self.timeline;
+        (t.selected, t.band_args, t.inspected) = (None, None, None);
+        t.bands.clear();
+    }
+}
 
 /// The panes, in `Tab` order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -89,7 +131,7 @@ impl Pane {
         TABLE.iter().find(|p| p.1 == s).map(|p| p.0)
     }
 
-    /// Position in [`Pane::ALL`] (and in `Browser::sel`).
+    /// Position in [`Pane::ALL`] (and in [`Panes::rows`]).
     pub fn index(self) -> usize {
         TABLE.iter().position(|p| p.0 == self).expect("listed")
     }
@@ -113,12 +155,12 @@ pub trait PaneView: Sync {
 
     /// The row its list has selected in the current state (default: its cluster-level row).
     fn selected(&self, b: &Browser) -> usize {
-        b.sel[b.pane.index()]
+        b.panes.rows[b.nav.pane.index()]
     }
 
     /// That selection, to move it.
     fn selection<'a>(&self, b: &'a mut Browser) -> &'a mut usize {
-        &mut b.sel[b.pane.index()]
+        &mut b.panes.rows[b.nav.pane.index()]
     }
 
     /// Esc in it: undoes its own last step (a marked range, an expanded group); false when it

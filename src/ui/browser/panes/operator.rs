@@ -20,6 +20,20 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+/// The operator view's state: the detail's per-rank row and scroll, and the detail and args
+/// it computed.
+#[derive(Debug, Clone, Default)]
+pub struct OperatorState {
+    /// The detail's per-rank row (the list's row is the pane's row).
+    pub row: usize,
+    /// The shapes-and-args scroll: (operator it is for, lines scrolled).
+    pub scroll: (Option<crate::model::Sym>, u16),
+    /// Operator detail of (name, step: its critical-path share is the step's).
+    pub detail: Option<(crate::model::Sym, crate::model::StepNo, OpDetail)>,
+    /// Args of the operator's longest occurrence: (key, value) or why not.
+    pub args: Option<crate::ui::browser::args::Args>,
+}
+
 /// The operator view: an operator's detail, or the list to pick one from.
 pub struct OperatorPane;
 
@@ -27,8 +41,9 @@ impl PaneView for OperatorPane {
     fn list_len(&self, b: &Browser, _: &Ctx<UiMsg>) -> usize {
         match b.level() {
             Level::Operator(op) => b
-                .cache
-                .op
+                .panes
+                .operator
+                .detail
                 .as_ref()
                 .filter(|o| o.0 == op)
                 .map_or(0, |o| o.2.per_rank.len()),
@@ -41,15 +56,15 @@ impl PaneView for OperatorPane {
     /// With an operator open, its list is the per-rank rows, with their own row.
     fn selected(&self, b: &Browser) -> usize {
         match b.level() {
-            Level::Operator(_) => b.op_row,
-            _ => b.sel[Pane::Operator.index()],
+            Level::Operator(_) => b.panes.operator.row,
+            _ => b.panes.rows[Pane::Operator.index()],
         }
     }
 
     fn selection<'a>(&self, b: &'a mut Browser) -> &'a mut usize {
         match b.level() {
-            Level::Operator(_) => &mut b.op_row,
-            _ => &mut b.sel[Pane::Operator.index()],
+            Level::Operator(_) => &mut b.panes.operator.row,
+            _ => &mut b.panes.rows[Pane::Operator.index()],
         }
     }
 
@@ -57,16 +72,17 @@ impl PaneView for OperatorPane {
         match b.level() {
             Level::Operator(op) => {
                 let rank = b
-                    .cache
-                    .op
+                    .panes
+                    .operator
+                    .detail
                     .as_ref()
                     .filter(|o| o.0 == op)
                     .and_then(|o| o.2.per_rank.get(row))
                     .map(|r| r.rank);
                 if let Some(rank) = rank {
-                    b.pane = Pane::Timeline;
-                    b.tl.op = Some((op, 0));
-                    b.tl.focus_rank = Some(rank);
+                    b.nav.pane = Pane::Timeline;
+                    b.panes.timeline.view.op = Some((op, 0));
+                    b.panes.timeline.view.focus_rank = Some(rank);
                 }
             }
             _ => {
@@ -83,7 +99,7 @@ impl PaneView for OperatorPane {
             return false;
         };
         let next = (scroll(b) as isize + by * 4).clamp(0, u16::MAX as isize);
-        b.op_scroll = (Some(op), u16::try_from(next).unwrap_or(0));
+        b.panes.operator.scroll = (Some(op), u16::try_from(next).unwrap_or(0));
         true
     }
 
@@ -95,14 +111,14 @@ impl PaneView for OperatorPane {
 /// The operator list without an operator: the device's operators at device level, else the
 /// job's.
 fn list(b: &Browser) -> &[OpStat] {
-    match (b.device(), &b.cache.device_ops) {
+    match (b.device(), &b.panes.device.ops) {
         (Some(r), Some((cr, ops))) if r == *cr => ops,
         _ => &b.data.analysis.top_ops,
     }
 }
 
 fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
-    match (b.level(), &b.cache.op) {
+    match (b.level(), &b.panes.operator.detail) {
         (Level::Operator(op), Some((o, s, d))) if (*o, Some(*s)) == (op, b.step_number()) => {
             detail(f, area, b, ctx, d)
         }
@@ -183,7 +199,7 @@ pub fn op_list(
 
 /// The shapes-and-args scroll of the open operator (another operator starts at the top).
 fn scroll(b: &Browser) -> u16 {
-    match (b.op_scroll, b.level()) {
+    match (b.panes.operator.scroll, b.level()) {
         ((Some(s), by), Level::Operator(op)) if s == op => by,
         _ => 0,
     }
@@ -403,7 +419,7 @@ fn shapes_and_args(b: &Browser, th: &Theme, d: &OpDetail, area: Rect) -> Vec<Lin
         "args of the longest occurrence:",
         th.title(),
     )));
-    match &b.cache.op_args {
+    match &b.panes.operator.args {
         Some(Ok(args)) if !args.is_empty() => {
             // Every arg, a long value wrapped under its key (PgUp/PgDn scroll them).
             for (k, v) in args {
@@ -431,7 +447,7 @@ fn shapes_and_args(b: &Browser, th: &Theme, d: &OpDetail, area: Rect) -> Vec<Lin
 
 fn per_rank(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDetail) {
     let th = &ctx.theme;
-    let (rows, off) = widgets::page(area, 1, b.op_row);
+    let (rows, off) = widgets::page(area, 1, b.panes.operator.row);
     let max = d
         .per_rank
         .iter()
@@ -454,7 +470,7 @@ fn per_rank(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, d: &OpDeta
     )];
     for (i, r) in d.per_rank.iter().enumerate().skip(off).take(rows) {
         let slow = Some(r.rank) == d.slowest_rank;
-        let style = if i == b.op_row {
+        let style = if i == b.panes.operator.row {
             th.selected()
         } else {
             th.text()

@@ -24,23 +24,23 @@ pub struct Overview;
 impl PaneView for Overview {
     fn list_len(&self, b: &Browser, _: &Ctx<UiMsg>) -> usize {
         match b.level() {
-            Level::Device(_) => b.cache.device_ops.as_ref().map_or(0, |d| d.1.len()),
-            _ => b.heat.rows.len(),
+            Level::Device(_) => b.panes.device.ops.as_ref().map_or(0, |d| d.1.len()),
+            _ => b.shared.heat.rows.len(),
         }
     }
 
     /// At device level its list is the rank's operators, with their own row.
     fn selected(&self, b: &Browser) -> usize {
         match b.level() {
-            Level::Device(_) => b.device_row,
-            _ => b.sel[Pane::Overview.index()],
+            Level::Device(_) => b.panes.device.row,
+            _ => b.panes.rows[Pane::Overview.index()],
         }
     }
 
     fn selection<'a>(&self, b: &'a mut Browser) -> &'a mut usize {
         match b.level() {
-            Level::Device(_) => &mut b.device_row,
-            _ => &mut b.sel[Pane::Overview.index()],
+            Level::Device(_) => &mut b.panes.device.row,
+            _ => &mut b.panes.rows[Pane::Overview.index()],
         }
     }
 
@@ -53,8 +53,9 @@ impl PaneView for Overview {
             }
             _ => {
                 let op = b
-                    .cache
-                    .device_ops
+                    .panes
+                    .device
+                    .ops
                     .as_ref()
                     .and_then(|d| d.1.get(row))
                     .map(|o| o.name);
@@ -76,7 +77,7 @@ impl PaneView for Overview {
 /// The rank of an overview row: the group's slowest member in the selected step.
 pub fn overview_rank(b: &Browser, row: usize) -> Option<RankIx> {
     let job = &b.data.loaded.job;
-    let group = b.heat.rows.get(row)?.clone();
+    let group = b.shared.heat.rows.get(row)?.clone();
     let step = b.step_number();
     let span = |i: usize| {
         b.data
@@ -95,7 +96,7 @@ pub fn overview_rank(b: &Browser, row: usize) -> Option<RankIx> {
 fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     // The rank rows take what they need (a header, borders, the legend); a tall terminal
     // gives the rest to the step chart and the findings, up to two thirds.
-    let need = b.heat.rows.len() as u16 + 4;
+    let need = b.shared.heat.rows.len() as u16 + 4;
     let top_h = (area.height * 2 / 5)
         .clamp(6, 14)
         .max(area.height.saturating_sub(need).min(area.height * 2 / 3));
@@ -194,7 +195,13 @@ fn top_findings(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
     let t = &ctx.theme;
     let w = area.width.saturating_sub(2) as usize;
     let rows = area.height.saturating_sub(2) as usize;
-    let findings: Vec<_> = b.data.analysis.findings.iter().zip(&b.words).collect();
+    let findings: Vec<_> = b
+        .data
+        .analysis
+        .findings
+        .iter()
+        .zip(&b.shared.words)
+        .collect();
     // Whole titles when they all fit, else one line each.
     let wrapped: Vec<Vec<String>> = findings
         .iter()
@@ -248,7 +255,7 @@ fn deviation(dev: f64) -> String {
 
 /// Overview rows (rank groups) visible in `rows` lines, and the offset.
 fn visible(b: &Browser, rows: usize) -> (Vec<std::ops::Range<usize>>, usize) {
-    let groups = b.heat.rows.clone();
+    let groups = b.shared.heat.rows.clone();
     let off = widgets::offset(b.row_of(Pane::Overview), rows);
     (groups, off)
 }
@@ -292,7 +299,7 @@ fn heat_map(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         };
         let mut spans = vec![Span::styled(pad(&label(b, g), 8), lstyle), Span::raw(" ")];
         for si in 0..steps.len() {
-            let cell = match b.heat.cells[gi][si] {
+            let cell = match b.shared.heat.cells[gi][si] {
                 Some(dev) => {
                     let (glyph, color) = widgets::heat(t, dev);
                     if cw >= 6 {

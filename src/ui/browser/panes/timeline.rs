@@ -79,8 +79,8 @@ impl PaneView for TimelinePane {
             return;
         };
         if range.len() > 1 {
-            b.tl.expanded = Some((range.start, range.end));
-            b.tl.row = 0;
+            b.panes.timeline.view.expanded = Some((range.start, range.end));
+            b.panes.timeline.view.row = 0;
             return;
         }
         let r = &t.rows[range.start];
@@ -88,10 +88,10 @@ impl PaneView for TimelinePane {
             None => {
                 let (idx, rank) = (r.rank_index, r.rank);
                 b.push(Level::Device(idx), Pane::Timeline);
-                b.tl.focus_rank = Some(rank);
+                b.panes.timeline.view.focus_rank = Some(rank);
             }
             Some(_) => {
-                if let Some((op, _)) = b.tl.op {
+                if let Some((op, _)) = b.panes.timeline.view.op {
                     b.push(Level::Operator(op), Pane::Operator);
                 }
             }
@@ -99,20 +99,20 @@ impl PaneView for TimelinePane {
     }
 
     fn selected(&self, b: &Browser) -> usize {
-        b.tl.row
+        b.panes.timeline.view.row
     }
 
     fn selection<'a>(&self, b: &'a mut Browser) -> &'a mut usize {
-        &mut b.tl.row
+        &mut b.panes.timeline.view.row
     }
 
     /// Esc clears a marked range, then collapses an expanded group.
     fn back(&self, b: &mut Browser, ctx: &mut Ctx<UiMsg>) -> bool {
-        if b.tl.mark.take().is_some() {
+        if b.panes.timeline.view.mark.take().is_some() {
             ctx.status = Some("range cleared".into());
             return true;
         }
-        b.tl.expanded.take().is_some()
+        b.panes.timeline.view.expanded.take().is_some()
     }
 
     fn hints(&self) -> &'static [Action] {
@@ -130,7 +130,9 @@ impl PaneView for TimelinePane {
             }
             Action::NextBand | Action::PrevBand => cursor::walk(b, a == Action::NextBand, ctx),
             Action::MarkRange => cursor::mark(b, ctx),
-            Action::Inspector => b.tl.inspector_off = !b.tl.inspector_off,
+            Action::Inspector => {
+                b.panes.timeline.view.inspector_off = !b.panes.timeline.view.inspector_off
+            }
             Action::ReadArgs => super::inspector::read_args(b, ctx),
             Action::WidenSteps | Action::NarrowSteps => {
                 tlnav::widen(b, a == Action::WidenSteps, ctx)
@@ -154,7 +156,7 @@ impl PaneView for TimelinePane {
             return;
         }
         let rank = b.device();
-        let near: Vec<_> = [b.step.checked_sub(1), Some(b.step + 1)]
+        let near: Vec<_> = [b.nav.step.checked_sub(1), Some(b.nav.step + 1)]
             .into_iter()
             .flatten()
             .filter_map(|i| b.steps().get(i).copied())
@@ -275,9 +277,12 @@ fn axis_lines(
     let mut lines = Vec::new();
     let mut prev: Option<(i128, i128)> = None;
     for (ri, range) in rows.iter().enumerate() {
-        let env =
-            b.tl.op
-                .and_then(|_| envelope_of(b.cache.selected_bands.get(range.clone())?));
+        let env = b
+            .panes
+            .timeline
+            .view
+            .op
+            .and_then(|_| envelope_of(b.panes.timeline.bands.get(range.clone())?));
         let edges = env.map(|e| (ax.x_of(e.mean_start), ax.x_of(e.mean_end)));
         if gaps && ri > 0 {
             lines.push(connector(th, prev, edges, ax.cells, ax.label_w));
@@ -305,7 +310,7 @@ fn axis_lines(
                 t.rows[range.end - 1].rank
             )
         };
-        let lstyle = if ri == b.tl.row {
+        let lstyle = if ri == b.panes.timeline.view.row {
             th.selected()
         } else {
             th.text()
@@ -443,7 +448,7 @@ fn ruler(th: &Theme, t: &Timeline, a: Ns, b: Ns, cells: usize, label_w: usize) -
 
 fn info_line(b: &Browser, th: &Theme, t: &Timeline, width: usize) -> Line<'static> {
     let (w0, w1) = window(b, t);
-    let zoom = if b.tl.zoom.is_some() {
+    let zoom = if b.panes.timeline.view.zoom.is_some() {
         format!(
             "{} – {} of {}",
             human(w0 - t.start),
@@ -456,8 +461,8 @@ fn info_line(b: &Browser, th: &Theme, t: &Timeline, width: usize) -> Line<'stati
         format!("whole step, {}", human(t.end - t.start))
     };
     let mut spans = vec![Span::styled(format!(" {zoom}"), th.dim())];
-    if let Some((s, k)) = b.tl.op {
-        let occ = &b.cache.selected_bands;
+    if let Some((s, k)) = b.panes.timeline.view.op {
+        let occ = &b.panes.timeline.bands;
         if let Some(e) = envelope_of(occ) {
             let found = || {
                 t.rows

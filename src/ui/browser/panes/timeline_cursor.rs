@@ -18,15 +18,15 @@ pub fn axis(t: &Timeline) -> (Ns, Ns) {
 /// The selected row: the first timeline row of the selected display row.
 pub fn row<'a>(b: &Browser, t: &'a Timeline, size: (u16, u16)) -> Option<&'a Row> {
     let rows = display_rows(b, t, size);
-    t.rows.get(rows.get(b.tl.row)?.start)
+    t.rows.get(rows.get(b.panes.timeline.view.row)?.start)
 }
 
 /// The stop under the cursor: the gap it is on, else the selected operator's band.
 pub fn current(b: &Browser, row: &Row, stops: &[Stop]) -> Option<usize> {
-    if let Some((a, z)) = b.tl.gap {
+    if let Some((a, z)) = b.panes.timeline.view.gap {
         return stops.iter().position(|s| *s == Stop::Gap(a, z));
     }
-    let (name, k) = b.tl.op?;
+    let (name, k) = b.panes.timeline.view.op?;
     let (i, _) = row
         .bands
         .iter()
@@ -67,10 +67,10 @@ pub fn walk(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) {
     match stop {
         Stop::Band(i) => {
             let op = (row.bands[i].name, row.occurrence_index(i));
-            b.tl.op = Some(op);
-            b.tl.gap = None;
+            b.panes.timeline.view.op = Some(op);
+            b.panes.timeline.view.gap = None;
         }
-        Stop::Gap(a, z) => b.tl.gap = Some((a, z)),
+        Stop::Gap(a, z) => b.panes.timeline.view.gap = Some((a, z)),
     }
     follow(b, s, e);
 }
@@ -100,10 +100,10 @@ pub fn point_at(b: &mut Browser, col: u16, cols: u16, ctx: &mut Ctx<UiMsg>) {
         });
     match band.or_else(|| stops.iter().find(|s| holds(s))) {
         Some(&Stop::Band(i)) => {
-            b.tl.op = Some((row.bands[i].name, row.occurrence_index(i)));
-            b.tl.gap = None;
+            b.panes.timeline.view.op = Some((row.bands[i].name, row.occurrence_index(i)));
+            b.panes.timeline.view.gap = None;
         }
-        Some(&Stop::Gap(a, z)) => b.tl.gap = Some((a, z)),
+        Some(&Stop::Gap(a, z)) => b.panes.timeline.view.gap = Some((a, z)),
         None => {}
     }
 }
@@ -112,15 +112,15 @@ pub fn point_at(b: &mut Browser, col: u16, cols: u16, ctx: &mut Ctx<UiMsg>) {
 /// search result the cursor is on; false when the cursor is not on it or it has no further
 /// occurrence (the search moves on to the next result).
 pub fn next_hit(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) -> bool {
-    let (Some(name), Some((sel, k))) = (b.search.current(), b.tl.op) else {
+    let (Some(name), Some((sel, k))) = (b.search.current(), b.panes.timeline.view.op) else {
         return false;
     };
     let Some(t) = b.timeline() else { return false };
-    if sel != name || b.tl.gap.is_some() {
+    if sel != name || b.panes.timeline.view.gap.is_some() {
         return false;
     }
     let rows = display_rows(b, t, ctx.size);
-    let Some(cur_row) = rows.get(b.tl.row).map(|r| r.start) else {
+    let Some(cur_row) = rows.get(b.panes.timeline.view.row).map(|r| r.start) else {
         return false;
     };
     // Every occurrence: (start, row, k, end), in time order.
@@ -147,7 +147,7 @@ pub fn next_hit(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) -> bool {
     let total: Ns = hits.iter().map(|h| h.3 - h.0).sum();
     let n = hits.len();
     super::timeline_nav::select_row(b, ri, ctx.size);
-    b.tl.op = Some((name, k));
+    b.panes.timeline.view.op = Some((name, k));
     follow(b, start, end);
     ctx.status = Some(format!(
         "hit {} of {n} on this axis, {} together: {}",
@@ -160,7 +160,7 @@ pub fn next_hit(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) -> bool {
 
 /// `v`: marks a range from the cursor's start, or clears the one marked.
 pub fn mark(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
-    if b.tl.mark.take().is_some() {
+    if b.panes.timeline.view.mark.take().is_some() {
         ctx.status = Some("range cleared".into());
         return;
     }
@@ -169,13 +169,13 @@ pub fn mark(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
         let stops = r.stops(axis(t));
         current(b, r, &stops).map(|i| span(r, stops[i]).0)
     });
-    b.tl.mark = Some(at.unwrap_or(super::timeline_nav::window(b, t).0));
+    b.panes.timeline.view.mark = Some(at.unwrap_or(super::timeline_nav::window(b, t).0));
     ctx.status = Some("range marked: move the cursor (w, b) to widen it; v clears".into());
 }
 
 /// The marked range: from the mark to the far end of the stop under the cursor.
 pub fn range(b: &Browser, t: &Timeline, row: &Row) -> Option<(Ns, Ns)> {
-    let m = b.tl.mark?;
+    let m = b.panes.timeline.view.mark?;
     let stops = row.stops(axis(t));
     let (s, e) = current(b, row, &stops).map_or((m, m), |i| span(row, stops[i]));
     Some((m.min(s), m.max(e)))
@@ -183,11 +183,13 @@ pub fn range(b: &Browser, t: &Timeline, row: &Row) -> Option<(Ns, Ns)> {
 
 /// Drops a gap that is not on the selected row any more (the row or the step changed).
 pub fn keep_valid(b: &mut Browser, size: (u16, u16)) {
-    let Some(g) = b.tl.gap else { return };
+    let Some(g) = b.panes.timeline.view.gap else {
+        return;
+    };
     let ok = b.timeline().is_some_and(|t| {
         row(b, t, size).is_some_and(|r| r.stops(axis(t)).contains(&Stop::Gap(g.0, g.1)))
     });
     if !ok {
-        b.tl.gap = None;
+        b.panes.timeline.view.gap = None;
     }
 }

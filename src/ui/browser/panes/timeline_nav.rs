@@ -28,7 +28,7 @@ const INSPECTOR_MIN_ROWS: u16 = 20;
 
 /// Lines the inspector takes at terminal `size` (0: hidden, or no room).
 pub fn inspector_height(b: &Browser, size: (u16, u16)) -> u16 {
-    if b.tl.inspector_off || size.1 < INSPECTOR_MIN_ROWS {
+    if b.panes.timeline.view.inspector_off || size.1 < INSPECTOR_MIN_ROWS {
         0
     } else {
         INSPECTOR
@@ -37,9 +37,12 @@ pub fn inspector_height(b: &Browser, size: (u16, u16)) -> u16 {
 
 /// The displayed rows: single timeline rows, or groups when they exceed the capacity.
 pub fn display_rows(b: &Browser, t: &Timeline, size: (u16, u16)) -> Vec<Range<usize>> {
-    let base =
-        b.tl.expanded
-            .map_or(0..t.rows.len(), |(a, e)| a..e.min(t.rows.len()));
+    let base = b
+        .panes
+        .timeline
+        .view
+        .expanded
+        .map_or(0..t.rows.len(), |(a, e)| a..e.min(t.rows.len()));
     let n = base.len();
     let g = n.div_ceil(capacity(size, inspector_height(b, size))).max(1);
     base.clone()
@@ -81,9 +84,9 @@ fn selected_bands(
 pub fn prepare(b: &mut Browser, step: StepNo, ctx: &mut Ctx<UiMsg>) {
     let rank = b.device();
     let more = more_steps(b);
-    let current = b.cache.timelines.last().map(|t| (t.rank, t.step, t.more));
+    let current = b.shared.timelines.last().map(|t| (t.rank, t.step, t.more));
     if current != Some((rank, step, more)) {
-        let kept = &mut b.cache.timelines;
+        let kept = &mut b.shared.timelines;
         let t = match kept
             .iter()
             .position(|t| (t.rank, t.step, t.more) == (rank, step, more))
@@ -91,12 +94,19 @@ pub fn prepare(b: &mut Browser, step: StepNo, ctx: &mut Ctx<UiMsg>) {
             Some(i) => kept.remove(i).timeline,
             None => build(b, rank, more),
         };
-        b.tl.row = b.tl.row.min(t.rows.len().saturating_sub(1));
-        if b.tl
+        b.panes.timeline.view.row = b
+            .panes
+            .timeline
+            .view
+            .row
+            .min(t.rows.len().saturating_sub(1));
+        if b.panes
+            .timeline
+            .view
             .op
             .is_none_or(|(s, k)| !t.rows.iter().any(|r| r.occurrence(s, k).is_some()))
         {
-            b.tl.op = default_op(&t);
+            b.panes.timeline.view.op = default_op(&t);
         }
         b.keep_timeline(rank, step, more, t);
     }
@@ -104,42 +114,45 @@ pub fn prepare(b: &mut Browser, step: StepNo, ctx: &mut Ctx<UiMsg>) {
     let rows = b
         .timeline()
         .map_or(0, |t| display_rows(b, t, ctx.size).len());
-    b.tl.row = b.tl.row.min(rows.saturating_sub(1));
+    b.panes.timeline.view.row = b.panes.timeline.view.row.min(rows.saturating_sub(1));
     let first = b.timeline().map_or(0, |t| {
         display_rows(b, t, ctx.size)
-            .get(b.tl.row)
+            .get(b.panes.timeline.view.row)
             .map_or(0, |r| r.start)
     });
-    let key = b.tl.op.map(|(name, k)| SelectedKey {
+    let key = b.panes.timeline.view.op.map(|(name, k)| SelectedKey {
         rank,
         step,
         name,
         k,
         row: first,
     });
-    if key != b.cache.selected {
+    if key != b.panes.timeline.selected {
         let data = b.data.clone();
-        b.cache.selected_bands = match (b.tl.op, b.timeline()) {
+        b.panes.timeline.bands = match (b.panes.timeline.view.op, b.timeline()) {
             (Some((s, k)), Some(t)) => selected_bands(t, &data.analysis.comm, rank, first, s, k),
             _ => Vec::new(),
         };
-        b.cache.selected = key;
+        b.panes.timeline.selected = key;
     }
 }
 
 /// Steps shown after the selected one: as asked, within the job's last step.
 fn more_steps(b: &Browser) -> usize {
-    b.tl.more_steps
-        .min(b.steps().len().saturating_sub(b.step + 1))
+    b.panes
+        .timeline
+        .view
+        .more_steps
+        .min(b.steps().len().saturating_sub(b.nav.step + 1))
 }
 
 /// The timeline of the selected step and `more` after it, on one axis: each step's from the
 /// cache when kept there, else built.
 fn build(b: &Browser, rank: Option<RankIx>, more: usize) -> Timeline {
-    let parts: Vec<Timeline> = b.steps()[b.step..=b.step + more]
+    let parts: Vec<Timeline> = b.steps()[b.nav.step..=b.nav.step + more]
         .iter()
         .map(|&s| {
-            b.cache
+            b.shared
                 .timelines
                 .iter()
                 .find(|t| (t.rank, t.step, t.more) == (rank, s, 0))
@@ -154,7 +167,7 @@ fn build(b: &Browser, rank: Option<RankIx>, more: usize) -> Timeline {
 
 /// `}` / `{`: one step more (fewer) on the axis; the view shows them whole.
 pub fn widen(b: &mut Browser, more: bool, ctx: &mut Ctx<UiMsg>) {
-    let room = b.steps().len().saturating_sub(b.step + 1);
+    let room = b.steps().len().saturating_sub(b.nav.step + 1);
     let now = more_steps(b);
     let next = if more {
         (now + 1).min(room).min(MAX_MORE)
@@ -168,8 +181,8 @@ pub fn widen(b: &mut Browser, more: bool, ctx: &mut Ctx<UiMsg>) {
             format!("at most {} steps on one axis", MAX_MORE + 1)
         });
     }
-    b.tl.more_steps = next;
-    b.tl.zoom = None;
+    b.panes.timeline.view.more_steps = next;
+    b.panes.timeline.view.zoom = None;
 }
 
 /// Steps added after the selected one, at most.
@@ -179,7 +192,7 @@ const MAX_MORE: usize = 7;
 pub fn select_row(b: &mut Browser, ri: usize, size: (u16, u16)) {
     let Some(t) = b.timeline() else { return };
     let rows = display_rows(b, t, size);
-    b.tl.row = rows.iter().position(|r| r.contains(&ri)).unwrap_or(0);
+    b.panes.timeline.view.row = rows.iter().position(|r| r.contains(&ri)).unwrap_or(0);
 }
 
 /// The first collective of the step (else the first band): the operator a fresh timeline
@@ -199,7 +212,7 @@ pub fn default_op(t: &Timeline) -> Option<(Sym, usize)> {
 
 /// The visible window of the timeline.
 pub fn window(b: &Browser, t: &Timeline) -> (Ns, Ns) {
-    b.tl.zoom.unwrap_or(full(t))
+    b.panes.timeline.view.zoom.unwrap_or(full(t))
 }
 
 /// The whole step: never empty.
@@ -211,12 +224,15 @@ fn full(t: &Timeline) -> (Ns, Ns) {
 pub fn zoom(b: &mut Browser, a: Action, size: (u16, u16)) {
     let Some(t) = b.timeline() else { return };
     let (a0, b0) = window(b, t);
-    let center =
-        b.tl.op
-            .and_then(|(s, k)| selected_band(b, t, s, k, size))
-            .map(|(s, e)| s + (e - s) / 2)
-            .filter(|c| (a0..=b0).contains(c));
-    b.tl.zoom = zoomed(a, (a0, b0), center, full(t));
+    let center = b
+        .panes
+        .timeline
+        .view
+        .op
+        .and_then(|(s, k)| selected_band(b, t, s, k, size))
+        .map(|(s, e)| s + (e - s) / 2)
+        .filter(|c| (a0..=b0).contains(c));
+    b.panes.timeline.view.zoom = zoomed(a, (a0, b0), center, full(t));
 }
 
 /// The window after a zoom or pan of `(a0, b0)` around `center` (default: the middle),
@@ -263,7 +279,7 @@ pub fn selected_band(
     size: (u16, u16),
 ) -> Option<(Ns, Ns)> {
     let rows = display_rows(b, t, size);
-    let first = rows.get(b.tl.row).map_or(0, |r| r.start);
+    let first = rows.get(b.panes.timeline.view.row).map_or(0, |r| r.start);
     let band = t
         .rows
         .get(first)
@@ -277,11 +293,14 @@ pub fn selected_band(
 pub fn next_of_kind(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) {
     let Some(t) = b.timeline() else { return };
     let rows = display_rows(b, t, ctx.size);
-    let Some(row) = rows.get(b.tl.row).and_then(|r| t.rows.get(r.start)) else {
+    let Some(row) = rows
+        .get(b.panes.timeline.view.row)
+        .and_then(|r| t.rows.get(r.start))
+    else {
         return;
     };
     let (a0, _) = window(b, t);
-    let cur = b.tl.op.and_then(|(s, k)| {
+    let cur = b.panes.timeline.view.op.and_then(|(s, k)| {
         let mut seen = 0;
         row.bands.iter().position(|b| {
             let hit = b.name == s && seen == k;
@@ -303,8 +322,8 @@ pub fn next_of_kind(b: &mut Browser, forward: bool, ctx: &mut Ctx<UiMsg>) {
     };
     let band = row.bands[j];
     let k = row.occurrence_index(j);
-    b.tl.op = Some((band.name, k));
-    b.tl.gap = None;
+    b.panes.timeline.view.op = Some((band.name, k));
+    b.panes.timeline.view.gap = None;
     follow(b, band.start, band.end);
 }
 
@@ -316,7 +335,7 @@ pub fn follow(b: &mut Browser, s: Ns, e: Ns) {
     if s < wa || e > wb {
         let w = (wb - wa).max(e - s);
         let c = s + (e - s) / 2;
-        b.tl.zoom = clamp(c - w / 2, c - w / 2 + w, full_a, full_b);
+        b.panes.timeline.view.zoom = clamp(c - w / 2, c - w / 2 + w, full_a, full_b);
     }
 }
 
@@ -352,7 +371,7 @@ fn focus_band(t: &Timeline, f: &Focus) -> Option<(usize, usize, Band)> {
 /// Resolves a pending focus (critical path jump, operator → rank): selects the row and the
 /// band and zooms around it.
 pub fn resolve_focus(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
-    if let Some(focus) = b.tl.focus.take() {
+    if let Some(focus) = b.panes.timeline.view.focus.take() {
         let Some(t) = b.timeline() else { return };
         let (t0, t1) = (t.start, t.end.max(t.start + 1));
         match focus_band(t, &focus) {
@@ -376,18 +395,18 @@ pub fn resolve_focus(b: &mut Browser, ctx: &mut Ctx<UiMsg>) {
                         (s.min(x.start), e.max(x.end))
                     });
                 let d = (e - s).max((t1 - t0) / 200).max(1_000) / 2;
-                b.tl.zoom = clamp(s - d, e + d, t0, t1);
-                b.tl.op = Some((band.name, k));
-                b.tl.gap = None;
-                b.tl.expanded = None;
+                b.panes.timeline.view.zoom = clamp(s - d, e + d, t0, t1);
+                b.panes.timeline.view.op = Some((band.name, k));
+                b.panes.timeline.view.gap = None;
+                b.panes.timeline.view.expanded = None;
                 select_row(b, ri, ctx.size);
             }
             None => ctx.status = Some("that operator is not on this rank's timeline rows".into()),
         }
     }
-    if let Some(rank) = b.tl.focus_rank.take() {
+    if let Some(rank) = b.panes.timeline.view.focus_rank.take() {
         if let Some(ri) = b.timeline().and_then(|t| t.row_of_rank(rank)) {
-            b.tl.expanded = None;
+            b.panes.timeline.view.expanded = None;
             select_row(b, ri, ctx.size);
         }
     }

@@ -4,7 +4,7 @@
 
 use super::layout_view::selected_line;
 use crate::analysis::layout::metric::Value;
-use crate::analysis::layout::topology::Topology;
+use crate::analysis::layout::topology::LinkTraffic;
 use crate::format::{bytes, human, pad};
 use crate::model::RankId;
 use crate::ui::UiMsg;
@@ -32,7 +32,7 @@ pub fn draw(
     let th = &ctx.theme;
     let a = &b.data.analysis;
     let Some(l) = a.layout.as_ref() else { return };
-    let t: &Topology = &a.topology;
+    let t: &LinkTraffic = &a.topology;
     let rpn = t.ranks_per_node.max(1);
     let nodes = l.world.div_ceil(rpn);
     // Nodes take what is left after the links, the slow links and the selected line.
@@ -47,7 +47,7 @@ pub fn draw(
     let title = format!(
         "topology: {nodes} node(s) × {rpn} ({}) — {}",
         t.ranks_per_node_from,
-        b.layout.metric.title()
+        b.panes.layout.metric.title()
     );
     f.render_widget(Paragraph::new(lines).block(block(th, title)), area);
 }
@@ -94,7 +94,7 @@ fn node_lines<'a>(
 }
 
 /// The traffic per link type, then the slow links.
-fn link_lines<'a>(ctx: &Ctx<UiMsg>, t: &Topology) -> Vec<Line<'a>> {
+fn link_lines<'a>(ctx: &Ctx<UiMsg>, t: &LinkTraffic) -> Vec<Line<'a>> {
     let th = &ctx.theme;
     let mut lines = vec![widgets::head(
         th,

@@ -20,6 +20,16 @@ use ratatui::style::Color;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+/// The what-if pane's state: whether the replayed step has the pane, and the steps it
+/// measured and replayed.
+#[derive(Debug, Clone, Default)]
+pub struct WhatIfState {
+    /// The replayed step alone (Enter toggles).
+    pub zoom: bool,
+    /// Steps measured and replayed, by (step, fix row); `None`: no events in the step.
+    pub replay: std::collections::HashMap<(crate::model::StepNo, usize), Option<StepBands>>,
+}
+
 /// The what-if pane.
 pub struct WhatIfPane;
 
@@ -34,11 +44,11 @@ impl PaneView for WhatIfPane {
     }
 
     fn enter(&self, b: &mut Browser, _row: usize, _: &mut Ctx<UiMsg>) {
-        b.whatif_zoom = !b.whatif_zoom;
+        b.panes.whatif.zoom = !b.panes.whatif.zoom;
     }
 
     fn back(&self, b: &mut Browser, _: &mut Ctx<UiMsg>) -> bool {
-        std::mem::replace(&mut b.whatif_zoom, false)
+        std::mem::replace(&mut b.panes.whatif.zoom, false)
     }
 
     fn hints(&self) -> &'static [Action] {
@@ -60,7 +70,7 @@ impl PaneView for WhatIfPane {
     fn draw(&self, f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
         let th = &ctx.theme;
         let findings = &b.data.analysis.findings;
-        let list_h = if b.whatif_zoom {
+        let list_h = if b.panes.whatif.zoom {
             0
         } else {
             // Every finding and the ideal, a header and two borders.
@@ -73,7 +83,7 @@ impl PaneView for WhatIfPane {
         }
         let step = b.step_number().unwrap_or_default();
         let fix = row_fix(b, b.row_of(Pane::WhatIf));
-        match b.cache.replay.get(&(step, fix)) {
+        match b.panes.whatif.replay.get(&(step, fix)) {
             Some(Some(sb)) => {
                 let step_ns = b
                     .data

@@ -284,41 +284,56 @@ impl<'a> RankGraph<'a> {
             if self.blocking(i) {
                 self.blocking_calls.push(i as u32);
             }
-            match stack.last() {
-                Some(&(p, c)) => {
-                    let blocked = self.blocking(p);
-                    let cat = if blocked {
-                        Category::Wait
-                    } else {
-                        Category::Cpu
-                    };
-                    let w = if blocked {
-                        0
-                    } else {
-                        ev.start[i] - self.g.nodes[c as usize].1
-                    };
-                    self.g.edge(c, s, w, Some(cat), self.ri, EventIx::of(p));
-                }
-                None => {
-                    // The thread ran no recorded op between two top-level ops: Python between
-                    // ops, a stall, descheduling. Attributed to the annotation it fell in.
-                    if let Some(pe) = prev_top_end {
-                        let gap = ev.start[i] - self.g.nodes[pe as usize].1;
-                        let at = within.last().copied().unwrap_or(i);
-                        let cat = (gap > 0).then_some(Category::HostGap);
-                        self.gap_into.insert(s, self.g.edges.len());
-                        if gap > 0 {
-                            let from = self.g.nodes[pe as usize].1;
-                            self.gaps.entry(lane).or_default().push((from, ev.start[i]));
-                        }
-                        self.g.edge(pe, s, gap, cat, self.ri, EventIx::of(at));
-                    }
-                }
-            }
+            let top = prev_top_end.map(|pe| (pe, within.last().copied().unwrap_or(i)));
+            self.link_call(stack.last().copied(), top, i, s, lane);
             stack.push((i, s));
         }
         while !stack.is_empty() {
             self.close(&mut stack);
+        }
+    }
+
+    /// The edge into call `i`'s start node `s`: from its parent's cursor (its own work, or a
+    /// wait when the parent blocks), or for a top-level call from the previous top-level
+    /// call's end `top.0` (a host gap, attributed to the annotation `top.1` it fell in).
+    fn link_call(
+        &mut self,
+        parent: Option<(usize, u32)>,
+        top: Option<(u32, usize)>,
+        i: usize,
+        s: u32,
+        lane: u16,
+    ) {
+        let ev = &self.rank.events;
+        match parent {
+            Some((p, c)) => {
+                let blocked = self.blocking(p);
+                let cat = if blocked {
+                    Category::Wait
+                } else {
+                    Category::Cpu
+                };
+                let w = if blocked {
+                    0
+                } else {
+                    ev.start[i] - self.g.nodes[c as usize].1
+                };
+                self.g.edge(c, s, w, Some(cat), self.ri, EventIx::of(p));
+            }
+            None => {
+                // The thread ran no recorded op between two top-level ops: Python between
+                // ops, a stall, descheduling. Attributed to the annotation it fell in.
+                if let Some((pe, at)) = top {
+                    let gap = ev.start[i] - self.g.nodes[pe as usize].1;
+                    let cat = (gap > 0).then_some(Category::HostGap);
+                    self.gap_into.insert(s, self.g.edges.len());
+                    if gap > 0 {
+                        let from = self.g.nodes[pe as usize].1;
+                        self.gaps.entry(lane).or_default().push((from, ev.start[i]));
+                    }
+                    self.g.edge(pe, s, gap, cat, self.ri, EventIx::of(at));
+                }
+            }
         }
     }
 

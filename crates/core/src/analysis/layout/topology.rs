@@ -43,9 +43,10 @@ pub struct SlowLinkRow {
     pub rank: Option<RankId>,
 }
 
-/// Nodes and links.
+/// Nodes and the traffic per link type (the layout pane's topology; the links themselves are
+/// [`crate::analysis::comm::links::Topology`]).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Topology {
+pub struct LinkTraffic {
     /// Ranks per node, and where that came from.
     pub ranks_per_node: u32,
     /// `option`, `deviceProperties` or `default`.
@@ -56,7 +57,7 @@ pub struct Topology {
     pub slow: Vec<SlowLinkRow>,
 }
 
-impl Topology {
+impl LinkTraffic {
     /// The node of a rank.
     pub fn node_of(&self, r: RankId) -> u32 {
         r.0 / self.ranks_per_node.max(1)
@@ -64,12 +65,12 @@ impl Topology {
 }
 
 /// The topology of a job from its communication analysis and HCCL's link matrix.
-pub fn topology(comm: &Comm, links: &[LinkStat]) -> Topology {
+pub fn topology(comm: &Comm, links: &[LinkStat]) -> LinkTraffic {
     let t = &comm.topology;
-    let mut out = Topology {
+    let mut out = LinkTraffic {
         ranks_per_node: t.ranks_per_node.max(1),
         ranks_per_node_from: t.ranks_per_node_from,
-        ..Topology::default()
+        ..LinkTraffic::default()
     };
     if links.is_empty() {
         by_placement(comm, &mut out);
@@ -100,7 +101,7 @@ pub fn topology(comm: &Comm, links: &[LinkStat]) -> Topology {
 }
 
 /// HCCL's matrix, per transport.
-fn by_transport(links: &[LinkStat], out: &mut Topology) {
+fn by_transport(links: &[LinkStat], out: &mut LinkTraffic) {
     let mut kinds: Vec<String> = links
         .iter()
         .map(|l| l.transport.as_str().to_string())
@@ -132,7 +133,7 @@ fn by_transport(links: &[LinkStat], out: &mut Topology) {
 }
 
 /// The collectives, by where their groups sit: inside a node, across nodes.
-fn by_placement(comm: &Comm, out: &mut Topology) {
+fn by_placement(comm: &Comm, out: &mut LinkTraffic) {
     let t = &comm.topology;
     for (placement, link) in [("intra_node", &t.intra), ("inter_node", &t.inter)] {
         let of: Vec<_> = comm
@@ -165,7 +166,7 @@ fn by_placement(comm: &Comm, out: &mut Topology) {
 }
 
 /// Point-to-point transfers, inside a node and across.
-fn p2p(comm: &Comm, out: &mut Topology) {
+fn p2p(comm: &Comm, out: &mut LinkTraffic) {
     let rpn = out.ranks_per_node;
     for (inside, name) in [(true, "p2p intra-node"), (false, "p2p inter-node")] {
         let of: Vec<_> = comm

@@ -133,96 +133,11 @@ pub fn work(
         .filter(|d| !d.is_empty())
         .map(|d| numel(d))
         .sum();
+    let backward = fam.form == GemmForm::Backward;
     let mut w = match fam.family {
-        Family::Gemm => {
-            let (a, b, bias) = match fam.form {
-                GemmForm::BiasFirst => (
-                    dims.get(1)?,
-                    dims.get(2)?,
-                    dims.first().map_or(0.0, |d| numel(d)),
-                ),
-                _ => (
-                    dims.first()?,
-                    dims.get(1)?,
-                    dims.get(2).map_or(0.0, |d| numel(d)),
-                ),
-            };
-            let (batch, m, k, nn) = if fam.form == GemmForm::Linear {
-                // input [..., K], weight [N, K]
-                let (k, rest) = a.split_last()?;
-                let (nn, wk) = (*b.first()?, *b.get(1)?);
-                if wk != *k {
-                    return None;
-                }
-                (numel(rest), 1.0, *k, nn)
-            } else {
-                let (m, k) = (a[a.len().checked_sub(2)?], *a.last()?);
-                let nn = *b.last()?;
-                if b[b.len().checked_sub(2)?] != k {
-                    return None;
-                }
-                (numel(&a[..a.len() - 2]), m as f64, k, nn)
-            };
-            let (m_rows, kf, nf) = (batch * m, k as f64, nn as f64);
-            Work {
-                flops: Some(2.0 * m_rows * kf * nf),
-                bytes: (numel(a) + numel(b) + bias + m_rows * nf) * size,
-                gemm: Some(((m_rows as u64), nn, k)),
-            }
-        }
-        Family::Conv if fam.form == GemmForm::Backward => {
-            // grad_out [N, C_out, out…] gives the output size exactly; the input and the
-            // weight gradients each cost the forward's FLOPs.
-            let (go, x, wt) = (dims.first()?, dims.get(1)?, dims.get(2)?);
-            if x.len() < 3 || wt.len() != x.len() || go.len() != x.len() {
-                return None;
-            }
-            let forward = 2.0 * numel(go) * wt[1] as f64 * numel(&wt[2..]);
-            Work {
-                flops: Some(2.0 * forward),
-                bytes: (numel(go) + 2.0 * numel(x) + 2.0 * numel(wt)) * size,
-                gemm: None,
-            }
-        }
-        Family::Conv => {
-            let (x, wt) = (dims.first()?, dims.get(1)?);
-            if x.len() < 3 || wt.len() != x.len() {
-                return None;
-            }
-            let out_spatial = numel(&x[2..]);
-            let flops =
-                2.0 * x[0] as f64 * wt[0] as f64 * out_spatial * wt[1] as f64 * numel(&wt[2..]);
-            Work {
-                flops: Some(flops),
-                bytes: (numel(x) + numel(wt) + x[0] as f64 * wt[0] as f64 * out_spatial) * size,
-                gemm: None,
-            }
-        }
-        Family::Attention if fam.form == GemmForm::Backward => {
-            let (go, q, k) = (dims.first()?, dims.get(1)?, dims.get(2)?);
-            if q.len() != 4 || k.len() != 4 || go.len() != 4 {
-                return None;
-            }
-            let forward = 4.0 * q[0] as f64 * q[1] as f64 * q[2] as f64 * k[2] as f64 * q[3] as f64;
-            Work {
-                flops: Some(2.5 * forward),
-                // grad_out, q, k, v, out read; dq, dk, dv written.
-                bytes: (inputs + numel(q) + 2.0 * numel(k)) * size,
-                gemm: None,
-            }
-        }
-        Family::Attention => {
-            let (q, k) = (dims.first()?, dims.get(1)?);
-            if q.len() != 4 || k.len() != 4 {
-                return None;
-            }
-            let flops = 4.0 * q[0] as f64 * q[1] as f64 * q[2] as f64 * k[2] as f64 * q[3] as f64;
-            Work {
-                flops: Some(flops),
-                bytes: (inputs + numel(q)) * size,
-                gemm: None,
-            }
-        }
+        Family::Gemm => gemm(fam.form, dims, size)?,
+        Family::Conv => conv(dims, size, backward)?,
+        Family::Attention => attention(dims, size, inputs, backward)?,
         Family::Embedding => {
             // Rows of D read (or the gradient's rows) and written, plus the int64 indices.
             let (table, idx) = (dims.first()?, dims.get(1)?);
@@ -243,6 +158,102 @@ pub fn work(
         w.flops = Some(f as f64);
     }
     (w.bytes > 0.0).then_some(w)
+}
+
+/// A matrix product's work: batch × M × K × N from its operands (`Linear`: input [..., K],
+/// weight [N, K]); `None` when the inner sizes disagree.
+fn gemm(form: GemmForm, dims: &[Vec<u64>], size: f64) -> Option<Work> {
+    let (a, b, bias) = match form {
+        GemmForm::BiasFirst => (
+            dims.get(1)?,
+            dims.get(2)?,
+            dims.first().map_or(0.0, |d| numel(d)),
+        ),
+        _ => (
+            dims.first()?,
+            dims.get(1)?,
+            dims.get(2).map_or(0.0, |d| numel(d)),
+        ),
+    };
+    let (batch, m, k, nn) = if form == GemmForm::Linear {
+        // input [..., K], weight [N, K]
+        let (k, rest) = a.split_last()?;
+        let (nn, wk) = (*b.first()?, *b.get(1)?);
+        if wk != *k {
+            return None;
+        }
+        (numel(rest), 1.0, *k, nn)
+    } else {
+        let (m, k) = (a[a.len().checked_sub(2)?], *a.last()?);
+        let nn = *b.last()?;
+        if b[b.len().checked_sub(2)?] != k {
+            return None;
+        }
+        (numel(&a[..a.len() - 2]), m as f64, k, nn)
+    };
+    let (m_rows, kf, nf) = (batch * m, k as f64, nn as f64);
+    Some(Work {
+        flops: Some(2.0 * m_rows * kf * nf),
+        bytes: (numel(a) + numel(b) + bias + m_rows * nf) * size,
+        gemm: Some(((m_rows as u64), nn, k)),
+    })
+}
+
+/// A convolution's work from input [N, C_in, spatial…] and weight [C_out, C_in, kernel…]
+/// (backward: grad_out first, then the input and the weight).
+fn conv(dims: &[Vec<u64>], size: f64, backward: bool) -> Option<Work> {
+    if backward {
+        // grad_out [N, C_out, out…] gives the output size exactly; the input and the
+        // weight gradients each cost the forward's FLOPs.
+        let (go, x, wt) = (dims.first()?, dims.get(1)?, dims.get(2)?);
+        if x.len() < 3 || wt.len() != x.len() || go.len() != x.len() {
+            return None;
+        }
+        let forward = 2.0 * numel(go) * wt[1] as f64 * numel(&wt[2..]);
+        return Some(Work {
+            flops: Some(2.0 * forward),
+            bytes: (numel(go) + 2.0 * numel(x) + 2.0 * numel(wt)) * size,
+            gemm: None,
+        });
+    }
+    let (x, wt) = (dims.first()?, dims.get(1)?);
+    if x.len() < 3 || wt.len() != x.len() {
+        return None;
+    }
+    let out_spatial = numel(&x[2..]);
+    let flops = 2.0 * x[0] as f64 * wt[0] as f64 * out_spatial * wt[1] as f64 * numel(&wt[2..]);
+    Some(Work {
+        flops: Some(flops),
+        bytes: (numel(x) + numel(wt) + x[0] as f64 * wt[0] as f64 * out_spatial) * size,
+        gemm: None,
+    })
+}
+
+/// Attention's work from q and k [B, H, S, D] (backward: grad_out first; 2.5× the forward).
+fn attention(dims: &[Vec<u64>], size: f64, inputs: f64, backward: bool) -> Option<Work> {
+    if backward {
+        let (go, q, k) = (dims.first()?, dims.get(1)?, dims.get(2)?);
+        if q.len() != 4 || k.len() != 4 || go.len() != 4 {
+            return None;
+        }
+        let forward = 4.0 * q[0] as f64 * q[1] as f64 * q[2] as f64 * k[2] as f64 * q[3] as f64;
+        return Some(Work {
+            flops: Some(2.5 * forward),
+            // grad_out, q, k, v, out read; dq, dk, dv written.
+            bytes: (inputs + numel(q) + 2.0 * numel(k)) * size,
+            gemm: None,
+        });
+    }
+    let (q, k) = (dims.first()?, dims.get(1)?);
+    if q.len() != 4 || k.len() != 4 {
+        return None;
+    }
+    let flops = 4.0 * q[0] as f64 * q[1] as f64 * q[2] as f64 * k[2] as f64 * q[3] as f64;
+    Some(Work {
+        flops: Some(flops),
+        bytes: (inputs + numel(q)) * size,
+        gemm: None,
+    })
 }
 
 #[cfg(test)]

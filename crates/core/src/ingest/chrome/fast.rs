@@ -231,36 +231,10 @@ pub fn event<'a>(b: &'a [u8], start: usize, r: &Reading<'_, 'a>) -> Option<(RawE
         i = match key {
             EventKey::Ph | EventKey::Cat | EventKey::Name if null => i + 4,
             EventKey::Ph | EventKey::Cat | EventKey::Name => {
-                let (s, e) = plain_string(b, i)?;
-                // Flows, instants and counters, and python stack frames, are only counted:
-                // skip the rest of the object without reading it.
-                let dropped = match key {
-                    EventKey::Ph => matches!(s, b"s" | b"f" | b"t" | b"i" | b"I" | b"n" | b"C"),
-                    EventKey::Cat => {
-                        !r.stack_frames
-                            && s == r.dialect.stack_frame_category()
-                            && ev.ph.as_ref().is_some_and(|p| &*p.0 == b"X")
-                    }
-                    _ => false,
-                };
-                let v = Some(Str(Cow::Borrowed(s)));
-                match key {
-                    EventKey::Ph => ev.ph = v,
-                    EventKey::Cat => ev.cat = v,
-                    _ => ev.name = v,
+                match text_field(b, (start, i), key, &mut ev, r)? {
+                    Ok(e) => e,
+                    Err(end) => return Some((counted_only(ev), end - start)),
                 }
-                if dropped {
-                    // The rest of the object only: torch_npu writes a counter's phase last.
-                    let end = close_object(b, e, 1)?;
-                    // Kineto's `Record Window End` instant is read whole: its `ts` ends
-                    // what the trace observed.
-                    let instant = ev.ph.as_ref().is_some_and(|p| matches!(&*p.0, b"i" | b"I"));
-                    if !instant || memchr::memmem::find(&b[start..end], RECORD_WINDOW_END).is_none()
-                    {
-                        return Some((counted_only(ev), end - start));
-                    }
-                }
-                e
             }
             EventKey::Pid | EventKey::Tid if null => i + 4,
             EventKey::Pid | EventKey::Tid => {
@@ -301,6 +275,46 @@ pub fn event<'a>(b: &'a [u8], start: usize, r: &Reading<'_, 'a>) -> Option<(RawE
             _ => return None,
         }
     }
+}
+
+/// Reads the phase, category or name at `b[i]` into `ev`: `Ok` with the value's end, or
+/// `Err` with the object's end when the event is only counted (flows, instants, counters,
+/// python stack frames: the rest of the object is skipped unread).
+#[inline]
+fn text_field<'a>(
+    b: &'a [u8],
+    (start, i): (usize, usize),
+    key: EventKey,
+    ev: &mut RawEvent<'a>,
+    r: &Reading<'_, 'a>,
+) -> Option<Result<usize, usize>> {
+    let (s, e) = plain_string(b, i)?;
+    let dropped = match key {
+        EventKey::Ph => matches!(s, b"s" | b"f" | b"t" | b"i" | b"I" | b"n" | b"C"),
+        EventKey::Cat => {
+            !r.stack_frames
+                && s == r.dialect.stack_frame_category()
+                && ev.ph.as_ref().is_some_and(|p| &*p.0 == b"X")
+        }
+        _ => false,
+    };
+    let v = Some(Str(Cow::Borrowed(s)));
+    match key {
+        EventKey::Ph => ev.ph = v,
+        EventKey::Cat => ev.cat = v,
+        _ => ev.name = v,
+    }
+    if dropped {
+        // The rest of the object only: torch_npu writes a counter's phase last.
+        let end = close_object(b, e, 1)?;
+        // Kineto's `Record Window End` instant is read whole: its `ts` ends what the trace
+        // observed.
+        let instant = ev.ph.as_ref().is_some_and(|p| matches!(&*p.0, b"i" | b"I"));
+        if !instant || memchr::memmem::find(&b[start..end], RECORD_WINDOW_END).is_none() {
+            return Some(Err(end));
+        }
+    }
+    Some(Ok(e))
 }
 
 #[cfg(test)]

@@ -55,20 +55,14 @@ pub fn words(c: &Claim) -> Words {
             pace_cost_ns,
             others_wait_ns,
             others_ranks,
-        } => Words {
-            title: format!(
-                "pipeline stage {stage} (ranks {}) sets the pace: it computes {:+.0}% over the stage mean ({} per step); the other stages wait {} per step in receives (Σ over {others_ranks} rank(s))",
-                crate::format::ranges(ranks),
-                excess * 100.0,
-                human(*pace_cost_ns),
-                human(*others_wait_ns)
-            ),
-            cause: "layers are split unevenly across pipeline stages: the other stages wait in receives (bubbles)",
-            suggestions: &[
-                "rebalance layers across stages (fewer on the heavy stage; embedding and loss layers count)",
-                "use interleaved / virtual pipeline stages to shrink bubbles",
-            ],
-        },
+        } => stage_imbalance(
+            stage,
+            excess,
+            ranks,
+            pace_cost_ns,
+            others_wait_ns,
+            others_ranks,
+        ),
         Claim::RankImbalance(i) => Words {
             title: format!(
                 "{} differs across group {}: rank {} {} vs rank {} {} ({:.0}% of the step)",
@@ -158,5 +152,30 @@ fn straggler(
                 "check data/work balance: uneven sequence lengths or shards on that rank",
             ]
         },
+    }
+}
+
+/// The words of [`Claim::StageImbalance`].
+fn stage_imbalance(
+    stage: &u32,
+    excess: &f64,
+    ranks: &[crate::model::RankId],
+    pace_cost_ns: &crate::time::Ns,
+    others_wait_ns: &crate::time::Ns,
+    others_ranks: &usize,
+) -> Words {
+    Words {
+        title: format!(
+            "pipeline stage {stage} (ranks {}) sets the pace: it computes {:+.0}% over the stage mean ({} per step); the other stages wait {} per step in receives (Σ over {others_ranks} rank(s))",
+            crate::format::ranges(ranks),
+            excess * 100.0,
+            human(*pace_cost_ns),
+            human(*others_wait_ns)
+        ),
+        cause: "layers are split unevenly across pipeline stages: the other stages wait in receives (bubbles)",
+        suggestions: &[
+            "rebalance layers across stages (fewer on the heavy stage; embedding and loss layers count)",
+            "use interleaved / virtual pipeline stages to shrink bubbles",
+        ],
     }
 }
