@@ -18,11 +18,11 @@ cd "$(dirname "$0")/.."
 
 group_files() {
   case $1 in
-    steps) echo src/analysis/intervals.rs src/analysis/steps.rs src/analysis/step_times.rs src/analysis/breakdown.rs ;;
-    comm) echo src/analysis/comm/matching.rs src/analysis/comm/timing.rs src/analysis/comm/align.rs ;;
-    cluster) echo src/analysis/cluster/mod.rs src/analysis/cluster/slow_steps.rs src/analysis/cluster/stragglers.rs src/analysis/cluster/stages.rs ;;
-    critical) echo src/analysis/critical_path/*.rs ;;
-    advisor) echo src/analysis/advisor/mod.rs src/analysis/advisor/draft.rs src/analysis/advisor/rules/{parallel,communication,host,compute,mod}.rs ;;
+    steps) echo crates/core/src/analysis/intervals.rs crates/core/src/analysis/steps.rs crates/core/src/analysis/step_times.rs crates/core/src/analysis/breakdown.rs ;;
+    comm) echo crates/core/src/analysis/comm/matching.rs crates/core/src/analysis/comm/timing.rs crates/core/src/analysis/comm/align.rs ;;
+    cluster) echo crates/core/src/analysis/cluster/mod.rs crates/core/src/analysis/cluster/slow_steps.rs crates/core/src/analysis/cluster/stragglers.rs crates/core/src/analysis/cluster/stages.rs ;;
+    critical) echo crates/core/src/analysis/critical_path/*.rs ;;
+    advisor) echo crates/core/src/analysis/advisor/mod.rs crates/core/src/analysis/advisor/draft.rs crates/core/src/analysis/advisor/rules/{parallel,communication,host,compute,mod}.rs ;;
     *) echo "unknown group: $1 (steps, comm, cluster, critical, advisor)" >&2; exit 2 ;;
   esac
 }
@@ -45,7 +45,8 @@ tests=(--lib --test analyses --test inputs)
 mkdir -p "target/mutants/$g"
 export STEPSCOPE_SHARED=${STEPSCOPE_SHARED:-$(realpath ../shared)}
 [ "${ITERATE:-0}" = 1 ] && args+=(--iterate)
-CI=true cargo mutants "${args[@]}" --jobs "${JOBS:-1}" --output "target/mutants/$g" \
+# The mutated files are the core crate's; the tests that catch them are both crates'.
+CI=true cargo mutants "${args[@]}" --test-workspace=true --jobs "${JOBS:-1}" --output "target/mutants/$g" \
   --timeout-multiplier 3 -- "${tests[@]}" || true
 out=target/mutants/$g/mutants.out
 for k in caught missed timeout unviable; do
