@@ -37,7 +37,6 @@ pub fn for_json(c: &CriticalPath) -> CriticalPath {
 /// The critical path as a table: its length, time by category, and the operators on it.
 /// Counts come from the whole path (`ops_total`, `through`), not from the cut `ops`.
 pub fn table(c: &CriticalPath) -> Table {
-    let total = c.total_ns.max(1) as f64;
     // Categories by name, as the JSON writes them.
     let mut by_name: Vec<(&str, i64)> = c
         .by_category
@@ -48,7 +47,7 @@ pub fn table(c: &CriticalPath) -> Table {
     let cats: Vec<String> = by_name
         .iter()
         .filter(|(_, v)| *v > 0)
-        .map(|(k, v)| format!("{k} {} ({})", human(*v), pct(*v as f64 / total)))
+        .map(|(k, v)| format!("{k} {} ({})", human(*v), pct(c.share(*v))))
         .collect();
     Table {
         title: format!(
@@ -69,7 +68,7 @@ pub fn table(c: &CriticalPath) -> Table {
                     o.category.as_str().to_string(),
                     o.count.to_string(),
                     human(o.total_ns),
-                    pct(o.total_ns as f64 / total),
+                    pct(c.share(o.total_ns)),
                 ]
             })
             .collect(),

@@ -135,13 +135,7 @@ pub fn draw(f: &mut Frame, area: Rect, p: &PairTimelines, ctx: &Ctx<()>) {
         ));
     }
     let r = &p.row;
-    let mean = |t: Ns, n: u64| {
-        if n == 0 {
-            "-".to_string()
-        } else {
-            human(t / n as Ns)
-        }
-    };
+    let mean = r.means().map(|m| m.map_or("-".to_string(), human));
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(
         fit(
@@ -149,10 +143,10 @@ pub fn draw(f: &mut Frame, area: Rect, p: &PairTimelines, ctx: &Ctx<()>) {
                 " over the compared ranks and steps: {} calls, {} (mean {}) → {} calls, {} (mean {}); matched by {:?}",
                 r.count_before,
                 human(r.total.before_ns),
-                mean(r.total.before_ns, r.count_before),
+                mean[0],
                 r.count_after,
                 human(r.total.after_ns),
-                mean(r.total.after_ns, r.count_after),
+                mean[1],
                 r.matched
             )
             .to_lowercase(),

@@ -107,7 +107,6 @@ fn draw(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>) {
 /// The path's window, length and ranks; its time by category as one bar and a legend.
 fn summary(f: &mut Frame, area: Rect, th: &Theme, cp: &CriticalPath) {
     let w = area.width.saturating_sub(2) as usize;
-    let total = cp.total_ns.max(1);
     let segs: Vec<(u64, Color, char)> = Category::ALL
         .iter()
         .enumerate()
@@ -128,7 +127,7 @@ fn summary(f: &mut Frame, area: Rect, th: &Theme, cp: &CriticalPath) {
             "{} {} ({:.0}%)  ",
             c.as_str(),
             human(*ns),
-            *ns as f64 * 100.0 / total as f64
+            cp.share(*ns) * 100.0
         );
         let more = order.len() - k;
         let need = 2 + crate::format::width(&text);
@@ -166,7 +165,6 @@ fn summary(f: &mut Frame, area: Rect, th: &Theme, cp: &CriticalPath) {
 /// The path's stretches in order, the selected one highlighted.
 fn stretches(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, cp: &CriticalPath) {
     let th = &ctx.theme;
-    let total = cp.total_ns.max(1);
     let sel = b.row_of(Pane::Critical);
     let (rows, off) = widgets::page(area, 1, sel);
     let nw = (area.width as usize).saturating_sub(2 + 6 + 7 + 16 + 10 + 8 + 5);
@@ -203,10 +201,7 @@ fn stretches(f: &mut Frame, area: Rect, b: &Browser, ctx: &Ctx<UiMsg>, cp: &Crit
                 format!(
                     " {} {} {}",
                     rpad(&human(op.dur_ns), 9),
-                    rpad(
-                        &format!("{:.1}%", op.dur_ns as f64 * 100.0 / total as f64),
-                        7
-                    ),
+                    rpad(&format!("{:.1}%", cp.share(op.dur_ns) * 100.0), 7),
                     crate::format::fit_name(&op.name, nw)
                 ),
                 style,

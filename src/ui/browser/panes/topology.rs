@@ -104,10 +104,9 @@ fn link_lines<'a>(ctx: &Ctx<UiMsg>, t: &LinkTraffic) -> Vec<Line<'a>> {
         ),
     )];
     for k in &t.link_types {
-        let of_peak = match (k.median_gbps, k.peak_gbps) {
-            (Some(g), Some(p)) if p > 0.0 => format!("{:.0}%", 100.0 * g / p),
-            _ => "-".into(),
-        };
+        let of_peak = k
+            .of_peak()
+            .map_or("-".into(), |f| format!("{:.0}%", f * 100.0));
         let row = format!(
             "  {:<18} {:>5} {:>9} {:>9} {:>7} {:>5} {:>4}",
             crate::format::fit(&k.name, 18),

@@ -239,6 +239,12 @@ impl CriticalPath {
     pub fn time_in(&self, c: Category) -> Ns {
         self.by_category.get(&c).copied().unwrap_or(0)
     }
+
+    /// The share of the path's length that `ns` of it is (a category's time, an operator's
+    /// stretch): what the report's table and the critical pane show as a percentage.
+    pub fn share(&self, ns: Ns) -> f64 {
+        ns as f64 / self.total_ns.max(1) as f64
+    }
 }
 
 /// A category map as an object keyed by the categories' names, in name order.

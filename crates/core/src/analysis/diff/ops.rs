@@ -10,6 +10,7 @@ use super::parts::Delta;
 use super::sequence::{Kernel, Sequence, Top};
 use super::steps::StepPair;
 use crate::model::{Rank, StepNo};
+use crate::time::Ns;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
@@ -62,6 +63,15 @@ impl OpRow {
     /// True when its time or its number of calls changed between the runs.
     pub fn changed(&self) -> bool {
         self.total.delta_ns() != 0 || self.count_before != self.count_after
+    }
+
+    /// The mean time of one instance in the first and the second run (`None`: no instance).
+    pub fn means(&self) -> [Option<Ns>; 2] {
+        let mean = |t: Ns, n: u64| (n > 0).then(|| t / n as Ns);
+        [
+            mean(self.total.before_ns, self.count_before),
+            mean(self.total.after_ns, self.count_after),
+        ]
     }
 }
 

@@ -28,6 +28,16 @@ pub struct LinkType {
     pub slow: u64,
 }
 
+impl LinkType {
+    /// Its median bandwidth as a fraction of its peak, when both are known.
+    pub fn of_peak(&self) -> Option<f64> {
+        match (self.median_gbps, self.peak_gbps) {
+            (Some(g), Some(p)) if p > 0.0 => Some(g / p),
+            _ => None,
+        }
+    }
+}
+
 /// One slow link, in words and by its ranks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlowLinkRow {
