@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// Assembles the job. `hints` are the rank ids file names state, per input; when no input
 /// loaded, the first error is returned.
-pub fn assemble(
+pub(super) fn assemble(
     results: Vec<Result<RankDraft, Error>>,
     hints: &[Option<RankId>],
     roles: &RoleTable,

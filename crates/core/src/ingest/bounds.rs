@@ -13,12 +13,12 @@ use crate::time::{MAX_JOB_SUM_NS, MAX_NS, MAX_RANK_EXTENT_NS, MIN_NS, Ns, event_
 
 /// Durations sampled for a rank's typical duration: copying every duration of a gigabyte
 /// trace would cost more than its check.
-pub const SAMPLES: usize = 1 << 16;
+pub(crate) const SAMPLES: usize = 1 << 16;
 
 /// `Ok` when the rank keeps the range (its window and typical duration are then set: what
 /// ranks are compared by, `consistency.rs`); else an input error naming the first value that
 /// does not (the event's byte when the reader kept it).
-pub fn check(d: &mut RankDraft) -> Result<(), Error> {
+pub(crate) fn check(d: &mut RankDraft) -> Result<(), Error> {
     let m = measure(d)?;
     d.busy_ns = m.busy;
     let cut = d.strings.cut_count();
@@ -35,7 +35,7 @@ pub fn check(d: &mut RankDraft) -> Result<(), Error> {
 }
 
 /// What the check finds of a rank in range.
-pub struct Measured {
+pub(crate) struct Measured {
     /// The first start and the last end of its events.
     pub window: Option<(Ns, Ns)>,
     /// The sum of its durations.
@@ -44,7 +44,7 @@ pub struct Measured {
 
 /// [`check`] without changing the rank: its window and busy time, or the first value out of
 /// range.
-pub fn measure(d: &RankDraft) -> Result<Measured, Error> {
+pub(crate) fn measure(d: &RankDraft) -> Result<Measured, Error> {
     let r = &d.rank;
     let fail = |what: String| Error::input(&r.source.path, what);
     let window = events(r, &d.strings).map_err(|(at, what)| match at {

@@ -28,7 +28,7 @@ type Drafts = Vec<Draft>;
 
 /// Checks the drafts (their rank ids resolved) against each other: `Err` when they are not
 /// one job; otherwise the drafts that must be skipped (removed from `drafts`), with why.
-pub fn check(drafts: &mut Drafts) -> Result<Vec<Error>, Error> {
+pub(super) fn check(drafts: &mut Drafts) -> Result<Vec<Error>, Error> {
     stated(drafts)?;
     anonymous(drafts)?;
     sums(drafts)?;
@@ -37,7 +37,7 @@ pub fn check(drafts: &mut Drafts) -> Result<Vec<Error>, Error> {
 
 /// Two inputs that claim one rank id (the trace's own, else its file name's): `Err` names
 /// both. Reads no resolved id, so it can judge a set of drafts before they are resolved.
-pub fn claims(drafts: &[Draft]) -> Result<(), Error> {
+pub(super) fn claims(drafts: &[Draft]) -> Result<(), Error> {
     let mut claimed: std::collections::BTreeMap<RankId, &str> = Default::default();
     for (d, hint) in drafts {
         let Some(id) = d.declared_rank.or(*hint) else {
@@ -66,7 +66,7 @@ pub fn claims(drafts: &[Draft]) -> Result<(), Error> {
 /// What the drafts state of their job agrees: world size, process groups, device model, wall
 /// clock. Reads nothing the rank ids decide, so it can judge a set of drafts before their
 /// ids are resolved (`jobs.rs` asks it of each directory of inputs).
-pub fn stated(drafts: &[Draft]) -> Result<(), Error> {
+pub(super) fn stated(drafts: &[Draft]) -> Result<(), Error> {
     world_sizes(drafts)?;
     groups(drafts)?;
     devices(drafts)?;
@@ -122,7 +122,7 @@ fn different_jobs(a: &RankDraft, b: &RankDraft, here: String, there: String) -> 
 
 /// What to do with two files of different runs: compare them (`stepscope diff`, naming
 /// their directories when they differ) or load each on its own.
-pub fn two_runs(a: &str, b: &str) -> String {
+pub(super) fn two_runs(a: &str, b: &str) -> String {
     let dir = |p: &str| {
         std::path::Path::new(p)
             .parent()

@@ -219,7 +219,7 @@ pub fn rank_from_name(path: &Path) -> Option<u32> {
 
 /// Paths compared with each run of digits as a number (then as text, so that `01` and `1`
 /// still differ and the order is total).
-pub fn natural_cmp(a: &Path, b: &Path) -> std::cmp::Ordering {
+pub(crate) fn natural_cmp(a: &Path, b: &Path) -> std::cmp::Ordering {
     let (a, b) = (a.to_string_lossy(), b.to_string_lossy());
     natural_key(&a)
         .cmp(&natural_key(&b))

@@ -66,7 +66,7 @@ impl Decompressor {
 /// The text of every member of `gz`, in a buffer first `room` bytes long, grown (doubling) to
 /// at most `cap`; `None` where libdeflate cannot give it (the caller's flate2 path then does,
 /// or says why not).
-pub fn inflate(gz: &[u8], room: usize, cap: usize) -> Option<Vec<u8>> {
+pub(super) fn inflate(gz: &[u8], room: usize, cap: usize) -> Option<Vec<u8>> {
     if gz.is_empty() {
         // No member at all is no gzip stream (flate2 says why).
         return None;

@@ -4,7 +4,7 @@
 //! fact: each phrase names the evidence it rests on (a magic number, a table name).
 
 /// SQLite's file header magic.
-pub const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+pub(crate) const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// How far into a file table names are looked for (SQLite keeps its schema on the first
 /// pages).
@@ -12,7 +12,7 @@ const SCHEMA_BYTES: usize = 256 << 10;
 
 /// What the file named `name` whose text starts with `head` is, when its bytes tell: a
 /// phrase with what to do about it; `None` when nothing is recognised.
-pub fn foreign(name: &str, head: &[u8]) -> Option<String> {
+pub(crate) fn foreign(name: &str, head: &[u8]) -> Option<String> {
     let lower = name.to_ascii_lowercase();
     let has = |needle: &[u8]| {
         let end = head.len().min(SCHEMA_BYTES);

@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 type Draft = (RankDraft, Option<RankId>);
 
 /// The drafts of one job: all of them when they are one, else the `--job` one.
-pub fn one_job(mut drafts: Vec<Draft>, job: Option<u32>) -> Result<Vec<Draft>, Error> {
+pub(super) fn one_job(mut drafts: Vec<Draft>, job: Option<u32>) -> Result<Vec<Draft>, Error> {
     // Several jobs only where the inputs span several directories and are not one job
     // together (checked only then: the load checks the whole again after).
     let split = group_keys(&drafts)

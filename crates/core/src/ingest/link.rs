@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 /// Launch links by correlation (runtime call ↔ device activity) and operator links by
 /// External id (runtime call / device activity → `cpu_op`). An External id shared by several
 /// operators is ambiguous and links nothing.
-pub fn link(rank: &mut Rank, corr: &[u64], ext: &[u64]) {
+pub(super) fn link(rank: &mut Rank, corr: &[u64], ext: &[u64]) {
     const NONE: u32 = u32::MAX;
     const AMBIGUOUS: u32 = NONE - 1;
     let ev = &rank.events;

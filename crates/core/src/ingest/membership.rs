@@ -21,7 +21,7 @@ pub struct Membership {
 /// Declares on each rank the groups whose every member loaded, from the ranks' memberships;
 /// returns a note for each group that stays unknown (members missing or placed twice): its
 /// calls are then matched in the world group.
-pub fn declare(drafts: &mut [(RankDraft, Option<RankId>)]) -> Vec<String> {
+pub(crate) fn declare(drafts: &mut [(RankDraft, Option<RankId>)]) -> Vec<String> {
     // Per group: its size, and (place, rank) of each member.
     type Places = (u32, Vec<(u32, RankId)>);
     let mut places: BTreeMap<&str, Places> = BTreeMap::new();

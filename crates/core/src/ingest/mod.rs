@@ -12,24 +12,24 @@ mod assemble;
 pub(crate) mod bounds;
 pub mod chrome;
 mod consistency;
-pub mod demo;
-pub mod discover;
+pub(crate) mod demo;
+pub(crate) mod discover;
 pub mod flight;
 mod gunzip;
-pub mod identify;
+pub(crate) mod identify;
 mod jobs;
-pub mod kineto;
+pub(crate) mod kineto;
 mod link;
 pub mod logs;
-pub mod membership;
+pub(crate) mod membership;
 pub mod modelfile;
-pub mod nsys;
+pub(crate) mod nsys;
 mod period;
 pub mod progress;
-pub mod reader;
+pub(crate) mod reader;
 pub mod roles;
 pub mod source;
-pub mod sqlite;
+pub(crate) mod sqlite;
 mod steps;
 
 use crate::error::Error;
@@ -152,7 +152,7 @@ impl Input {
 }
 
 /// The inputs of a generated demo job, one per rank.
-pub fn demo_inputs(spec: demo::DemoSpec) -> Vec<Input> {
+pub(crate) fn demo_inputs(spec: demo::DemoSpec) -> Vec<Input> {
     let job = DemoJob::new(spec);
     (0..spec.ranks)
         .map(|r| Input {
@@ -211,7 +211,7 @@ impl RankDraft {
 /// The job assembled from the inputs that read, and what did not read: what ingest hands
 /// the session, which makes it a `session::Loaded`.
 #[derive(Debug)]
-pub struct Assembled {
+pub(crate) struct Assembled {
     /// The ranks that loaded.
     pub job: crate::model::Job,
     /// Inputs that could not be read, with why (the others loaded).
@@ -251,7 +251,10 @@ impl Default for LoadOptions {
 
 /// A job of ranks already read (and checked), assembled as a load assembles them: what a
 /// reader's fuzz target analyses.
-pub fn assemble_drafts(drafts: Vec<RankDraft>, roles: &RoleTable) -> Result<Assembled, Error> {
+pub(crate) fn assemble_drafts(
+    drafts: Vec<RankDraft>,
+    roles: &RoleTable,
+) -> Result<Assembled, Error> {
     let hints = vec![None; drafts.len()];
     assemble::assemble(drafts.into_iter().map(Ok).collect(), &hints, roles, None)
 }
@@ -265,7 +268,7 @@ pub fn check_bounds(d: &mut RankDraft) -> Result<(), Error> {
 /// Loads inputs, showing progress on stderr when it is a terminal and the load is slow.
 /// Unreadable inputs are skipped when at least one loads; when none does, the first error is
 /// returned.
-pub fn load(inputs: &[Input], opts: &LoadOptions) -> Result<Assembled, Error> {
+pub(crate) fn load(inputs: &[Input], opts: &LoadOptions) -> Result<Assembled, Error> {
     let progress = progress::Progress::start(inputs.len());
     let loaded = load_counted(inputs, opts, &progress.counters);
     drop(progress);
@@ -274,7 +277,7 @@ pub fn load(inputs: &[Input], opts: &LoadOptions) -> Result<Assembled, Error> {
 
 /// [`load`] without the stderr display, bumping `counters` (made with [`Counters::new`] for
 /// `inputs.len()` inputs) as it goes: the TUI's loading view reads them.
-pub fn load_counted(
+pub(crate) fn load_counted(
     inputs: &[Input],
     opts: &LoadOptions,
     counters: &Counters,
@@ -318,7 +321,7 @@ pub fn load_counted(
 /// One input read and checked as a load reads it, before the job is assembled: what
 /// `stepscope summarize` writes (`modelfile`). The drafts are returned as their reader made
 /// them (the load checks them again); the check only refuses a rank out of range here.
-pub fn read_one(input: &Input, opts: &LoadOptions) -> Result<Vec<RankDraft>, Error> {
+pub(crate) fn read_one(input: &Input, opts: &LoadOptions) -> Result<Vec<RankDraft>, Error> {
     let drafts = read(input, opts, &Counters::new(1))?;
     for d in &drafts {
         bounds::measure(d)?;
@@ -361,7 +364,7 @@ fn read(input: &Input, opts: &LoadOptions, counters: &Counters) -> Result<Vec<Ra
 
 /// The file readers (the reader seam, [`reader::Reader`]), most specific first: the first whose [`Reader::sniff`] takes an input
 /// reads it. (Ascend rank folders are found by discovery and read by `ascend::read`.)
-pub static READERS: &[&dyn Reader] = &[
+pub(crate) static READERS: &[&dyn Reader] = &[
     &nsys::NsysReader,
     &ascend::TraceViewReader,
     &kineto::KinetoReader,
@@ -370,11 +373,11 @@ pub static READERS: &[&dyn Reader] = &[
 
 /// The reader of an input no reader sniffs and [`identify`] does not name: Kineto's,
 /// which says what a trace would need (`byte 0: not a JSON trace …`).
-pub static DEFAULT: &dyn Reader = &kineto::KinetoReader;
+pub(crate) static DEFAULT: &dyn Reader = &kineto::KinetoReader;
 
 /// Reads `src` with the first reader that takes it; else names what it looks like; else
 /// lets the default reader say why it is not a trace.
-pub fn read_source(
+pub(crate) fn read_source(
     src: &Source,
     path: Option<&std::path::Path>,
     cx: &ReadContext,
@@ -389,7 +392,7 @@ pub fn read_source(
 }
 
 /// What stepscope reads, from the reader table: said after what a file no reader takes is.
-pub fn reads() -> String {
+pub(crate) fn reads() -> String {
     let v: Vec<&str> = READERS.iter().map(|r| r.reads()).collect();
     match v.split_last() {
         Some((last, rest)) if !rest.is_empty() => {

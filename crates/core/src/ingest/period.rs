@@ -19,7 +19,7 @@ const MIN_REPEATS: usize = 3;
 /// A period found: where its first repetition starts, its length (kernels), how many whole
 /// repetitions follow, and the kernel name that proposed it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Period {
+pub(super) struct Period {
     /// Index (in the kernel sequence) of the first step's first kernel.
     pub first: usize,
     /// Kernels per step.
@@ -41,7 +41,7 @@ fn holds(s: &[Sym], p: usize, from: usize) -> f64 {
 }
 
 /// The step period of a kernel-name sequence, when one holds.
-pub fn period(s: &[Sym]) -> Option<Period> {
+pub(super) fn period(s: &[Sym]) -> Option<Period> {
     let mut at: FxHashMap<Sym, Vec<usize>> = FxHashMap::default();
     for (i, &n) in s.iter().enumerate() {
         at.entry(n).or_default().push(i);
@@ -78,7 +78,7 @@ pub fn period(s: &[Sym]) -> Option<Period> {
 /// Host steps of `rank` from its device work's period (none when no period holds): steps
 /// numbered from 0, each from its boundary kernel's launch (or start) to the next one's,
 /// the last to its last kernel's end. Returns the period too, for the note.
-pub fn steps(rank: &Rank) -> Option<(Vec<HostStep>, Period)> {
+pub(super) fn steps(rank: &Rank) -> Option<(Vec<HostStep>, Period)> {
     let ev = &rank.events;
     let mut kernels: Vec<usize> = (0..ev.len())
         .filter(|&i| matches!(ev.kind[i], Kind::Compute | Kind::Comm))

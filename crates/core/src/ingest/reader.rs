@@ -26,7 +26,7 @@ pub struct ReadContext<'a> {
 /// One input format. A reader never writes anywhere, and sets the platform facts analyses
 /// need on each rank it makes (`SourceInfo::platform`), so that no analysis asks which
 /// format a rank came from.
-pub trait Reader: Sync {
+pub(crate) trait Reader: Sync {
     /// What it reads, as the message for a file no reader takes lists it ("PyTorch profiler
     /// (Kineto) JSON traces (.json, .json.gz)").
     fn reads(&self) -> &'static str;
@@ -43,6 +43,6 @@ pub trait Reader: Sync {
 }
 
 /// The first non-whitespace byte of `head`.
-pub fn first_byte(head: &[u8]) -> Option<u8> {
+pub(crate) fn first_byte(head: &[u8]) -> Option<u8> {
     head.iter().copied().find(|b| !b.is_ascii_whitespace())
 }

@@ -112,7 +112,7 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// what gzip inflates to — 8 GiB unless `STEPSCOPE_MAX_INPUT` says otherwise ([`parse_size`];
 /// the CLI refuses a value it does not accept before reading anything, [`check_max_input`]).
 /// Plain files are mapped, not copied, and have no cap.
-pub fn max_text() -> u64 {
+pub(crate) fn max_text() -> u64 {
     std::env::var("STEPSCOPE_MAX_INPUT")
         .ok()
         .and_then(|v| parse_size(&v).ok())
@@ -120,7 +120,7 @@ pub fn max_text() -> u64 {
 }
 
 /// [`max_text`] by default.
-pub const DEFAULT_MAX_TEXT: u64 = 8 << 30;
+pub(crate) const DEFAULT_MAX_TEXT: u64 = 8 << 30;
 
 /// `STEPSCOPE_MAX_INPUT`, when set, is a size [`parse_size`] accepts; else why not.
 pub fn check_max_input() -> Result<(), String> {
@@ -137,7 +137,7 @@ pub fn check_max_input() -> Result<(), String> {
 /// A size in bytes: digits, optionally followed by a binary unit `K`, `M`, `G` or `T` (also
 /// spelt `KiB`/`KB`, … — all powers of 1024); at least 1 byte. Anything else is refused
 /// with the value (cut to 40 characters) and what is accepted.
-pub fn parse_size(v: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(v: &str) -> Result<u64, String> {
     let t = v.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
@@ -175,7 +175,7 @@ pub fn check_regular(path: &Path) -> Result<(), Error> {
 }
 
 /// What a non-regular file is (`None` for a regular file).
-pub fn file_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+pub(crate) fn file_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     Some(if t.is_file() {
@@ -195,7 +195,7 @@ pub fn file_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
 
 /// A small side file (a CSV, a JSON summary) read whole, with its label for messages: only
 /// a regular file, and no larger than [`max_text`].
-pub fn read_small(path: &Path) -> Result<(String, Vec<u8>), Error> {
+pub(crate) fn read_small(path: &Path) -> Result<(String, Vec<u8>), Error> {
     let label = path.display().to_string();
     check_regular(path)?;
     let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
@@ -222,7 +222,7 @@ fn too_big(label: &str, bytes: u64) -> Error {
 /// Opens a trace file: mmap when plain, inflate when gzip (detected by magic bytes, not name).
 /// A FIFO or a character device named on the command line (`<(zcat …)`, `/dev/stdin`) is
 /// read as a stream, as stdin is.
-pub fn open(path: &Path) -> Result<Source, Error> {
+pub(crate) fn open(path: &Path) -> Result<Source, Error> {
     let label = path.display().to_string();
     let meta =
         std::fs::metadata(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
@@ -266,7 +266,7 @@ pub fn open(path: &Path) -> Result<Source, Error> {
 }
 
 /// Reads all of stdin (plain or gzip), checked as it streams.
-pub fn stdin() -> Result<Source, Error> {
+pub(crate) fn stdin() -> Result<Source, Error> {
     stream("-".to_string(), std::io::stdin().lock())
 }
 
@@ -578,7 +578,7 @@ fn gzip_error(label: &str, e: TextError, at: u64) -> Error {
 
 /// The text of one event of a trace file, read again on demand (a view showing its `args`):
 /// a plain file is mapped and sliced; gzip is inflated only up to the event's end.
-pub fn event_text(path: &Path, raw: crate::model::RawSpan) -> Result<String, Error> {
+pub(crate) fn event_text(path: &Path, raw: crate::model::RawSpan) -> Result<String, Error> {
     let label = path.display().to_string();
     let fail = |e: std::io::Error| Error::input(&label, format!("cannot read: {e}"));
     let file = File::open(path).map_err(fail)?;

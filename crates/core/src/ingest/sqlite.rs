@@ -9,10 +9,10 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
 /// SQLite's file header magic.
-pub use super::identify::SQLITE_MAGIC as MAGIC;
+pub(crate) use super::identify::SQLITE_MAGIC as MAGIC;
 
 /// A database opened for reading, with its label for messages.
-pub struct Db {
+pub(crate) struct Db {
     /// The connection (read-only, immutable).
     pub conn: Connection,
     /// The path as given.
@@ -21,7 +21,7 @@ pub struct Db {
 
 impl Db {
     /// Opens `path` after checking its header and that no write is pending beside it.
-    pub fn open(path: &Path) -> Result<Db, Error> {
+    pub(crate) fn open(path: &Path) -> Result<Db, Error> {
         let label = path.display().to_string();
         crate::ingest::source::check_regular(path)?;
         let header = read_header(path, &label)?;
@@ -60,7 +60,7 @@ impl Db {
     }
 
     /// True when the database has a table of this name.
-    pub fn has_table(&self, name: &str) -> Result<bool, Error> {
+    pub(crate) fn has_table(&self, name: &str) -> Result<bool, Error> {
         self.conn
             .query_row(
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
@@ -72,7 +72,7 @@ impl Db {
     }
 
     /// True when `table` has a column of this name (columns come and go between versions).
-    pub fn has_column(&self, table: &str, column: &str) -> Result<bool, Error> {
+    pub(crate) fn has_column(&self, table: &str, column: &str) -> Result<bool, Error> {
         self.conn
             .query_row(
                 "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
@@ -84,7 +84,7 @@ impl Db {
     }
 
     /// An SQLite error as a one-line input error, at a table's row when one is known.
-    pub fn error(&self, row: Option<(&'static str, i64)>, e: rusqlite::Error) -> Error {
+    pub(crate) fn error(&self, row: Option<(&'static str, i64)>, e: rusqlite::Error) -> Error {
         let msg = match &e {
             rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
             other => other.to_string(),

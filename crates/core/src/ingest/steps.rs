@@ -10,7 +10,11 @@ use rayon::prelude::*;
 /// Host steps: step-marker annotations (`ProfilerStep#N`) on the CPU lane that has most of
 /// them (the main thread); none → one synthetic step over the whole trace. Returns the steps
 /// cut where the profiler stopped recording, with the time cut away ([`cut_at`]).
-pub fn find_steps(rank: &mut Rank, strings: &Interner, roles: &RoleTable) -> Vec<(StepNo, Ns)> {
+pub(super) fn find_steps(
+    rank: &mut Rank,
+    strings: &Interner,
+    roles: &RoleTable,
+) -> Vec<(StepNo, Ns)> {
     // Step number by name id (a table: this is looked up for every event).
     let step_of: Vec<Option<StepNo>> = strings.iter().map(|(_, s)| roles.step_number(s)).collect();
     let ev = &rank.events;
@@ -112,7 +116,7 @@ fn cut_at(
 /// Step of every event: host events by the host step containing their start; device work by
 /// the step of the runtime call that launched it (it may run during a later step); unlinked
 /// device work by the last host step started before it.
-pub fn assign_steps(rank: &mut Rank) {
+pub(super) fn assign_steps(rank: &mut Rank) {
     let steps = &rank.steps;
     if steps.len() == 1 && steps[0].synthetic {
         rank.events.step.iter_mut().for_each(|s| *s = 0);

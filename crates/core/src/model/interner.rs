@@ -27,7 +27,7 @@ pub fn cut_bytes(b: &[u8]) -> &[u8] {
 
 /// `s` when at most [`MAX_NAME`] bytes long; else its start (on a character boundary) short
 /// enough that with `…` after it, it is [`MAX_NAME`] bytes at most.
-pub fn cut(s: &str) -> &str {
+pub(super) fn cut(s: &str) -> &str {
     if s.len() <= MAX_NAME {
         return s;
     }

@@ -144,7 +144,7 @@ enum Growth {
 
 /// A culprit stands out when the median growth of the other ranks is below this share of
 /// its own; above it, every rank grew alike and none is blamed.
-pub const SHARED_GROWTH: f64 = 0.5;
+pub(super) const SHARED_GROWTH: f64 = 0.5;
 
 /// Who grew in `step`: the rank whose own work grew the most over its median of its other
 /// steps (ties: lowest rank), with the own-work part that grew the most (ties: the earlier

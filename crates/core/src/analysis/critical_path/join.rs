@@ -10,7 +10,7 @@ use crate::model::{EventIx, Job, RankIx};
 
 /// Per rank (index): the waits of the window's instances, their recorded ends past the
 /// instance's completion, and the transfers' enqueue ops.
-pub fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<RankCalls> {
+pub(super) fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<RankCalls> {
     let mut out = vec![RankCalls::default(); job.ranks.len()];
     for (inst, t) in comm.instances() {
         if let Window::Step(n) = win {
@@ -46,7 +46,7 @@ pub fn comm_waits(job: &Job, comm: &Comm, win: &Window) -> Vec<RankCalls> {
 /// by the transfer. The early members keep their wait edges: when the last arriver's own
 /// path explains the wait it is at least as long and wins (ties go to less `wait`); when it
 /// does not (it entered the window late), the path shows the wait as `wait`. `device_nodes[r]`: rank r's device nodes and the offset of its nodes in `g`.
-pub fn join_collectives(
+pub(super) fn join_collectives(
     g: &mut Graph,
     job: &Job,
     comm: &Comm,

@@ -8,7 +8,11 @@ use crate::time::Ns;
 use std::collections::BTreeMap;
 
 /// The stretches of `path` (edge indices of `g`) and the time per category.
-pub fn stretches(g: &Graph, job: &Job, path: &[u32]) -> (Vec<PathOp>, BTreeMap<Category, Ns>) {
+pub(super) fn stretches(
+    g: &Graph,
+    job: &Job,
+    path: &[u32],
+) -> (Vec<PathOp>, BTreeMap<Category, Ns>) {
     let mut by_category: BTreeMap<Category, Ns> = Category::ALL.iter().map(|c| (*c, 0)).collect();
     let mut ops: Vec<PathOp> = Vec::new();
     let mut last = None;
@@ -45,7 +49,7 @@ pub fn stretches(g: &Graph, job: &Job, path: &[u32]) -> (Vec<PathOp>, BTreeMap<C
 }
 
 /// Operators by time on the path (ties: by name).
-pub fn top_ops(ops: &[PathOp]) -> Vec<CriticalOp> {
+pub(super) fn top_ops(ops: &[PathOp]) -> Vec<CriticalOp> {
     let mut agg: BTreeMap<(&str, Category), (u64, Ns, bool)> = BTreeMap::new();
     for o in ops {
         let a = agg.entry((o.name.as_str(), o.category)).or_default();

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 mod transfers;
 
 /// Device event → (start node, end node).
-pub type DeviceNodes = EventNodes;
+pub(super) type DeviceNodes = EventNodes;
 
 /// Blocking calls that move to a sibling lane of their OS thread (see
 /// `RankGraph::sibling_syncs`).
@@ -38,7 +38,7 @@ fn window_slice(rank: &Rank, lane: u16, win: RankWindow) -> std::ops::Range<usiz
 
 /// What a rank's graph needs of the collectives of the window.
 #[derive(Debug, Default, Clone)]
-pub struct RankCalls {
+pub(super) struct RankCalls {
     /// Each collective call's event (kernel or CPU backend transfer) → its wait.
     pub waits: FxHashMap<u32, Ns>,
     /// A CPU backend's transfer event → the enqueue op it was paired with.
@@ -51,7 +51,7 @@ pub struct RankCalls {
 /// A rank's window: host time `[lo, hi)` and, for a step, the step's index (device work then
 /// belongs to it by its launching call's step).
 #[derive(Debug, Clone, Copy)]
-pub struct RankWindow {
+pub(super) struct RankWindow {
     /// Start of the window.
     pub lo: Ns,
     /// End of the window.
@@ -61,7 +61,7 @@ pub struct RankWindow {
 }
 
 /// Builds one rank's graph.
-pub struct RankGraph<'a> {
+pub(super) struct RankGraph<'a> {
     rank: &'a Rank,
     roles: &'a [Role],
     ri: RankIx,
@@ -91,7 +91,7 @@ pub struct RankGraph<'a> {
 impl<'a> RankGraph<'a> {
     /// Builds the graph of `rank` (at index `ri`) over `win`; `comm` maps each collective
     /// call of the window's instances to its wait, and CPU transfers to their enqueue ops.
-    pub fn build(
+    pub(super) fn build(
         rank: &'a Rank,
         roles: &'a [Role],
         ri: RankIx,

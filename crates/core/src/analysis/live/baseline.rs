@@ -100,11 +100,11 @@ impl Baseline {
 /// the same limit as the MAD's on one mode, but one that stays wide when the times alternate
 /// between two modes — the MAD of a bimodal window collapses onto whichever holds the median,
 /// and every step of the other would be slow.
-pub const IQR_FACTOR_E4: i64 = 22_239;
+pub(super) const IQR_FACTOR_E4: i64 = 22_239;
 
 /// Times a baseline needs before its IQR counts: a few slow times among five would widen
 /// it (the IQR tolerates a quarter of outliers, the MAD half), two modes need many.
-pub const IQR_MIN_TIMES: usize = 16;
+pub(super) const IQR_MIN_TIMES: usize = 16;
 
 /// Q3 − Q1 of sorted `v` (nearest rank: the ⌈p·n⌉-th time; 0 under [`IQR_MIN_TIMES`], or
 /// under 4 when the times are known to alternate between two levels).

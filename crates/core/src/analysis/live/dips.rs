@@ -14,19 +14,19 @@ use crate::time::Ns;
 use std::collections::{BTreeMap, VecDeque};
 
 /// A round at or below this share of the usual level is a dip.
-pub const DIP_SHARE: f64 = 0.5;
+pub(super) const DIP_SHARE: f64 = 0.5;
 /// The usual level is a median over this many busy rounds …
-pub const USUAL_ROUNDS: usize = 64;
+pub(super) const USUAL_ROUNDS: usize = 64;
 /// … once this many exist.
-pub const MIN_USUAL: usize = 8;
+pub(super) const MIN_USUAL: usize = 8;
 /// Hosts (groups) kept apart, bounded.
-pub const MAX_GROUPS: usize = 1024;
+pub(super) const MAX_GROUPS: usize = 1024;
 /// Devices of one round, bounded.
-pub const MAX_DEVICES: usize = 4096;
+pub(super) const MAX_DEVICES: usize = 4096;
 
 /// The dips of every group.
 #[derive(Debug, Default)]
-pub struct Dips {
+pub(super) struct Dips {
     groups: BTreeMap<(usize, Option<String>), Group>,
 }
 
@@ -52,7 +52,7 @@ struct Episode {
 
 impl Dips {
     /// Takes one sample of source `source`; returns the alert of a dip it ended.
-    pub fn add(&mut self, source: usize, s: &Sample) -> Option<Alert> {
+    pub(super) fn add(&mut self, source: usize, s: &Sample) -> Option<Alert> {
         let util = s.metrics.iter().find(|m| m.0 == "util_pct")?.1;
         let key = (source, s.host.clone());
         if !self.groups.contains_key(&key) && self.groups.len() >= MAX_GROUPS {

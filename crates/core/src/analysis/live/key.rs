@@ -17,16 +17,16 @@ pub struct SeriesKey {
 
 /// Hosts seen, interned (bounded: a stream naming more is read without them).
 #[derive(Debug, Default)]
-pub struct Hosts {
+pub(super) struct Hosts {
     names: Vec<String>,
 }
 
 /// The most hosts kept apart.
-pub const MAX_HOSTS: usize = 4096;
+pub(super) const MAX_HOSTS: usize = 4096;
 
 impl Hosts {
     /// The index of `name`, interned on first sight (`None` past [`MAX_HOSTS`]).
-    pub fn id(&mut self, name: Option<&str>) -> Option<u32> {
+    pub(super) fn id(&mut self, name: Option<&str>) -> Option<u32> {
         let name = name?;
         if let Some(i) = self.names.iter().position(|n| n == name) {
             return u32::try_from(i).ok();
@@ -39,12 +39,12 @@ impl Hosts {
     }
 
     /// The name of host `id`.
-    pub fn name(&self, id: Option<u32>) -> Option<&str> {
+    pub(super) fn name(&self, id: Option<u32>) -> Option<&str> {
         self.names.get(id? as usize).map(String::as_str)
     }
 
     /// Puts host `id`'s name on `alerts` (none for a series without a host).
-    pub fn name_on(&self, id: Option<u32>, alerts: &mut [super::Alert]) {
+    pub(super) fn name_on(&self, id: Option<u32>, alerts: &mut [super::Alert]) {
         if let Some(h) = self.name(id) {
             for a in alerts {
                 a.hosts = vec![h.to_string()];

@@ -12,13 +12,13 @@ use crate::time::Ns;
 use std::collections::VecDeque;
 
 /// The wall interval must exceed the printed time by this share of it …
-pub const PAUSE_SHARE: f64 = 0.5;
+pub(super) const PAUSE_SHARE: f64 = 0.5;
 /// … and by at least this much.
-pub const MIN_PAUSE_NS: Ns = 1_000_000_000;
+pub(super) const MIN_PAUSE_NS: Ns = 1_000_000_000;
 
 /// One series' pauses.
 #[derive(Debug, Default)]
-pub struct Pauses {
+pub(super) struct Pauses {
     periods: Periods,
 }
 
@@ -26,7 +26,7 @@ impl Pauses {
     /// A record at step `n` (after `from`, `steps` steps on) whose printed time per step is
     /// `per_step_ns` and whose wall interval since the last record is `wall_ns`; the alert
     /// of the pause it hides, unless it is one more of a known period.
-    pub fn check(
+    pub(super) fn check(
         &mut self,
         (from, n, steps): (u64, u64, u64),
         per_step_ns: Ns,

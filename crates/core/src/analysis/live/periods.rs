@@ -8,13 +8,13 @@ use crate::time::Ns;
 use std::collections::VecDeque;
 
 /// Episode starts kept to look for a new period among.
-pub const EPISODES_KEPT: usize = 32;
+pub(super) const EPISODES_KEPT: usize = 32;
 /// Periods a series keeps (the oldest goes first).
-pub const PERIODS_KEPT: usize = 8;
+pub(super) const PERIODS_KEPT: usize = 8;
 
 /// What an episode is to the series' periods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Episode {
+pub(super) enum Episode {
     /// One more episode of a period already told.
     Known,
     /// The third at one spacing: a new periodic pattern with this period.
@@ -25,7 +25,7 @@ pub enum Episode {
 
 /// The episode starts and periods of one series.
 #[derive(Debug, Default)]
-pub struct Periods {
+pub(super) struct Periods {
     /// (start, the episode's slowest step time).
     starts: VecDeque<(u64, Ns)>,
     /// (period, the start of its last episode).
@@ -50,7 +50,7 @@ const BRIDGED: u64 = 3;
 impl Periods {
     /// Records an episode starting at step `start` whose slowest step took `max_ns`, its
     /// records covering `spacing` steps each.
-    pub fn observe(&mut self, start: u64, max_ns: Ns, spacing: u64) -> Episode {
+    pub(super) fn observe(&mut self, start: u64, max_ns: Ns, spacing: u64) -> Episode {
         // The known period it lands on most exactly (an episode on both an every-10 stall and
         // an every-190 blip is the stall's; the blip's next episode bridges the gap).
         let best = self

@@ -15,12 +15,12 @@ use std::collections::VecDeque;
 /// Points enough to judge the early ones at the end of a short stream.
 pub const MIN_SETTLE: usize = 3;
 /// Judged step times the level shift's median is taken over.
-pub const SHIFT_WINDOW: usize = 2 * REGIME_STEPS;
+pub(super) const SHIFT_WINDOW: usize = 2 * REGIME_STEPS;
 /// Steps a closed run's alert waits for a level shift to absorb it.
-pub const HOLD_STEPS: u64 = SHIFT_WINDOW as u64;
+pub(super) const HOLD_STEPS: u64 = SHIFT_WINDOW as u64;
 /// A level shift: the median of the last [`SHIFT_WINDOW`] step times exceeds the baseline's
 /// median by this share and by one MAD (its spread: an alternating series has a wide one).
-pub const SHIFT_PCT: i64 = 20;
+pub(super) const SHIFT_PCT: i64 = 20;
 
 /// Judges the points that arrived before the baseline formed against the baseline they
 /// formed (the median and MAD are robust to the slow ones among them), which then keeps only

@@ -10,11 +10,11 @@ use crate::time::Ns;
 use std::collections::BTreeMap;
 
 /// The timer that spans the step: the reference a spread is measured against.
-pub const STEP_TIMER: &str = "forward-backward";
+pub(super) const STEP_TIMER: &str = "forward-backward";
 
 /// The current block's times per timer, by rank, and the `minmax` spreads seen.
 #[derive(Debug, Default)]
-pub struct Timers {
+pub(super) struct Timers {
     block: BTreeMap<String, BTreeMap<u32, Ns>>,
     /// The last `forward-backward` time (slowest rank).
     step_ns: Option<Ns>,
@@ -24,7 +24,7 @@ pub struct Timers {
 
 /// A `minmax` row whose ranks spread: alerted the first time and when it becomes chronic.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Spread {
+pub(super) struct Spread {
     /// The timer.
     pub timer: String,
     /// The fastest rank's time.
@@ -38,7 +38,7 @@ pub struct Spread {
 impl Timers {
     /// Takes one timer row; a rank seen again for the same timer starts a new block, and
     /// the finished one is judged: the rank it names slow, if any.
-    pub fn add(&mut self, row: &TimerRow) -> Option<u32> {
+    pub(super) fn add(&mut self, row: &TimerRow) -> Option<u32> {
         let rank = row.rank?;
         let times = self.block.entry(row.name.clone()).or_default();
         let named = if times.contains_key(&rank) {
@@ -55,7 +55,7 @@ impl Timers {
     /// Takes one `minmax` row: the spread to alert, if its ranks differ beyond
     /// [`super::STRAGGLER_SPREAD`] of the step for the first time, or for the
     /// [`super::PERIODIC_EPISODES`]-th (chronic).
-    pub fn spread(&mut self, row: &TimerRow) -> Option<Spread> {
+    pub(super) fn spread(&mut self, row: &TimerRow) -> Option<Spread> {
         let min_ns = row.min_ns?;
         if row.name == STEP_TIMER {
             self.step_ns = Some(row.max_ns);
@@ -79,7 +79,7 @@ impl Timers {
     }
 
     /// Judges the open blocks (end of input).
-    pub fn finish(&mut self) -> Vec<u32> {
+    pub(super) fn finish(&mut self) -> Vec<u32> {
         let named = self.block.values().filter_map(slowest).collect();
         self.block.clear();
         named

@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 /// The sums of one operator type (name and `Input type`).
 #[derive(Debug, Clone, Copy)]
-pub struct OpAcc {
+pub(super) struct OpAcc {
     /// Its family.
     pub family: Family,
     /// Kernels it launched.
@@ -38,7 +38,7 @@ pub struct OpAcc {
 
 impl OpAcc {
     /// An empty sum.
-    pub fn new(family: Family) -> OpAcc {
+    pub(super) fn new(family: Family) -> OpAcc {
         OpAcc {
             family,
             kernels: 0,
@@ -51,7 +51,7 @@ impl OpAcc {
     }
 
     /// Adds another sum.
-    pub fn add(&mut self, x: &OpAcc) {
+    pub(super) fn add(&mut self, x: &OpAcc) {
         self.kernels += x.kernels;
         self.time += x.time;
         self.flops += x.flops;
@@ -63,7 +63,7 @@ impl OpAcc {
 
 /// One rank's (or chunk's) share of the roofline.
 #[derive(Default)]
-pub struct Partial {
+pub(super) struct Partial {
     /// (kernels, time) per class, in [`Class::ALL`] order.
     pub classes: [(u64, Ns); 4],
     /// By (operator name, `Input type` text).
@@ -80,7 +80,7 @@ pub struct Partial {
 
 impl Partial {
     /// Adds another chunk's or rank's share.
-    pub fn merge(mut self, o: Partial) -> Partial {
+    pub(super) fn merge(mut self, o: Partial) -> Partial {
         self.total += o.total;
         self.shapes_seen |= o.shapes_seen;
         for (k, v) in o.unknown_by_op {
@@ -168,7 +168,7 @@ pub(super) fn rule_op(job: &Job, rank: &Rank, op: EventIx) -> EventIx {
 }
 
 /// One rank's share.
-pub fn rank_roofline(
+pub(super) fn rank_roofline(
     job: &Job,
     rank: &Rank,
     device: Option<&Device>,

@@ -84,7 +84,7 @@ impl StepReplay<'_> {
 /// pinned: the driver copies each chunk into a pinned staging buffer and then DMAs it, so
 /// the bytes cross host memory twice and the DMA waits for the staging (docs/metrics.md,
 /// "Replay": pageable_memcpy).
-pub const PINNED_KEEP_PPM: u32 = 500_000;
+pub(super) const PINNED_KEEP_PPM: u32 = 500_000;
 
 impl StepReplay<'_> {
     /// Host → device copies through pageable memory come from pinned memory, asynchronously

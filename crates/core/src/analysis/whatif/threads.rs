@@ -23,7 +23,12 @@ struct Busy {
 /// weight in `w` becomes the part before the other thread began. A gap counts as filled by
 /// a thread that is idle at the gap's start and end and busy at least half of the gap in
 /// between (a thread of short periodic ops is not a hand-off). `at`: measured node times.
-pub fn tie_threads(g: &Graph, job: &Job, w: &mut [Option<Ns>], at: &[Ns]) -> Vec<(u32, u32, Ns)> {
+pub(super) fn tie_threads(
+    g: &Graph,
+    job: &Job,
+    w: &mut [Option<Ns>],
+    at: &[Ns],
+) -> Vec<(u32, u32, Ns)> {
     let lane_of = |k: usize| {
         let e = &g.edges[k];
         (e.rank.get(), job.rank(e.rank).events.lane[e.event.index()])

@@ -75,7 +75,7 @@ struct Link<'a> {
 }
 
 /// Reads the file at `path`.
-pub fn read(path: &Path) -> Result<Summary, Error> {
+pub(crate) fn read(path: &Path) -> Result<Summary, Error> {
     let (label, text) = crate::ingest::source::read_small(path)?;
     parse(&label, &text)
 }
@@ -134,7 +134,7 @@ pub fn parse(label: &str, text: &[u8]) -> Result<Summary, Error> {
 
 /// Each op's group (`hcom_allReduce__586_0_1@17522688603477080586` → the op and
 /// `17522688603477080586`, HCCL's hash of the group id), from the keys of every step.
-pub fn op_groups(path: &Path) -> Result<Vec<(String, String)>, Error> {
+pub(crate) fn op_groups(path: &Path) -> Result<Vec<(String, String)>, Error> {
     let (label, text) = crate::ingest::source::read_small(path)?;
     op_groups_of(&label, &text)
 }

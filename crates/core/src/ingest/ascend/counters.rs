@@ -27,7 +27,7 @@ struct Mhz {
 }
 
 /// The clock samples among `objects` (the event texts the reader kept), in time order.
-pub fn ai_core_clock<'a>(objects: impl Iterator<Item = &'a [u8]>) -> Vec<ClockSample> {
+pub(crate) fn ai_core_clock<'a>(objects: impl Iterator<Item = &'a [u8]>) -> Vec<ClockSample> {
     let mut out = Vec::new();
     for object in objects {
         let Ok(c) = serde_json::from_slice::<Counter>(object) else {

@@ -6,7 +6,7 @@ use crate::error::{Error, Position};
 
 /// Line numbers of byte offsets in one text, counted forward incrementally (records are
 /// visited in order).
-pub struct Lines<'a> {
+pub(crate) struct Lines<'a> {
     text: &'a [u8],
     at: usize,
     line: u32,
@@ -14,7 +14,7 @@ pub struct Lines<'a> {
 
 impl<'a> Lines<'a> {
     /// Counting from the start of `text`.
-    pub fn new(text: &'a [u8]) -> Lines<'a> {
+    pub(crate) fn new(text: &'a [u8]) -> Lines<'a> {
         Lines {
             text,
             at: 0,
@@ -24,7 +24,7 @@ impl<'a> Lines<'a> {
 
     /// The line of the record the csv crate places at `byte`: in a CRLF file it places a
     /// record at the `\n` ending the line before, so line ends there are skipped.
-    pub fn record(&mut self, byte: u64) -> u32 {
+    pub(crate) fn record(&mut self, byte: u64) -> u32 {
         let ends = self.text[(byte as usize).min(self.text.len())..]
             .iter()
             .take_while(|&&b| b == b'\r' || b == b'\n')
@@ -33,7 +33,7 @@ impl<'a> Lines<'a> {
     }
 
     /// The 1-based line of byte offset `byte`.
-    pub fn at(&mut self, byte: u64) -> u32 {
+    pub(crate) fn at(&mut self, byte: u64) -> u32 {
         let byte = (byte as usize).min(self.text.len());
         if byte < self.at {
             (self.at, self.line) = (0, 1);
@@ -47,7 +47,7 @@ impl<'a> Lines<'a> {
 
 /// A CSV reader over `bytes` and its header names, trimmed (torch_npu's files are read by
 /// header name: columns move between versions).
-pub fn with_header<'a>(
+pub(crate) fn with_header<'a>(
     label: &str,
     bytes: &'a [u8],
 ) -> Result<(csv::Reader<&'a [u8]>, Vec<String>), Error> {
@@ -63,7 +63,7 @@ pub fn with_header<'a>(
 
 /// A CSV error of the file `label` (whose text is `text`) as a one-line input error at its
 /// line.
-pub fn csv_error(label: &str, text: &[u8], e: &csv::Error) -> Error {
+pub(crate) fn csv_error(label: &str, text: &[u8], e: &csv::Error) -> Error {
     let msg = match e.kind() {
         csv::ErrorKind::UnequalLengths {
             expected_len, len, ..

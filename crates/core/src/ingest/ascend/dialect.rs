@@ -13,14 +13,14 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 /// The name of the AI Core clock counter (`ph: "C"`, MHz).
-pub const CLOCK_COUNTER: &[u8] = b"AI Core Freq";
+pub(crate) const CLOCK_COUNTER: &[u8] = b"AI Core Freq";
 
 /// The category of the flows from a framework operator to its device tasks.
-pub const OPERATOR_FLOWS: &[u8] = b"async_npu";
+pub(crate) const OPERATOR_FLOWS: &[u8] = b"async_npu";
 
 /// An Ascend trace process, by its `process_name`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Process {
+pub(crate) enum Process {
     /// `Python`: framework operators, steps, the task queue.
     Host,
     /// `CANN`: AscendCL and runtime calls, each with the `connection_id` of what it launched.
@@ -37,7 +37,7 @@ pub enum Process {
 
 impl Process {
     /// The process a `process_name` names.
-    pub fn of(name: &str) -> Process {
+    pub(crate) fn of(name: &str) -> Process {
         match name {
             "Python" => Process::Host,
             "CANN" => Process::Cann,
@@ -50,10 +50,10 @@ impl Process {
 }
 
 /// The processes of a trace by pid, with their names.
-pub type Processes = FxHashMap<Id<'static>, (Process, String)>;
+pub(crate) type Processes = FxHashMap<Id<'static>, (Process, String)>;
 
 /// The processes the parsed chunks' `process_name` metadata names.
-pub fn processes(chunks: &[Chunk<'_>]) -> Processes {
+pub(crate) fn processes(chunks: &[Chunk<'_>]) -> Processes {
     chunks
         .iter()
         .flat_map(|c| &c.meta)
@@ -66,7 +66,7 @@ pub fn processes(chunks: &[Chunk<'_>]) -> Processes {
 /// without parsing the rest: a substring search for `process_name`, then the enclosing
 /// object. The key can follow a nested `args` object, so up to a few opening braces back
 /// are tried.
-pub fn names_ascend_process(buf: &[u8]) -> bool {
+pub(crate) fn names_ascend_process(buf: &[u8]) -> bool {
     memchr::memmem::find_iter(buf, b"\"process_name\"").any(|hit| {
         let mut end = hit;
         for _ in 0..3 {
@@ -100,13 +100,13 @@ fn meta_at(buf: &[u8], at: usize) -> Option<(Id<'static>, String)> {
 
 /// The Ascend dialect: Kineto's for categorised host events, processes and task types for the
 /// rest.
-pub struct Ascend<'r> {
+pub(crate) struct Ascend<'r> {
     kineto: Kineto<'r>,
 }
 
 impl<'r> Ascend<'r> {
     /// The dialect with these role tables.
-    pub fn new(roles: &'r RoleTable) -> Self {
+    pub(crate) fn new(roles: &'r RoleTable) -> Self {
         Ascend {
             kineto: Kineto::new(roles),
         }
@@ -115,7 +115,7 @@ impl<'r> Ascend<'r> {
 
 /// Classifies the uncategorised events of parsed chunks by their process, once `processes`
 /// holds all of the trace's.
-pub fn settle(chunks: &mut [Chunk<'_>], processes: &Processes) {
+pub(crate) fn settle(chunks: &mut [Chunk<'_>], processes: &Processes) {
     // With an HCCL process, its ops are the collectives, and the HCCL tasks on compute
     // streams are their parts (kept, but not counted twice).
     let hccl_ops = processes.values().any(|p| p.0 == Process::Hccl);
@@ -149,7 +149,7 @@ fn class_in(process: Process, task: Option<Class>, hccl_ops: bool) -> Class {
 /// communication, copies are memory, event records and waits are synchronisation, and every
 /// other type (`AI_CORE`, `AI_VECTOR_CORE`, `MIX_AIC`, `AI_CPU`, `DSA_SQE`, the 2024 `Other`) is
 /// a kernel.
-pub fn task_class(task_type: &[u8]) -> Class {
+pub(crate) fn task_class(task_type: &[u8]) -> Class {
     match task_type {
         b"Notify Wait" | b"Notify Record" | b"Write Value" | b"SDMA" | b"RDMA"
         | b"Reduce_Inline" | b"HCCL" | b"COMMUNICATION" => Class::CommKernel,

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 /// The folder the profilers put their exports in.
-pub const OUTPUT_DIR: &str = "ASCEND_PROFILER_OUTPUT";
+pub(crate) const OUTPUT_DIR: &str = "ASCEND_PROFILER_OUTPUT";
 
 /// One rank's profiler output.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -19,7 +19,7 @@ pub struct RankDir {
 }
 
 /// True for the names of files the Ascend profilers write into `ASCEND_PROFILER_OUTPUT/`.
-pub fn is_output_name(name: &str) -> bool {
+pub(crate) fn is_output_name(name: &str) -> bool {
     matches!(
         name,
         "trace_view.json"
@@ -37,7 +37,7 @@ pub fn is_output_name(name: &str) -> bool {
 
 /// True for the per-rank SQLite exports (`ascend_pytorch_profiler_{rank}.db`, MindSpore's
 /// `ascend_mindspore_profiler_{rank}.db`, CANN's own `msprof_*.db`).
-pub fn is_profiler_db(name: &str) -> bool {
+pub(crate) fn is_profiler_db(name: &str) -> bool {
     (name.starts_with("ascend_pytorch_profiler")
         || name.starts_with("ascend_mindspore_profiler")
         || name.starts_with("msprof_"))
@@ -45,7 +45,7 @@ pub fn is_profiler_db(name: &str) -> bool {
 }
 
 /// True for the files the profilers write beside `ASCEND_PROFILER_OUTPUT/`.
-pub fn is_root_name(name: &str) -> bool {
+pub(crate) fn is_root_name(name: &str) -> bool {
     is_profiler_info(name) || name == "profiler_metadata.json"
 }
 
@@ -55,12 +55,12 @@ fn is_profiler_info(name: &str) -> bool {
 }
 
 /// True for any file name an Ascend rank directory holds.
-pub fn is_ascend_name(name: &str) -> bool {
+pub(crate) fn is_ascend_name(name: &str) -> bool {
     is_output_name(name) || is_root_name(name)
 }
 
 /// The rank whose output `path` is (a directory) or belongs to (a file), if it is one.
-pub fn rank_dir_of(path: &Path) -> Option<RankDir> {
+pub(crate) fn rank_dir_of(path: &Path) -> Option<RankDir> {
     if path.is_dir() {
         return rank_dir_at(path);
     }

@@ -37,7 +37,7 @@ type At<'a> = ((&'a str, &'a str), Ns);
 
 /// Sets each device task's operator from the `async_npu` flows among `objects` (the event
 /// texts the reader kept), where the reader found none. Returns the number of tasks linked.
-pub fn link_ops<'a>(
+pub(crate) fn link_ops<'a>(
     rank: &mut Rank,
     objects: impl Iterator<Item = &'a [u8]>,
     strings: &Interner,

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 /// The HCCL facts of one rank.
 #[derive(Debug, Default)]
-pub struct Hccl {
+pub(crate) struct Hccl {
     /// Collective metadata of the ops, in event order.
     pub collectives: Vec<Collective>,
     /// The waits for a named peer, in start order.
@@ -24,7 +24,7 @@ pub struct Hccl {
 
 /// The collective an HCCL op performs, from its name: `hcom_allReduce__586_0_1` → `allReduce`
 /// (what the role tables map to all_reduce, as a `Collective name`).
-pub fn hccl_type(op: &str) -> &str {
+pub(crate) fn hccl_type(op: &str) -> &str {
     let t = op.strip_prefix("hcom_").unwrap_or(op);
     t.split("__").next().unwrap_or(t).trim_end_matches('_')
 }
@@ -62,7 +62,7 @@ struct HcclArgs<'a> {
 const NO_RANK: u64 = u32::MAX as u64;
 
 /// Reads the ops' metadata and the plane waits of the lanes of the HCCL process.
-pub fn read(
+pub(crate) fn read(
     rank: &Rank,
     text: &[u8],
     strings: &mut Interner,
@@ -129,7 +129,7 @@ fn peer_wait(i: usize, a: &HcclArgs) -> Option<PeerWait> {
 
 /// An HCCL op's collective metadata: its type from its name (`hcom_allReduce__586_0_1` →
 /// `allReduce`), its element count and type. Both exports use it.
-pub fn op_collective(
+pub(crate) fn op_collective(
     event: EventIx,
     op_name: &str,
     count: Option<u64>,

@@ -27,7 +27,7 @@ pub struct Info {
 }
 
 /// Reads whichever of the two files exist.
-pub fn read(profiler_info: Option<&Path>, metadata: Option<&Path>) -> Result<Info, Error> {
+pub(crate) fn read(profiler_info: Option<&Path>, metadata: Option<&Path>) -> Result<Info, Error> {
     let small = |p: Option<&Path>| p.map(crate::ingest::source::read_small).transpose();
     let (info, meta) = (small(profiler_info)?, small(metadata)?);
     parse_files(
@@ -65,7 +65,7 @@ pub fn parse_files(
 
 /// Megatron's `distributed_args` sizes (`tensor_model_parallel_size`, ...), 1 where unstated;
 /// `None` when it states none of them.
-pub fn parallel_sizes(dist: &Value) -> Option<ParallelSizes> {
+pub(crate) fn parallel_sizes(dist: &Value) -> Option<ParallelSizes> {
     let size = |k: &str| dist[k].as_u64().and_then(|n| u32::try_from(n).ok());
     let keys = [
         "tensor_model_parallel_size",
@@ -88,7 +88,7 @@ pub fn parallel_sizes(dist: &Value) -> Option<ParallelSizes> {
 }
 
 /// The variables of an `ENV_VARIABLES` object that were set, by name; `None` for no object.
-pub fn env(v: &Value) -> Option<Vec<(String, String)>> {
+pub(crate) fn env(v: &Value) -> Option<Vec<(String, String)>> {
     let mut set: Vec<(String, String)> = v
         .as_object()?
         .iter()
@@ -130,7 +130,7 @@ fn rank_in_name(path: &Path) -> Option<RankId> {
 /// msprof-analyze's `double_hash`, two 32-bit polynomial hashes of the id's characters side by
 /// side, in decimal. `communication.json` and `communication_matrix.json` name groups by it
 /// (`hcom_allReduce__586_0_1@17522688603477080586`), so every Ascend group is keyed by it.
-pub fn double_hash(id: &str) -> String {
+pub(crate) fn double_hash(id: &str) -> String {
     let (mut a, mut b) = (0u32, 0u32);
     for c in id.chars() {
         a = a.wrapping_mul(29).wrapping_add(c as u32);
@@ -141,7 +141,7 @@ pub fn double_hash(id: &str) -> String {
 
 /// `parallel_group_info`: `{group id: {group_name, group_rank, global_ranks}}`, each group
 /// named by its [`double_hash`].
-pub fn parallel_groups(v: &Value) -> Vec<ProcessGroup> {
+pub(crate) fn parallel_groups(v: &Value) -> Vec<ProcessGroup> {
     let Some(map) = v.as_object() else {
         return Vec::new();
     };

@@ -21,7 +21,7 @@ pub struct KernelTable {
 }
 
 /// Reads the file at `path`.
-pub fn read(path: &Path) -> Result<KernelTable, Error> {
+pub(crate) fn read(path: &Path) -> Result<KernelTable, Error> {
     let (label, bytes) = crate::ingest::source::read_small(path)?;
     parse(&label, &bytes)
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 /// Where an event goes, in the order lanes are listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LaneKey {
+pub(crate) enum LaneKey {
     /// An NPU stream, by id.
     Stream(i64),
     /// Device tasks whose stream is not recorded (Level0's kernel table).
@@ -27,7 +27,7 @@ pub enum LaneKey {
 }
 
 /// An event before the events are grouped by lane.
-pub struct Ev {
+pub(crate) struct Ev {
     /// Its lane.
     pub lane: LaneKey,
     /// Start, ns.
@@ -50,7 +50,7 @@ pub struct Ev {
 
 /// What is built beside the events, by the event's position before sorting.
 #[derive(Default)]
-pub struct Extra {
+pub(crate) struct Extra {
     /// HCCL ops' metadata.
     pub collectives: Vec<(usize, Collective)>,
     /// Plane waits for a named peer.
@@ -63,7 +63,7 @@ pub struct Extra {
 
 /// Groups the events by lane (in start order within each), names the lanes, links launches
 /// and finds the steps' events.
-pub fn assemble(evs: Vec<Ev>, extra: Extra, strings: &mut Interner) -> Rank {
+pub(crate) fn assemble(evs: Vec<Ev>, extra: Extra, strings: &mut Interner) -> Rank {
     let mut order: Vec<usize> = (0..evs.len()).collect();
     order.sort_by_key(|&i| (evs[i].lane, evs[i].start, i));
     let mut lanes: BTreeMap<LaneKey, u16> = BTreeMap::new();

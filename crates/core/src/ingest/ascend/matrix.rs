@@ -28,7 +28,7 @@ struct Cell<'a> {
 }
 
 /// Reads the file at `path`.
-pub fn read(path: &Path) -> Result<Vec<LinkUse>, Error> {
+pub(crate) fn read(path: &Path) -> Result<Vec<LinkUse>, Error> {
     let (label, text) = crate::ingest::source::read_small(path)?;
     parse(&label, &text)
 }

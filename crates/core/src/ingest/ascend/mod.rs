@@ -8,24 +8,24 @@
 //! Where files are: [`files`].
 
 pub mod communication;
-pub mod counters;
-pub mod csv_text;
+pub(crate) mod counters;
+pub(crate) mod csv_text;
 pub mod db;
 pub mod device_only;
-pub mod dialect;
-pub mod files;
-pub mod flows;
-pub mod hccl;
+pub(crate) mod dialect;
+pub(crate) mod files;
+pub(crate) mod flows;
+pub(crate) mod hccl;
 pub mod info;
 pub mod kernel_details;
-pub mod lanes;
+pub(crate) mod lanes;
 pub mod matrix;
 mod objects;
 pub mod op_statistic;
 pub mod step_trace;
 pub mod summary;
-pub mod tasks;
-pub mod trace;
+pub(crate) mod tasks;
+pub(crate) mod trace;
 
 use super::RankDraft;
 use super::reader::ReadContext;
@@ -36,7 +36,7 @@ pub use files::RankDir;
 
 /// The reader of an Ascend `trace_view.json` given as a file (under any name: told by its
 /// processes, `Ascend Hardware`, `HCCL`, `CANN`).
-pub struct TraceViewReader;
+pub(crate) struct TraceViewReader;
 
 impl super::reader::Reader for TraceViewReader {
     fn reads(&self) -> &'static str {
@@ -60,7 +60,7 @@ impl super::reader::Reader for TraceViewReader {
 /// Reads one rank directory: its `trace_view.json`, else its profiler database, else its
 /// kernel table alone, else its summaries ([`summary`]: one rank per device they name).
 /// Files that are missing degrade what can be computed and are named in the warnings.
-pub fn read(dir: &RankDir, opts: &ReadContext<'_>) -> Result<Vec<RankDraft>, Error> {
+pub(crate) fn read(dir: &RankDir, opts: &ReadContext<'_>) -> Result<Vec<RankDraft>, Error> {
     let info = info::read(dir.profiler_info().as_deref(), dir.metadata().as_deref())?;
     let timeline = dir.output_file("trace_view.json").is_some()
         || dir.profiler_db().is_some()
@@ -207,7 +207,7 @@ fn group_sizes(rank: &mut Rank, strings: &Interner) {
 }
 
 /// Reads a `trace_view.json` alone (found by name in a rank directory, or by content).
-pub fn read_trace(src: &source::Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
+pub(crate) fn read_trace(src: &source::Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
     let t = trace::read_with(
         src,
         &trace::TraceOptions {
@@ -292,7 +292,7 @@ fn source_of(dir: &RankDir, path: &std::path::Path) -> crate::model::SourceInfo 
 
 /// An Ascend NPU job: a rank names its own device only; HCCS within a node and RoCE between
 /// nodes; torch_npu's fused operator APIs.
-pub const PLATFORM: crate::model::Platform = crate::model::Platform::ASCEND;
+pub(crate) const PLATFORM: crate::model::Platform = crate::model::Platform::ASCEND;
 
 /// Why a rank with no timeline file cannot be read: its raw data was never parsed (only
 /// `PROF_*` folders, as with `analyse_flag=False` on a large job), or nothing was recorded.

@@ -8,7 +8,7 @@ use crate::model::RawSpan;
 
 /// The text of every event the chunks kept that holds the string `value` (a counter's name,
 /// a flow's category: found in each small object before it is parsed), in chunk order.
-pub fn kept<'a>(
+pub(super) fn kept<'a>(
     text: &'a [u8],
     chunks: &'a [Chunk<'_>],
     value: &[u8],

@@ -9,7 +9,7 @@ use crate::time::micros_text_to_ns;
 use std::path::Path;
 
 /// Reads the file at `path`.
-pub fn read(path: &Path) -> Result<Vec<OpStat>, Error> {
+pub(crate) fn read(path: &Path) -> Result<Vec<OpStat>, Error> {
     let (label, bytes) = crate::ingest::source::read_small(path)?;
     parse(&label, &bytes)
 }

@@ -27,7 +27,7 @@ const PREPARING: &str = "Preparing";
 const DEVICE: &str = "Device_id";
 
 /// Reads the file at `path`.
-pub fn read(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
+pub(crate) fn read(path: &Path) -> Result<Vec<ProfilerStep>, Error> {
     let (label, bytes) = crate::ingest::source::read_small(path)?;
     parse(&label, &bytes)
 }

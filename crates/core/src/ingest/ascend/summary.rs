@@ -38,7 +38,7 @@ struct Tables {
 }
 
 /// True when the directory holds a summary a rank can be loaded from.
-pub fn has_summaries(dir: &RankDir) -> bool {
+pub(crate) fn has_summaries(dir: &RankDir) -> bool {
     summary_db(dir).is_some() || dir.output_file("step_trace_time.csv").is_some()
 }
 
@@ -223,7 +223,7 @@ fn windows(steps: &[ProfilerStep], ops: &[OpTiming]) -> Result<Vec<HostStep>, St
 
 /// The profiler's device span of a step: Computing + Communication(Not Overlapped) + Free
 /// (= Stage + Bubble).
-pub fn device_span(s: &ProfilerStep) -> Option<Ns> {
+pub(crate) fn device_span(s: &ProfilerStep) -> Option<Ns> {
     s.computing
         .checked_add(s.comm_not_overlapped)?
         .checked_add(s.free)

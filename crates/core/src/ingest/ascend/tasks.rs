@@ -48,7 +48,7 @@ pub struct Placement {
 
 /// Attaches rows (communication rows left out) to the rank's device events with the same
 /// start and name, in event order; returns the number of rows that matched no event.
-pub fn attach(rank: &mut Rank, strings: &mut Interner, rows: Vec<TaskRow>) -> usize {
+pub(crate) fn attach(rank: &mut Rank, strings: &mut Interner, rows: Vec<TaskRow>) -> usize {
     let ev = &rank.events;
     let mut at: FxHashMap<(Ns, &str), usize> = FxHashMap::default();
     for i in 0..ev.len() {

@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 use std::sync::atomic::AtomicU64;
 
 /// How to read one `trace_view.json`.
-pub struct TraceOptions<'a> {
+pub(crate) struct TraceOptions<'a> {
     /// The role tables.
     pub roles: &'a RoleTable,
     /// Advanced as chunks finish (load progress).
@@ -27,7 +27,7 @@ pub struct TraceOptions<'a> {
 }
 
 /// A rank read from its trace, names in its own table.
-pub struct TraceRank {
+pub(crate) struct TraceRank {
     /// The rank (id unset).
     pub rank: Rank,
     /// Its string table.
@@ -37,7 +37,7 @@ pub struct TraceRank {
 }
 
 /// Reads one `trace_view.json`.
-pub fn read_with(src: &Source, opts: &TraceOptions<'_>) -> Result<TraceRank, Error> {
+pub(crate) fn read_with(src: &Source, opts: &TraceOptions<'_>) -> Result<TraceRank, Error> {
     let label = &src.label;
     let dialect = Ascend::new(opts.roles);
     // The text is read again after the parse (HCCL ops, kept objects): it is brought in

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 
 /// "No id" in the `corr`/`ext` columns.
-pub const NO_ID: u64 = u64::MAX;
+pub(crate) const NO_ID: u64 = u64::MAX;
 
 /// A name as a hash key that hashes only its length and its first and last 16 bytes: kernel
 /// names run to hundreds of bytes, and hashing all of them for every event is the cost that
@@ -28,7 +28,7 @@ impl std::hash::Hash for NameKey<'_> {
 
 /// A lane as seen in one chunk.
 #[derive(Debug, Clone)]
-pub struct LaneDraft<'a> {
+pub(crate) struct LaneDraft<'a> {
     pub pid: Id<'a>,
     pub tid: Id<'a>,
     /// Events of device-only categories seen on the lane.
@@ -39,7 +39,7 @@ pub struct LaneDraft<'a> {
 
 /// A metadata record (`process_name`, `process_labels`, `thread_name`).
 #[derive(Debug, Clone)]
-pub struct Meta {
+pub(crate) struct Meta {
     pub what: MetaKind,
     pub pid: Id<'static>,
     pub tid: Option<Id<'static>>,
@@ -48,7 +48,7 @@ pub struct Meta {
 
 /// Which metadata record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetaKind {
+pub(crate) enum MetaKind {
     ProcessName,
     ProcessLabels,
     ThreadName,
@@ -56,7 +56,7 @@ pub enum MetaKind {
 
 /// Event columns of a chunk (names and lanes chunk-local).
 #[derive(Debug, Default)]
-pub struct Columns {
+pub(crate) struct Columns {
     pub start: Vec<Ns>,
     pub dur: Vec<Ns>,
     pub name: Vec<u32>,
@@ -69,7 +69,7 @@ pub struct Columns {
 
 /// Everything one chunk produced.
 #[derive(Debug, Default)]
-pub struct Chunk<'a> {
+pub(crate) struct Chunk<'a> {
     pub cols: Columns,
     pub names: Vec<Cow<'a, [u8]>>,
     name_ids: FxHashMap<NameKey<'a>, u32>,
@@ -98,7 +98,7 @@ pub struct Chunk<'a> {
 }
 
 /// The name of the instant Kineto writes where its recording window ends.
-pub const RECORD_WINDOW_END: &[u8] = b"Record Window End";
+pub(crate) const RECORD_WINDOW_END: &[u8] = b"Record Window End";
 
 /// A stored event classified once the trace's processes are known.
 #[derive(Debug)]
@@ -112,7 +112,7 @@ struct Pending {
 }
 
 /// A problem with one event: where it starts and what is wrong.
-pub type EventError = (u64, String);
+pub(crate) type EventError = (u64, String);
 
 /// Bytes per timed event assumed when presizing columns (typical Kineto events with their
 /// flows are 150–300 bytes); a wrong guess costs a reallocation, nothing more.
@@ -120,7 +120,7 @@ const BYTES_PER_EVENT_GUESS: usize = 256;
 
 impl<'a> Chunk<'a> {
     /// A chunk with columns presized for about `bytes` of JSON.
-    pub fn with_capacity(bytes: usize) -> Self {
+    pub(crate) fn with_capacity(bytes: usize) -> Self {
         let n = bytes / BYTES_PER_EVENT_GUESS;
         let mut c = Chunk::default();
         let cols = &mut c.cols;
@@ -136,14 +136,14 @@ impl<'a> Chunk<'a> {
     }
 
     /// True when the chunk saw no event of any phase.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.cols.start.is_empty() && self.meta.is_empty() && self.dropped == Dropped::default()
     }
 
     /// The chunk with nothing borrowed from the input text (its names, lanes and operator
     /// args copied), so that the text's pages can be given back while the other chunks are
     /// parsed (`document::ParseOptions::release`).
-    pub fn detach(self) -> Chunk<'static> {
+    pub(crate) fn detach(self) -> Chunk<'static> {
         let names: Vec<Cow<'static, [u8]>> = self
             .names
             .into_iter()
@@ -234,7 +234,7 @@ impl<'a> Chunk<'a> {
     }
 
     /// Adds one parsed event that starts at byte `offset` and spans `len` bytes.
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         ev: RawEvent<'a>,
         offset: u64,
@@ -323,7 +323,7 @@ impl<'a> Chunk<'a> {
     /// are known (all chunks parsed): `process_of` a lane's pid, asked once per lane, and
     /// `class_of` that process and an event's hint. `Derived` events are removed, and so are
     /// the lanes they leave empty.
-    pub fn settle<P: Copy>(
+    pub(crate) fn settle<P: Copy>(
         &mut self,
         process_of: impl Fn(&Id<'_>) -> P,
         class_of: impl Fn(P, Option<Class>) -> Class,

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const CHUNK_BYTES: usize = 4 << 20;
 
 /// How to parse: the dialect, where to count progress, and what to keep.
-pub struct ParseOptions<'a> {
+pub(crate) struct ParseOptions<'a> {
     /// What the events mean.
     pub dialect: &'a dyn Dialect,
     /// Advanced as chunks finish (load progress).
@@ -34,7 +34,7 @@ pub struct ParseOptions<'a> {
 
 /// What the parser may do with the pages of a text it reads (a mapped file's, `Source::pages`),
 /// so that a big trace's text is never all held beside what was parsed from it.
-pub trait TextPages: Sync {
+pub(crate) trait TextPages: Sync {
     /// Brings in the pages of `[start, end)` at once, before the chunk over them is parsed
     /// (one call, not a fault per page taken by two threads).
     fn fetch(&self, start: usize, end: usize);
@@ -66,12 +66,12 @@ impl ParseOptions<'_> {
 /// A top-level value other than `traceEvents`: its key, the byte offset of the value, the
 /// value. The dialect's reader interprets the ones it knows as they come (so their errors
 /// come in file order).
-pub type HeaderSink<'s, 'a> = dyn FnMut(&str, usize, &'a RawValue) -> Result<(), Error> + 's;
+pub(crate) type HeaderSink<'s, 'a> = dyn FnMut(&str, usize, &'a RawValue) -> Result<(), Error> + 's;
 
 /// Parses one Chrome-JSON document: the chunks of `traceEvents` in file order, or `None` when
 /// the document has no `traceEvents` (the dialect words that error: it knows what the file
 /// is instead).
-pub fn parse<'a>(
+pub(crate) fn parse<'a>(
     label: &str,
     buf: &'a [u8],
     opts: &ParseOptions<'_>,

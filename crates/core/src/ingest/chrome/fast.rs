@@ -168,7 +168,7 @@ fn counted_only(ev: RawEvent<'_>) -> RawEvent<'_> {
 }
 
 /// What the fast path needs from the dialect while it reads the events of one chunk.
-pub struct Reading<'d, 'a> {
+pub(crate) struct Reading<'d, 'a> {
     /// The dialect.
     pub dialect: &'d dyn Dialect,
     /// Keep reading stack frames (`python_function`) instead of skipping them.
@@ -184,7 +184,7 @@ type CatName<'a> = (&'a [u8], &'a [u8]);
 
 impl<'d, 'a> Reading<'d, 'a> {
     /// A reading of events with `dialect`.
-    pub fn new(dialect: &'d dyn Dialect, stack_frames: bool) -> Self {
+    pub(crate) fn new(dialect: &'d dyn Dialect, stack_frames: bool) -> Self {
         Reading {
             dialect,
             stack_frames,
@@ -206,7 +206,11 @@ impl<'d, 'a> Reading<'d, 'a> {
 }
 
 /// Parses the event object starting at `b[i] == '{'`; returns it and its length in bytes.
-pub fn event<'a>(b: &'a [u8], start: usize, r: &Reading<'_, 'a>) -> Option<(RawEvent<'a>, usize)> {
+pub(crate) fn event<'a>(
+    b: &'a [u8],
+    start: usize,
+    r: &Reading<'_, 'a>,
+) -> Option<(RawEvent<'a>, usize)> {
     let mut ev = RawEvent::default();
     let mut seen = 0u16;
     let mut i = ws(b, start + 1);

@@ -6,7 +6,7 @@ use super::raw::Id;
 use crate::model::LaneSide;
 
 /// Decides each lane's side from the categories seen on it and the process labels.
-pub fn lane_sides(drafts: &[LaneDraft<'static>], meta: &[Meta]) -> Vec<LaneSide> {
+pub(crate) fn lane_sides(drafts: &[LaneDraft<'static>], meta: &[Meta]) -> Vec<LaneSide> {
     let label_of = |pid: &Id<'static>| {
         meta.iter()
             .rev()
@@ -52,7 +52,7 @@ pub fn lane_sides(drafts: &[LaneDraft<'static>], meta: &[Meta]) -> Vec<LaneSide>
 }
 
 /// Display name of a lane: its `thread_name` metadata, else one made from its ids.
-pub fn lane_name(d: &LaneDraft<'static>, side: LaneSide, meta: &[Meta]) -> String {
+pub(crate) fn lane_name(d: &LaneDraft<'static>, side: LaneSide, meta: &[Meta]) -> String {
     let named = meta.iter().rev().find(|m| {
         m.what == MetaKind::ThreadName && m.pid == d.pid && m.tid.as_ref() == Some(&d.tid)
     });

@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 
 /// One document's events as a rank's columns, with what the dialect still needs: the link
 /// ids, and where each chunk's events ended up (for its side tables).
-pub struct Merged {
+pub(crate) struct Merged {
     /// The rank-local string table (names, lanes, unknown categories).
     pub strings: Interner,
     /// Lanes, indexed by `Events::lane`.
@@ -45,7 +45,7 @@ pub struct Merged {
 const EPOCH_SCALE_NS: Ns = 1_000_000_000_000_000_000;
 
 /// Merges a document's chunks; `base` is added to timestamps below the epoch scale.
-pub fn merge(label: &str, chunks: &[Chunk<'_>], base: Option<Ns>) -> Result<Merged, Error> {
+pub(crate) fn merge(label: &str, chunks: &[Chunk<'_>], base: Option<Ns>) -> Result<Merged, Error> {
     let (mut strings, name_maps, mut warnings) = merge_names(label, chunks);
     let (drafts, lane_maps) = merge_lanes(label, chunks)?;
     let (dropped, unknown, meta) = merge_counts(label, chunks, &mut warnings);
@@ -118,7 +118,10 @@ pub fn merge(label: &str, chunks: &[Chunk<'_>], base: Option<Ns>) -> Result<Merg
 }
 
 /// Unknown categories with their names interned.
-pub fn intern_categories(strings: &mut Interner, cats: Vec<(Vec<u8>, u64)>) -> Vec<(Sym, u64)> {
+pub(crate) fn intern_categories(
+    strings: &mut Interner,
+    cats: Vec<(Vec<u8>, u64)>,
+) -> Vec<(Sym, u64)> {
     cats.into_iter()
         .map(|(k, v)| (strings.intern(&String::from_utf8_lossy(&k)), v))
         .collect()

@@ -9,19 +9,19 @@
 //! (`super::kineto`); Ascend's `trace_view.json` is another Chrome-JSON dialect that reuses
 //! all of this.
 
-pub mod chunk;
+pub(crate) mod chunk;
 pub mod document;
-pub mod fast;
-pub mod lanes;
-pub mod merge;
-pub mod raw;
-pub mod scan;
+pub(crate) mod fast;
+pub(crate) mod lanes;
+pub(crate) mod merge;
+pub(crate) mod raw;
+pub(crate) mod scan;
 
 use raw::{Args, OpArgs, RawEvent};
 
 /// What events of a category are, as far as the model cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
+pub(crate) enum Class {
     /// A framework operator on a host thread.
     HostOp,
     /// A user annotation (`record_function` range) on a host thread.
@@ -54,7 +54,7 @@ pub enum Class {
 
 impl Class {
     /// Classes that only occur on device lanes.
-    pub fn is_device(self) -> bool {
+    pub(crate) fn is_device(self) -> bool {
         matches!(
             self,
             Class::Kernel
@@ -67,7 +67,7 @@ impl Class {
     }
 
     /// Classes that only occur on host threads.
-    pub fn is_cpu(self) -> bool {
+    pub(crate) fn is_cpu(self) -> bool {
         matches!(
             self,
             Class::HostOp | Class::Annotation | Class::Runtime | Class::StackFrame
@@ -77,7 +77,7 @@ impl Class {
 
 /// What a dialect makes of an event without a category.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Uncategorised {
+pub(crate) enum Uncategorised {
     /// Its class.
     Known(Class),
     /// Its process decides, with the class its args suggest, if any (an Ascend device task's
@@ -89,7 +89,7 @@ pub enum Uncategorised {
 
 /// Which side table an event's operator args go to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SideTable {
+pub(crate) enum SideTable {
     /// Collective metadata (`model::Collective`).
     Collective,
     /// Operator shapes for the roofline (`model::OpShape`).
@@ -99,7 +99,7 @@ pub enum SideTable {
 /// What a dialect knows of an event name: asked once per distinct name of a chunk (names
 /// repeat millions of times), and handed back with each event of that name.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NameFacts {
+pub(crate) struct NameFacts {
     /// A communication kernel's name (its kernels are `Comm`).
     pub comm_kernel: bool,
     /// A host call that performs or describes a collective (its args describe the call).
@@ -110,7 +110,7 @@ pub struct NameFacts {
 
 /// The semantics of one Chrome-JSON dialect. Called from parallel chunks, per event or per
 /// distinct name, so the answers must be cheap (a `match`, a role-table lookup).
-pub trait Dialect: Sync {
+pub(crate) trait Dialect: Sync {
     /// What events of category `cat` are.
     fn class(&self, cat: &[u8]) -> Class;
 

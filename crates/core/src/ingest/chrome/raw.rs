@@ -10,7 +10,7 @@ use std::fmt;
 /// A JSON string as raw bytes: borrowed when it has no escapes. UTF-8 is not checked here;
 /// names are decoded (lossily, with a warning) once per distinct name when interned.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Str<'a>(pub Cow<'a, [u8]>);
+pub(crate) struct Str<'a>(pub Cow<'a, [u8]>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -39,14 +39,14 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
 
 impl Str<'_> {
     /// An owned copy, to outlive the input buffer.
-    pub fn into_owned(self) -> Str<'static> {
+    pub(crate) fn into_owned(self) -> Str<'static> {
         Str(Cow::Owned(self.0.into_owned()))
     }
 }
 
 /// A `pid`/`tid`: an integer, or a string (`"Spans"`, `""`, AMD's `"0x0"`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Id<'a> {
+pub(crate) enum Id<'a> {
     /// Integer id.
     Int(i64),
     /// String id (also integers beyond i64, kept as their text).
@@ -55,7 +55,7 @@ pub enum Id<'a> {
 
 impl Id<'_> {
     /// An owned copy, to outlive the input buffer.
-    pub fn into_owned(self) -> Id<'static> {
+    pub(crate) fn into_owned(self) -> Id<'static> {
         match self {
             Id::Int(i) => Id::Int(i),
             Id::Text(t) => Id::Text(Cow::Owned(t.into_owned())),
@@ -63,7 +63,7 @@ impl Id<'_> {
     }
 
     /// Display text of the id.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Id::Int(i) => i.to_string(),
             Id::Text(t) => String::from_utf8_lossy(t).into_owned(),
@@ -109,7 +109,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Id<'a> {
 /// beyond i64. Negative values (HTA writes -1) and non-numeric strings mean "none"; a
 /// number beyond u64 is an error, never a silently wrong link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LinkId(pub Option<u64>);
+pub(crate) struct LinkId(pub Option<u64>);
 
 impl<'de> Deserialize<'de> for LinkId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -147,7 +147,7 @@ impl<'de> Deserialize<'de> for LinkId {
 
 /// The `args` keys the model reads at load time; everything else is skipped.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Args<'a> {
+pub(crate) struct Args<'a> {
     /// `correlation`: pairs a runtime call with the device activity it launched.
     pub correlation: Option<u64>,
     /// `External id` (or the oldest format's `external id`): ties calls and kernels to a `cpu_op`.
@@ -170,7 +170,7 @@ pub struct Args<'a> {
 /// torch_npu alike): collective metadata and operator shapes. Which events keep them, and as
 /// what, is the dialect's business.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct OpArgs<'a> {
+pub(crate) struct OpArgs<'a> {
     /// `Collective name` (`allreduce`, `broadcast`, ...).
     pub name: Option<Str<'a>>,
     /// `In msg nelems`.
@@ -202,7 +202,7 @@ pub struct OpArgs<'a> {
 
 impl OpArgs<'_> {
     /// An owned copy, to outlive the input buffer.
-    pub fn into_owned(self) -> OpArgs<'static> {
+    pub(crate) fn into_owned(self) -> OpArgs<'static> {
         let own = |s: Option<Str<'_>>| s.map(Str::into_owned);
         OpArgs {
             name: own(self.name),
@@ -222,7 +222,7 @@ impl OpArgs<'_> {
     }
 
     /// True when a collective metadata key (not just operator sizes) was read.
-    pub fn has_metadata(&self) -> bool {
+    pub(crate) fn has_metadata(&self) -> bool {
         self.name.is_some()
             || self.in_nelems.is_some()
             || self.out_nelems.is_some()
@@ -238,7 +238,7 @@ impl OpArgs<'_> {
 
 /// One operator arg key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArgKey {
+pub(crate) enum ArgKey {
     Name,
     InNelems,
     OutNelems,
@@ -256,7 +256,7 @@ pub enum ArgKey {
 
 impl ArgKey {
     /// The operator arg an `args` key names, if any.
-    pub fn of(key: &[u8]) -> Option<ArgKey> {
+    pub(crate) fn of(key: &[u8]) -> Option<ArgKey> {
         Some(match key {
             b"Collective name" => ArgKey::Name,
             b"In msg nelems" => ArgKey::InNelems,
@@ -278,7 +278,7 @@ impl ArgKey {
 
 /// An operator arg value as both parsers see it: a string's contents, a number's text, or
 /// anything else (ignored).
-pub enum Loose<'a> {
+pub(crate) enum Loose<'a> {
     /// A string (unescaped contents).
     Text(Str<'a>),
     /// A number, as written.
@@ -290,7 +290,7 @@ pub enum Loose<'a> {
 impl<'a> Args<'a> {
     /// Records one operator arg; text keys take numbers as their text, integer keys take
     /// only integers that fit in u64.
-    pub fn set_op_arg(&mut self, key: ArgKey, v: Loose<'a>) {
+    pub(crate) fn set_op_arg(&mut self, key: ArgKey, v: Loose<'a>) {
         if key == ArgKey::Name {
             self.collective = true;
         }
@@ -389,7 +389,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Args<'a> {
 
 /// The text of a JSON number (or of a quoted string holding one), converted exactly later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NumText<'a>(pub &'a [u8]);
+pub(crate) struct NumText<'a>(pub &'a [u8]);
 
 impl<'de: 'a, 'a> Deserialize<'de> for NumText<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -410,7 +410,7 @@ fn string_only(v: &RawValue) -> Option<Str<'_>> {
 
 /// One trace event, borrowed from the input. Unknown keys (`id`, `s`, `bp`, ...) are skipped.
 #[derive(Debug, Default, PartialEq, Eq, serde::Deserialize)]
-pub struct RawEvent<'a> {
+pub(crate) struct RawEvent<'a> {
     /// Phase: `X`, `M`, `i`, `s`, `f`, ...
     #[serde(default, borrow)]
     pub ph: Option<Str<'a>>,

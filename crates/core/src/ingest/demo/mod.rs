@@ -64,7 +64,7 @@ impl Default for DemoSpec {
 /// The number of the first profiled step (profiler schedules skip warm-up steps).
 pub const FIRST_STEP: u32 = 10;
 /// Extra kernel time of the straggler rank, in percent.
-pub const STRAGGLER_SLOWDOWN_PCT: i64 = 25;
+pub(crate) const STRAGGLER_SLOWDOWN_PCT: i64 = 25;
 /// The data-loader pause of the slow step's culprit.
 pub const PAUSE_NS: Ns = 300_000_000;
 const LAYERS_PER_SCALE: u32 = 12;

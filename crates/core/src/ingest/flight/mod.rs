@@ -5,7 +5,7 @@
 //! are read by key, tolerating keys a version lacks; the rank comes from the file name (the
 //! dump does not hold it).
 
-pub mod pickle;
+pub(crate) mod pickle;
 
 use crate::error::Error;
 use crate::model::flight::{DumpGroup, FlightDump, FlightEntry, FlightState};
@@ -23,7 +23,7 @@ const SNIFF_BYTES: usize = 64 << 10;
 /// object with the recorder's keys — an entry's (`collective_seq_id`, `profiling_name`), or
 /// `pg_config` with `pg_status` — and, for JSON, no `traceEvents` (a Kineto trace's
 /// `distributedInfo` has a `pg_config` too).
-pub fn sniff(head: &[u8]) -> bool {
+pub(crate) fn sniff(head: &[u8]) -> bool {
     let head = &head[..head.len().min(SNIFF_BYTES)];
     let has = |n: &[u8]| memchr::memmem::find(head, n).is_some();
     let entry = has(b"collective_seq_id") && has(b"profiling_name");
@@ -36,7 +36,7 @@ pub fn sniff(head: &[u8]) -> bool {
 }
 
 /// Whether the file at `path` is a dump (its first bytes sniffed; unreadable: no).
-pub fn is_dump(path: &Path) -> bool {
+pub(crate) fn is_dump(path: &Path) -> bool {
     use std::io::Read;
     let Ok(f) = std::fs::File::open(path) else {
         return false;
@@ -46,7 +46,7 @@ pub fn is_dump(path: &Path) -> bool {
 }
 
 /// Reads one rank's dump.
-pub fn read(path: &Path) -> Result<FlightDump, Error> {
+pub(crate) fn read(path: &Path) -> Result<FlightDump, Error> {
     let label = path.display().to_string();
     let meta =
         std::fs::metadata(path).map_err(|e| Error::input(&label, format!("cannot read: {e}")))?;
@@ -100,7 +100,7 @@ fn line_col_offset(bytes: &[u8], line: usize, col: usize) -> u64 {
 
 /// The rank in a dump's file name: its last run of digits (`nccl_trace_rank_12` → 12,
 /// `fr_3.json` → 3).
-pub fn rank_of(path: &Path) -> Option<u32> {
+pub(crate) fn rank_of(path: &Path) -> Option<u32> {
     let name = path.file_name()?.to_string_lossy();
     let stem = name.strip_suffix(".json").unwrap_or(&name);
     let end = stem.rfind(|c: char| c.is_ascii_digit())? + 1;

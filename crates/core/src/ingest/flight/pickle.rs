@@ -16,7 +16,7 @@ const MAX_DEPTH: usize = 64;
 
 /// A decoding failure: what and at which byte.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PickleError {
+pub(crate) struct PickleError {
     /// Byte offset of the opcode.
     pub at: usize,
     /// What went wrong.
@@ -52,7 +52,7 @@ struct Machine<'a> {
 }
 
 /// Decodes a whole pickle into a JSON value (tuples become arrays, dict keys text).
-pub fn decode(bytes: &[u8]) -> Result<Value, PickleError> {
+pub(crate) fn decode(bytes: &[u8]) -> Result<Value, PickleError> {
     let mut m = Machine {
         b: bytes,
         pos: 0,

@@ -8,7 +8,7 @@ use crate::ingest::chrome::raw::Str;
 use crate::model::{Collective, EventIx, Interner, OpShape};
 
 /// Collective metadata of the chunks, at final event indices, names interned.
-pub fn collectives(
+pub(crate) fn collectives(
     chunks: &[Chunk<'_>],
     final_index: &[Vec<u32>],
     strings: &mut Interner,
@@ -47,7 +47,7 @@ pub fn collectives(
 }
 
 /// Operator shapes of the chunks, at final event indices, texts interned.
-pub fn shapes(
+pub(crate) fn shapes(
     chunks: &[Chunk<'_>],
     final_index: &[Vec<u32>],
     strings: &mut Interner,

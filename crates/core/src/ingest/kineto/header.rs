@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 /// What the header says.
 #[derive(Debug, Default)]
-pub struct Header {
+pub(super) struct Header {
     /// `distributedInfo` as JSON, when present.
     pub distributed: Option<serde_json::Value>,
     /// `deviceProperties[].name`.
@@ -23,7 +23,13 @@ pub struct Header {
 
 impl Header {
     /// Reads one top-level value (`at`: its byte offset, for errors).
-    pub fn read(&mut self, label: &str, key: &str, at: usize, raw: &RawValue) -> Result<(), Error> {
+    pub(super) fn read(
+        &mut self,
+        label: &str,
+        key: &str,
+        at: usize,
+        raw: &RawValue,
+    ) -> Result<(), Error> {
         let json = || {
             serde_json::from_str::<serde_json::Value>(raw.get())
                 .map_err(|e| Error::input_at(label, at as u64, e.to_string()))
@@ -48,7 +54,7 @@ impl Header {
     }
 
     /// Why a document without `traceEvents` is not a trace.
-    pub fn not_a_trace(&self) -> &'static str {
+    pub(super) fn not_a_trace(&self) -> &'static str {
         if self.execution_trace {
             "a PyTorch Execution Trace (`nodes`), not a Kineto trace: give the Kineto trace of the run"
         } else {
@@ -57,7 +63,7 @@ impl Header {
     }
 
     /// A `distributedInfo` integer (`rank`, `world_size`), also when written as a string.
-    pub fn distributed_u32(&self, key: &str) -> Option<u32> {
+    pub(super) fn distributed_u32(&self, key: &str) -> Option<u32> {
         self.distributed
             .as_ref()
             .and_then(|d| d.get(key))
@@ -69,7 +75,7 @@ impl Header {
     }
 
     /// The declared process groups.
-    pub fn groups(&self) -> Vec<ProcessGroup> {
+    pub(super) fn groups(&self) -> Vec<ProcessGroup> {
         self.distributed
             .as_ref()
             .map(process_groups)

@@ -19,13 +19,13 @@ use crate::error::Error;
 use crate::model::{HostCollective, Platform, Rank, RankFrom, RankId, SourceFormat, SourceInfo};
 
 /// The Kineto dialect: categories by name, vocabulary from the role tables.
-pub struct Kineto<'r> {
+pub(crate) struct Kineto<'r> {
     roles: &'r RoleTable,
 }
 
 impl<'r> Kineto<'r> {
     /// The dialect with these role tables.
-    pub fn new(roles: &'r RoleTable) -> Self {
+    pub(crate) fn new(roles: &'r RoleTable) -> Self {
         Kineto { roles }
     }
 
@@ -93,7 +93,7 @@ impl Dialect for Kineto<'_> {
 
 /// The reader of PyTorch profiler (Kineto) Chrome-trace JSON, any generation, CUDA and ROCm:
 /// the reader table's default (it says what a trace would need).
-pub struct KinetoReader;
+pub(crate) struct KinetoReader;
 
 impl Reader for KinetoReader {
     fn reads(&self) -> &'static str {
@@ -115,7 +115,7 @@ impl Reader for KinetoReader {
 }
 
 /// Parses one rank's Kineto trace into a [`RankDraft`].
-pub fn read(src: &Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
+pub(crate) fn read(src: &Source, opts: &ReadContext<'_>) -> Result<RankDraft, Error> {
     let label = &src.label;
     let dialect = Kineto::new(opts.roles);
     let pages = src.pages(true);

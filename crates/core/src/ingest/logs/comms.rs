@@ -8,13 +8,13 @@ use super::fields::{duration, number};
 use super::{CommRow, Said};
 
 /// The header line.
-pub fn is_header(s: &str) -> bool {
+pub(super) fn is_header(s: &str) -> bool {
     s.starts_with("Comm. Op") && s.contains("Avg Latency")
 }
 
 /// A line under the header: an operation's name (`all_reduce`) sets `op` and says `Header`;
 /// a size row becomes a [`CommRow`]; anything else ends the table (`None`).
-pub fn line(s: &str, op: &mut String) -> Option<Said> {
+pub(super) fn line(s: &str, op: &mut String) -> Option<Said> {
     let t = s.trim();
     if !t.is_empty()
         && t.bytes()

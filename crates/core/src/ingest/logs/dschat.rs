@@ -22,7 +22,7 @@ pub struct Pending {
 
 /// One line of DeepSpeed-Chat's: a PPO step line is remembered (and says nothing yet), a
 /// throughput line is a step, a `Generation =>` / `Training =>` line a phase of it.
-pub fn read(text: &str, p: &mut Pending) -> Option<Said> {
+pub(super) fn read(text: &str, p: &mut Pending) -> Option<Said> {
     let t = text.trim_start();
     if let Some(step) = ppo_step(t, p) {
         p.step = Some(step);

@@ -5,7 +5,7 @@ use crate::time::{Ns, unit_text_to_ns};
 
 /// `key: value` or `key=value` pairs of the `sep`-separated fields of `text` (`sep` is
 /// ASCII).
-pub fn pairs(text: &str, sep: char) -> Pairs<'_> {
+pub(crate) fn pairs(text: &str, sep: char) -> Pairs<'_> {
     debug_assert!(sep.is_ascii());
     Pairs {
         text,
@@ -16,7 +16,7 @@ pub fn pairs(text: &str, sep: char) -> Pairs<'_> {
 
 /// The iterator of [`pairs`] (the `memchr` crate's searches: fields are found without a
 /// byte loop).
-pub struct Pairs<'a> {
+pub(crate) struct Pairs<'a> {
     text: &'a str,
     at: usize,
     sep: u8,
@@ -55,7 +55,7 @@ pub(super) fn after<'a>(t: &'a str, key: &str) -> Option<&'a str> {
 /// The longest prefix of `s` of at most `n` bytes that ends on a character boundary: log
 /// lines are any UTF-8 (CJK logs, tqdm's block characters), so a byte count can fall
 /// inside a character.
-pub fn head(s: &str, n: usize) -> &str {
+pub(crate) fn head(s: &str, n: usize) -> &str {
     let mut end = n.min(s.len());
     while !s.is_char_boundary(end) {
         end -= 1;
@@ -65,7 +65,7 @@ pub fn head(s: &str, n: usize) -> &str {
 
 /// A number at the start of `v`: thousands separators removed, a unit suffix (`ms`, `%`,
 /// `GiB`, `T` …) ignored; `nan` and `inf` accepted.
-pub fn number(v: &str) -> Option<f64> {
+pub(crate) fn number(v: &str) -> Option<f64> {
     let v = v.trim_ascii();
     // Words only when the text starts like one: no lower-casing copy per number.
     if matches!(v.as_bytes().first(), Some(b'n' | b'N' | b'i' | b'I' | b'-')) {
@@ -119,7 +119,7 @@ pub(super) fn numeric_prefix(v: &str) -> &str {
 
 /// A duration written as decimal text in a unit of `10^scale` ns (6: ms, 9: s), exactly;
 /// `None` for anything that is not a plain non-negative decimal.
-pub fn duration(v: &str, scale: i32) -> Option<Ns> {
+pub(crate) fn duration(v: &str, scale: i32) -> Option<Ns> {
     let t = numeric_prefix(v.trim_ascii());
     if t.is_empty() || t.starts_with('-') || t.contains(',') {
         return None;
@@ -132,7 +132,7 @@ pub fn duration(v: &str, scale: i32) -> Option<Ns> {
 
 /// The first `YYYY-MM-DD HH:MM:SS[,.]frac` (or `YYYY/MM/DD`, or a `T` separator) in `text`,
 /// as ns since the Unix epoch (the log's clock, time zone unknown).
-pub fn timestamp(text: &str) -> Option<Ns> {
+pub(crate) fn timestamp(text: &str) -> Option<Ns> {
     let b = text.as_bytes();
     (0..b.len().saturating_sub(18)).find_map(|i| timestamp_at(&b[i..]))
 }

@@ -14,16 +14,16 @@ use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 
 /// Lines of one template needed to learn it.
-pub const LEARN: usize = 3;
+pub(crate) const LEARN: usize = 3;
 /// Lines needed when they hold no time and no rate: a counter named `step` alone is weaker
 /// evidence (three numbered lines of a code listing are no step lines).
-pub const LEARN_UNTIMED: usize = 8;
+pub(crate) const LEARN_UNTIMED: usize = 8;
 /// Templates a source keeps (the least recently seen goes first).
-pub const MAX_TEMPLATES: usize = 256;
+pub(crate) const MAX_TEMPLATES: usize = 256;
 /// Numbers a line may hold to be considered (a dump of numbers is no step line).
-pub const MAX_SLOTS: usize = 64;
+pub(crate) const MAX_SLOTS: usize = 64;
 /// Bytes of a line considered.
-pub const MAX_LINE: usize = 2048;
+pub(crate) const MAX_LINE: usize = 2048;
 
 /// What a learned template reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +99,7 @@ impl Templates {
 
 /// A step line of a template learned from the stream, with the rank a slot of it names
 /// (`[worker 3] it 12 …`) when no launcher prefix did.
-pub fn learn(l: &super::line::Line, t: &mut Templates) -> Option<super::Ranked> {
+pub(crate) fn learn(l: &super::line::Line, t: &mut Templates) -> Option<super::Ranked> {
     let text = l.text.as_str();
     // A source a dedicated recogniser reads, a line too long or without a digit: no work.
     if t.dedicated || text.len() > MAX_LINE || !text.bytes().any(|b| b.is_ascii_digit()) {

@@ -6,7 +6,7 @@ use super::fields::{after, duration, number};
 use super::{Provenance, Said, Step};
 
 /// One `completed step:` line.
-pub fn completed_step(text: &str) -> Option<Said> {
+pub(super) fn completed_step(text: &str) -> Option<Said> {
     let i = text.find("completed step:")?;
     let rest = &text[i + 15..];
     let n = number(rest.split(',').next()?)?;

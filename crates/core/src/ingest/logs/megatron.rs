@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 /// `iteration 43/100 | … | elapsed time per iteration (ms): 5444.9 | …`: a window average
 /// (over `log_interval` iterations) ending at iteration 43; `validation loss at iteration N`
 /// is an evaluation.
-pub fn iteration(text: &str) -> Option<Said> {
+pub(super) fn iteration(text: &str) -> Option<Said> {
     static WORD: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new("iteration"));
     let i = WORD.find(text.as_bytes())?;
@@ -97,7 +97,7 @@ fn key(k: &str) -> Option<Key> {
 }
 
 /// The straggler detector: `| MnRtt/Rnk: 3453.08ms/8 | MxRtt/Rnk: 3468.20ms/0 | …`.
-pub fn straggler(text: &str) -> Option<Said> {
+pub(super) fn straggler(text: &str) -> Option<Said> {
     if !text.contains("/Rnk:") {
         return None;
     }

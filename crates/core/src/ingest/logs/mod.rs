@@ -6,16 +6,16 @@
 
 mod comms;
 mod dschat;
-pub mod fields;
-pub mod generic;
+pub(crate) mod fields;
+pub(crate) mod generic;
 pub mod line;
 mod maxtext;
 mod megatron;
 pub mod monitors;
 mod others;
 pub mod pattern;
-pub mod rejoin;
-pub mod stream;
+pub(crate) mod rejoin;
+pub(crate) mod stream;
 mod tqdm;
 mod wallclock;
 
@@ -60,7 +60,7 @@ pub struct Recogniser {
 }
 
 /// What a line says, with the rank the line itself names (not its launcher prefix).
-pub type Ranked = (Option<u32>, Said);
+pub(crate) type Ranked = (Option<u32>, Said);
 
 /// How a recogniser reads a line.
 #[derive(Clone, Copy)]
@@ -182,7 +182,7 @@ pub struct SourceState {
 }
 
 /// The recogniser called `name`.
-pub fn recogniser(name: &str) -> Option<&'static Recogniser> {
+pub(crate) fn recogniser(name: &str) -> Option<&'static Recogniser> {
     RECOGNISERS.iter().find(|r| r.name == name)
 }
 
@@ -198,7 +198,7 @@ pub fn recognise(
 
 /// [`recognise`], with the generic recogniser only when `learn` (a trial join of two lines
 /// in `rejoin` must not teach it a template of two lines).
-pub fn recognise_as(
+pub(crate) fn recognise_as(
     l: &line::Line,
     only: Option<&Recogniser>,
     state: &mut SourceState,
@@ -253,11 +253,16 @@ static GATES: std::sync::LazyLock<Vec<Vec<memchr::memmem::Finder<'static>>>> =
     });
 
 /// The format name of records made by `--step-pattern`.
-pub const PATTERN: &str = "step-pattern";
+pub(crate) const PATTERN: &str = "step-pattern";
 
 /// `said` of line `l` as a record of `format` from `rank`: a record without a rank carries
 /// the line's host (a device sample carries it in itself).
-pub fn record(l: &line::Line, format: &'static str, rank: Option<u32>, mut said: Said) -> Record {
+pub(crate) fn record(
+    l: &line::Line,
+    format: &'static str,
+    rank: Option<u32>,
+    mut said: Said,
+) -> Record {
     let mut host = None;
     match &mut said {
         Said::Device(s) if s.host.is_none() => s.host.clone_from(&l.host),

@@ -16,7 +16,7 @@ fn spaced_pairs(text: &str) -> Vec<(&str, &str)> {
 
 /// torchtitan: `step: 200  loss:  6.1384  memory: 49.66GiB(52.28%)  tps: 5,856  tflops: 339.16
 /// mfu: 34.29%` (window metrics, no step time: derived from timestamps); `[GC] … N seconds`.
-pub fn torchtitan(text: &str) -> Option<Said> {
+pub(super) fn torchtitan(text: &str) -> Option<Said> {
     if text.contains("[GC] Peforming") || text.contains("[GC] Performing") {
         return Some(Said::Event {
             event: EventKind::Gc,
@@ -49,7 +49,7 @@ pub fn torchtitan(text: &str) -> Option<Said> {
 
 /// MindFormers: `{ Epoch:[  1/  2], step:[    2/   19], loss: 10.633, per_step_time: 1752ms,
 /// …, train_throughput_per_npu: 170.738T` (per-step time, integer ms).
-pub fn mindformers(text: &str) -> Option<Said> {
+pub(super) fn mindformers(text: &str) -> Option<Said> {
     let t = text.find("per_step_time:")?;
     let i = text.find("step:[")?;
     let inner = &text[i + 6..];
@@ -80,7 +80,7 @@ pub fn mindformers(text: &str) -> Option<Said> {
 /// NeMo 2.x `Training epoch 0, iteration 120/149 | … | global_step: 120 | reduced_train_loss:
 /// 1.233 | train_step_timing in s: 0.03146`, and NeMo 1.x tqdm bars with `global_step=794.0`
 /// and `train_step_timing in s=3.130` (seconds).
-pub fn nemo(text: &str) -> Option<Said> {
+pub(super) fn nemo(text: &str) -> Option<Said> {
     let v2 = text.starts_with("Training epoch");
     let bar = text.contains("it/s") || text.contains("s/it") || text.contains("train_step_timing");
     let v1 = text.contains("global_step=") && bar;
@@ -104,7 +104,7 @@ pub fn nemo(text: &str) -> Option<Said> {
 
 /// DeepSpeed's throughput timer: `epoch=0/micro_step=6/global_step=6,
 /// RunningAvgSamplesPerSec=…, CurrSamplesPerSec=…` and the 2020 form `0/50, SamplesPerSec=…`.
-pub fn deepspeed(text: &str) -> Option<Said> {
+pub(super) fn deepspeed(text: &str) -> Option<Said> {
     let i = text.find("SamplesPerSec=")?;
     let head = &text[..i];
     let n = if let Some(g) = head.find("global_step=") {
@@ -128,7 +128,7 @@ pub fn deepspeed(text: &str) -> Option<Said> {
 /// nanoGPT: `iter 100: loss 2.3456, time 123.45ms, mfu 34.56%` (and its evaluation line
 /// `step 2000: train loss …, val loss …`); modded-nanogpt:
 /// `step:100/1750 … step_avg:123.45ms`.
-pub fn nanogpt(text: &str) -> Option<Said> {
+pub(super) fn nanogpt(text: &str) -> Option<Said> {
     // `step 2000: train loss 3.7822, val loss 3.7927`: the evaluation at step 2000.
     if let Some(rest) = text.strip_prefix("step ") {
         let (n, rest) = rest.split_once(':')?;
@@ -186,7 +186,7 @@ fn modded(text: &str) -> Option<Said> {
 
 /// HF Trainer's `str(logs)`: `{'loss': 1.0887, 'learning_rate': …, 'epoch': 0.87}` (a Python
 /// dict repr); `eval_*` keys are an evaluation, `train_runtime` the end of training.
-pub fn hf_trainer(text: &str) -> Option<Said> {
+pub(super) fn hf_trainer(text: &str) -> Option<Said> {
     let t = text.trim();
     let body = t.strip_prefix('{')?.strip_suffix('}')?;
     if !body.starts_with('\'') {
@@ -232,7 +232,7 @@ pub fn hf_trainer(text: &str) -> Option<Said> {
 
 /// JSON lines: a generic step record (`{"step": 5, "step_time": 0.5, "loss": …}`, also
 /// HF's old JSON logs), MLPerf `:::MLLOG {…}` and DLLogger `DLLL {…}`.
-pub fn jsonl(text: &str) -> Option<Said> {
+pub(super) fn jsonl(text: &str) -> Option<Said> {
     let (kind, json) = if let Some(i) = text.find(":::MLLOG ") {
         ("mllog", &text[i + 9..])
     } else if let Some(i) = text.find("DLLL ") {
@@ -369,7 +369,7 @@ fn logged_at(o: &serde_json::Map<String, serde_json::Value>) -> Option<crate::ti
 }
 
 /// NVIDIA Resiliency Extension: `STRAGGLER DETECTION WARNING: … Affected ranks: {1, 5}`.
-pub fn nvrx(text: &str) -> Option<Said> {
+pub(super) fn nvrx(text: &str) -> Option<Said> {
     let i = text.find("Affected ranks:")?;
     let ranks = text[i + 15..]
         .split(|c: char| !c.is_ascii_digit())
@@ -379,7 +379,7 @@ pub fn nvrx(text: &str) -> Option<Said> {
 }
 
 /// Events any framework prints: checkpoint saves, tracebacks, resumption.
-pub fn events(text: &str) -> Option<Said> {
+pub(super) fn events(text: &str) -> Option<Said> {
     let lower = text.to_ascii_lowercase();
     let at = |word: &str| {
         lower

@@ -17,7 +17,7 @@ pub struct StepPattern {
 }
 
 /// Group names the pattern may use, and what each means (for errors and `--explain`).
-pub const GROUPS: &[(&str, &str)] = &[
+pub(crate) const GROUPS: &[(&str, &str)] = &[
     ("step", "the step number"),
     ("of", "the total number of steps"),
     (

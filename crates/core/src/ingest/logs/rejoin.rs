@@ -17,13 +17,13 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// Longest fragment held: step lines are short; longer text is no step line's first half.
-pub const MAX_FRAGMENT: usize = 4096;
+pub(crate) const MAX_FRAGMENT: usize = 4096;
 /// Ranks holding a line at once (beyond, fragments are dropped and records released).
-pub const MAX_HELD: usize = 4096;
+pub(crate) const MAX_HELD: usize = 4096;
 /// Longest a record waits for a second half.
-pub const HOLD: Duration = Duration::from_millis(200);
+pub(crate) const HOLD: Duration = Duration::from_millis(200);
 /// Formats whose lines end with a mark a cut line lacks: their records are never held.
-pub const CLOSED: &[&str] = &["megatron", "jsonl", "hf-trainer"];
+pub(crate) const CLOSED: &[&str] = &["megatron", "jsonl", "hf-trainer"];
 
 /// A rank's last line: its text, and its record when it made one alone.
 #[derive(Debug)]
@@ -35,7 +35,7 @@ struct Held {
 
 /// The held lines of one source, one per rank (or per host of the rankless stream).
 #[derive(Debug, Default)]
-pub struct Fragments {
+pub(crate) struct Fragments {
     held: BTreeMap<Writer, Held>,
 }
 
@@ -52,7 +52,7 @@ fn writer(l: &Line) -> Writer {
 
 /// What a line gave, in stream order.
 #[derive(Debug, Default)]
-pub struct Given {
+pub(crate) struct Given {
     /// Records to take now.
     pub records: Vec<Record>,
     /// The line completed a held first half.
@@ -64,7 +64,7 @@ pub struct Given {
 impl Fragments {
     /// Takes line `l` of a rank, with the record it makes `alone` (if any): the records to
     /// take now go to `out.records`, and its flags say what this line did.
-    pub fn offer(
+    pub(crate) fn offer(
         &mut self,
         l: &Line,
         alone: Option<Record>,
@@ -103,7 +103,7 @@ impl Fragments {
     }
 
     /// Records held longer than [`HOLD`] (all of them with `all`), in rank order.
-    pub fn release(&mut self, all: bool, out: &mut Vec<Record>) {
+    pub(crate) fn release(&mut self, all: bool, out: &mut Vec<Record>) {
         if self.held.values().all(|h| h.record.is_none()) && !all {
             return;
         }

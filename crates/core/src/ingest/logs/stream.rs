@@ -30,14 +30,14 @@ pub struct FollowOptions {
 }
 
 /// Chunks queued between the readers and the recognisers (at most 16 MiB).
-pub const QUEUE: usize = 256;
+pub(crate) const QUEUE: usize = 256;
 
 /// How often a followed file is polled at its end.
 const POLL: Duration = Duration::from_millis(200);
 const BUF: usize = 64 * 1024;
 
 /// Starts one reader per source (`-` is stdin); returns their labels, in order.
-pub fn spawn(
+pub(crate) fn spawn(
     paths: &[PathBuf],
     opts: FollowOptions,
     tx: &SyncSender<Chunk>,

@@ -7,7 +7,7 @@ use super::fields::number;
 use super::{Provenance, Said, Step};
 
 /// One bar.
-pub fn bar(text: &str) -> Option<Said> {
+pub(super) fn bar(text: &str) -> Option<Said> {
     let open = text.rfind(" [")?;
     let head = &text[..open];
     let (n, of) = head.rsplit(['|', ' ']).next()?.split_once('/')?;

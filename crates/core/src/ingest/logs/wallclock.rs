@@ -8,7 +8,7 @@ use super::fields::{duration, pairs};
 use super::{Phase, Said};
 
 /// `… time (ms) | name: ms | …` → the phases it names, exactly (ms text to ns).
-pub fn breakdown(text: &str) -> Option<Said> {
+pub(super) fn breakdown(text: &str) -> Option<Said> {
     let i = text.find("time (ms) |")?;
     let phases: Vec<Phase> = pairs(&text[i + "time (ms)".len()..], '|')
         .filter_map(|(k, v)| {

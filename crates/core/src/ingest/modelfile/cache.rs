@@ -30,9 +30,9 @@ pub struct Cache {
 }
 
 /// [`Cache::max_bytes`] by default.
-pub const DEFAULT_MAX: u64 = 4 << 30;
+pub(crate) const DEFAULT_MAX: u64 = 4 << 30;
 /// [`Cache::min_input`] by default.
-pub const DEFAULT_MIN: u64 = 16 << 20;
+pub(crate) const DEFAULT_MIN: u64 = 16 << 20;
 
 /// What reading through the cache gave.
 pub struct Through {
@@ -194,7 +194,7 @@ static WRITER: Mutex<Option<(SyncSender<Write>, JoinHandle<()>)>> = Mutex::new(N
 
 /// Waits for the entries being written: called before the process exits (an entry whose
 /// writer is cut off is not there, never half there: it is renamed into place when whole).
-pub fn finish_writes() {
+pub(crate) fn finish_writes() {
     let writer = WRITER.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some((tx, handle)) = writer {
         drop(tx);

@@ -8,7 +8,7 @@ use crate::ingest::RankDraft;
 use crate::model::{EventIx, NO_STEP, Rank, Sym};
 
 /// `Ok` when every index of `d` holds; else the first that does not.
-pub fn draft(d: &RankDraft) -> Result<(), String> {
+pub(super) fn draft(d: &RankDraft) -> Result<(), String> {
     let names = d.strings.len();
     let r = &d.rank;
     columns(r)?;

@@ -8,9 +8,9 @@
 //! checksum) and the payload; nothing in it is trusted: a file of another version, a wrong
 //! checksum, or a payload whose indices do not hold ([`check`]) is refused, never analysed.
 
-pub mod cache;
+pub(crate) mod cache;
 mod check;
-pub mod summary;
+pub(crate) mod summary;
 
 use super::RankDraft;
 use super::chrome::document::JsonEvents;
@@ -22,10 +22,10 @@ use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 /// The first bytes of every model file.
-pub const MAGIC: &[u8; 16] = b"\x89STEPSCOPE-MODEL";
+pub(crate) const MAGIC: &[u8; 16] = b"\x89STEPSCOPE-MODEL";
 
 /// The layout's version: a file of another is refused (and a cache entry re-read).
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// What a model file is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,7 +136,7 @@ pub struct Header {
 /// This stepscope, as a model file names its writer: the version and the executable's size
 /// and modification time. A cache entry of another build is not used (a reader fixed since
 /// would read the trace otherwise); a summary of another build is, its layout version allowing.
-pub fn writer() -> &'static str {
+pub(crate) fn writer() -> &'static str {
     static WRITER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     WRITER.get_or_init(|| {
         let exe = std::env::current_exe().and_then(std::fs::metadata);
@@ -156,7 +156,7 @@ pub fn writer() -> &'static str {
 
 /// A model file, encoded: its magic and header, then its payload (kept apart: the payload
 /// is most of the file and is written as it is, never copied again).
-pub struct Encoded {
+pub(crate) struct Encoded {
     /// The magic, the header's length and the header.
     pub head: Vec<u8>,
     /// The drafts.
@@ -165,19 +165,19 @@ pub struct Encoded {
 
 impl Encoded {
     /// Bytes in all.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         (self.head.len() + self.payload.len()) as u64
     }
 
     /// Writes the file.
-    pub fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    pub(crate) fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         w.write_all(&self.head)?;
         w.write_all(&self.payload)
     }
 }
 
 /// The model file of `drafts`.
-pub fn encode(
+pub(crate) fn encode(
     kind: FileKind,
     source: Identity,
     reading: Reading,
@@ -215,7 +215,7 @@ const MAX_HEADER: usize = 64 << 10;
 
 /// The header of a model file and where its payload starts; why not, when it is not one of
 /// this version.
-pub fn header(bytes: &[u8]) -> Result<(Header, usize), String> {
+pub(crate) fn header(bytes: &[u8]) -> Result<(Header, usize), String> {
     let rest = bytes
         .strip_prefix(MAGIC)
         .ok_or("not a stepscope model file")?;
@@ -249,7 +249,7 @@ fn version_of(head: &[u8]) -> String {
 
 /// The header of the model file at `path`; `None` when the file is not one, why not when
 /// it is one this stepscope does not read.
-pub fn read_header(path: &Path) -> Result<Option<Header>, String> {
+pub(crate) fn read_header(path: &Path) -> Result<Option<Header>, String> {
     let mut head = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_HEADER as u64 + 32).read_to_end(&mut head))

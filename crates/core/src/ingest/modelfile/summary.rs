@@ -11,10 +11,10 @@ use crate::ingest::source::Source;
 use std::path::{Path, PathBuf};
 
 /// The file name a summary of an input gets: the input's own, with this after it.
-pub const EXTENSION: &str = ".stepscope";
+pub(crate) const EXTENSION: &str = ".stepscope";
 
 /// Reads stepscope's model files.
-pub struct SummaryReader;
+pub(crate) struct SummaryReader;
 
 impl Reader for SummaryReader {
     fn reads(&self) -> &'static str {
@@ -51,7 +51,7 @@ impl Reader for SummaryReader {
 
 /// The trace a model file at `path` was made from, when it is reachable here and unchanged
 /// since; else why not. `Ok(None)`: `path` is not a model file.
-pub fn trace_of(path: &Path) -> Result<Option<PathBuf>, String> {
+pub(crate) fn trace_of(path: &Path) -> Result<Option<PathBuf>, String> {
     let Some(header) = super::read_header(path)? else {
         return Ok(None);
     };

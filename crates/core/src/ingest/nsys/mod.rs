@@ -29,7 +29,7 @@ use std::path::Path;
 use tables::{Row, Tables};
 
 /// The reader of Nsight Systems SQLite exports.
-pub struct NsysReader;
+pub(crate) struct NsysReader;
 
 impl Reader for NsysReader {
     fn reads(&self) -> &'static str {

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// One NCCL API call with what its payload says (each field when the payload has it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Call {
+pub(super) struct Call {
     /// The range (its name is the API: `ncclAllReduce`, `ncclCommInitRank`).
     pub row: Row,
     /// `NCCL communicator ID`.
@@ -28,7 +28,7 @@ pub struct Call {
 impl Call {
     /// The call of `row` with its JSON `payload` (fields it lacks, or a payload that is not
     /// JSON, are `None`: payload schemas change between NCCL versions).
-    pub fn of(row: Row, payload: &str) -> Call {
+    pub(super) fn of(row: Row, payload: &str) -> Call {
         let json: Value = serde_json::from_str(payload).unwrap_or_default();
         let mut call = Call {
             row,
@@ -63,7 +63,7 @@ impl Call {
 
     /// The collective's name as the role table reads it (`ncclAllReduce` → `allreduce`), or
     /// `None` for a call that moves no data (init, group start/end, comm destroy).
-    pub fn collective(&self) -> Option<String> {
+    pub(super) fn collective(&self) -> Option<String> {
         let api = self.row.name.strip_prefix("nccl")?;
         let bytes_moved =
             self.bytes.is_some() && !api.starts_with("Comm") && !api.starts_with("Group");
@@ -72,7 +72,7 @@ impl Call {
 
     /// Whether this is a communicator's creation (`ncclCommInitRank`, `…InitRankConfig`,
     /// `…InitAll`, `ncclCommSplit`): its payload places the process in that communicator.
-    pub fn is_init(&self) -> bool {
+    pub(super) fn is_init(&self) -> bool {
         self.row.name.starts_with("ncclComm") && self.nranks.is_some() && self.rank.is_some()
     }
 }
@@ -88,7 +88,7 @@ fn number(v: &Value) -> Option<u64> {
 
 /// The process's global rank and the world size: its place in the largest communicator it
 /// initialised (the world; sub-communicators number their ranks from 0).
-pub fn world_place(calls: &[Call], process: i64) -> Option<(u32, u32)> {
+pub(super) fn world_place(calls: &[Call], process: i64) -> Option<(u32, u32)> {
     calls
         .iter()
         .filter(|c| c.row.process == process && c.is_init())
@@ -102,7 +102,7 @@ pub fn world_place(calls: &[Call], process: i64) -> Option<(u32, u32)> {
 /// call of the process (`lane_of` finds a thread's lane): its name, message size in elements
 /// of the kernel's data type, communicator (named `nccl:<id>`) and its size where an init
 /// said it, the peer of a send or receive. `epoch` puts the calls on the rank's clock.
-pub fn attach(
+pub(super) fn attach(
     rank: &mut Rank,
     strings: &mut Interner,
     (calls, epoch): (&[Call], i64),
@@ -173,7 +173,10 @@ fn kernel_dtype(kernel: &str) -> Option<(&'static str, u64)> {
 }
 
 /// The communicators the process joined, each with its place and size.
-pub fn memberships(calls: &[Call], process: i64) -> Vec<crate::ingest::membership::Membership> {
+pub(super) fn memberships(
+    calls: &[Call],
+    process: i64,
+) -> Vec<crate::ingest::membership::Membership> {
     let mut v: Vec<_> = calls
         .iter()
         .filter(|c| c.row.process == process && c.is_init())

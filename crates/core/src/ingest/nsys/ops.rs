@@ -27,7 +27,7 @@ const SUFFIXES: [&str; 4] = [", seq = ", ", op_id = ", ", sizes = ", ", input_op
 
 /// What an NVTX range is: an operator (its name without `emit_nvtx`'s suffixes, and its
 /// sizes when recorded) or an annotation (a user range, `ProfilerStep#N`, as named).
-pub fn classify(text: &str) -> (Kind, &str, Option<&str>) {
+pub(super) fn classify(text: &str) -> (Kind, &str, Option<&str>) {
     let Some((cut, _)) = suffix(text, 0, &SUFFIXES) else {
         let op = OP_NAMESPACES.iter().any(|ns| text.starts_with(ns));
         let kind = if op { Kind::HostOp } else { Kind::Annotation };
@@ -58,7 +58,7 @@ fn suffix<'s>(text: &str, from: usize, suffixes: &[&'s str]) -> Option<(usize, &
 /// Operator ids for [`crate::ingest::link::link`]: each operator range its own, each runtime
 /// call the innermost operator range around it on its thread, each device activity its
 /// launching call's (by correlation id `corr`).
-pub fn op_ids(rank: &Rank, corr: &[u64]) -> Vec<u64> {
+pub(super) fn op_ids(rank: &Rank, corr: &[u64]) -> Vec<u64> {
     let ev = &rank.events;
     let mut ext = vec![NO_ID; ev.len()];
     let mut by_corr: FxHashMap<u64, u64> = FxHashMap::default();
@@ -98,7 +98,7 @@ pub fn op_ids(rank: &Rank, corr: &[u64]) -> Vec<u64> {
 
 /// The device events launched by runtime calls on lane `lane` that start within
 /// [`from`, `to`] (the calls made inside an API call's range), in start order.
-pub fn launched_within(rank: &Rank, lane: u16, from: i64, to: i64) -> Vec<EventIx> {
+pub(super) fn launched_within(rank: &Rank, lane: u16, from: i64, to: i64) -> Vec<EventIx> {
     let ev = &rank.events;
     let l = &rank.lanes[lane as usize];
     let (first, count) = (l.first as usize, l.count as usize);

@@ -3,11 +3,11 @@
 use crate::time::Ns;
 
 /// A row's name: shared, as `StringIds` shares it (a clone is a count, not a copy).
-pub type Name = std::sync::Arc<str>;
+pub(super) type Name = std::sync::Arc<str>;
 
 /// One timed row: a kernel, copy, set, device sync, runtime call or NVTX range.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
+pub(super) struct Row {
     /// Start, ns on the session's clock.
     pub start: Ns,
     /// End, ns (an NVTX mark has none: its start).

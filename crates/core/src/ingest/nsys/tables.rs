@@ -2,7 +2,7 @@
 //! hold data and columns change between versions, so each table and column is looked up
 //! before it is read: a missing table is no rows, a missing optional column is `None`.
 
-pub use super::row::{Name, Row};
+pub(super) use super::row::{Name, Row};
 use crate::error::Error;
 use crate::ingest::sqlite::Db;
 use crate::time::Ns;
@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// The rows of one export.
 #[derive(Debug, Default)]
-pub struct Tables {
+pub(super) struct Tables {
     /// Kernels.
     pub kernels: Vec<Row>,
     /// Memory copies (named by their kind: `Memcpy HtoD`).
@@ -37,7 +37,7 @@ pub struct Tables {
 }
 
 /// The process of a `globalTid` or `globalPid`: nsys packs the pid in bits 24–47.
-pub fn pid_of(global: i64) -> i64 {
+pub(super) fn pid_of(global: i64) -> i64 {
     (global >> 24) & 0x00ff_ffff
 }
 
@@ -70,7 +70,7 @@ const NVTX_DOMAIN_CREATE: i64 = 75;
 
 /// Whether the database is an Nsight Systems export: it has nsys's string table and one of
 /// the activity, NVTX or target tables.
-pub fn is_nsys(db: &Db) -> Result<bool, Error> {
+pub(super) fn is_nsys(db: &Db) -> Result<bool, Error> {
     if !db.has_table("StringIds")? {
         return Ok(false);
     }
@@ -90,7 +90,7 @@ pub fn is_nsys(db: &Db) -> Result<bool, Error> {
 
 /// Reads every table stepscope uses: the device activity and the host tables on two
 /// connections at once (`path` is the database `db` opened).
-pub fn read(db: &Db, path: &Path) -> Result<Tables, Error> {
+pub(super) fn read(db: &Db, path: &Path) -> Result<Tables, Error> {
     let strings = string_ids(db)?;
     let (device, host) = rayon::join(
         || Db::open(path).and_then(|db| device_tables(&db, &strings)),

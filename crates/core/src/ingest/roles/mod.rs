@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 
 /// The shipped table.
-pub const EMBEDDED: &str = include_str!("roles.toml");
+pub(crate) const EMBEDDED: &str = include_str!("roles.toml");
 
 /// Patterns of one role: a list, or a table with `ignore_case`.
 #[derive(Debug, Deserialize)]

@@ -7,7 +7,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// One glob: literal parts that must occur in order, anchored at the ends unless the glob
 /// starts or ends with `*`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Glob {
+pub(super) struct Glob {
     parts: Vec<Vec<u8>>,
     open_start: bool,
     open_end: bool,
@@ -15,7 +15,7 @@ pub struct Glob {
 
 impl Glob {
     /// Parses `text`, a pattern with at least one `*`.
-    pub fn new(text: &str) -> Glob {
+    pub(super) fn new(text: &str) -> Glob {
         Glob {
             parts: text
                 .split('*')
@@ -28,7 +28,7 @@ impl Glob {
     }
 
     /// True when `name` matches.
-    pub fn matches(&self, name: &[u8]) -> bool {
+    pub(super) fn matches(&self, name: &[u8]) -> bool {
         let mut rest = name;
         for (k, part) in self.parts.iter().enumerate() {
             let first = k == 0;
@@ -55,7 +55,7 @@ impl Glob {
     }
 
     /// The literal text before the first `*`, when the glob is `PREFIX*` (step markers).
-    pub fn prefix_only(&self) -> Option<&[u8]> {
+    pub(super) fn prefix_only(&self) -> Option<&[u8]> {
         match self.parts.as_slice() {
             [p] if !self.open_start && self.open_end => Some(p),
             _ => None,
@@ -65,7 +65,7 @@ impl Glob {
 
 /// A set of patterns.
 #[derive(Debug, Clone, Default)]
-pub struct Patterns {
+pub(super) struct Patterns {
     exact: FxHashSet<Vec<u8>>,
     globs: Vec<Glob>,
     ignore_case: bool,
@@ -73,7 +73,7 @@ pub struct Patterns {
 
 impl Patterns {
     /// Patterns from their texts (`*` makes a glob).
-    pub fn new(texts: &[String], ignore_case: bool) -> Patterns {
+    pub(super) fn new(texts: &[String], ignore_case: bool) -> Patterns {
         let mut p = Patterns {
             ignore_case,
             ..Patterns::default()
@@ -83,7 +83,7 @@ impl Patterns {
     }
 
     /// Adds patterns.
-    pub fn extend(&mut self, texts: &[String]) {
+    pub(super) fn extend(&mut self, texts: &[String]) {
         for t in texts {
             let t = if self.ignore_case {
                 t.to_ascii_lowercase()
@@ -99,7 +99,7 @@ impl Patterns {
     }
 
     /// True when `name` matches one of the patterns.
-    pub fn matches(&self, name: &[u8]) -> bool {
+    pub(super) fn matches(&self, name: &[u8]) -> bool {
         if self.ignore_case {
             let lower = name.to_ascii_lowercase();
             return self.matches_exact_case(&lower);
@@ -113,7 +113,7 @@ impl Patterns {
     }
 
     /// True when there are no patterns.
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.exact.is_empty() && self.globs.is_empty()
     }
 
@@ -131,7 +131,7 @@ impl Patterns {
 /// case-sensitive exact names of every set share one hash map, so a lookup costs one hash
 /// however many sets there are (names are looked up per event while parsing).
 #[derive(Debug, Clone)]
-pub struct Keyed<K> {
+pub(super) struct Keyed<K> {
     sets: Vec<(K, Patterns)>,
     /// Exact name → the first set holding it.
     exact: FxHashMap<Vec<u8>, usize>,
@@ -149,7 +149,7 @@ impl<K> Default for Keyed<K> {
 impl<K: Copy + PartialEq> Keyed<K> {
     /// Adds patterns to `key`'s set (a new set, last, when `key` has none yet); the first
     /// patterns a set gets decide its case rule.
-    pub fn add(&mut self, key: K, texts: &[String], ignore_case: bool) {
+    pub(super) fn add(&mut self, key: K, texts: &[String], ignore_case: bool) {
         let i = match self.sets.iter().position(|x| x.0 == key) {
             Some(i) => i,
             None => {
@@ -177,7 +177,7 @@ impl<K: Copy + PartialEq> Keyed<K> {
     }
 
     /// The key of the first set `name` matches.
-    pub fn first(&self, name: &[u8]) -> Option<K> {
+    pub(super) fn first(&self, name: &[u8]) -> Option<K> {
         let hit = self.exact.get(name).copied();
         let before = &self.sets[..hit.unwrap_or(self.sets.len())];
         before

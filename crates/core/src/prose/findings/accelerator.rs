@@ -7,7 +7,7 @@ use crate::format::human;
 use crate::time::Ns;
 
 /// The words of a kernel-table finding.
-pub fn words(c: &Claim) -> Words {
+pub(super) fn words(c: &Claim) -> Words {
     match c {
         Claim::UnboundOperators {
             op,

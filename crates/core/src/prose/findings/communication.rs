@@ -8,7 +8,7 @@ use crate::model::RankId;
 use crate::time::Ns;
 
 /// The words of a communication finding.
-pub fn words(c: &Claim) -> Words {
+pub(super) fn words(c: &Claim) -> Words {
     match c {
         Claim::PoorOverlap {
             ratio,

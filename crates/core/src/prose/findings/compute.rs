@@ -6,7 +6,7 @@ use crate::analysis::roofline::UnknownCause;
 use crate::format::human;
 
 /// The words of a kernel finding.
-pub fn words(c: &Claim) -> Words {
+pub(super) fn words(c: &Claim) -> Words {
     match c {
         Claim::ElementwiseTraffic {
             share,

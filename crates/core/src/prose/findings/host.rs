@@ -5,7 +5,7 @@ use crate::analysis::advisor::rules::host::Claim;
 use crate::format::human;
 
 /// The words of a host-side finding.
-pub fn words(c: &Claim) -> Words {
+pub(super) fn words(c: &Claim) -> Words {
     match c {
         Claim::DataLoader {
             share,

@@ -5,7 +5,7 @@ use crate::analysis::advisor::rules::parallel::Claim;
 use crate::format::human;
 
 /// The words of a parallelism finding.
-pub fn words(c: &Claim) -> Words {
+pub(super) fn words(c: &Claim) -> Words {
     match c {
         Claim::Straggler {
             rank,

@@ -13,7 +13,7 @@ use crate::time::Ns;
 use rustc_hash::FxHashMap;
 
 /// The rows of one rank's database.
-pub struct Tables {
+pub(crate) struct Tables {
     /// `STRING_IDS`.
     pub strings: FxHashMap<i64, String>,
     /// `PYTORCH_API`.
@@ -31,7 +31,7 @@ pub struct Tables {
 }
 
 /// A rank (id unset) and its string table from the rows.
-pub fn rank(t: &Tables) -> (Rank, Interner) {
+pub(crate) fn rank(t: &Tables) -> (Rank, Interner) {
     let mut strings = Interner::default();
     let mut b = Builder {
         t,
@@ -54,7 +54,7 @@ pub fn rank(t: &Tables) -> (Rank, Interner) {
 }
 
 /// How many name ids the rows use that `STRING_IDS` does not have.
-pub fn missing_names(t: &Tables) -> usize {
+pub(crate) fn missing_names(t: &Tables) -> usize {
     let ids = t
         .host
         .iter()

@@ -11,7 +11,7 @@ use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap;
 
 /// Every compute task's details; empty when the db has no `COMPUTE_TASK_INFO`.
-pub fn details(
+pub(crate) fn details(
     db: &Db,
     strings: &FxHashMap<i64, String>,
 ) -> Result<Vec<TaskRow>, crate::error::Error> {

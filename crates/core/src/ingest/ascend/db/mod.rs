@@ -4,9 +4,9 @@
 //! ([`rows`]) become the same model the text export gives ([`build`]), with the kernel
 //! table's details ([`details`]).
 
-pub mod build;
-pub mod details;
-pub mod rows;
+pub(crate) mod build;
+pub(crate) mod details;
+pub(crate) mod rows;
 
 use crate::error::Error;
 use crate::format::echo;
@@ -260,7 +260,7 @@ fn device_id(text: Option<String>) -> Result<Option<u32>, String> {
 /// `analysis.db` `CommAnalyzerTime`'s ops placed in time (`start_timestamp`, µs since the
 /// epoch), each with its device when the table has a device column; empty without the table
 /// or its start column.
-pub fn op_timings(
+pub(crate) fn op_timings(
     path: &Path,
 ) -> Result<Vec<(Option<u32>, super::communication::OpTiming)>, Error> {
     let db = Db::open(path)?;
@@ -299,7 +299,7 @@ pub fn op_timings(
 /// `analysis.db` `CommAnalyzerBandwidth`: the same traffic per op and transport as
 /// `communication.json` (one row per packet size, each repeating the op's totals: one is
 /// kept per op and transport). MB and ms are read from SQLite's decimal text, exactly.
-pub fn transports(path: &Path) -> Result<Vec<TransportUse>, Error> {
+pub(crate) fn transports(path: &Path) -> Result<Vec<TransportUse>, Error> {
     let db = Db::open(path)?;
     if !db.has_table("CommAnalyzerBandwidth")? {
         return Ok(Vec::new());
@@ -332,7 +332,7 @@ pub fn transports(path: &Path) -> Result<Vec<TransportUse>, Error> {
 
 /// `analysis.db` `CommAnalyzerTime`: each HCCL op's elapse and transit, as
 /// `communication.json`'s `Communication Time Info`; empty without the table.
-pub fn op_times(path: &Path) -> Result<Vec<crate::model::HcclOpTime>, Error> {
+pub(crate) fn op_times(path: &Path) -> Result<Vec<crate::model::HcclOpTime>, Error> {
     let db = Db::open(path)?;
     if !db.has_table("CommAnalyzerTime")? {
         return Ok(Vec::new());
@@ -356,7 +356,7 @@ pub fn op_times(path: &Path) -> Result<Vec<crate::model::HcclOpTime>, Error> {
 
 /// `analysis.db` `CommAnalyzerMatrix`: the db's `communication_matrix.json` (the same
 /// entries read, `LOCAL` and self links left out); empty without the table.
-pub fn links(path: &Path) -> Result<Vec<crate::model::LinkUse>, Error> {
+pub(crate) fn links(path: &Path) -> Result<Vec<crate::model::LinkUse>, Error> {
     let db = Db::open(path)?;
     if !db.has_table("CommAnalyzerMatrix")? {
         return Ok(Vec::new());

@@ -8,7 +8,7 @@ use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap;
 
 /// A framework record (`PYTORCH_API`).
-pub struct HostRow {
+pub(crate) struct HostRow {
     /// Start, ns.
     pub start: Ns,
     /// End, ns.
@@ -28,7 +28,7 @@ pub struct HostRow {
 }
 
 /// An AscendCL/runtime call (`CANN_API`).
-pub struct CannRow {
+pub(crate) struct CannRow {
     /// Start, ns.
     pub start: Ns,
     /// End, ns.
@@ -44,7 +44,7 @@ pub struct CannRow {
 }
 
 /// A plane task's HCCL facts (`COMMUNICATION_TASK_INFO`).
-pub struct PlaneRow {
+pub(crate) struct PlaneRow {
     /// The plane (a lane of the op).
     pub plane: i64,
     /// The rank itself, in the communicator.
@@ -62,7 +62,7 @@ pub struct PlaneRow {
 }
 
 /// A device task (`TASK`), with its kernel name or its HCCL facts.
-pub struct TaskRow {
+pub(crate) struct TaskRow {
     /// Start, ns.
     pub start: Ns,
     /// End, ns.
@@ -80,7 +80,7 @@ pub struct TaskRow {
 }
 
 /// An HCCL op (`COMMUNICATION_OP`).
-pub struct OpRow {
+pub(crate) struct OpRow {
     /// Start, ns.
     pub start: Ns,
     /// End, ns.
@@ -142,7 +142,7 @@ pub(super) fn col<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> Result<ValueRef<'
 }
 
 /// `STRING_IDS`: id → text.
-pub fn strings(db: &Db) -> Result<FxHashMap<i64, String>, crate::error::Error> {
+pub(crate) fn strings(db: &Db) -> Result<FxHashMap<i64, String>, crate::error::Error> {
     let mut out = FxHashMap::default();
     each(db, "STRING_IDS", "SELECT id, value FROM STRING_IDS", |r| {
         let id = int(col(r, 0)?)?;
@@ -171,7 +171,7 @@ fn span(row: &rusqlite::Row<'_>, at: usize) -> Result<(Ns, Ns), String> {
 }
 
 /// `PYTORCH_API`.
-pub fn host(db: &Db) -> Result<Vec<HostRow>, crate::error::Error> {
+pub(crate) fn host(db: &Db) -> Result<Vec<HostRow>, crate::error::Error> {
     let mut out = Vec::new();
     let column = |c: &'static str| -> Result<&'static str, crate::error::Error> {
         Ok(if db.has_column("PYTORCH_API", c)? {
@@ -203,7 +203,7 @@ pub fn host(db: &Db) -> Result<Vec<HostRow>, crate::error::Error> {
 }
 
 /// `AICORE_FREQ`: the AI Core clock samples, in time order.
-pub fn clocks(db: &Db) -> Result<Vec<crate::model::ClockSample>, crate::error::Error> {
+pub(crate) fn clocks(db: &Db) -> Result<Vec<crate::model::ClockSample>, crate::error::Error> {
     let mut out = Vec::new();
     let sql = "SELECT rowid, timestampNs, freq FROM AICORE_FREQ";
     each(db, "AICORE_FREQ", sql, |r| {
@@ -218,7 +218,7 @@ pub fn clocks(db: &Db) -> Result<Vec<crate::model::ClockSample>, crate::error::E
 }
 
 /// `CONNECTION_IDS`: (a framework record's key, a connection id of what it issued).
-pub fn connections(db: &Db) -> Result<Vec<(i64, i64)>, crate::error::Error> {
+pub(crate) fn connections(db: &Db) -> Result<Vec<(i64, i64)>, crate::error::Error> {
     let mut out = Vec::new();
     let sql = "SELECT rowid, id, connectionId FROM CONNECTION_IDS";
     each(db, "CONNECTION_IDS", sql, |r| {
@@ -229,7 +229,7 @@ pub fn connections(db: &Db) -> Result<Vec<(i64, i64)>, crate::error::Error> {
 }
 
 /// `CANN_API`.
-pub fn cann(db: &Db) -> Result<Vec<CannRow>, crate::error::Error> {
+pub(crate) fn cann(db: &Db) -> Result<Vec<CannRow>, crate::error::Error> {
     let mut out = Vec::new();
     let level = match db.has_column("CANN_API", "type")? {
         true => "type",
@@ -254,7 +254,7 @@ pub fn cann(db: &Db) -> Result<Vec<CannRow>, crate::error::Error> {
 }
 
 /// `TASK`, joined with `COMPUTE_TASK_INFO` and `COMMUNICATION_TASK_INFO` where present.
-pub fn tasks(db: &Db) -> Result<Vec<TaskRow>, crate::error::Error> {
+pub(crate) fn tasks(db: &Db) -> Result<Vec<TaskRow>, crate::error::Error> {
     let compute = db.has_table("COMPUTE_TASK_INFO")?;
     let comm = db.has_table("COMMUNICATION_TASK_INFO")?;
     let sql = format!(
@@ -349,7 +349,7 @@ fn opt_text(v: ValueRef<'_>) -> Option<String> {
 }
 
 /// `COMMUNICATION_OP`, with its element type's name.
-pub fn ops(db: &Db) -> Result<Vec<OpRow>, crate::error::Error> {
+pub(crate) fn ops(db: &Db) -> Result<Vec<OpRow>, crate::error::Error> {
     // msprof's own db has neither the count nor the element type.
     let types =
         db.has_table("ENUM_HCCL_DATA_TYPE")? && db.has_column("COMMUNICATION_OP", "dataType")?;
@@ -392,7 +392,11 @@ pub fn ops(db: &Db) -> Result<Vec<OpRow>, crate::error::Error> {
 }
 
 /// The first value of a one-column query, when the table exists and has a row.
-pub fn first_text(db: &Db, table: &str, sql: &str) -> Result<Option<String>, crate::error::Error> {
+pub(crate) fn first_text(
+    db: &Db,
+    table: &str,
+    sql: &str,
+) -> Result<Option<String>, crate::error::Error> {
     if !db.has_table(table)? {
         return Ok(None);
     }

@@ -11,7 +11,7 @@
 use super::{Learned, Slot, Template, Templates};
 
 /// Tokens in common, over the longer template's, for a template to join a family.
-pub const SIMILARITY: f64 = 0.5;
+pub(super) const SIMILARITY: f64 = 0.5;
 
 /// What `--explain` says of one template of a family.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +45,7 @@ pub(super) fn slot_id(s: &Slot) -> String {
 
 /// The share of tokens `a` and `b` have in common, in order (their longest common
 /// subsequence over the longer one's length).
-pub fn similarity(a: &str, b: &str) -> f64 {
+pub(super) fn similarity(a: &str, b: &str) -> f64 {
     let (x, y): (Vec<&str>, Vec<&str>) = (a.split(' ').collect(), b.split(' ').collect());
     let longer = x.len().max(y.len());
     if longer == 0 {
@@ -73,7 +73,7 @@ const OTHER_PHASES: &[&str] = &["eval", "evaluation", "valid", "validation", "va
 /// Whether template `b` may be of template `a`'s family: similar ([`SIMILARITY`]), the same
 /// first word (Drain's tree never joins templates whose first tokens differ: `TRAIN [#]…`,
 /// `VALIDATION [#]…`), and no word of another phase that `a` lacks.
-pub fn kin(a: &str, b: &str) -> bool {
+pub(super) fn kin(a: &str, b: &str) -> bool {
     let words = |t: &str| -> Vec<String> {
         t.split(|c: char| !c.is_alphabetic())
             .filter(|w| !w.is_empty())
