@@ -121,6 +121,27 @@ fn every_text_line_fits_100_columns_and_cut_names_follow_whole() {
     }
 }
 
+/// Every pane of the fixtures with hostile or long names draws at the small size too: the
+/// timeline's inspector once subtracted a cut name's string width from the columns its
+/// characters' widths had left, and a name of control characters overflowed it (a panic in
+/// debug builds, a wrapped count in release ones).
+#[test]
+fn every_pane_draws_hostile_names_at_every_size() {
+    for f in ["escape_names.json", "roofline.json"] {
+        let path = testdata(f);
+        let path = path.to_str().unwrap();
+        for view in stepscope::ui::browser::Pane::ALL.map(|p| p.name()) {
+            for size in ["80x24", "120x40", "40x12"] {
+                let out = stdout(&["snapshot", "--view", view, "--size", size, path]);
+                assert!(
+                    !out.contains(['\u{1b}', '\u{9b}', '\u{7}']),
+                    "{f} {view} {size}: a control character got through"
+                );
+            }
+        }
+    }
+}
+
 /// Trace content is untrusted: names carrying terminal escape sequences (ESC, C1 CSI, BEL)
 /// reach the text and markdown reports with those characters written as visible escapes.
 #[test]

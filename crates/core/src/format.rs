@@ -171,6 +171,12 @@ pub fn fit(s: &str, w: usize) -> String {
         used += char_width(c);
         out.push(c);
     }
+    // A string's width is not always the sum of its characters' (a control character is
+    // none alone and one in a string; a presentation selector widens the one before it):
+    // the prefix is cut until it fits as a whole, so that the result never exceeds `w`.
+    while width(&out) > w - 1 {
+        out.pop();
+    }
     out.push('…');
     out
 }
@@ -232,9 +238,13 @@ pub fn fit_end(s: &str, w: usize) -> String {
         used += char_width(c);
         tail.push(c);
     }
-    let mut out = String::from('…');
-    out.extend(tail.into_iter().rev());
-    out
+    tail.reverse();
+    // As in `fit`: the kept end must fit as a whole string, not only char by char.
+    let mut kept: String = tail.into_iter().collect();
+    while width(&kept) > w - 1 {
+        kept.remove(0);
+    }
+    format!("…{kept}")
 }
 
 /// `s` padded or cut to exactly `w` columns.
@@ -355,6 +365,17 @@ fn escape_where(s: &str, bad: impl Fn(char) -> bool + Copy) -> std::borrow::Cow<
 
 #[cfg(test)]
 mod tests {
+    proptest::proptest! {
+        /// Whatever a name holds (controls, joiners, presentation selectors, wide
+        /// characters), a cut name never takes more columns than it was given: a pane's
+        /// arithmetic on the columns left (the inspector's line) relies on it.
+        #[test]
+        fn a_cut_never_exceeds_its_columns(s in "[a-z\\x00-\\x1f\\x7f-\\x9f\u{200b}-\u{200f}\u{fe0e}\u{fe0f}\u{2764}\u{1f600}\u{4e00}-\u{4e10}]{0,24}", w in 0usize..30) {
+            proptest::prop_assert!(width(&fit(&s, w)) <= w, "fit {:?} {}", s, w);
+            proptest::prop_assert!(width(&fit_end(&s, w)) <= w, "fit_end {:?} {}", s, w);
+        }
+    }
+
     #[test]
     fn a_sentence_cuts_its_names_before_its_facts() {
         let s =
